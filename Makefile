@@ -1,0 +1,118 @@
+# locklab - one Makefile for every program.  `make`, `make test`, `make asan`,
+# `make check-style`, `make bench`, `make demo`.  Objects go to $(BUILD).
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -g
+SAN     ?=
+PKGS    := jansson gsl libmicrohttpd libpq libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
+	   -D_GNU_SOURCE -Ilockbench/lib -Ilockbench/locks $(PKG_CFLAGS)
+LDFLAGS += $(SAN) -pthread
+LDLIBS  += $(PKG_LIBS) -lm
+
+COMMON_SRC := $(wildcard lockbench/lib/*.c)
+LOCKS_SRC  := $(filter-out lockbench/locks/broken.c,$(wildcard lockbench/locks/*.c))
+LB_SRC     := $(filter-out lockbench/src/main.c,$(wildcard lockbench/src/*.c))
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+CLIENT_SRC := $(wildcard server/client/*.c)
+AGENT_SRC  := $(filter-out agents/main.c,$(wildcard agents/*.c))
+
+obj      = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+testobj  = $(patsubst %.c,$(BUILD)/obj-test/%.o,$(1))
+
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
+LOCKS_OBJ  := $(call obj,$(LOCKS_SRC))
+LB_OBJ     := $(call obj,$(LB_SRC))
+# the test build adds the deliberately broken locks (LB_TEST_LOCKS)
+LOCKS_TOBJ := $(call testobj,$(LOCKS_SRC) lockbench/locks/broken.c)
+LB_TOBJ    := $(call testobj,$(LB_SRC))
+
+PROGRAMS := $(BUILD)/lockbench $(BUILD)/lockbench-test
+ifneq ($(wildcard server/main.c),)
+PROGRAMS += $(BUILD)/locklab-server
+endif
+ifneq ($(CLIENT_SRC),)
+PROGRAMS += $(BUILD)/locklab
+endif
+ifneq ($(wildcard agents/main.c),)
+PROGRAMS += $(BUILD)/locklab-agent
+endif
+
+LB_UNIT     := $(patsubst lockbench/tests/%.c,$(BUILD)/tests/lockbench-%,$(wildcard lockbench/tests/test_*.c))
+SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard server/tests/test_*.c))
+AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
+UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
+
+.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-server \
+	demo demo-stop clean
+all: $(PROGRAMS) $(UNIT)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj-test/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DLB_TEST_LOCKS -MMD -MP -c $< -o $@
+
+$(BUILD)/lockbench: $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/lockbench-test: $(call testobj,lockbench/src/main.c) $(LB_TOBJ) $(LOCKS_TOBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/locklab-server: $(call obj,server/main.c) $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/lockbench-%: $(BUILD)/obj-test/lockbench/tests/%.o $(LB_TOBJ) $(LOCKS_TOBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/server-%: $(BUILD)/obj/server/tests/%.o $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/agent-%: $(BUILD)/obj/agents/tests/%.o $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Installs missing Debian packages when root, else prints the apt-get line.
+deps:
+	@scripts/deps.sh
+
+# Every test: cmocka unit tests, then the TAP scripts under tests/ with prove.
+# Ends with one line "N passed, N failed"; non-zero exit on any failure.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/run-tests.sh $(UNIT)
+
+asan:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+STYLE_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+check-style:
+	@out=$$(clang-format --dry-run --Werror $(STYLE_FILES) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" | head -n 40; echo "check-style: run 'make format'"; exit 1; fi; \
+	echo "check-style: $(words $(STYLE_FILES)) files clean"
+
+format:
+	clang-format -i $(STYLE_FILES)
+
+bench: all
+	@scripts/bench-lockbench.sh
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,147 @@
+/*
+ * init.c - PID 1 of the locklab guest (lockbench kernel run).
+ *
+ * Linked static and packed into the initramfs as /init, next to a static
+ * /lockbench.  It mounts proc, sysfs, devtmpfs and two tmpfs, says which
+ * kernel it runs on, then does what the kernel command line asks:
+ *
+ *   locklab.mode=torture    wait: the built-in locktorture runs from its own
+ *                           command line parameters and powers the machine
+ *                           off after locktorture.shutdown_secs
+ *   locklab.mode=lockbench  run /lockbench run --suite S --workloads W
+ *                           --locks L --json - and print the document
+ *                           between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END,
+ *                           then power off
+ *
+ * Everything goes to the serial console, which the host reads.  Markers are
+ * whole lines starting with "LOCKLAB-"; "LOCKLAB-END" says the guest is done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CMDLINE_MAX 4096
+
+static char cmdline[CMDLINE_MAX];
+
+static void say(const char *fmt, const char *arg)
+{
+	printf(fmt, arg);
+	fflush(stdout);
+}
+
+static void mount_one(const char *src, const char *dir, const char *type, const char *opts)
+{
+	mkdir(dir, 0755);
+	if (mount(src, dir, type, 0, opts) && errno != EBUSY)
+		printf("locklab-init: cannot mount %s on %s: %s\n", type, dir, strerror(errno));
+}
+
+/*
+ * The value of key=value on /proc/cmdline, copied into out; def when the
+ * key is absent.  Values never contain spaces.
+ */
+static const char *cmdline_get(const char *key, char *out, size_t len, const char *def)
+{
+	size_t klen = strlen(key);
+	for (const char *p = cmdline; p && *p;) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			const char *v = p + klen + 1;
+			size_t n = strcspn(v, " \n");
+			if (n >= len)
+				n = len - 1;
+			memcpy(out, v, n);
+			out[n] = 0;
+			return out;
+		}
+		p = strchr(p, ' ');
+	}
+	return def;
+}
+
+static void read_cmdline(void)
+{
+	int fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, cmdline, sizeof(cmdline) - 1);
+	if (n > 0)
+		cmdline[n] = 0;
+	close(fd);
+}
+
+/* Run /lockbench with stdout on the console; returns its exit status. */
+static int run_lockbench(void)
+{
+	char suite[64], workloads[512], locks[256];
+	const char *s = cmdline_get("locklab.suite", suite, sizeof(suite), "smoke");
+	const char *w = cmdline_get("locklab.workloads", workloads, sizeof(workloads),
+				    "futex-wake,futex-hash,vfs-creat-unlink,hot");
+	const char *l = cmdline_get("locklab.locks", locks, sizeof(locks), "pthread,kmutex");
+	char *argv[] = {"/lockbench", "run",     "--suite",     (char *)s, "--workloads",
+			(char *)w,    "--locks", (char *)l,     "--dir",   "/dev/shm",
+			"--no-stacks", "--json", "-",           NULL};
+	int status = 0, rc = 127;
+
+	say("LOCKLAB-JSON-BEGIN%s\n", "");
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		printf("locklab-init: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0) {
+		printf("locklab-init: fork: %s\n", strerror(errno));
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out:
+	printf("\nLOCKLAB-JSON-END rc=%d\n", rc);
+	fflush(stdout);
+	return rc;
+}
+
+int main(void)
+{
+	char mode[32];
+	struct utsname u;
+
+	mount_one("proc", "/proc", "proc", NULL);
+	mount_one("sysfs", "/sys", "sysfs", NULL);
+	mount_one("devtmpfs", "/dev", "devtmpfs", NULL);
+	mount_one("tmpfs", "/tmp", "tmpfs", "mode=1777");
+	mount_one("tmpfs", "/dev/shm", "tmpfs", "mode=1777");
+	read_cmdline();
+	uname(&u);
+	printf("LOCKLAB-GUEST kernel=%s cpus=%ld\n", u.release, sysconf(_SC_NPROCESSORS_ONLN));
+	fflush(stdout);
+
+	const char *m = cmdline_get("locklab.mode", mode, sizeof(mode), "lockbench");
+	if (!strcmp(m, "torture")) {
+		/* locktorture's shutdown_secs powers off; the host keeps time */
+		say("LOCKLAB-TORTURE waiting for locktorture%s\n", "");
+		for (;;)
+			pause();
+	}
+	if (!strcmp(m, "lockbench"))
+		run_lockbench();
+	else
+		printf("locklab-init: unknown locklab.mode '%s'\n", m);
+	say("LOCKLAB-END%s\n", "");
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}

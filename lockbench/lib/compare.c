@@ -1,0 +1,415 @@
+/*
+ * compare.c - base against patched.  Runs are grouped by point (workload,
+ * lock, parameters) over every document of a side; each metric present on
+ * both sides becomes a row with Welch's test, and Benjamini-Hochberg runs
+ * over all rows that were tested.  Lockups win over everything.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+enum { BASE, PATCHED };
+
+/* Samples of one metric at one point on one side; strings borrowed. */
+struct pmetric {
+	const char *name;
+	const char *unit;
+	bool higher_better;
+	double *x;
+	size_t n;
+	size_t cap;
+};
+
+struct pside {
+	int runs;
+	int lockups;
+	const char *message; /* first lockup seen, borrowed */
+	const char *stacks;
+	struct pmetric *metrics;
+	size_t nmetrics;
+};
+
+struct point {
+	const char *workload; /* borrowed from the documents */
+	const char *lock;
+	char *key;
+	long long users;
+	struct pside side[2];
+};
+
+struct points {
+	struct point *v;
+	size_t n;
+};
+
+const char *verdict_name(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_NO_CHANGE:
+		return "no-change";
+	case VERDICT_IMPROVEMENT:
+		return "improvement";
+	case VERDICT_REGRESSION:
+		return "regression";
+	case VERDICT_INCONCLUSIVE:
+		return "inconclusive";
+	case VERDICT_LOCKUP:
+		return "lockup";
+	}
+	return "unknown";
+}
+
+void comparison_init(struct comparison *c)
+{
+	static const struct compare_opts def = COMPARE_OPTS_DEFAULT;
+	memset(c, 0, sizeof(*c));
+	c->opts = def;
+}
+
+static void row_release(struct compare_row *r)
+{
+	free(r->workload);
+	free(r->lock);
+	free(r->metric);
+	free(r->unit);
+	free(r->params_key);
+	free(r->lockup_message);
+	free(r->lockup_stacks);
+}
+
+void comparison_release(struct comparison *c)
+{
+	for (size_t i = 0; i < c->nrows; i++)
+		row_release(&c->rows[i]);
+	free(c->rows);
+	free(c->suite);
+	free(c->machine.hostname);
+	free(c->machine.model);
+	free(c->machine.kernel);
+	comparison_init(c);
+}
+
+static long long run_users(const struct lb_run *run)
+{
+	const struct lb_param *p = run_param(run, "users");
+	if (!p || !p->is_num)
+		p = run_param(run, "threads");
+	return p && p->is_num ? p->num : -1;
+}
+
+static struct point *point_get(struct points *pts, const struct lb_run *run)
+{
+	char *key = run_params_key(run);
+	struct point *pt;
+
+	for (size_t i = 0; i < pts->n; i++) {
+		pt = &pts->v[i];
+		if (strcmp(pt->workload, run->workload) == 0 && strcmp(pt->lock, run->lock) == 0 &&
+		    strcmp(pt->key, key) == 0) {
+			free(key);
+			return pt;
+		}
+	}
+	pts->v = strutil_xreallocarray(pts->v, pts->n + 1, sizeof(*pts->v));
+	pt = &pts->v[pts->n++];
+	memset(pt, 0, sizeof(*pt));
+	pt->workload = run->workload;
+	pt->lock = run->lock;
+	pt->key = key;
+	pt->users = run_users(run);
+	return pt;
+}
+
+static struct pmetric *pside_metric(struct pside *s, const char *name)
+{
+	for (size_t i = 0; i < s->nmetrics; i++)
+		if (strcmp(s->metrics[i].name, name) == 0)
+			return &s->metrics[i];
+	return NULL;
+}
+
+static void pmetric_push(struct pmetric *m, double v)
+{
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->x = strutil_xreallocarray(m->x, m->cap, sizeof(double));
+	}
+	m->x[m->n++] = v;
+}
+
+static void add_run(struct points *pts, int side, const struct lb_run *run)
+{
+	struct point *pt = point_get(pts, run);
+	struct pside *s = &pt->side[side];
+
+	s->runs++;
+	if (run->lockup) {
+		/* a locked-up run's figures describe a broken run: not samples */
+		s->lockups++;
+		if (!s->message) {
+			s->message = run->lockup->message ? run->lockup->message : "";
+			s->stacks = run->lockup->stacks;
+		}
+		return;
+	}
+	for (size_t i = 0; i < run->nmetrics; i++) {
+		const struct lb_metric *lm = &run->metrics[i];
+		struct pmetric *m = pside_metric(s, lm->name);
+		if (!m) {
+			s->metrics =
+			    strutil_xreallocarray(s->metrics, s->nmetrics + 1, sizeof(*s->metrics));
+			m = &s->metrics[s->nmetrics++];
+			memset(m, 0, sizeof(*m));
+			m->name = lm->name;
+			m->unit = lm->unit ? lm->unit : "";
+			m->higher_better = lm->higher_better;
+		}
+		if (lm->nsamples) {
+			for (size_t k = 0; k < lm->nsamples; k++)
+				pmetric_push(m, lm->samples[k]);
+		} else {
+			pmetric_push(m, lm->value);
+		}
+	}
+}
+
+static void points_release(struct points *pts)
+{
+	for (size_t i = 0; i < pts->n; i++) {
+		for (int s = 0; s < 2; s++) {
+			for (size_t k = 0; k < pts->v[i].side[s].nmetrics; k++)
+				free(pts->v[i].side[s].metrics[k].x);
+			free(pts->v[i].side[s].metrics);
+		}
+		free(pts->v[i].key);
+	}
+	free(pts->v);
+}
+
+static struct compare_row *new_row(struct comparison *c, const struct point *pt, const char *metric,
+                                   const char *unit, bool higher_better)
+{
+	struct compare_row *r;
+	const struct pside *b = &pt->side[BASE], *p = &pt->side[PATCHED];
+
+	c->rows = strutil_xreallocarray(c->rows, c->nrows + 1, sizeof(*c->rows));
+	r = &c->rows[c->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->workload = strutil_xstrdup(pt->workload);
+	r->lock = strutil_xstrdup(pt->lock);
+	r->metric = strutil_xstrdup(metric);
+	r->unit = strutil_xstrdup(unit);
+	r->params_key = strutil_xstrdup(pt->key);
+	r->users = pt->users;
+	r->higher_better = higher_better;
+	r->p = 1;
+	r->q = 1;
+	r->base_runs = b->runs;
+	r->patched_runs = p->runs;
+	r->base_lockups = b->lockups;
+	r->patched_lockups = p->lockups;
+	if (p->lockups) {
+		r->lockup_message = strutil_xstrdup(p->message);
+		r->lockup_stacks = strutil_xstrdup(p->stacks);
+	} else if (b->lockups) {
+		r->lockup_message = strutil_xstrdup(b->message);
+		r->lockup_stacks = strutil_xstrdup(b->stacks);
+	}
+	return r;
+}
+
+/* Summaries, relative change and, when possible, the test of one row. */
+static void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
+                     const struct compare_opts *o)
+{
+	struct stats_welch w;
+	double mb;
+
+	stats_summarize(bm->x, bm->n, &r->base);
+	stats_summarize(pm->x, pm->n, &r->patched);
+	mb = r->base.mean;
+	r->change = mb != 0 ? (r->patched.mean - mb) / mb : 0;
+	r->change_lo = r->change_hi = r->change;
+	if (stats_welch(bm->x, bm->n, pm->x, pm->n, o->alpha, &w) != 0)
+		return;
+	r->p = w.p;
+	if (mb != 0) {
+		double lo = w.diff_lo / mb, hi = w.diff_hi / mb;
+		r->change_lo = lo < hi ? lo : hi;
+		r->change_hi = lo < hi ? hi : lo;
+	}
+	/* only rows that may get a statistical verdict join the BH family */
+	r->tested =
+	    r->verdict != VERDICT_LOCKUP && bm->n >= o->min_samples && pm->n >= o->min_samples;
+}
+
+static enum verdict decide(const struct compare_row *r, const struct compare_opts *o)
+{
+	bool sig = r->q < o->alpha;
+	double mb = r->base.mean;
+
+	if (mb == 0) {
+		/* no relative scale: any significant move off zero is a change */
+		double diff = r->patched.mean - mb;
+		if (sig && diff != 0)
+			return (diff > 0) == r->higher_better ? VERDICT_IMPROVEMENT
+			                                      : VERDICT_REGRESSION;
+		if (r->patched.mean == 0 && r->base.stddev == 0 && r->patched.stddev == 0)
+			return VERDICT_NO_CHANGE;
+		return VERDICT_INCONCLUSIVE;
+	}
+	bool big = fabs(r->change) >= o->min_effect;
+	bool ci_in = r->change_lo >= -o->equiv_margin && r->change_hi <= o->equiv_margin;
+	if (sig && big)
+		return (r->change > 0) == r->higher_better ? VERDICT_IMPROVEMENT
+		                                           : VERDICT_REGRESSION;
+	if (!big && ci_in)
+		return VERDICT_NO_CHANGE;
+	if (!sig && ci_in)
+		return VERDICT_NO_CHANGE;
+	if (sig && !big)
+		return VERDICT_NO_CHANGE; /* real but too small to matter */
+	return VERDICT_INCONCLUSIVE;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct compare_row *x = a, *y = b;
+	int c;
+
+	if ((c = strcmp(x->workload, y->workload)) != 0)
+		return c;
+	if ((c = strcmp(x->lock, y->lock)) != 0)
+		return c;
+	if ((c = strcmp(x->metric, y->metric)) != 0)
+		return c;
+	if (x->users != y->users)
+		return x->users < y->users ? -1 : 1;
+	return strcmp(x->params_key, y->params_key);
+}
+
+static void copy_machine(struct lb_machine *dst, const struct lb_machine *src)
+{
+	dst->hostname = strutil_xstrdup(src->hostname);
+	dst->cpus = src->cpus;
+	dst->model = strutil_xstrdup(src->model);
+	dst->kernel = strutil_xstrdup(src->kernel);
+}
+
+int compare_results(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
+                    size_t npatched, const struct compare_opts *opts, struct comparison *out,
+                    char *err, size_t errlen)
+{
+	static const struct compare_opts def = COMPARE_OPTS_DEFAULT;
+	const struct compare_opts *o = opts ? opts : &def;
+	struct points pts = {NULL, 0};
+	double *p = NULL, *q = NULL;
+	size_t ntested = 0;
+
+	comparison_release(out);
+	if (!(o->alpha > 0 && o->alpha < 1)) {
+		strutil_errf(err, errlen, "alpha: expected a value between 0 and 1, got %g",
+		             o->alpha);
+		return -1;
+	}
+	if (!(o->min_effect >= 0) || !(o->equiv_margin >= 0)) {
+		strutil_errf(err, errlen, "min_effect and equiv_margin: expected values >= 0");
+		return -1;
+	}
+	if ((nbase && !base) || (npatched && !patched)) {
+		strutil_errf(err, errlen, "compare: missing documents");
+		return -1;
+	}
+	out->opts = *o;
+	out->base_rounds = (int)nbase;
+	out->patched_rounds = (int)npatched;
+	const struct lb_result *first = npatched ? &patched[0] : nbase ? &base[0] : NULL;
+	out->suite = strutil_xstrdup(first && first->suite ? first->suite : "");
+	if (first)
+		copy_machine(&out->machine, &first->machine);
+
+	for (size_t d = 0; d < nbase; d++)
+		for (size_t i = 0; i < base[d].nruns; i++)
+			add_run(&pts, BASE, &base[d].runs[i]);
+	for (size_t d = 0; d < npatched; d++)
+		for (size_t i = 0; i < patched[d].nruns; i++)
+			add_run(&pts, PATCHED, &patched[d].runs[i]);
+
+	for (size_t i = 0; i < pts.n; i++) {
+		const struct point *pt = &pts.v[i];
+		bool locked = pt->side[BASE].lockups || pt->side[PATCHED].lockups;
+		size_t before = out->nrows;
+
+		for (size_t k = 0; k < pt->side[PATCHED].nmetrics; k++) {
+			const struct pmetric *pm = &pt->side[PATCHED].metrics[k];
+			const struct pmetric *bm = NULL;
+			for (size_t j = 0; j < pt->side[BASE].nmetrics; j++)
+				if (strcmp(pt->side[BASE].metrics[j].name, pm->name) == 0)
+					bm = &pt->side[BASE].metrics[j];
+			if (!bm)
+				continue;
+			struct compare_row *r =
+			    new_row(out, pt, pm->name, pm->unit, pm->higher_better);
+			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
+			row_test(r, bm, pm, o);
+		}
+		if (locked && out->nrows == before) {
+			struct compare_row *r = new_row(out, pt, "lockup", "", false);
+			r->verdict = VERDICT_LOCKUP;
+		}
+	}
+
+	p = strutil_xreallocarray(NULL, out->nrows ? out->nrows : 1, sizeof(double));
+	q = strutil_xreallocarray(NULL, out->nrows ? out->nrows : 1, sizeof(double));
+	for (size_t i = 0; i < out->nrows; i++)
+		if (out->rows[i].tested)
+			p[ntested++] = out->rows[i].p;
+	stats_bh_adjust(p, ntested, q);
+	ntested = 0;
+	for (size_t i = 0; i < out->nrows; i++) {
+		struct compare_row *r = &out->rows[i];
+		if (!r->tested)
+			continue; /* lockup, too few samples or no spread to test */
+		r->q = q[ntested++];
+		r->verdict = decide(r, o);
+		r->significant =
+		    r->q < o->alpha &&
+		    (r->base.mean == 0 ? r->patched.mean != 0 : fabs(r->change) >= o->min_effect);
+	}
+	if (out->nrows)
+		qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
+	free(p);
+	free(q);
+	points_release(&pts);
+	return 0;
+}
+
+static int verdict_rank(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_LOCKUP:
+		return 4;
+	case VERDICT_REGRESSION:
+		return 3;
+	case VERDICT_INCONCLUSIVE:
+		return 2;
+	case VERDICT_IMPROVEMENT:
+		return 1;
+	case VERDICT_NO_CHANGE:
+		return 0;
+	}
+	return 2;
+}
+
+enum verdict comparison_overall(const struct comparison *c)
+{
+	enum verdict worst = VERDICT_NO_CHANGE;
+	for (size_t i = 0; i < c->nrows; i++)
+		if (verdict_rank(c->rows[i].verdict) > verdict_rank(worst))
+			worst = c->rows[i].verdict;
+	return worst;
+}

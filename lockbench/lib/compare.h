@@ -1,0 +1,95 @@
+/*
+ * compare.h - base against patched: one row per (workload, lock, metric,
+ * parameter point), samples pooled over every document (round) of a side,
+ * Welch's t-test, Benjamini-Hochberg across all rows of the comparison, a
+ * minimum effect and the metric's direction give each row a verdict.
+ *
+ * The server and `lockbench compare` both call this; neither computes
+ * verdicts any other way.
+ */
+#ifndef LOCKLAB_COMPARE_H
+#define LOCKLAB_COMPARE_H
+
+#include <stdio.h>
+
+#include "result.h"
+#include "stats.h"
+
+enum verdict {
+	VERDICT_NO_CHANGE,
+	VERDICT_IMPROVEMENT,
+	VERDICT_REGRESSION,
+	VERDICT_INCONCLUSIVE,
+	VERDICT_LOCKUP,
+};
+
+/* "no-change", "improvement", "regression", "inconclusive", "lockup" */
+const char *verdict_name(enum verdict v);
+
+struct compare_opts {
+	double alpha;        /* false discovery rate, default 0.05 */
+	double min_effect;   /* relative, default 0.02 */
+	double equiv_margin; /* relative; no-change needs the CI inside it, default 0.05 */
+	size_t min_samples;  /* per side, default 5 */
+};
+
+#define COMPARE_OPTS_DEFAULT {0.05, 0.02, 0.05, 5}
+
+struct compare_row {
+	char *workload;
+	char *lock;
+	char *metric;
+	char *unit;
+	char *params_key; /* run_params_key of the point */
+	long long users;  /* "threads" or "users" param, -1 when none */
+	bool higher_better;
+	struct stats_summary base;
+	struct stats_summary patched;
+	double change;    /* relative change of the mean, (p - b) / b */
+	double p;         /* Welch two-sided p, 1 when not computable */
+	double q;         /* BH-adjusted p */
+	double change_lo; /* relative CI of the change */
+	double change_hi;
+	enum verdict verdict;
+	int base_lockups; /* runs of this point that locked up, per side */
+	int patched_lockups;
+	int base_runs;
+	int patched_runs;
+	char *lockup_message; /* first lockup message seen, patched first */
+	char *lockup_stacks;
+	/* p comes from a Welch test and q from the BH family */
+	bool tested;
+	/* tested, q < alpha and |change| >= min_effect (the "*" of reports) */
+	bool significant;
+};
+
+struct comparison {
+	struct compare_row *rows;
+	size_t nrows;
+	char *suite;
+	struct lb_machine machine; /* from the first patched document */
+	int base_rounds;
+	int patched_rounds;
+	/* the options the verdicts were made with (legends quote them) */
+	struct compare_opts opts;
+};
+
+void comparison_init(struct comparison *c);
+void comparison_release(struct comparison *c);
+
+/*
+ * Compare nbase base documents with npatched patched ones.  Points present
+ * on one side only are left out, except lockups: a point where any run
+ * locked up always gets a row (metric "lockup" when no metric is on both
+ * sides).  opts may be NULL for COMPARE_OPTS_DEFAULT.  out must be
+ * initialised; its old rows are released.  Returns 0, or -1 with a reason
+ * in err (out left empty).
+ */
+int compare_results(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
+		    size_t npatched, const struct compare_opts *opts, struct comparison *out,
+		    char *err, size_t errlen);
+
+/* Worst verdict of the comparison: lockup > regression > inconclusive > ... */
+enum verdict comparison_overall(const struct comparison *c);
+
+#endif

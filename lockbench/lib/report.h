@@ -1,0 +1,36 @@
+/*
+ * report.h - the tables locking developers trade on the lists, rendered from
+ * a comparison.  Layouts follow the seeds: AIM7 bands of users with JPM,
+ * the perf-bench threads/baseline/stddev/patched/stddev/overhead grid, the
+ * LKP %stddev %change %stddev block with a fail:runs block for lockups.
+ * Every table says how many samples stand behind each row and marks rows
+ * whose change is significant.
+ */
+#ifndef LOCKLAB_REPORT_H
+#define LOCKLAB_REPORT_H
+
+#include <stdio.h>
+
+#include "compare.h"
+
+enum report_format {
+	REPORT_AIM7,
+	REPORT_PERF,
+	REPORT_LKP,
+	REPORT_TEXT,
+	REPORT_JSON,
+};
+
+/* Parse "aim7" ... "json"; returns 0 or -1. */
+int report_format_parse(const char *name, enum report_format *out);
+
+/* Write the table(s) to out.  Returns 0 or -1 on a write error. */
+int report_render(const struct comparison *c, enum report_format fmt, FILE *out);
+
+/*
+ * Sentences for people: "at 8 threads, the patched build locked up on hot
+ * with kmutex: no progress for 2.0 s." one per lockup point.  Caller frees.
+ */
+char *report_lockup_sentences(const struct comparison *c);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * result.h - the lockbench-result/1 document: one run of a suite on one
+ * machine, for one variant (base, patched, patch-K) and one round.
+ *
+ * Everything that computes verdicts or tables reads only this model, so the
+ * JSON form is a contract: docs/result-schema.md describes it and
+ * result_from_json refuses anything that does not follow it exactly.
+ *
+ * Ownership: struct lb_result owns every string and array below it.
+ * result_init/result_release pair up; release leaves an initialised result.
+ */
+#ifndef LOCKLAB_RESULT_H
+#define LOCKLAB_RESULT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LB_SCHEMA "lockbench-result/1"
+
+/* A workload parameter: "threads" = 4, "dir" = "/tmp/x". */
+struct lb_param {
+	char *name;
+	bool is_num;
+	long long num; /* when is_num */
+	char *str;     /* when !is_num */
+};
+
+struct lb_metric {
+	char *name;         /* e.g. "ops_per_sec", "wake_ms", "jpm" */
+	char *unit;         /* e.g. "ops/s", "ms", "JPM" */
+	bool higher_better; /* JSON "better": "higher" | "lower" */
+	double value;       /* the run's figure (mean of samples when any) */
+	double *samples;    /* one per repetition; may be empty */
+	size_t nsamples;
+	double *per_thread; /* one per thread or process; may be empty */
+	size_t nper_thread;
+};
+
+struct lb_lockup {
+	char *kind;    /* "stall", "deadline", "hung-task", "soft-lockup", ... */
+	char *message; /* one line a person reads first */
+	char *stacks;  /* thread stacks or console excerpt; may be NULL */
+};
+
+struct lb_run {
+	char *workload;
+	char *lock;
+	struct lb_param *params;
+	size_t nparams;
+	struct lb_metric *metrics;
+	size_t nmetrics;
+	struct lb_lockup *lockup; /* NULL when the run completed */
+};
+
+struct lb_machine {
+	char *hostname;
+	int cpus;
+	char *model;
+	char *kernel;
+};
+
+struct lb_result {
+	char *suite;
+	char *variant; /* "base", "patched" or "patch-K" */
+	int round;
+	char *started; /* ISO 8601 UTC */
+	struct lb_machine machine;
+	struct lb_run *runs;
+	size_t nruns;
+};
+
+void result_init(struct lb_result *r);
+void result_release(struct lb_result *r);
+
+/* Fill machine from uname, sysconf and /proc/cpuinfo; started = now. */
+void result_fill_machine(struct lb_result *r);
+
+/*
+ * Strings are copied.  Returned pointers stay valid until the next add of the
+ * same kind (result_add_run on r, run_add_metric on run).  run_add_metric with
+ * a name the run already has updates that metric and keeps its samples;
+ * run_set_param_* on an existing name replaces the value.
+ */
+struct lb_run *result_add_run(struct lb_result *r, const char *workload, const char *lock);
+void run_set_param_num(struct lb_run *run, const char *name, long long value);
+void run_set_param_str(struct lb_run *run, const char *name, const char *value);
+struct lb_metric *run_add_metric(struct lb_run *run, const char *name, const char *unit,
+				 bool higher_better, double value);
+void metric_add_sample(struct lb_metric *m, double value);
+void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n);
+void run_set_lockup(struct lb_run *run, const char *kind, const char *message,
+		    const char *stacks);
+
+/* Lookups; borrowed pointers or NULL. */
+const struct lb_param *run_param(const struct lb_run *run, const char *name);
+const struct lb_metric *run_metric(const struct lb_run *run, const char *name);
+
+/*
+ * "cs_ns=100,threads=4": the run's parameters in a stable order (names
+ * sorted), for grouping equal points across documents.  Caller frees.
+ */
+char *run_params_key(const struct lb_run *run);
+
+/*
+ * New reference to the JSON document, or NULL when the model cannot be
+ * written (a required string unset, a number that is not finite).
+ */
+json_t *result_to_json(const struct lb_result *r);
+
+/*
+ * Strictly validate doc and fill out (which must be initialised).  Returns 0,
+ * or -1 with a one-line reason in err naming the offending field
+ * ("runs[3].metrics.ops_per_sec: expected a number").  On failure out is
+ * left empty.
+ */
+int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t errlen);
+int result_load_buffer(const char *buf, size_t len, struct lb_result *out, char *err,
+		       size_t errlen);
+/* path "-" reads stdin. */
+int result_load_file(const char *path, struct lb_result *out, char *err, size_t errlen);
+
+/*
+ * Write the document to path atomically (temporary file in the same folder,
+ * then rename), so a failed run leaves no partial file; "-" writes stdout.
+ * Returns 0 or -1 with a reason in err.
+ */
+int result_write_file(const struct lb_result *r, const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * stats.c - summaries, Welch's t-test and Benjamini-Hochberg.  The t
+ * distribution comes from GSL (gsl_cdf_tdist_Q / _Qinv).
+ */
+#include "stats.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+static double mean_of(const double *x, size_t n)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += x[i];
+	return n ? s / (double)n : 0;
+}
+
+/* Sample variance (n - 1), two-pass for accuracy; 0 when n < 2. */
+static double var_of(const double *x, size_t n, double mean)
+{
+	double s = 0;
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		s += (x[i] - mean) * (x[i] - mean);
+	return s / (double)(n - 1);
+}
+
+void stats_summarize(const double *x, size_t n, struct stats_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (!n)
+		return;
+	out->mean = mean_of(x, n);
+	out->stddev = sqrt(var_of(x, n, out->mean));
+	out->min = out->max = x[0];
+	for (size_t i = 1; i < n; i++) {
+		if (x[i] < out->min)
+			out->min = x[i];
+		if (x[i] > out->max)
+			out->max = x[i];
+	}
+}
+
+double stats_cov(const double *x, size_t n)
+{
+	struct stats_summary s;
+	stats_summarize(x, n, &s);
+	return s.mean != 0 ? s.stddev / s.mean : 0;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double stats_percentile(const double *x, size_t n, double pct)
+{
+	double *s, rank, frac, v;
+	size_t lo;
+
+	if (!n)
+		return NAN;
+	if (!(pct >= 0))
+		pct = 0;
+	if (pct > 100)
+		pct = 100;
+	s = strutil_xreallocarray(NULL, n, sizeof(double));
+	memcpy(s, x, n * sizeof(double));
+	qsort(s, n, sizeof(double), dbl_cmp);
+	rank = pct / 100.0 * (double)(n - 1);
+	lo = (size_t)floor(rank);
+	frac = rank - (double)lo;
+	v = lo + 1 < n ? s[lo] + frac * (s[lo + 1] - s[lo]) : s[lo];
+	free(s);
+	return v;
+}
+
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double alpha,
+                struct stats_welch *out)
+{
+	double ma, mb, va, vb, se2, diff, half;
+
+	memset(out, 0, sizeof(*out));
+	out->p = 1;
+	if (na < 2 || nb < 2)
+		return -1;
+	if (!(alpha > 0 && alpha < 1))
+		alpha = 0.05;
+	ma = mean_of(a, na);
+	mb = mean_of(b, nb);
+	va = var_of(a, na, ma) / (double)na;
+	vb = var_of(b, nb, mb) / (double)nb;
+	se2 = va + vb;
+	diff = mb - ma;
+	if (se2 == 0 || !isfinite(se2)) {
+		/* no spread at all: the means either agree or they do not */
+		out->df = (double)(na + nb - 2);
+		out->t = diff == 0 ? 0 : (diff > 0 ? HUGE_VAL : -HUGE_VAL);
+		out->p = diff == 0 ? 1 : 0;
+		out->diff_lo = out->diff_hi = diff;
+		return 0;
+	}
+	out->t = diff / sqrt(se2);
+	/* Welch-Satterthwaite; a side with zero variance contributes nothing */
+	double den = 0;
+	if (va > 0)
+		den += va * va / (double)(na - 1);
+	if (vb > 0)
+		den += vb * vb / (double)(nb - 1);
+	out->df = den > 0 ? se2 * se2 / den : (double)(na + nb - 2);
+	out->p = 2 * gsl_cdf_tdist_Q(fabs(out->t), out->df);
+	if (out->p > 1)
+		out->p = 1;
+	half = gsl_cdf_tdist_Qinv(alpha / 2, out->df) * sqrt(se2);
+	out->diff_lo = diff - half;
+	out->diff_hi = diff + half;
+	return 0;
+}
+
+struct pidx {
+	double p;
+	size_t i;
+};
+
+static int pidx_cmp(const void *a, const void *b)
+{
+	const struct pidx *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+void stats_bh_adjust(const double *p, size_t n, double *q)
+{
+	struct pidx *s;
+	double run = 1;
+
+	if (!n)
+		return;
+	s = strutil_xreallocarray(NULL, n, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		/* a missing p-value (NaN) counts as 1 */
+		s[i].p = p[i] >= 0 && p[i] <= 1 ? p[i] : (p[i] < 0 ? 0 : 1);
+		s[i].i = i;
+	}
+	qsort(s, n, sizeof(*s), pidx_cmp);
+	/* step-up: walk from the largest p down, keeping q monotone */
+	for (size_t k = n; k-- > 0;) {
+		double v = s[k].p * (double)n / (double)(k + 1);
+		if (v < run)
+			run = v;
+		q[s[k].i] = run;
+	}
+	free(s);
+}

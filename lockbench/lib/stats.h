@@ -1,0 +1,49 @@
+/*
+ * stats.h - the statistics verdicts stand on.  Distributions come from GSL;
+ * nothing here is hand-rolled beyond sums.
+ */
+#ifndef LOCKLAB_STATS_H
+#define LOCKLAB_STATS_H
+
+#include <stddef.h>
+
+struct stats_summary {
+	size_t n;
+	double mean;
+	double stddev; /* sample standard deviation (n-1); 0 when n < 2 */
+	double min;
+	double max;
+};
+
+void stats_summarize(const double *x, size_t n, struct stats_summary *out);
+
+/* Coefficient of variation (stddev/mean), 0 when mean is 0. */
+double stats_cov(const double *x, size_t n);
+
+/*
+ * Percentile pct in [0,100] of x, linear interpolation; x is not changed.
+ * NAN when n is 0.
+ */
+double stats_percentile(const double *x, size_t n, double pct);
+
+struct stats_welch {
+	double t; /* (mean(b) - mean(a)) / standard error */
+	double df;
+	double p; /* two-sided */
+	/* 95% (1 - alpha given) confidence interval of mean(b) - mean(a) */
+	double diff_lo;
+	double diff_hi;
+};
+
+/*
+ * Welch's unequal-variance t-test of a against b.  Returns 0, or -1 when
+ * either side has fewer than 2 values.  When both variances are 0 the
+ * p-value is 1 for equal means and 0 otherwise.  alpha sets the interval.
+ */
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double alpha,
+		struct stats_welch *out);
+
+/* Benjamini-Hochberg adjusted p-values (q), same order as p. */
+void stats_bh_adjust(const double *p, size_t n, double *q);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * strutil.c - allocation and string buffer helpers for lockbench/lib.
+ */
+#include "strutil.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(void)
+{
+	fputs("locklab: out of memory\n", stderr);
+	abort();
+}
+
+void *strutil_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *strutil_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *strutil_xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		oom();
+	size_t bytes = n * size;
+	p = realloc(p, bytes ? bytes : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *strutil_xstrdup(const char *s)
+{
+	char *d;
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		oom();
+	return d;
+}
+
+static void buf_grow(struct strutil_buf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+	if (need <= sb->cap)
+		return;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	sb->buf = strutil_xreallocarray(sb->buf, cap, 1);
+	sb->cap = cap;
+}
+
+void strutil_buf_vaddf(struct strutil_buf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	buf_grow(sb, (size_t)n);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void strutil_buf_addf(struct strutil_buf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strutil_buf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strutil_buf_add(struct strutil_buf *sb, const char *s)
+{
+	size_t n = strlen(s);
+	buf_grow(sb, n);
+	memcpy(sb->buf + sb->len, s, n + 1);
+	sb->len += n;
+}
+
+void strutil_buf_addch(struct strutil_buf *sb, char c, size_t count)
+{
+	buf_grow(sb, count);
+	memset(sb->buf + sb->len, c, count);
+	sb->len += count;
+	sb->buf[sb->len] = '\0';
+}
+
+const char *strutil_buf_str(const struct strutil_buf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+char *strutil_buf_detach(struct strutil_buf *sb)
+{
+	char *s = sb->buf ? sb->buf : strutil_xstrdup("");
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	return s;
+}
+
+void strutil_buf_release(struct strutil_buf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+void strutil_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

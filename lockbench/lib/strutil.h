@@ -1,0 +1,47 @@
+/*
+ * strutil.h - internal helpers of the result library: allocation that
+ * aborts on out-of-memory (a benchmark or server that cannot allocate a few
+ * bytes has nothing sensible left to do) and a growing string buffer.
+ *
+ * Not part of the public contract; only lockbench/lib/ uses it.
+ */
+#ifndef LOCKLAB_STRUTIL_H
+#define LOCKLAB_STRUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+void *strutil_xmalloc(size_t n);
+void *strutil_xcalloc(size_t n, size_t size);
+/* Grows *p to hold n elements of size bytes, checking the product. */
+void *strutil_xreallocarray(void *p, size_t n, size_t size);
+/* strdup that aborts on OOM; NULL in gives NULL out. */
+char *strutil_xstrdup(const char *s);
+
+/* A NUL-terminated string that grows; STRUTIL_BUF_INIT ... strutil_buf_release. */
+struct strutil_buf {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+/* clang-format off */
+#define STRUTIL_BUF_INIT {NULL, 0, 0}
+/* clang-format on */
+
+void strutil_buf_addf(struct strutil_buf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void strutil_buf_vaddf(struct strutil_buf *sb, const char *fmt, va_list ap);
+void strutil_buf_add(struct strutil_buf *sb, const char *s);
+void strutil_buf_addch(struct strutil_buf *sb, char c, size_t count);
+/* The string (never NULL; "" when empty), owned by sb. */
+const char *strutil_buf_str(const struct strutil_buf *sb);
+/* Hands the string to the caller (never NULL) and re-initialises sb. */
+char *strutil_buf_detach(struct strutil_buf *sb);
+void strutil_buf_release(struct strutil_buf *sb);
+
+/* snprintf into err when err is not NULL. */
+void strutil_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * broken.c - locks that are wrong on purpose, to prove that the harness
+ * (watchdog, lockup report, `Fail:` counts) catches what it claims to.
+ * Compiled into the test build only (LB_TEST_LOCKS); elsewhere this file is
+ * empty.
+ *
+ * `broken-lostwake` is futex3 (Drepper's mutex #3) with one bug: on every
+ * BROKEN_LOSE_EVERY-th contended unlock it "forgets" both halves of the slow
+ * path, leaving the word at 2 (locked, waiters) with no owner and waking
+ * nobody.  Every thread that wants the lock then exchanges in 2 and sleeps
+ * in FUTEX_WAIT forever: a genuine lost-wakeup lockup, no thread makes
+ * progress.  With three or more threads and short holds it hangs within a
+ * fraction of a second.
+ */
+#ifdef LB_TEST_LOCKS
+
+#include "lock_internal.h"
+
+#define BROKEN_LOSE_EVERY 64
+
+struct broken_lock {
+	atomic_uint word;
+	unsigned int contended_unlocks; /* only the holder touches it */
+};
+
+static int broken_init(void *p)
+{
+	struct broken_lock *lock = p;
+
+	atomic_init(&lock->word, 0);
+	lock->contended_unlocks = 0;
+	return 0;
+}
+
+static void broken_lock(void *p)
+{
+	struct broken_lock *lock = p;
+	unsigned int c = 0;
+
+	/* acquire: pairs with the release in broken_unlock */
+	if (atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
+						    memory_order_relaxed))
+		return;
+	if (c != 2)
+		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
+	while (c != 0) {
+		futex_wait(&lock->word, 2);
+		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
+	}
+}
+
+static bool broken_trylock(void *p)
+{
+	struct broken_lock *lock = p;
+	unsigned int c = 0;
+
+	return atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void broken_unlock(void *p)
+{
+	struct broken_lock *lock = p;
+
+	if (atomic_load_explicit(&lock->word, memory_order_relaxed) == 2 &&
+	    ++lock->contended_unlocks % BROKEN_LOSE_EVERY == 0)
+		return; /* the bug: stays "locked with waiters", nobody is woken */
+	/* release: pairs with the acquire CAS/exchange in broken_lock */
+	if (atomic_fetch_sub_explicit(&lock->word, 1, memory_order_release) != 1) {
+		atomic_store_explicit(&lock->word, 0, memory_order_release);
+		futex_wake(&lock->word, 1);
+	}
+}
+
+static void broken_destroy(void *p)
+{
+}
+
+const struct lock_ops lock_broken_lostwake_ops = {
+	.name = "broken-lostwake",
+	.description = "BROKEN ON PURPOSE (test only): futex mutex that loses a wakeup and locks up",
+	.size = LB_LOCK_SIZE(struct broken_lock),
+	.sleeps = true,
+	.test_only = true,
+	.init = broken_init,
+	.lock = broken_lock,
+	.trylock = broken_trylock,
+	.unlock = broken_unlock,
+	.destroy = broken_destroy,
+};
+
+#endif /* LB_TEST_LOCKS */

@@ -1,0 +1,689 @@
+/*
+ * lockbench - native lock and futex benchmarks with a lockup watchdog,
+ * result JSON and mailing-list comparison tables.
+ *
+ *   lockbench list
+ *   lockbench run [--suite S] [--locks a,b] [--workloads w,...] [--threads 1,2,4]
+ *                 [--duration-ms N] [--repeat N] [--json FILE|-] ...
+ *   lockbench validate [--locks a,b] [--duration-ms N]
+ *   lockbench compare BASE.json PATCHED.json [--format aim7|perf|lkp|text|json]
+ *
+ * Exit status: 0 success, 1 a run or file failed, 2 bad usage, 3 the run
+ * finished but at least one point locked up (validate: a lock failed).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "lock.h"
+#include "report.h"
+#include "result.h"
+#include "runner.h"
+#include "stats.h"
+#include "suite.h"
+#include "util.h"
+#include "workload.h"
+
+#define EXIT_USAGE 2
+#define EXIT_LOCKUP 3
+
+static const char *prog = "lockbench";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\ntry '%s --help'\n", prog);
+	return EXIT_USAGE;
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f,
+		"usage: lockbench COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  list                          locks, workloads and suites\n"
+		"  run                           run a suite, print a table, write result JSON\n"
+		"  validate                      correctness torture of every lock\n"
+		"  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
+		"\n"
+		"run and validate options (defaults in brackets):\n"
+		"  --suite S            smoke, quick or full [smoke]\n"
+		"  --locks a,b          only these locks (and no kernel workloads unless named)\n"
+		"  --workloads w,...    only these workloads\n"
+		"  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
+		"  --duration-ms N      length of one repetition [per suite]\n"
+		"  --repeat N           repetitions, each one sample [per suite]\n"
+		"  --cs-loops 0,100     work inside the critical section [10]\n"
+		"  --outside-loops 0,1  work between acquisitions [10]\n"
+		"  --nlocks N           many-locks: locks to pick from [100]\n"
+		"  --hold-us N          long-hold: hold time [100]\n"
+		"  --wake-batch N       futex-wake: waiters woken per call [1]\n"
+		"  --futexes N          futex-hash: futex words per thread [1024]\n"
+		"  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
+		"  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
+		"  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
+		"  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
+		"  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
+		"  --round N            round number recorded in the JSON [0]\n"
+		"  --json FILE|-        write the lockbench-result/1 document\n"
+		"  --quiet              no table on stdout\n"
+		"\n"
+		"compare options:\n"
+		"  --format F           aim7, perf, lkp, text or json [text]\n"
+		"  --alpha A            false discovery rate [0.05]\n"
+		"  --min-effect E       smallest change that counts, relative [0.02]\n"
+		"\n"
+		"exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
+		"failed)\n");
+}
+
+static int cmd_list(void)
+{
+	const struct lock_ops *const *locks = lock_all();
+	const struct workload *const *wls = workload_all();
+	const char *const *suites = suite_names();
+
+	printf("locks:\n");
+	for (int i = 0; locks[i]; i++)
+		printf("  %-18s %s%s\n", locks[i]->name, locks[i]->description,
+		       locks[i]->test_only ? " [test build only]" : "");
+	printf("\nworkloads:\n");
+	for (int i = 0; wls[i]; i++)
+		if (!wls[i]->hidden)
+			printf("  %-18s %s%s\n", wls[i]->name, wls[i]->description,
+			       wls[i]->uses_lock ? "" : " [lock: kernel]");
+	printf("\nsuites:\n");
+	for (int i = 0; suites[i]; i++)
+		printf("  %-18s %s\n", suites[i], suite_description(suites[i]));
+	return 0;
+}
+
+static char *valid_locks(void)
+{
+	static char buf[1024];
+	const struct lock_ops *const *locks = lock_all();
+	buf[0] = 0;
+	for (int i = 0; locks[i]; i++) {
+		if (i)
+			strncat(buf, ", ", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, locks[i]->name, sizeof(buf) - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+static char *valid_workloads(void)
+{
+	static char buf[1024];
+	const struct workload *const *w = workload_all();
+	buf[0] = 0;
+	for (int i = 0; w[i]; i++) {
+		if (w[i]->hidden)
+			continue;
+		if (buf[0])
+			strncat(buf, ", ", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, w[i]->name, sizeof(buf) - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+/* Split "a,b" into a NULL-terminated array of looked-up pointers. */
+static int parse_names(const char *arg, const void ***out, const void *(*find)(const char *),
+		       const char *what, const char *valid)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int n = 0;
+	const void **v = calloc(strlen(arg) + 2, sizeof(*v));
+	if (!copy || !v) {
+		free(copy);
+		free(v);
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const void *x = find(tok);
+		if (!x) {
+			fprintf(stderr, "%s: unknown %s '%s' (valid: %s)\n", prog, what, tok,
+				valid);
+			free(copy);
+			free(v);
+			return -1;
+		}
+		v[n++] = x;
+	}
+	free(copy);
+	if (!n) {
+		fprintf(stderr, "%s: --%ss: empty list\n", prog, what);
+		free(v);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static const void *find_lock(const char *n)
+{
+	return lock_find(n);
+}
+
+static const void *find_workload(const char *n)
+{
+	const struct workload *w = workload_find(n);
+	return w && !w->hidden ? w : NULL;
+}
+
+/* The file must be creatable: check before minutes of benchmarking. */
+static int check_writable(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return 0;
+	char *copy = strdup(path);
+	if (!copy)
+		return -1;
+	const char *dir = dirname(copy);
+	int ok = access(dir, W_OK | X_OK);
+	if (ok)
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+	free(copy);
+	return ok ? -1 : 0;
+}
+
+static void fmt_num(double v, char *out, size_t len)
+{
+	if (fabs(v) >= 1000) {
+		char tmp[64];
+		snprintf(tmp, sizeof(tmp), "%.0f", fabs(v));
+		size_t l = strlen(tmp), o = 0;
+		if (v < 0 && o + 1 < len)
+			out[o++] = '-';
+		for (size_t i = 0; i < l && o + 2 < len; i++) {
+			out[o++] = tmp[i];
+			if ((l - i - 1) % 3 == 0 && i + 1 < l)
+				out[o++] = ',';
+		}
+		out[o] = 0;
+	} else if (fabs(v) >= 10) {
+		snprintf(out, len, "%.1f", v);
+	} else {
+		snprintf(out, len, "%.3f", v);
+	}
+}
+
+static void print_run(const struct lb_run *run)
+{
+	char *key = run_params_key(run), val[64];
+	printf("%-17s %-17s %-44s", run->workload, run->lock, key ? key : "");
+	free(key);
+	if (run->lockup) {
+		printf(" LOCKUP (%s): %s\n", run->lockup->kind, run->lockup->message);
+		fflush(stdout);
+		return;
+	}
+	for (size_t i = 0; i < run->nmetrics; i++) {
+		const struct lb_metric *m = &run->metrics[i];
+		fmt_num(m->value, val, sizeof(val));
+		if (i == 0) {
+			double cv = m->nsamples > 1 ? stats_cov(m->samples, m->nsamples) : 0;
+			printf(" %s %s %s ±%.1f%% n=%zu", m->name, val, m->unit, cv * 100,
+			       m->nsamples);
+		} else {
+			printf("  %s %s", m->name, val);
+		}
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+struct run_args {
+	const char *suite;
+	const char *json;
+	const char *variant;
+	int round;
+	bool quiet;
+	struct suite_overrides ov;
+	struct runner_opts ro;
+};
+
+enum {
+	OPT_SUITE = 256,
+	OPT_LOCKS,
+	OPT_WORKLOADS,
+	OPT_THREADS,
+	OPT_DURATION,
+	OPT_REPEAT,
+	OPT_CS,
+	OPT_OUTSIDE,
+	OPT_NLOCKS,
+	OPT_HOLD,
+	OPT_WAKE_BATCH,
+	OPT_FUTEXES,
+	OPT_DIR,
+	OPT_STALL,
+	OPT_DEADLINE,
+	OPT_NO_STACKS,
+	OPT_VARIANT,
+	OPT_ROUND,
+	OPT_JSON,
+	OPT_QUIET,
+	OPT_FORMAT,
+	OPT_ALPHA,
+	OPT_MIN_EFFECT,
+	OPT_HELP,
+};
+
+static const struct option run_options[] = {
+	{"suite", required_argument, NULL, OPT_SUITE},
+	{"locks", required_argument, NULL, OPT_LOCKS},
+	{"workloads", required_argument, NULL, OPT_WORKLOADS},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"duration-ms", required_argument, NULL, OPT_DURATION},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
+	{"cs-loops", required_argument, NULL, OPT_CS},
+	{"outside-loops", required_argument, NULL, OPT_OUTSIDE},
+	{"nlocks", required_argument, NULL, OPT_NLOCKS},
+	{"hold-us", required_argument, NULL, OPT_HOLD},
+	{"wake-batch", required_argument, NULL, OPT_WAKE_BATCH},
+	{"futexes", required_argument, NULL, OPT_FUTEXES},
+	{"dir", required_argument, NULL, OPT_DIR},
+	{"stall-ms", required_argument, NULL, OPT_STALL},
+	{"deadline-ms", required_argument, NULL, OPT_DEADLINE},
+	{"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+	{"variant", required_argument, NULL, OPT_VARIANT},
+	{"round", required_argument, NULL, OPT_ROUND},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static bool valid_variant(const char *v)
+{
+	if (!strcmp(v, "base") || !strcmp(v, "patched"))
+		return true;
+	if (strncmp(v, "patch-", 6) || !v[6])
+		return false;
+	for (const char *p = v + 6; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return atoi(v + 6) >= 1;
+}
+
+/* Parse run/validate options; returns 0, or an exit status. */
+static int parse_run_args(int argc, char **argv, struct run_args *a)
+{
+	char err[256];
+	long long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", run_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_SUITE:
+			if (!suite_exists(optarg))
+				return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
+						   optarg);
+			a->suite = optarg;
+			break;
+		case OPT_LOCKS:
+			if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",
+					valid_locks()))
+				return EXIT_USAGE;
+			break;
+		case OPT_WORKLOADS:
+			if (parse_names(optarg, (const void ***)&a->ov.workloads, find_workload,
+					"workload", valid_workloads()))
+				return EXIT_USAGE;
+			break;
+		case OPT_THREADS:
+			a->ov.nthreads = lb_parse_int_list(optarg, &a->ov.threads, "--threads", err,
+							   sizeof(err));
+			if (a->ov.nthreads < 0)
+				return usage_error("%s", err);
+			break;
+		case OPT_CS:
+		case OPT_OUTSIDE: {
+			/* 0 is a valid amount of work: parse by hand */
+			int *vals = calloc(strlen(optarg) + 1, sizeof(int)), n = 0;
+			char *copy = strdup(optarg), *save = NULL, *tok;
+			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (lb_parse_int(tok, 0, 100000000, &v,
+						 c == OPT_CS ? "--cs-loops" : "--outside-loops", err,
+						 sizeof(err))) {
+					free(copy);
+					free(vals);
+					return usage_error("%s", err);
+				}
+				vals[n++] = (int)v;
+			}
+			free(copy);
+			if (!n) {
+				free(vals);
+				return usage_error("%s: empty list",
+						   c == OPT_CS ? "--cs-loops" : "--outside-loops");
+			}
+			if (c == OPT_CS) {
+				a->ov.cs_loops = vals;
+				a->ov.ncs = n;
+			} else {
+				a->ov.outside_loops = vals;
+				a->ov.noutside = n;
+			}
+			break;
+		}
+#define INT_OPT(code, name, lo, hi, field)                                                         \
+	case code:                                                                                 \
+		if (lb_parse_int(optarg, lo, hi, &v, name, err, sizeof(err)))                      \
+			return usage_error("%s", err);                                             \
+		field = (int)v;                                                                    \
+		break;
+			INT_OPT(OPT_DURATION, "--duration-ms", 1, 3600000, a->ov.duration_ms)
+			INT_OPT(OPT_REPEAT, "--repeat", 1, 10000, a->ov.repeat)
+			INT_OPT(OPT_NLOCKS, "--nlocks", 1, 1000000, a->ov.nlocks)
+			INT_OPT(OPT_HOLD, "--hold-us", 1, 10000000, a->ov.hold_us)
+			INT_OPT(OPT_WAKE_BATCH, "--wake-batch", 1, 1000000, a->ov.wake_batch)
+			INT_OPT(OPT_FUTEXES, "--futexes", 1, 1000000, a->ov.futexes)
+			INT_OPT(OPT_STALL, "--stall-ms", 10, 3600000, a->ro.stall_ms)
+			INT_OPT(OPT_DEADLINE, "--deadline-ms", 10, 86400000, a->ro.deadline_ms)
+			INT_OPT(OPT_ROUND, "--round", 0, 1000000, a->round)
+#undef INT_OPT
+		case OPT_DIR:
+			if (access(optarg, W_OK | X_OK))
+				return usage_error("--dir: cannot use '%s' (not a writable directory)",
+						   optarg);
+			a->ov.dir = optarg;
+			break;
+		case OPT_NO_STACKS:
+			a->ro.capture_stacks = false;
+			break;
+		case OPT_VARIANT:
+			if (!valid_variant(optarg))
+				return usage_error("--variant: '%s' is not base, patched or patch-K",
+						   optarg);
+			a->variant = optarg;
+			break;
+		case OPT_JSON:
+			if (!*optarg)
+				return usage_error("--json: empty path%s", "");
+			a->json = optarg;
+			break;
+		case OPT_QUIET:
+			a->quiet = true;
+			break;
+		case OPT_HELP:
+			print_help(stdout);
+			exit(0);
+		default:
+			return usage_error("bad option%s", "");
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static void free_run_args(struct run_args *a)
+{
+	free(a->ov.locks);
+	free(a->ov.workloads);
+	free(a->ov.threads);
+	free(a->ov.cs_loops);
+	free(a->ov.outside_loops);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {.suite = "smoke", .variant = "base", .ro = RUNNER_OPTS_DEFAULT};
+	struct plan plan = {0};
+	struct lb_result res;
+	char err[1024];
+	int rc, lockups = 0, failures = 0;
+
+	result_init(&res);
+	rc = parse_run_args(argc, argv, &a);
+	if (rc)
+		goto out;
+	if (a.json && check_writable(a.json)) {
+		rc = 1;
+		goto out;
+	}
+	if (suite_plan(a.suite, &a.ov, &plan, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	result_fill_machine(&res);
+	res.suite = strdup(a.suite);
+	res.variant = strdup(a.variant);
+	res.round = a.round;
+	FILE *tbl = a.quiet || (a.json && !strcmp(a.json, "-")) ? NULL : stdout;
+	if (tbl) {
+		printf("lockbench: suite %s, %zu points, %d CPUs (%s), kernel %s\n", a.suite,
+		       plan.n, res.machine.cpus, res.machine.model, res.machine.kernel);
+		fflush(stdout);
+	}
+	for (size_t i = 0; i < plan.n; i++) {
+		struct plan_point *pt = &plan.points[i];
+		size_t before = res.nruns;
+		if (runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			failures++;
+			continue;
+		}
+		if (res.nruns > before) {
+			if (res.runs[before].lockup)
+				lockups++;
+			if (tbl)
+				print_run(&res.runs[before]);
+		}
+	}
+	if (failures && !res.nruns) {
+		fprintf(stderr, "%s: every point failed; no result written\n", prog);
+		rc = 1;
+		goto out;
+	}
+	if (a.json && result_write_file(&res, a.json, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = 1;
+		goto out;
+	}
+	if (tbl)
+		printf("%zu runs, %d locked up, %d failed to run\n", res.nruns, lockups, failures);
+	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
+out:
+	plan_release(&plan);
+	result_release(&res);
+	free_run_args(&a);
+	return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+	struct run_args a = {.suite = "smoke", .variant = "base", .ro = RUNNER_OPTS_DEFAULT};
+	struct lb_result res;
+	const struct lock_ops *const *all = lock_all();
+	const struct workload *torture = workload_find("torture");
+	char err[1024];
+	int rc, failed = 0, checked = 0;
+
+	result_init(&res);
+	rc = parse_run_args(argc, argv, &a);
+	if (rc)
+		goto out;
+	int threads = 4 * lb_online_cpus();
+	printf("lockbench validate: %d threads (4x %d CPUs), exclusion, trylock on held, random "
+	       "short and long holds, lost-wakeup watchdog\n",
+	       threads, lb_online_cpus());
+	for (int i = 0; all[i]; i++) {
+		const struct lock_ops *ops = all[i];
+		bool want = a.ov.locks == NULL ? !ops->test_only : false;
+		for (int k = 0; a.ov.locks && a.ov.locks[k]; k++)
+			want |= a.ov.locks[k] == ops;
+		if (!want)
+			continue;
+		struct wl_params p = {.threads = a.ov.nthreads ? a.ov.threads[0] : threads,
+				      .duration_ms = a.ov.duration_ms ? a.ov.duration_ms : 500,
+				      .repeat = a.ov.repeat ? a.ov.repeat : 1};
+		size_t before = res.nruns;
+		checked++;
+		if (runner_run_point(torture, ops, &p, &a.ro, &res, err, sizeof(err))) {
+			printf("FAIL %-18s %s\n", ops->name, err);
+			failed++;
+			continue;
+		}
+		const struct lb_run *run = &res.runs[before];
+		if (run->lockup) {
+			printf("FAIL %-18s %s: %s\n", ops->name, run->lockup->kind,
+			       run->lockup->message);
+			if (run->lockup->stacks) {
+				/* the first lines say where the threads are */
+				const char *s = run->lockup->stacks;
+				for (int l = 0; l < 12 && *s; l++) {
+					const char *nl = strchr(s, '\n');
+					int len = nl ? (int)(nl - s) : (int)strlen(s);
+					printf("     | %.*s\n", len, s);
+					s = nl ? nl + 1 : s + len;
+				}
+			}
+			failed++;
+		} else {
+			const struct lb_metric *m = run_metric(run, "ops_per_sec");
+			printf("ok   %-18s %.0f acquisitions/s, no violation\n", ops->name,
+			       m ? m->value : 0);
+		}
+		fflush(stdout);
+	}
+	printf("%d locks checked, %d failed\n", checked, failed);
+	if (a.json && result_write_file(&res, a.json, err, sizeof(err)))
+		fprintf(stderr, "%s: %s\n", prog, err);
+	rc = failed ? EXIT_LOCKUP : 0;
+out:
+	result_release(&res);
+	free_run_args(&a);
+	return rc;
+}
+
+static const struct option compare_options[] = {
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"alpha", required_argument, NULL, OPT_ALPHA},
+	{"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !(v > 0 && v < 1))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+	enum report_format fmt = REPORT_TEXT;
+	struct compare_opts co = COMPARE_OPTS_DEFAULT;
+	struct lb_result base, patched;
+	struct comparison cmp;
+	char err[1024];
+	int c, rc = 1;
+
+	result_init(&base);
+	result_init(&patched);
+	comparison_init(&cmp);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", compare_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (report_format_parse(optarg, &fmt)) {
+				rc = usage_error("unknown format '%s' (valid: aim7, perf, lkp, text, "
+						 "json)",
+						 optarg);
+				goto out;
+			}
+			break;
+		case OPT_ALPHA:
+			if (parse_fraction(optarg, &co.alpha)) {
+				rc = usage_error("--alpha: '%s' is not between 0 and 1", optarg);
+				goto out;
+			}
+			break;
+		case OPT_MIN_EFFECT:
+			if (parse_fraction(optarg, &co.min_effect)) {
+				rc = usage_error("--min-effect: '%s' is not between 0 and 1", optarg);
+				goto out;
+			}
+			break;
+		case OPT_HELP:
+			print_help(stdout);
+			rc = 0;
+			goto out;
+		default:
+			rc = usage_error("bad option%s", "");
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
+		goto out;
+	}
+	if (result_load_file(argv[optind], &base, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	if (result_load_file(argv[optind + 1], &patched, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	if (compare_results(&base, 1, &patched, 1, &co, &cmp, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	if (!cmp.nrows) {
+		fprintf(stderr, "%s: the two documents have no point in common\n", prog);
+		goto out;
+	}
+	if (report_render(&cmp, fmt, stdout) || fflush(stdout)) {
+		fprintf(stderr, "%s: cannot write the report: %s\n", prog, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	comparison_release(&cmp);
+	result_release(&patched);
+	result_release(&base);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		print_help(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "list"))
+		return argc == 2 ? cmd_list() : usage_error("list takes no arguments%s", "");
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "validate"))
+		return cmd_validate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return cmd_compare(argc - 1, argv + 1);
+	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare)\n", prog,
+		cmd);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,391 @@
+/* runner.c - one point in a forked child, under the watchdog (runner.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "util.h"
+
+#define STACKS_MAX (96 * 1024)
+#define CHILD_OUT_MAX (16 * 1024 * 1024)
+
+int runner_stall_ms(const struct runner_opts *o, int threads)
+{
+	return (int)(o->stall_ms * (1.0 + log10(threads > 1 ? threads : 1)));
+}
+
+/* Append text to a growing buffer, capped at STACKS_MAX. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *data, size_t n)
+{
+	if (b->len + n + 1 > STACKS_MAX)
+		n = b->len + 1 < STACKS_MAX ? STACKS_MAX - b->len - 1 : 0;
+	if (!n)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *s = realloc(b->s, cap);
+		if (!s)
+			return;
+		b->s = s;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, data, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void read_small(const char *path, char *out, size_t outlen)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, out, outlen - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = 0;
+	for (char *p = out; *p; p++)
+		if (*p == '\n' && p[1])
+			*p = ' ';
+	size_t l = strlen(out);
+	if (l && out[l - 1] == '\n')
+		out[l - 1] = 0;
+}
+
+/* The kernel's view of every thread: state, wait channel, kernel stack. */
+static void capture_proc(pid_t pid, struct buf *b)
+{
+	char path[512], dirpath[64], comm[64], wchan[128], stat[512], kstack[2048];
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dirpath);
+	struct dirent *e;
+	if (!d)
+		return;
+	buf_printf(b, "--- kernel view (/proc/%d/task) ---\n", (int)pid);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dirpath, e->d_name);
+		read_small(path, comm, sizeof(comm));
+		snprintf(path, sizeof(path), "%s/%s/wchan", dirpath, e->d_name);
+		read_small(path, wchan, sizeof(wchan));
+		snprintf(path, sizeof(path), "%s/%s/stat", dirpath, e->d_name);
+		read_small(path, stat, sizeof(stat));
+		char *rp = strrchr(stat, ')');
+		char state = rp && rp[1] ? rp[2] : '?';
+		buf_printf(b, "task %s (%s) state %c wchan %s\n", e->d_name, comm, state,
+			   *wchan ? wchan : "-");
+		snprintf(path, sizeof(path), "%s/%s/stack", dirpath, e->d_name);
+		read_small(path, kstack, sizeof(kstack));
+		if (*kstack)
+			buf_printf(b, "  %s\n", kstack);
+	}
+	closedir(d);
+}
+
+/* gdb -batch "thread apply all bt" on pid, bounded to 30 s. */
+static void capture_gdb(pid_t pid, struct buf *b)
+{
+	int fds[2];
+	char pidstr[32];
+	if (pipe(fds))
+		return;
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	pid_t g = fork();
+	if (g < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (g == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+		dup2(devnull, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		execlp("gdb", "gdb", "-nx", "-batch", "-p", pidstr, "-ex", "set pagination off",
+		       "-ex", "thread apply all bt", (char *)NULL);
+		dprintf(1, "gdb not available (%s): only the kernel view follows\n",
+			strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	buf_printf(b, "--- gdb: thread apply all bt ---\n");
+	uint64_t deadline = lb_now_ns() + 30ull * 1000000000ull;
+	char tmp[4096];
+	for (;;) {
+		struct pollfd pfd = {fds[0], POLLIN, 0};
+		int left = (int)((deadline - lb_now_ns()) / 1000000);
+		if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+			kill(g, SIGKILL);
+			buf_printf(b, "(gdb timed out)\n");
+			break;
+		}
+		ssize_t n = read(fds[0], tmp, sizeof(tmp));
+		if (n <= 0)
+			break;
+		/* keep the frames, drop gdb's chatter about symbols and threads */
+		buf_add(b, tmp, (size_t)n);
+	}
+	close(fds[0]);
+	waitpid(g, NULL, 0);
+}
+
+static char *capture_stacks(pid_t pid, bool use_gdb)
+{
+	struct buf b = {0};
+	if (use_gdb)
+		capture_gdb(pid, &b);
+	capture_proc(pid, &b);
+	return b.s ? b.s : strdup("");
+}
+
+/* Deep copy of one run into res. */
+static void copy_run(const struct lb_run *src, struct lb_result *res)
+{
+	struct lb_run *dst = result_add_run(res, src->workload, src->lock);
+	for (size_t i = 0; i < src->nparams; i++) {
+		const struct lb_param *p = &src->params[i];
+		if (p->is_num)
+			run_set_param_num(dst, p->name, p->num);
+		else
+			run_set_param_str(dst, p->name, p->str);
+	}
+	for (size_t i = 0; i < src->nmetrics; i++) {
+		const struct lb_metric *m = &src->metrics[i];
+		struct lb_metric *d = run_add_metric(dst, m->name, m->unit, m->higher_better,
+						     m->value);
+		for (size_t k = 0; k < m->nsamples; k++)
+			metric_add_sample(d, m->samples[k]);
+		if (m->nper_thread)
+			metric_set_per_thread(d, m->per_thread, m->nper_thread);
+	}
+	if (src->lockup)
+		run_set_lockup(dst, src->lockup->kind, src->lockup->message,
+			       src->lockup->stacks);
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The child: run the workload, send 'R' + JSON document or 'E' + reason. */
+static void child_main(int fd, const struct workload *w, const struct lock_ops *ops,
+		       const struct wl_params *p, struct wl_shared *sh)
+{
+	struct lb_result r;
+	char err[512] = "";
+	setpgid(0, 0);
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	result_init(&r);
+	result_fill_machine(&r);
+	r.suite = strdup("point");
+	r.variant = strdup("base");
+	struct lb_run *run = result_add_run(&r, w->name, ops ? ops->name : "kernel");
+	workload_record_params(w, p, run);
+	if (w->run(ops, p, sh, run, err, sizeof(err))) {
+		write_all(fd, "E", 1);
+		write_all(fd, err, strlen(err));
+		_exit(3);
+	}
+	json_t *doc = result_to_json(&r);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	if (!text || write_all(fd, "R", 1) || write_all(fd, text, strlen(text)))
+		_exit(4);
+	_exit(0);
+}
+
+static unsigned long progress_sum(struct wl_shared *sh)
+{
+	unsigned long s = 0;
+	for (int i = 0; i <= WL_MAX_THREADS; i++)
+		s += atomic_load_explicit(&sh->progress[i].n, memory_order_relaxed);
+	return s;
+}
+
+int runner_run_point(const struct workload *w, const struct lock_ops *ops,
+		     const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
+		     char *err, size_t errlen)
+{
+	struct wl_shared *sh;
+	struct buf out = {0};
+	int fds[2] = {-1, -1}, rc = -1, status = 0;
+	pid_t pid;
+	char *stacks = NULL, msg[512] = "", kind[32] = "";
+	int stall_ms = runner_stall_ms(o, p->threads);
+	uint64_t expected_ms = (uint64_t)p->duration_ms * (uint64_t)p->repeat;
+	uint64_t deadline_ms = o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		snprintf(err, errlen, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(fds, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(fds[1], w, ops, p, sh);
+	}
+	setpgid(pid, pid); /* both sides set it, so kill(-pid) works at once */
+	close(fds[1]);
+	fds[1] = -1;
+
+	uint64_t start = lb_now_ns(), last_change = start;
+	unsigned long last = 0;
+	for (;;) {
+		struct pollfd pfd = {fds[0], POLLIN, 0};
+		int pr = poll(&pfd, 1, 20);
+		if (pr > 0) {
+			char tmp[65536];
+			ssize_t n = read(fds[0], tmp, sizeof(tmp));
+			if (n == 0)
+				break;
+			if (n > 0) {
+				if (out.len + (size_t)n > CHILD_OUT_MAX) {
+					snprintf(kind, sizeof(kind), "crash");
+					snprintf(msg, sizeof(msg), "child wrote more than %d bytes",
+						 CHILD_OUT_MAX);
+					break;
+				}
+				if (out.len + (size_t)n + 1 > out.cap) {
+					size_t cap = (out.len + (size_t)n + 1) * 2;
+					char *s = realloc(out.s, cap);
+					if (!s) {
+						snprintf(err, errlen, "out of memory");
+						kill(-pid, SIGKILL);
+						waitpid(pid, NULL, 0);
+						goto out;
+					}
+					out.s = s;
+					out.cap = cap;
+				}
+				memcpy(out.s + out.len, tmp, (size_t)n);
+				out.len += (size_t)n;
+				out.s[out.len] = 0;
+			}
+		}
+		uint64_t now = lb_now_ns();
+		unsigned long cur = progress_sum(sh);
+		if (cur != last) {
+			last = cur;
+			last_change = now;
+		}
+		if ((now - last_change) / 1000000 >= (uint64_t)stall_ms) {
+			snprintf(kind, sizeof(kind), "stall");
+			snprintf(msg, sizeof(msg),
+				 "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",
+				 (now - last_change) / 1e9, w->name, ops ? ops->name : "kernel",
+				 p->threads, strcmp(w->name, "aim7-mix") ? "threads" : "users",
+				 atomic_load(&sh->phase) == WL_PHASE_MEASURE ? "measure" : "stop");
+			break;
+		}
+		if ((now - start) / 1000000 >= deadline_ms) {
+			snprintf(kind, sizeof(kind), "deadline");
+			snprintf(msg, sizeof(msg),
+				 "run did not finish within its %.1f s deadline (%s with %s, %d "
+				 "threads)",
+				 deadline_ms / 1e3, w->name, ops ? ops->name : "kernel", p->threads);
+			break;
+		}
+	}
+
+	if (*kind) {
+		stacks = capture_stacks(pid, o->capture_stacks);
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
+		workload_record_params(w, p, run);
+		run_set_lockup(run, kind, msg, stacks);
+		rc = 0;
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	kill(-pid, SIGKILL); /* anything the workload left behind */
+	if (out.len && out.s[0] == 'E') {
+		snprintf(err, errlen, "%s with %s: %s", w->name, ops ? ops->name : "kernel",
+			 out.s + 1);
+		goto out;
+	}
+	if (WIFSIGNALED(status) || !out.len || out.s[0] != 'R') {
+		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
+		workload_record_params(w, p, run);
+		if (WIFSIGNALED(status))
+			snprintf(msg, sizeof(msg), "benchmark process killed by signal %d (%s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(msg, sizeof(msg), "benchmark process exited with status %d",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		run_set_lockup(run, "crash", msg, NULL);
+		rc = 0;
+		goto out;
+	}
+	{
+		struct lb_result child;
+		char perr[256];
+		result_init(&child);
+		if (result_load_buffer(out.s + 1, out.len - 1, &child, perr, sizeof(perr)) ||
+		    child.nruns != 1) {
+			snprintf(err, errlen, "benchmark process sent a bad document: %s", perr);
+			result_release(&child);
+			goto out;
+		}
+		copy_run(&child.runs[0], res);
+		result_release(&child);
+	}
+	rc = 0;
+out:
+	free(stacks);
+	free(out.s);
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	munmap(sh, sizeof(*sh));
+	return rc;
+}

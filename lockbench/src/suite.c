@@ -1,0 +1,264 @@
+/* suite.c - the suites as data, and the plan a run follows (suite.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suite.h"
+#include "util.h"
+
+#define END 0
+
+struct wl_setting {
+	const char *workload;
+	int threads[8];    /* END-terminated; oversub: multiples of the CPUs */
+	int duration_ms;
+	int repeat;
+	int cs_loops[4];   /* -1-terminated lists; {-1} means the default */
+	int outside_loops[4];
+};
+
+struct suite_def {
+	const char *name;
+	const char *description;
+	struct wl_setting settings[12];
+};
+
+#define DEF {-1}
+
+static const struct suite_def suites[] = {
+	{"smoke",
+	 "seconds: every lock on uncontended and hot, futex-wake, vfs-creat-unlink (for tests)",
+	 {
+		 {"uncontended", {1, END}, 40, 2, DEF, DEF},
+		 {"hot", {2, 4, END}, 50, 2, DEF, DEF},
+		 {"futex-wake", {4, END}, 0, 3, DEF, DEF},
+		 {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF},
+	 }},
+	{"quick",
+	 "about 20 s a round on 2 cores: every lock on uncontended and hot, futex-wake, "
+	 "vfs-creat-unlink",
+	 {
+		 {"uncontended", {1, END}, 80, 3, DEF, DEF},
+		 {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF},
+		 {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF},
+		 {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF},
+	 }},
+	{"full",
+	 "everything: all ten workloads over thread ramps (many minutes)",
+	 {
+		 {"uncontended", {1, END}, 200, 5, DEF, DEF},
+		 {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF},
+		 {"cs-sweep", {4, END}, 200, 3, {0, 100, 1000, -1}, {0, 100, 1000, -1}},
+		 {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF},
+		 {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF},
+		 {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF},
+		 {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF},
+		 {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF},
+		 {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF},
+		 {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF},
+	 }},
+};
+
+static const char *const names[] = {"smoke", "quick", "full", NULL};
+
+const char *const *suite_names(void)
+{
+	return names;
+}
+
+static const struct suite_def *find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (!strcmp(suites[i].name, name))
+			return &suites[i];
+	return NULL;
+}
+
+bool suite_exists(const char *name)
+{
+	return find(name) != NULL;
+}
+
+const char *suite_description(const char *name)
+{
+	const struct suite_def *s = find(name);
+	return s ? s->description : NULL;
+}
+
+static int add(struct plan *plan, const struct plan_point *pt)
+{
+	if (plan->n == plan->cap) {
+		size_t cap = plan->cap ? plan->cap * 2 : 64;
+		struct plan_point *np = realloc(plan->points, cap * sizeof(*np));
+		if (!np)
+			return -1;
+		plan->points = np;
+		plan->cap = cap;
+	}
+	plan->points[plan->n++] = *pt;
+	return 0;
+}
+
+static bool wanted_workload(const struct suite_overrides *ov, const struct workload *w)
+{
+	if (!ov->workloads)
+		return true;
+	for (int i = 0; ov->workloads[i]; i++)
+		if (ov->workloads[i] == w)
+			return true;
+	return false;
+}
+
+/* Default knobs of a workload; the suite and the overrides refine them. */
+static struct wl_params defaults(const struct workload *w)
+{
+	struct wl_params p = {
+		.threads = 1,
+		.duration_ms = 100,
+		.repeat = 3,
+		.cs_loops = 10,
+		.outside_loops = 10,
+		.nlocks = 100,
+		.hold_us = 100,
+		.wake_batch = 1,
+		.futexes = 1024,
+	};
+	if (!strcmp(w->name, "many-locks"))
+		p.cs_loops = 50;
+	if (!strcmp(w->name, "long-hold"))
+		p.outside_loops = 1000;
+	return p;
+}
+
+int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan *plan, char *err,
+	       size_t errlen)
+{
+	const struct suite_def *s = find(suite);
+	const struct lock_ops *const *all = lock_all();
+	int cpus = lb_online_cpus();
+
+	if (!s) {
+		snprintf(err, errlen, "unknown suite '%s' (valid: smoke, quick, full)", suite);
+		return -1;
+	}
+	/* the suite's workloads, then any named with --workloads that it lacks,
+	 * shaped as the full suite runs them but timed as this suite's hot */
+	struct wl_setting sets[24];
+	int nsets = 0;
+	for (int i = 0; i < 12 && s->settings[i].workload; i++)
+		sets[nsets++] = s->settings[i];
+	for (int k = 0; ov->workloads && ov->workloads[k]; k++) {
+		bool have = false;
+		for (int i = 0; i < nsets; i++)
+			have |= !strcmp(sets[i].workload, ov->workloads[k]->name);
+		const struct suite_def *full = find("full");
+		for (int i = 0; !have && i < 12 && full->settings[i].workload; i++) {
+			if (strcmp(full->settings[i].workload, ov->workloads[k]->name))
+				continue;
+			sets[nsets] = full->settings[i];
+			sets[nsets].duration_ms = s->settings[1].duration_ms;
+			sets[nsets].repeat = s->settings[1].repeat;
+			nsets++;
+			have = true;
+		}
+	}
+	for (int wi = 0; wi < nsets; wi++) {
+		const struct wl_setting *set = &sets[wi];
+		const struct workload *w = workload_find(set->workload);
+		if (!w || !wanted_workload(ov, w))
+			continue;
+		/* --locks narrows to lock workloads unless kernel ones are named too */
+		if (!w->uses_lock && ov->locks && !ov->workloads)
+			continue;
+		struct wl_params base = defaults(w);
+		base.duration_ms = ov->duration_ms ? ov->duration_ms : set->duration_ms;
+		if (!base.duration_ms)
+			base.duration_ms = 100;
+		base.repeat = ov->repeat ? ov->repeat : set->repeat;
+		if (ov->nlocks)
+			base.nlocks = ov->nlocks;
+		if (ov->hold_us)
+			base.hold_us = ov->hold_us;
+		if (ov->wake_batch)
+			base.wake_batch = ov->wake_batch;
+		if (ov->futexes)
+			base.futexes = ov->futexes;
+		base.dir = ov->dir;
+
+		int threads[64], nthreads = 0;
+		if (ov->nthreads) {
+			for (int i = 0; i < ov->nthreads && i < 64; i++)
+				threads[nthreads++] = ov->threads[i];
+		} else {
+			for (int i = 0; i < 8 && set->threads[i] != END; i++)
+				threads[nthreads++] = !strcmp(w->name, "oversub")
+							      ? set->threads[i] * cpus
+							      : set->threads[i];
+		}
+		if (!strcmp(w->name, "uncontended")) {
+			threads[0] = 1;
+			nthreads = 1;
+		}
+		int cs[8], ncs = 0, out[8], nout = 0;
+		if (ov->ncs)
+			for (int i = 0; i < ov->ncs && i < 8; i++)
+				cs[ncs++] = ov->cs_loops[i];
+		else
+			for (int i = 0; i < 4 && set->cs_loops[i] >= 0; i++)
+				cs[ncs++] = set->cs_loops[i];
+		if (!ncs)
+			cs[ncs++] = base.cs_loops;
+		if (ov->noutside)
+			for (int i = 0; i < ov->noutside && i < 8; i++)
+				out[nout++] = ov->outside_loops[i];
+		else
+			for (int i = 0; i < 4 && set->outside_loops[i] >= 0; i++)
+				out[nout++] = set->outside_loops[i];
+		if (!nout)
+			out[nout++] = base.outside_loops;
+
+		for (int li = 0; w->uses_lock ? all[li] != NULL : li < 1; li++) {
+			const struct lock_ops *ops = w->uses_lock ? all[li] : NULL;
+			if (ops) {
+				bool want = !ov->locks;
+				for (int k = 0; ov->locks && ov->locks[k]; k++)
+					if (ov->locks[k] == ops)
+						want = true;
+				if (!want || (ops->test_only && !ov->locks))
+					continue;
+			}
+			for (int ti = 0; ti < nthreads; ti++)
+				for (int ci = 0; ci < ncs; ci++)
+					for (int oi = 0; oi < nout; oi++) {
+						struct plan_point pt = {w, ops, base};
+						if (threads[ti] > WL_MAX_THREADS) {
+							snprintf(err, errlen,
+								 "threads: %d is more than %d",
+								 threads[ti], WL_MAX_THREADS);
+							return -1;
+						}
+						pt.p.threads = threads[ti];
+						pt.p.cs_loops = cs[ci];
+						pt.p.outside_loops = out[oi];
+						if (add(plan, &pt)) {
+							snprintf(err, errlen, "out of memory");
+							return -1;
+						}
+					}
+		}
+	}
+	if (!plan->n) {
+		snprintf(err, errlen,
+			 "suite '%s' has nothing to run with these --locks and --workloads "
+			 "(workloads of the suite: see 'lockbench list')",
+			 suite);
+		return -1;
+	}
+	return 0;
+}
+
+void plan_release(struct plan *plan)
+{
+	free(plan->points);
+	memset(plan, 0, sizeof(*plan));
+}

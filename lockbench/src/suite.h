@@ -1,0 +1,55 @@
+/*
+ * suite.h - what a suite runs: the points (workload x lock x parameters)
+ * of smoke, quick and full, narrowed by --locks and --workloads and
+ * reshaped by the command-line overrides.
+ */
+#ifndef LOCKBENCH_SUITE_H
+#define LOCKBENCH_SUITE_H
+
+#include "lock.h"
+#include "workload.h"
+
+struct plan_point {
+	const struct workload *w;
+	const struct lock_ops *ops; /* NULL for kernel workloads */
+	struct wl_params p;
+};
+
+struct plan {
+	struct plan_point *points;
+	size_t n, cap;
+};
+
+/* Overrides from the command line; 0 / NULL means the suite's own. */
+struct suite_overrides {
+	const struct lock_ops **locks; /* NULL-terminated or NULL */
+	const struct workload **workloads;
+	int *threads;
+	int nthreads;
+	int *cs_loops;
+	int ncs;
+	int *outside_loops;
+	int noutside;
+	int duration_ms;
+	int repeat;
+	int nlocks;
+	int hold_us;
+	int wake_batch;
+	int futexes;
+	const char *dir;
+};
+
+/* Names: "smoke", "quick", "full".  Returns NULL when unknown. */
+const char *const *suite_names(void);
+bool suite_exists(const char *name);
+const char *suite_description(const char *name);
+
+/*
+ * Build the plan (plan must be zeroed; release with plan_release).
+ * Returns 0 or -1 with a reason in err.
+ */
+int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan *plan, char *err,
+	       size_t errlen);
+void plan_release(struct plan *plan);
+
+#endif

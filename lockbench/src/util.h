@@ -1,0 +1,64 @@
+/*
+ * util.h - small helpers every lockbench file uses: clocks, busy work,
+ * futex(2), list parsing.
+ */
+#ifndef LOCKBENCH_UTIL_H
+#define LOCKBENCH_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t lb_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Burn about loops iterations of work the compiler cannot remove. */
+static inline void lb_work(unsigned loops)
+{
+	for (unsigned i = 0; i < loops; i++)
+		__asm__ volatile("" ::: "memory");
+}
+
+/* Spin (not sleep) for ns nanoseconds: a lock hold that keeps the CPU. */
+void lb_spin_ns(uint64_t ns);
+
+long lb_futex_wait(_Atomic int *word, int expected);
+long lb_futex_wake(_Atomic int *word, int count);
+
+/*
+ * Parse "1,2,4,8" into a new array of positive ints (caller frees).
+ * Returns the count, or -1 with a reason in err.
+ */
+int lb_parse_int_list(const char *s, int **out, const char *what, char *err, size_t errlen);
+
+/*
+ * Parse a non-negative integer option value; returns 0 or -1 with a reason.
+ * min/max bound the value.
+ */
+int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
+		 char *err, size_t errlen);
+
+int lb_online_cpus(void);
+
+
+
+/*
+ * A start gate: threads wait until the coordinator opens it.  Unlike a
+ * barrier it can be opened whatever number of threads were created.
+ */
+#include <pthread.h>
+struct lb_gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int open;
+};
+void lb_gate_init(struct lb_gate *g);
+void lb_gate_wait(struct lb_gate *g);
+void lb_gate_open(struct lb_gate *g);
+void lb_gate_destroy(struct lb_gate *g);
+#endif

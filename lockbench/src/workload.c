@@ -1,0 +1,63 @@
+/* workload.c - the workload registry and what each one records. */
+#include <string.h>
+
+#include "stats.h"
+#include "workload.h"
+#include "workload_internal.h"
+
+static const struct workload *const all[] = {
+	&wl_uncontended_def, &wl_hot_def,        &wl_cs_sweep_def,   &wl_many_locks_def,
+	&wl_oversub_def,     &wl_long_hold_def,  &wl_futex_wake_def, &wl_futex_hash_def,
+	&wl_vfs_def,         &wl_aim7_def,       &wl_torture_def,    NULL,
+};
+
+const struct workload *const *workload_all(void)
+{
+	return all;
+}
+
+const struct workload *workload_find(const char *name)
+{
+	for (int i = 0; all[i]; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+void wl_add_metric(struct lb_run *run, const char *name, const char *unit, bool higher_better,
+		   const double *samples, size_t n, const double *per_thread, size_t nper_thread)
+{
+	struct stats_summary s;
+	stats_summarize(samples, n, &s);
+	struct lb_metric *m = run_add_metric(run, name, unit, higher_better, s.mean);
+	for (size_t i = 0; i < n; i++)
+		metric_add_sample(m, samples[i]);
+	if (per_thread && nper_thread)
+		metric_set_per_thread(m, per_thread, nper_thread);
+}
+
+void workload_record_params(const struct workload *w, const struct wl_params *p,
+			    struct lb_run *run)
+{
+	const char *n = w->name;
+
+	if (!strcmp(n, "aim7-mix"))
+		run_set_param_num(run, "users", p->threads);
+	else
+		run_set_param_num(run, "threads", p->threads);
+	if (strcmp(n, "futex-wake"))
+		run_set_param_num(run, "duration_ms", p->duration_ms);
+	if (!strcmp(n, "hot") || !strcmp(n, "cs-sweep") || !strcmp(n, "many-locks") ||
+	    !strcmp(n, "oversub")) {
+		run_set_param_num(run, "cs_loops", p->cs_loops);
+		run_set_param_num(run, "outside_loops", p->outside_loops);
+	}
+	if (!strcmp(n, "many-locks"))
+		run_set_param_num(run, "nlocks", p->nlocks);
+	if (!strcmp(n, "long-hold"))
+		run_set_param_num(run, "hold_us", p->hold_us);
+	if (!strcmp(n, "futex-wake"))
+		run_set_param_num(run, "wake_batch", p->wake_batch);
+	if (!strcmp(n, "futex-hash"))
+		run_set_param_num(run, "futexes", p->futexes);
+}

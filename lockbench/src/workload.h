@@ -1,0 +1,69 @@
+/*
+ * workload.h - lockbench workloads.  A workload runs inside a child process
+ * that the runner forks for each point (workload x lock x parameters), so a
+ * lock that hangs or crashes takes only its own point with it.  The
+ * workload publishes progress through shared memory (struct wl_shared) for
+ * the runner's watchdog and fills one lb_run with its metrics.
+ */
+#ifndef LOCKBENCH_WORKLOAD_H
+#define LOCKBENCH_WORKLOAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lock.h"
+#include "result.h"
+
+#define WL_MAX_THREADS 1024
+
+/* One counter per thread or process, each on its own cache line. */
+struct wl_counter {
+	_Alignas(LB_CACHELINE) atomic_ulong n;
+};
+
+/* Shared between the runner and the forked child (MAP_SHARED). */
+struct wl_shared {
+	struct wl_counter progress[WL_MAX_THREADS + 1]; /* last slot: the coordinator */
+	atomic_int stop;                                /* processes of aim7-mix poll it */
+	atomic_int phase;                               /* enum wl_phase, for messages */
+};
+
+enum wl_phase { WL_PHASE_SETUP, WL_PHASE_MEASURE, WL_PHASE_STOPPING, WL_PHASE_DONE };
+
+/* Everything a workload may be asked to vary. */
+struct wl_params {
+	int threads;       /* threads, or processes ("users") for aim7-mix */
+	int duration_ms;   /* per repetition */
+	int repeat;        /* repetitions = samples */
+	int cs_loops;      /* work inside the critical section */
+	int outside_loops; /* work between acquisitions */
+	int nlocks;        /* many-locks */
+	int hold_us;       /* long-hold */
+	int wake_batch;    /* futex-wake: waiters woken per call */
+	int futexes;       /* futex-hash: futex words per thread */
+	const char *dir;   /* vfs-creat-unlink, aim7-mix: where files go */
+};
+
+struct workload {
+	const char *name;
+	const char *description;
+	bool uses_lock; /* false: kernel workloads, run once with lock "kernel" */
+	bool hidden;    /* not listed (the validate torture) */
+	/*
+	 * Run in the child.  Fills run (metrics, samples, per-thread figures);
+	 * returns 0, or -1 with a reason in err (bad parameter, no memory).
+	 */
+	int (*run)(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		   struct lb_run *run, char *err, size_t errlen);
+};
+
+const struct workload *workload_find(const char *name);
+/* NULL-terminated; hidden workloads included. */
+const struct workload *const *workload_all(void);
+
+/* Record the parameters a workload uses in run->params. */
+void workload_record_params(const struct workload *w, const struct wl_params *p,
+			    struct lb_run *run);
+
+#endif

@@ -1,0 +1,549 @@
+/*
+ * workload_kernel.c - workloads whose lock is the kernel's: futex-wake and
+ * futex-hash (as `perf bench futex wake|hash`), vfs-creat-unlink (seed 001's
+ * "test-mutex V": creat+unlink in one directory serialises on the directory
+ * inode's lock) and aim7-mix (processes running a fork/exec/pipe/creat/brk/
+ * signal job mix over a users ramp, reported in jobs per minute, as AIM7's
+ * high_systime in seeds 000 and 003).  They record lock "kernel".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "workload.h"
+#include "workload_internal.h"
+
+#define SMALL_STACK (128 * 1024)
+
+static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
+			 char *err, size_t errlen)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SMALL_STACK);
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&tids[i], &attr, fn, (char *)args + argsize * (size_t)i)) {
+			snprintf(err, errlen, "cannot create thread %d of %d", i + 1, n);
+			pthread_attr_destroy(&attr);
+			return i;
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return n;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+/* ---- futex-wake ---------------------------------------------------- */
+
+struct fw_ctx {
+	_Alignas(LB_CACHELINE) atomic_int word;
+	atomic_int ready;
+	struct wl_shared *sh;
+	pid_t *tids;
+};
+
+struct fw_arg {
+	struct fw_ctx *c;
+	int idx;
+};
+
+static void *fw_waiter(void *arg)
+{
+	struct fw_arg *a = arg;
+	a->c->tids[a->idx] = (pid_t)syscall(SYS_gettid);
+	atomic_fetch_add(&a->c->ready, 1);
+	/* one wait, as perf bench futex wake does: the waker counts wakeups */
+	lb_futex_wait(&a->c->word, 0);
+	atomic_store_explicit(&a->c->sh->progress[a->idx].n, 1, memory_order_relaxed);
+	return NULL;
+}
+
+/* True when every waiter thread sleeps (state S in /proc). */
+static bool all_sleeping(const pid_t *tids, int n)
+{
+	char path[64], buf[256];
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		ssize_t len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return false;
+		buf[len] = 0;
+		char *rp = strrchr(buf, ')');
+		if (!rp || rp[1] != ' ' || rp[2] != 'S')
+			return false;
+	}
+	return true;
+}
+
+static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
+			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1;
+	struct fw_ctx c = {.sh = sh};
+	pthread_t *threads = calloc((size_t)n, sizeof(*threads));
+	struct fw_arg *args = calloc((size_t)n, sizeof(*args));
+	double *ms = calloc((size_t)p->repeat, sizeof(double));
+	c.tids = calloc((size_t)n, sizeof(pid_t));
+
+	if (!threads || !args || !ms || !c.tids) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		args[i] = (struct fw_arg){&c, i};
+	for (int r = 0; r < p->repeat; r++) {
+		int started, woken = 0;
+		uint64_t deadline = lb_now_ns() + 10ull * 1000000000ull;
+
+		atomic_store(&c.word, 0);
+		atomic_store(&c.ready, 0);
+		for (int i = 0; i < n; i++)
+			atomic_store(&sh->progress[i].n, 0);
+		started = start_threads(threads, n, fw_waiter, args, sizeof(*args), err, errlen);
+		if (started < n) {
+			/* release the ones that started, then give up */
+			while (woken < started)
+				woken += (int)lb_futex_wake(&c.word, started);
+			for (int i = 0; i < started; i++)
+				pthread_join(threads[i], NULL);
+			goto out;
+		}
+		while (atomic_load(&c.ready) < n || !all_sleeping(c.tids, n)) {
+			if (lb_now_ns() > deadline) {
+				snprintf(err, errlen, "waiters did not all block within 10 s");
+				break;
+			}
+			usleep(500);
+		}
+		atomic_store(&sh->phase, WL_PHASE_MEASURE);
+		uint64_t t0 = lb_now_ns();
+		while (woken < n) {
+			long w = lb_futex_wake(&c.word, p->wake_batch);
+			if (w > 0)
+				woken += (int)w;
+		}
+		uint64_t t1 = lb_now_ns();
+		ms[r] = (double)(t1 - t0) / 1e6;
+		atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1, memory_order_relaxed);
+		for (int i = 0; i < n; i++)
+			pthread_join(threads[i], NULL);
+		if (*err)
+			goto out;
+	}
+	wl_add_metric(run, "wake_ms", "ms", false, ms, (size_t)p->repeat, NULL, 0);
+	rc = 0;
+out:
+	free(c.tids);
+	free(ms);
+	free(args);
+	free(threads);
+	return rc;
+}
+
+/* ---- futex-hash ---------------------------------------------------- */
+
+struct fh_arg {
+	_Alignas(LB_CACHELINE) int idx;
+	int nfutex;
+	atomic_int *stop;
+	struct lb_gate *start;
+	struct wl_shared *sh;
+	unsigned long ops;
+};
+
+static void *fh_thread(void *arg)
+{
+	struct fh_arg *a = arg;
+	_Atomic int *words = calloc((size_t)a->nfutex, sizeof(*words));
+	if (!words)
+		abort();
+	lb_gate_wait(a->start);
+	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
+		for (int i = 0; i < a->nfutex; i++)
+			lb_futex_wait(&words[i], 1234); /* value differs: EAGAIN after the hash lookup */
+		a->ops += (unsigned long)a->nfutex;
+		atomic_store_explicit(&a->sh->progress[a->idx].n, a->ops, memory_order_relaxed);
+	}
+	free(words);
+	return NULL;
+}
+
+/* ---- vfs-creat-unlink -------------------------------------------- */
+
+struct vfs_arg {
+	_Alignas(LB_CACHELINE) int idx;
+	const char *dir;
+	atomic_int *stop;
+	struct lb_gate *start;
+	struct wl_shared *sh;
+	unsigned long ops;
+	int error;
+};
+
+static void *vfs_thread(void *arg)
+{
+	struct vfs_arg *a = arg;
+	char path[4096];
+	lb_gate_wait(a->start);
+	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
+		snprintf(path, sizeof(path), "%s/t%d-%lu", a->dir, a->idx, a->ops);
+		int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		if (fd < 0 || close(fd) || unlink(path)) {
+			a->error = errno;
+			break;
+		}
+		a->ops++;
+		atomic_store_explicit(&a->sh->progress[a->idx].n, a->ops, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/* Run n threads of fn for the duration, repeat times; fills ops/s samples. */
+static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
+			 void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
+			 unsigned long *(*ops_of)(void *), double *ops_s, double *per_thread,
+			 char *err, size_t errlen)
+{
+	int n = p->threads;
+	pthread_t *threads = calloc((size_t)n, sizeof(*threads));
+	if (!threads) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int r = 0; r < p->repeat; r++) {
+		unsigned long total = 0;
+		atomic_store(stop, 0);
+		lb_gate_init(start);
+		for (int i = 0; i < n; i++)
+			*ops_of((char *)args + argsize * (size_t)i) = 0;
+		int started = start_threads(threads, n, fn, args, argsize, err, errlen);
+		if (started < n)
+			atomic_store(stop, 1);
+		atomic_store(&sh->phase, WL_PHASE_MEASURE);
+		lb_gate_open(start);
+		uint64_t t0 = lb_now_ns();
+		if (started == n)
+			sleep_ms(p->duration_ms);
+		atomic_store_explicit(stop, 1, memory_order_relaxed);
+		uint64_t t1 = lb_now_ns();
+		for (int i = 0; i < started; i++)
+			pthread_join(threads[i], NULL);
+		lb_gate_destroy(start);
+		if (started < n) {
+			free(threads);
+			return -1;
+		}
+		double secs = (double)(t1 - t0) / 1e9;
+		for (int i = 0; i < n; i++) {
+			unsigned long o = *ops_of((char *)args + argsize * (size_t)i);
+			total += o;
+			per_thread[i] += o / secs / p->repeat;
+		}
+		ops_s[r] = total / secs;
+	}
+	free(threads);
+	return 0;
+}
+
+static unsigned long *fh_ops(void *a)
+{
+	return &((struct fh_arg *)a)->ops;
+}
+
+static unsigned long *vfs_ops(void *a)
+{
+	return &((struct vfs_arg *)a)->ops;
+}
+
+static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
+			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1;
+	atomic_int stop = 0;
+	struct lb_gate start;
+	struct fh_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
+	double *ops_s = calloc((size_t)p->repeat, sizeof(double));
+	double *per_thread = calloc((size_t)n, sizeof(double));
+
+	if (!args || !ops_s || !per_thread) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		args[i] = (struct fh_arg){.idx = i, .nfutex = p->futexes, .stop = &stop,
+					  .start = &start, .sh = sh};
+	if (timed_threads(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, ops_s,
+			  per_thread, err, errlen))
+		goto out;
+	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
+		      (size_t)n);
+	rc = 0;
+out:
+	free(per_thread);
+	free(ops_s);
+	free(args);
+	return rc;
+}
+
+static const char *default_dir(const struct wl_params *p)
+{
+	struct stat st;
+	if (p->dir && *p->dir)
+		return p->dir;
+	if (!stat("/dev/shm", &st) && S_ISDIR(st.st_mode) && !access("/dev/shm", W_OK))
+		return "/dev/shm"; /* tmpfs, as in seed 001 */
+	const char *t = getenv("TMPDIR");
+	return t && *t ? t : "/tmp";
+}
+
+static int make_workdir(const struct wl_params *p, char *out, size_t outlen, char *err,
+			size_t errlen)
+{
+	snprintf(out, outlen, "%s/lockbench.XXXXXX", default_dir(p));
+	if (!mkdtemp(out)) {
+		snprintf(err, errlen, "cannot create a directory in %s: %s", default_dir(p),
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_workdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+	if (d) {
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		  struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1;
+	atomic_int stop = 0;
+	struct lb_gate start;
+	char dir[4096] = "";
+	struct vfs_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
+	double *ops_s = calloc((size_t)p->repeat, sizeof(double));
+	double *per_thread = calloc((size_t)n, sizeof(double));
+
+	if (!args || !ops_s || !per_thread) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (make_workdir(p, dir, sizeof(dir), err, errlen)) {
+		dir[0] = 0;
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		args[i] = (struct vfs_arg){.idx = i, .dir = dir, .stop = &stop, .start = &start,
+					   .sh = sh};
+	if (timed_threads(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, ops_s,
+			  per_thread, err, errlen))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		if (args[i].error) {
+			snprintf(err, errlen, "creat/unlink in %s: %s", dir, strerror(args[i].error));
+			goto out;
+		}
+	}
+	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
+		      (size_t)n);
+	rc = 0;
+out:
+	if (dir[0])
+		remove_workdir(dir);
+	free(per_thread);
+	free(ops_s);
+	free(args);
+	return rc;
+}
+
+/* ---- aim7-mix ------------------------------------------------------ */
+
+static volatile sig_atomic_t aim7_signals;
+
+static void aim7_on_signal(int sig)
+{
+	aim7_signals++;
+}
+
+/* One AIM7-style job: the system-call mix high_systime stresses. */
+static int aim7_job(const char *dir, int user, unsigned long job)
+{
+	char path[4096], buf[4096];
+	int fds[2];
+
+	/* fork + exec + wait */
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	/* pipe round trip */
+	if (pipe(fds))
+		return -1;
+	memset(buf, (int)(job & 0xff), 512);
+	if (write(fds[1], buf, 512) != 512 || read(fds[0], buf, 512) != 512) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	close(fds[0]);
+	close(fds[1]);
+	/* creat, write, unlink in the shared directory */
+	snprintf(path, sizeof(path), "%s/u%d-%lu", dir, user, job);
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	ssize_t w = write(fd, buf, sizeof(buf));
+	close(fd);
+	if (w != (ssize_t)sizeof(buf) || unlink(path))
+		return -1;
+	/* brk up and down */
+	void *cur = sbrk(0);
+	if (sbrk(64 * 1024) == (void *)-1)
+		return -1;
+	((volatile char *)cur)[0] = 1;
+	if (sbrk(-64 * 1024) == (void *)-1)
+		return -1;
+	/* a signal to self */
+	raise(SIGUSR1);
+	return 0;
+}
+
+static void aim7_user(const char *dir, int user, struct wl_shared *sh)
+{
+	struct sigaction sa = {.sa_handler = aim7_on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	unsigned long jobs = 0;
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		if (aim7_job(dir, user, jobs))
+			_exit(1);
+		jobs++;
+		atomic_store_explicit(&sh->progress[user].n, jobs, memory_order_relaxed);
+	}
+	_exit(0);
+}
+
+static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		   struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1;
+	char dir[4096] = "";
+	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+	double *jpm = calloc((size_t)p->repeat, sizeof(double));
+	double *per_user = calloc((size_t)n, sizeof(double));
+
+	if (!pids || !jpm || !per_user) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (make_workdir(p, dir, sizeof(dir), err, errlen)) {
+		dir[0] = 0;
+		goto out;
+	}
+	for (int r = 0; r < p->repeat; r++) {
+		int started = 0, failed = 0;
+		unsigned long total = 0;
+		atomic_store(&sh->stop, 0);
+		for (int i = 0; i < n; i++)
+			atomic_store(&sh->progress[i].n, 0);
+		atomic_store(&sh->phase, WL_PHASE_MEASURE);
+		uint64_t t0 = lb_now_ns();
+		for (int i = 0; i < n; i++) {
+			pid_t pid = fork();
+			if (pid < 0) {
+				snprintf(err, errlen, "fork user %d of %d: %s", i + 1, n,
+					 strerror(errno));
+				break;
+			}
+			if (pid == 0)
+				aim7_user(dir, i, sh);
+			pids[started++] = pid;
+		}
+		if (started == n)
+			sleep_ms(p->duration_ms);
+		atomic_store(&sh->stop, 1);
+		uint64_t t1 = lb_now_ns();
+		for (int i = 0; i < started; i++) {
+			int st;
+			while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+				;
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
+				failed++;
+		}
+		if (started < n)
+			goto out;
+		if (failed) {
+			snprintf(err, errlen, "%d of %d aim7 users failed a job in %s", failed, n,
+				 dir);
+			goto out;
+		}
+		double mins = (double)(t1 - t0) / 60e9;
+		for (int i = 0; i < n; i++) {
+			unsigned long j = atomic_load(&sh->progress[i].n);
+			total += j;
+			per_user[i] += j / mins / p->repeat;
+		}
+		jpm[r] = total / mins;
+	}
+	wl_add_metric(run, "jpm", "JPM", true, jpm, (size_t)p->repeat, per_user, (size_t)n);
+	rc = 0;
+out:
+	if (dir[0])
+		remove_workdir(dir);
+	free(per_user);
+	free(jpm);
+	free(pids);
+	return rc;
+}
+
+const struct workload wl_futex_wake_def = {
+	"futex-wake", "N waiters on one futex, woken --wake-batch at a time: ms to wake all",
+	false, false, wl_futex_wake};
+const struct workload wl_futex_hash_def = {
+	"futex-hash", "private FUTEX_WAIT on --futexes words per thread (value mismatch): ops/s",
+	false, false, wl_futex_hash};
+const struct workload wl_vfs_def = {
+	"vfs-creat-unlink", "N threads creat+unlink in one (tmpfs) directory: ops/s", false, false,
+	wl_vfs};
+const struct workload wl_aim7_def = {
+	"aim7-mix", "users processes running a fork/exec/pipe/creat/brk/signal job mix: JPM", false,
+	false, wl_aim7};

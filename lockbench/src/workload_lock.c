@@ -1,0 +1,443 @@
+/*
+ * workload_lock.c - the workloads that drive a lock: uncontended, hot,
+ * cs-sweep, many-locks, oversub, long-hold, and the hidden torture that
+ * `lockbench validate` runs.
+ *
+ * Every acquisition is checked, not only timed: a plain counter incremented
+ * inside the critical section must equal the acquisitions counted outside it
+ * (a lock that lets two threads in loses increments).  The torture adds an
+ * atomic owner check, trylock on a held lock, and random short and long holds.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stats.h"
+#include "util.h"
+#include "workload.h"
+#include "workload_internal.h"
+
+enum mode { MODE_HOT, MODE_MANY, MODE_LONG_HOLD, MODE_TORTURE };
+
+#define MAX_WAITS_PER_THREAD 200000
+
+struct lthread {
+	_Alignas(LB_CACHELINE) pthread_t tid;
+	int idx;
+	struct lctx *ctx;
+	unsigned long ops;
+	unsigned long violations;
+	uint64_t rng;
+	double *waits; /* long-hold: µs from request to acquisition */
+	size_t nwaits;
+};
+
+struct guarded {
+	_Alignas(LB_CACHELINE) unsigned long counter; /* touched only under the lock */
+	atomic_int owner;                              /* torture: who is inside, 0 for none */
+};
+
+struct lctx {
+	const struct lock_ops *ops;
+	const struct wl_params *p;
+	struct wl_shared *sh;
+	enum mode mode;
+	int nlocks;
+	void **locks;
+	struct guarded *guard;
+	struct lb_gate start;
+	_Alignas(LB_CACHELINE) atomic_int stop;
+};
+
+static inline uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void critical_section(struct lthread *t, int which)
+{
+	struct lctx *c = t->ctx;
+	struct guarded *g = &c->guard[which];
+
+	if (c->mode == MODE_TORTURE) {
+		int was = atomic_exchange_explicit(&g->owner, t->idx + 1, memory_order_relaxed);
+		if (was != 0)
+			t->violations++;
+		/* a held lock must refuse trylock, even from its holder */
+		if (c->ops->trylock(c->locks[which])) {
+			t->violations++;
+			c->ops->unlock(c->locks[which]);
+		}
+		uint64_t r = xorshift(&t->rng);
+		if ((r & 255) == 0)
+			usleep(50 + (r >> 8) % 200); /* a long hold that sleeps */
+		else
+			lb_work((r >> 8) % 200);
+		g->counter++;
+		if (atomic_exchange_explicit(&g->owner, 0, memory_order_relaxed) != t->idx + 1)
+			t->violations++;
+		return;
+	}
+	g->counter++;
+	if (c->mode == MODE_LONG_HOLD)
+		lb_spin_ns((uint64_t)c->p->hold_us * 1000);
+	else
+		lb_work(c->p->cs_loops);
+}
+
+static void *lock_thread(void *arg)
+{
+	struct lthread *t = arg;
+	struct lctx *c = t->ctx;
+	atomic_ulong *progress = &c->sh->progress[t->idx].n;
+
+	lb_gate_wait(&c->start);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		int which = 0;
+		uint64_t t0 = 0;
+
+		if (c->nlocks > 1)
+			which = (int)(xorshift(&t->rng) % (uint64_t)c->nlocks);
+		if (c->mode == MODE_TORTURE && (xorshift(&t->rng) & 7) == 0) {
+			if (!c->ops->trylock(c->locks[which])) {
+				lb_work(20);
+				continue;
+			}
+		} else {
+			if (c->mode == MODE_LONG_HOLD)
+				t0 = lb_now_ns();
+			c->ops->lock(c->locks[which]);
+			if (c->mode == MODE_LONG_HOLD && t->nwaits < MAX_WAITS_PER_THREAD)
+				t->waits[t->nwaits++] = (double)(lb_now_ns() - t0) / 1e3;
+		}
+		critical_section(t, which);
+		c->ops->unlock(c->locks[which]);
+		t->ops++;
+		/* read only by the watchdog; no ordering needed */
+		atomic_store_explicit(progress, t->ops, memory_order_relaxed);
+		lb_work(c->p->outside_loops);
+	}
+	return NULL;
+}
+
+struct rep {
+	double elapsed_s;
+	double cpu_s;
+	unsigned long total;
+	unsigned long violations;
+};
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* One repetition: start the threads together, let them run, stop, check. */
+static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, char *err,
+		   size_t errlen)
+{
+	struct timespec d = {c->p->duration_ms / 1000, (long)(c->p->duration_ms % 1000) * 1000000};
+	unsigned long before = 0, after = 0;
+	int started = 0, rc = -1;
+	double cpu0 = 0;
+
+	for (int i = 0; i < c->nlocks; i++)
+		before += c->guard[i].counter;
+	atomic_store(&c->stop, 0);
+	lb_gate_init(&c->start);
+	for (int i = 0; i < n; i++) {
+		th[i].ops = 0;
+		th[i].violations = 0;
+		if (pthread_create(&th[i].tid, NULL, lock_thread, &th[i])) {
+			snprintf(err, errlen, "cannot create thread %d of %d", i + 1, n);
+			atomic_store(&c->stop, 1);
+			lb_gate_open(&c->start);
+			goto join;
+		}
+		started++;
+	}
+	atomic_store(&c->sh->phase, WL_PHASE_MEASURE);
+	cpu0 = cpu_seconds();
+	lb_gate_open(&c->start);
+	uint64_t t0 = lb_now_ns();
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+	uint64_t t1 = lb_now_ns();
+	atomic_store(&c->sh->phase, WL_PHASE_STOPPING);
+	rc = 0;
+	out->elapsed_s = (double)(t1 - t0) / 1e9;
+join:
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i].tid, NULL);
+	out->cpu_s = cpu_seconds() - cpu0;
+	lb_gate_destroy(&c->start);
+	if (rc)
+		return rc;
+	out->total = 0;
+	out->violations = 0;
+	for (int i = 0; i < n; i++) {
+		out->total += th[i].ops;
+		out->violations += th[i].violations;
+	}
+	for (int i = 0; i < c->nlocks; i++)
+		after += c->guard[i].counter;
+	if (after - before != out->total)
+		out->violations += 1;
+	return 0;
+}
+
+static int lock_workload(enum mode mode, const struct lock_ops *ops, const struct wl_params *p,
+			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	struct lctx c = {.ops = ops, .p = p, .sh = sh, .mode = mode};
+	struct lthread *th = NULL;
+	int n = p->threads, rc = -1, reps = p->repeat;
+	double *ops_s = NULL, *fair = NULL, *cov = NULL, *cpu_op = NULL, *per_thread = NULL;
+	double *waits = NULL;
+	size_t nwaits = 0;
+	unsigned long violations = 0, total_ops = 0;
+	double total_cpu = 0;
+
+	c.nlocks = mode == MODE_MANY ? p->nlocks : 1;
+	c.locks = calloc((size_t)c.nlocks, sizeof(*c.locks));
+	c.guard = aligned_alloc(LB_CACHELINE, sizeof(*c.guard) * (size_t)c.nlocks);
+	th = aligned_alloc(LB_CACHELINE, sizeof(*th) * (size_t)n);
+	ops_s = calloc((size_t)reps, sizeof(double));
+	fair = calloc((size_t)reps, sizeof(double));
+	cov = calloc((size_t)reps, sizeof(double));
+	cpu_op = calloc((size_t)reps, sizeof(double));
+	per_thread = calloc((size_t)n, sizeof(double));
+	if (!c.locks || !c.guard || !th || !ops_s || !fair || !cov || !cpu_op || !per_thread) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(c.guard, 0, sizeof(*c.guard) * (size_t)c.nlocks);
+	memset(th, 0, sizeof(*th) * (size_t)n);
+	for (int i = 0; i < c.nlocks; i++) {
+		c.locks[i] = lock_new(ops);
+		if (!c.locks[i]) {
+			snprintf(err, errlen, "cannot create lock %s: %s", ops->name, strerror(errno));
+			goto out;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		th[i].idx = i;
+		th[i].ctx = &c;
+		th[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ lb_now_ns();
+		if (mode == MODE_LONG_HOLD) {
+			th[i].waits = malloc(sizeof(double) * MAX_WAITS_PER_THREAD);
+			if (!th[i].waits) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+		}
+	}
+
+	for (int r = 0; r < reps; r++) {
+		struct rep rr;
+		double mn = 0, mx = 0, thr[WL_MAX_THREADS];
+
+		if (run_rep(&c, th, n, &rr, err, errlen))
+			goto out;
+		violations += rr.violations;
+		total_ops += rr.total;
+		total_cpu += rr.cpu_s;
+		ops_s[r] = rr.total / rr.elapsed_s;
+		for (int i = 0; i < n; i++) {
+			thr[i] = th[i].ops / rr.elapsed_s;
+			per_thread[i] += thr[i] / reps;
+			if (i == 0 || thr[i] < mn)
+				mn = thr[i];
+			if (i == 0 || thr[i] > mx)
+				mx = thr[i];
+		}
+		fair[r] = mx > 0 ? mn / mx : 0;
+		cov[r] = stats_cov(thr, (size_t)n);
+		cpu_op[r] = rr.total ? rr.cpu_s * 1e9 / rr.total : 0;
+	}
+	atomic_store(&sh->phase, WL_PHASE_DONE);
+
+	if (violations) {
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+			 "mutual exclusion violated: %lu failed checks in %lu acquisitions",
+			 violations, total_ops);
+		run_set_lockup(run, "exclusion", msg, NULL);
+	}
+	if (mode == MODE_TORTURE) {
+		wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
+			      (size_t)n);
+		rc = 0;
+		goto out;
+	}
+	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
+		      (size_t)n);
+	if (n > 1) {
+		wl_add_metric(run, "fairness", "min/max", true, fair, (size_t)reps, NULL, 0);
+		wl_add_metric(run, "cov", "stddev/mean", false, cov, (size_t)reps, NULL, 0);
+	}
+	if (p->threads > lb_online_cpus() && mode != MODE_LONG_HOLD)
+		wl_add_metric(run, "cpu_ns_per_op", "ns", false, cpu_op, (size_t)reps, NULL, 0);
+	if (mode == MODE_LONG_HOLD) {
+		for (int i = 0; i < n; i++)
+			nwaits += th[i].nwaits;
+		waits = malloc(sizeof(double) * (nwaits ? nwaits : 1));
+		if (!waits) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		nwaits = 0;
+		for (int i = 0; i < n; i++) {
+			memcpy(waits + nwaits, th[i].waits, th[i].nwaits * sizeof(double));
+			nwaits += th[i].nwaits;
+		}
+		double p50 = stats_percentile(waits, nwaits, 50);
+		double p99 = stats_percentile(waits, nwaits, 99);
+		double mx = stats_percentile(waits, nwaits, 100);
+		wl_add_metric(run, "wait_p50_us", "us", false, &p50, 1, NULL, 0);
+		wl_add_metric(run, "wait_p99_us", "us", false, &p99, 1, NULL, 0);
+		wl_add_metric(run, "wait_max_us", "us", false, &mx, 1, NULL, 0);
+		double cpu_acq = total_ops ? total_cpu * 1e6 / total_ops : 0;
+		wl_add_metric(run, "cpu_us_per_acq", "us", false, &cpu_acq, 1, NULL, 0);
+	}
+	rc = 0;
+out:
+	if (c.locks)
+		for (int i = 0; i < c.nlocks; i++)
+			if (c.locks[i])
+				lock_free(ops, c.locks[i]);
+	if (th)
+		for (int i = 0; i < n; i++)
+			free(th[i].waits);
+	free(waits);
+	free(per_thread);
+	free(cpu_op);
+	free(cov);
+	free(fair);
+	free(ops_s);
+	free(th);
+	free(c.guard);
+	free(c.locks);
+	return rc;
+}
+
+struct unc_ctx {
+	const struct lock_ops *ops;
+	const struct wl_params *p;
+	struct wl_shared *sh;
+	double *ns;
+};
+
+static void *uncontended_thread(void *arg)
+{
+	struct unc_ctx *u = arg;
+	void *l = lock_new(u->ops);
+	if (!l)
+		return NULL;
+	for (int r = 0; r < u->p->repeat; r++) {
+		uint64_t end, t0 = lb_now_ns(), t1;
+		unsigned long pairs = 0;
+		end = t0 + (uint64_t)u->p->duration_ms * 1000000;
+		do {
+			for (int i = 0; i < 1024; i++) {
+				u->ops->lock(l);
+				u->ops->unlock(l);
+			}
+			pairs += 1024;
+			atomic_store_explicit(&u->sh->progress[0].n, pairs, memory_order_relaxed);
+			t1 = lb_now_ns();
+		} while (t1 < end);
+		u->ns[r] = (double)(t1 - t0) / pairs;
+	}
+	lock_free(u->ops, l);
+	return NULL;
+}
+
+/*
+ * One thread doing lock/unlock pairs.  It runs on a second thread so that
+ * glibc has left its single-threaded fast path (which would make pthread
+ * look 3x faster than it is in any real program).
+ */
+static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
+			  struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	struct unc_ctx u = {ops, p, sh, calloc((size_t)p->repeat, sizeof(double))};
+	pthread_t t;
+	int rc = -1;
+
+	if (!u.ns) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	atomic_store(&sh->phase, WL_PHASE_MEASURE);
+	if (pthread_create(&t, NULL, uncontended_thread, &u)) {
+		snprintf(err, errlen, "cannot create thread");
+		goto out;
+	}
+	pthread_join(t, NULL);
+	if (u.ns[0] == 0) {
+		snprintf(err, errlen, "cannot create lock %s", ops->name);
+		goto out;
+	}
+	wl_add_metric(run, "ns_per_pair", "ns", false, u.ns, (size_t)p->repeat, NULL, 0);
+	rc = 0;
+out:
+	free(u.ns);
+	return rc;
+}
+
+static int wl_hot(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		  struct lb_run *run, char *err, size_t errlen)
+{
+	return lock_workload(MODE_HOT, ops, p, sh, run, err, errlen);
+}
+
+static int wl_many(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		   struct lb_run *run, char *err, size_t errlen)
+{
+	return lock_workload(MODE_MANY, ops, p, sh, run, err, errlen);
+}
+
+static int wl_long_hold(const struct lock_ops *ops, const struct wl_params *p,
+			struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	return lock_workload(MODE_LONG_HOLD, ops, p, sh, run, err, errlen);
+}
+
+static int wl_torture(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+		      struct lb_run *run, char *err, size_t errlen)
+{
+	return lock_workload(MODE_TORTURE, ops, p, sh, run, err, errlen);
+}
+
+const struct workload wl_uncontended_def = {
+	"uncontended", "one thread, lock/unlock pairs: ns per pair", true, false, wl_uncontended};
+const struct workload wl_hot_def = {
+	"hot", "N threads, one lock, tiny critical section: ops/s and fairness", true, false,
+	wl_hot};
+const struct workload wl_cs_sweep_def = {
+	"cs-sweep", "critical-section length x outside work: ops/s", true, false, wl_hot};
+const struct workload wl_many_locks_def = {
+	"many-locks", "N threads, locks picked at random from --nlocks: ops/s", true, false,
+	wl_many};
+const struct workload wl_oversub_def = {
+	"oversub", "threads 2-4x the CPUs: ops/s and CPU time per op", true, false, wl_hot};
+const struct workload wl_long_hold_def = {
+	"long-hold", "~100 us holds: wait p50/p99/max, CPU per acquisition, fairness", true,
+	false, wl_long_hold};
+const struct workload wl_torture_def = {
+	"torture", "validate: exclusion, trylock, random short and long holds", true, true,
+	wl_torture};

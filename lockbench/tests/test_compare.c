@@ -1,0 +1,347 @@
+/*
+ * test_compare.c - verdicts on synthetic samples from a seeded RNG: the bar
+ * the design sets (A/A almost never a regression, a real 5% change almost
+ * always caught), minimum samples, metric direction, lockups.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+static void doc_init(struct lb_result *r, const char *variant, int round)
+{
+	result_init(r);
+	r->suite = strdup("smoke");
+	r->variant = strdup(variant);
+	r->round = round;
+	r->started = strdup("2026-11-29T19:40:00Z");
+	r->machine.hostname = strdup(strcmp(variant, "base") == 0 ? "base-host" : "patched-host");
+	r->machine.cpus = 2;
+	r->machine.model = strdup("test cpu");
+	r->machine.kernel = strdup("6.1");
+}
+
+/* One run of workload/lock at threads with n samples of metric. */
+static struct lb_run *add_point(struct lb_result *r, const char *workload, const char *lock,
+                                long long threads, const char *metric, const char *unit, bool hb,
+                                const double *x, size_t n)
+{
+	struct lb_run *run = result_add_run(r, workload, lock);
+	double sum = 0;
+	run_set_param_num(run, "threads", threads);
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	struct lb_metric *m = run_add_metric(run, metric, unit, hb, n ? sum / (double)n : 0);
+	for (size_t i = 0; i < n; i++)
+		metric_add_sample(m, x[i]);
+	return run;
+}
+
+static void normal_samples(gsl_rng *rng, double mean, double cov, double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = mean + gsl_ran_gaussian(rng, mean * cov);
+}
+
+/*
+ * One trial: nrounds documents a side, each carrying per_round samples of
+ * hot/pthread ops_per_sec; returns the verdict of the single row.
+ */
+static enum verdict trial(gsl_rng *rng, double base_mean, double patched_mean, double cov,
+                          int nrounds, size_t per_round, bool higher_better)
+{
+	struct lb_result base[8], patched[8];
+	struct comparison c;
+	const struct compare_opts opts = COMPARE_OPTS_DEFAULT;
+	char err[256];
+	double x[64];
+	enum verdict v;
+
+	assert_true(nrounds <= 8 && per_round <= 64);
+	for (int d = 0; d < nrounds; d++) {
+		doc_init(&base[d], "base", d);
+		doc_init(&patched[d], "patched", d);
+		normal_samples(rng, base_mean, cov, x, per_round);
+		add_point(&base[d], "hot", "pthread", 2, "ops_per_sec", "ops/s", higher_better, x,
+		          per_round);
+		normal_samples(rng, patched_mean, cov, x, per_round);
+		add_point(&patched[d], "hot", "pthread", 2, "ops_per_sec", "ops/s", higher_better,
+		          x, per_round);
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(base, (size_t)nrounds, patched, (size_t)nrounds, &opts, &c,
+	                                 err, sizeof(err)),
+	                 0);
+	assert_int_equal(c.nrows, 1);
+	assert_int_equal(c.rows[0].base.n, (size_t)nrounds * per_round);
+	v = c.rows[0].verdict;
+	comparison_release(&c);
+	for (int d = 0; d < nrounds; d++) {
+		result_release(&base[d]);
+		result_release(&patched[d]);
+	}
+	return v;
+}
+
+static void test_aa_rarely_regresses(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	int regressions = 0, improvements = 0, no_change = 0;
+
+	gsl_rng_set(rng, 1);
+	for (int i = 0; i < 200; i++) {
+		/* 5 rounds of 2 samples: samples pooled over documents */
+		enum verdict v = trial(rng, 1e6, 1e6, 0.02, 5, 2, true);
+		regressions += v == VERDICT_REGRESSION;
+		improvements += v == VERDICT_IMPROVEMENT;
+		no_change += v == VERDICT_NO_CHANGE;
+	}
+	gsl_rng_free(rng);
+	printf("A/A, 10 samples a side, CoV 2%%: %d regressions, %d improvements, %d no-change "
+	       "of 200\n",
+	       regressions, improvements, no_change);
+	assert_true(regressions < 10); /* < 5% */
+	assert_true(improvements < 10);
+	assert_true(no_change > 150); /* A/A mostly reads as "same", not "don't know" */
+}
+
+static void test_five_percent_caught(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	int caught10 = 0, caught5 = 0;
+
+	gsl_rng_set(rng, 2);
+	for (int i = 0; i < 200; i++) {
+		caught10 += trial(rng, 1e6, 0.95e6, 0.02, 5, 2, true) == VERDICT_REGRESSION;
+		caught5 += trial(rng, 1e6, 0.95e6, 0.02, 5, 1, true) == VERDICT_REGRESSION;
+	}
+	gsl_rng_free(rng);
+	printf("5%% regression, CoV 2%%: caught %d/200 with 10 a side, %d/200 with 5 a side\n",
+	       caught10, caught5);
+	assert_true(caught10 > 180); /* > 90% */
+	assert_true(caught5 > 160);
+}
+
+static void test_min_samples_inconclusive(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 3);
+	/* a 30% drop on 4 samples a side is still not enough to say anything */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(trial(rng, 1e6, 0.7e6, 0.02, 1, 4, true), VERDICT_INCONCLUSIVE);
+	gsl_rng_free(rng);
+}
+
+static void test_direction(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 4);
+	/* lower is better (wake time): up 10% is a regression, down 10% an improvement */
+	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 2, 5, false), VERDICT_REGRESSION);
+	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 2, 5, false), VERDICT_IMPROVEMENT);
+	/* higher is better (throughput) */
+	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 2, 5, true), VERDICT_IMPROVEMENT);
+	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 2, 5, true), VERDICT_REGRESSION);
+	/* a real but tiny change (0.5%, very low noise) is no change */
+	assert_int_equal(trial(rng, 1000, 1005, 0.0005, 2, 10, true), VERDICT_NO_CHANGE);
+	gsl_rng_free(rng);
+}
+
+static void test_rows_and_fields(void **state)
+{
+	struct lb_result b, p;
+	struct comparison c;
+	char err[256];
+	const double b8[] = {100, 101, 99, 100, 100}, p8[] = {110, 111, 109, 110, 110};
+	const double b2[] = {50, 51, 49, 50, 50};
+
+	doc_init(&b, "base", 0);
+	doc_init(&p, "patched", 0);
+	add_point(&b, "hot", "tas", 8, "ops_per_sec", "ops/s", true, b8, 5);
+	add_point(&p, "hot", "tas", 8, "ops_per_sec", "ops/s", true, p8, 5);
+	add_point(&b, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
+	add_point(&p, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
+	/* only on one side: left out */
+	add_point(&p, "hot", "tas", 64, "ops_per_sec", "ops/s", true, b2, 5);
+	/* a run without samples counts its value as one sample */
+	for (int i = 0; i < 5; i++) {
+		struct lb_run *run = result_add_run(&b, "aim7-mix", "kmutex");
+		run_set_param_num(run, "users", 100);
+		run_set_param_num(run, "threads", 1);
+		run_add_metric(run, "jpm", "JPM", true, 75000 + i);
+		run = result_add_run(&p, "aim7-mix", "kmutex");
+		run_set_param_num(run, "users", 100);
+		run_set_param_num(run, "threads", 1);
+		run_add_metric(run, "jpm", "JPM", true, 75000 + i);
+	}
+
+	comparison_init(&c);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 3);
+	assert_string_equal(c.suite, "smoke");
+	assert_string_equal(c.machine.hostname, "patched-host");
+	assert_int_equal(c.base_rounds, 1);
+	/* sorted by workload, lock, metric, users */
+	assert_string_equal(c.rows[0].workload, "aim7-mix");
+	assert_int_equal(c.rows[0].users, 100); /* users wins over threads */
+	assert_int_equal(c.rows[0].base.n, 5);
+	assert_string_equal(c.rows[0].params_key, "threads=1,users=100");
+	assert_int_equal(c.rows[0].verdict, VERDICT_NO_CHANGE);
+	assert_int_equal(c.rows[1].users, 2);
+	assert_int_equal(c.rows[2].users, 8);
+	assert_string_equal(c.rows[2].unit, "ops/s");
+	assert_true(c.rows[2].higher_better);
+	assert_true(fabs(c.rows[2].change - 0.10) < 1e-9);
+	assert_true(c.rows[2].change_lo < 0.10 && c.rows[2].change_hi > 0.10);
+	assert_true(c.rows[2].tested);
+	assert_true(c.rows[2].significant);
+	assert_true(c.rows[2].q >= c.rows[2].p);
+	assert_int_equal(c.rows[2].verdict, VERDICT_IMPROVEMENT);
+	assert_int_equal(c.rows[2].base_runs, 1);
+	assert_int_equal(c.rows[2].base_lockups, 0);
+	assert_null(c.rows[2].lockup_message);
+	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
+	comparison_release(&c);
+	assert_int_equal(c.nrows, 0);
+	result_release(&b);
+	result_release(&p);
+}
+
+static void test_lockups(void **state)
+{
+	struct lb_result b, p;
+	struct comparison c;
+	char err[256];
+	const double x[] = {100, 101, 99, 100, 100};
+
+	doc_init(&b, "base", 0);
+	doc_init(&p, "patched", 0);
+	/* threads=8: patched locked up once among good runs; its figure is not a sample */
+	add_point(&b, "hot", "kmutex", 8, "ops_per_sec", "ops/s", true, x, 5);
+	add_point(&p, "hot", "kmutex", 8, "ops_per_sec", "ops/s", true, x, 5);
+	struct lb_run *run = add_point(&p, "hot", "kmutex", 8, "ops_per_sec", "ops/s", true, x, 1);
+	run->metrics[0].samples[0] = 1;
+	run_set_lockup(run, "stall", "no progress for 2.0 s", "thread 3: futex_wait");
+	/* threads=16: the base side locked up, the patched side has figures */
+	run = result_add_run(&b, "hot", "kmutex");
+	run_set_param_num(run, "threads", 16);
+	run_set_lockup(run, "deadline", "run did not end before its deadline", NULL);
+	add_point(&p, "hot", "kmutex", 16, "ops_per_sec", "ops/s", true, x, 5);
+	/* threads=32: only the patched side ran it, and it locked up */
+	run = result_add_run(&p, "hot", "kmutex");
+	run_set_param_num(run, "threads", 32);
+	run_set_lockup(run, "hung-task", "INFO: task lockbench blocked for more than 10 seconds",
+	               NULL);
+
+	comparison_init(&c);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 3);
+
+	/* rows sort by metric before users: "lockup" < "ops_per_sec" */
+	const struct compare_row *r8 = NULL, *r16 = NULL, *r32 = NULL;
+	for (size_t i = 0; i < c.nrows; i++) {
+		if (c.rows[i].users == 8)
+			r8 = &c.rows[i];
+		if (c.rows[i].users == 16)
+			r16 = &c.rows[i];
+		if (c.rows[i].users == 32)
+			r32 = &c.rows[i];
+	}
+	assert_ptr_equal(r8, &c.rows[2]);
+	assert_string_equal(r8->metric, "ops_per_sec");
+	assert_int_equal(r8->verdict, VERDICT_LOCKUP);
+	assert_int_equal(r8->patched.n, 5); /* the locked-up run's figure is left out */
+	assert_true(r8->patched.min == 99);
+	assert_int_equal(r8->patched_runs, 2);
+	assert_int_equal(r8->patched_lockups, 1);
+	assert_int_equal(r8->base_lockups, 0);
+	assert_string_equal(r8->lockup_message, "no progress for 2.0 s");
+	assert_string_equal(r8->lockup_stacks, "thread 3: futex_wait");
+	assert_false(r8->significant);
+	assert_non_null(r16);
+	assert_non_null(r32);
+	assert_string_equal(r16->metric, "lockup");
+	assert_int_equal(r16->verdict, VERDICT_LOCKUP);
+	assert_int_equal(r16->base_lockups, 1);
+	assert_int_equal(r16->patched_lockups, 0);
+	assert_string_equal(r16->lockup_message, "run did not end before its deadline");
+	assert_null(r16->lockup_stacks);
+	assert_string_equal(r32->metric, "lockup");
+	assert_int_equal(r32->patched_lockups, 1);
+	assert_int_equal(r32->base_runs, 0);
+	assert_int_equal(comparison_overall(&c), VERDICT_LOCKUP);
+	comparison_release(&c);
+	result_release(&b);
+	result_release(&p);
+}
+
+static void test_overall_and_names(void **state)
+{
+	struct comparison c;
+	struct compare_row rows[3];
+
+	comparison_init(&c);
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	memset(rows, 0, sizeof(rows));
+	c.rows = rows;
+	c.nrows = 3;
+	rows[0].verdict = VERDICT_IMPROVEMENT;
+	rows[1].verdict = VERDICT_NO_CHANGE;
+	rows[2].verdict = VERDICT_INCONCLUSIVE;
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+	rows[1].verdict = VERDICT_REGRESSION;
+	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
+	rows[0].verdict = VERDICT_LOCKUP;
+	assert_int_equal(comparison_overall(&c), VERDICT_LOCKUP);
+	rows[0].verdict = rows[1].verdict = rows[2].verdict = VERDICT_IMPROVEMENT;
+	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
+
+	assert_string_equal(verdict_name(VERDICT_NO_CHANGE), "no-change");
+	assert_string_equal(verdict_name(VERDICT_IMPROVEMENT), "improvement");
+	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");
+	assert_string_equal(verdict_name(VERDICT_INCONCLUSIVE), "inconclusive");
+	assert_string_equal(verdict_name(VERDICT_LOCKUP), "lockup");
+}
+
+static void test_bad_options(void **state)
+{
+	struct comparison c;
+	struct compare_opts o = COMPARE_OPTS_DEFAULT;
+	char err[256] = "";
+
+	comparison_init(&c);
+	o.alpha = 0;
+	assert_int_equal(compare_results(NULL, 0, NULL, 0, &o, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "alpha"));
+	/* nothing on either side: an empty comparison, no change */
+	assert_int_equal(compare_results(NULL, 0, NULL, 0, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 0);
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	comparison_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_aa_rarely_regresses),
+	    cmocka_unit_test(test_five_percent_caught),
+	    cmocka_unit_test(test_min_samples_inconclusive),
+	    cmocka_unit_test(test_direction),
+	    cmocka_unit_test(test_rows_and_fields),
+	    cmocka_unit_test(test_lockups),
+	    cmocka_unit_test(test_overall_and_names),
+	    cmocka_unit_test(test_bad_options),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

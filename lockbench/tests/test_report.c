@@ -1,0 +1,329 @@
+/*
+ * test_report.c - the mailing-list layouts rendered from a comparison built
+ * through the public API out of small hand-made documents.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static void doc_init(struct lb_result *r, const char *variant)
+{
+	result_init(r);
+	r->suite = strdup("smoke");
+	r->variant = strdup(variant);
+	r->started = strdup("2026-11-29T19:40:00Z");
+	r->machine.hostname = strdup("lab1");
+	r->machine.cpus = 8;
+	r->machine.model = strdup("test cpu");
+	r->machine.kernel = strdup("6.1");
+}
+
+/* n samples mean*(1 + k*spread) for k in -2..2 repeated: mean exact, small spread. */
+static void add(struct lb_result *r, const char *workload, const char *lock, const char *pname,
+                long long pval, const char *metric, const char *unit, bool hb, double mean,
+                size_t n)
+{
+	static const double k[] = {-0.01, 0.005, 0, -0.005, 0.01};
+	struct lb_run *run = result_add_run(r, workload, lock);
+	run_set_param_num(run, pname, pval);
+	struct lb_metric *m = run_add_metric(run, metric, unit, hb, mean);
+	for (size_t i = 0; i < n; i++)
+		metric_add_sample(m, mean * (1 + k[i % 5]));
+}
+
+static struct comparison comp;
+
+static int setup(void **state)
+{
+	struct lb_result b, p;
+	char err[256];
+
+	doc_init(&b, "base");
+	doc_init(&p, "patched");
+	/* the seed's AIM7 bands: 10-90 users, 100-900 users */
+	for (int u = 10; u <= 90; u += 40) {
+		add(&b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 13943, 5);
+		add(&p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 14432, 5);
+	}
+	for (int u = 100; u <= 900; u += 400) {
+		add(&b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75475, 5);
+		add(&p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75500, 5);
+	}
+	/* the seed's futex-wake grid (lower is better) */
+	add(&b, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 0.362, 5);
+	add(&p, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 1.13, 5);
+	add(&b, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 4.241, 5);
+	add(&p, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 12.366, 5);
+	/* sorts before aim7-mix, yet the AIM7 table still leads */
+	add(&b, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000, 5);
+	add(&p, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000, 5);
+	/* seed 001's vfs figures on hot */
+	add(&b, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 291038, 5);
+	add(&p, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 392865, 5);
+	/* a lockup: every patched run of hot/kmutex at 8 threads */
+	add(&b, "hot", "kmutex", "threads", 8, "ops_per_sec", "ops/s", true, 100000, 5);
+	for (int i = 0; i < 5; i++) {
+		struct lb_run *run = result_add_run(&p, "hot", "kmutex");
+		run_set_param_num(run, "threads", 8);
+		run_set_lockup(run, "stall", "no progress for 2.0 s", "thread 1: futex_wait");
+	}
+	/* base-only lockup at 2000 users, as in seed 000 but on the other side */
+	struct lb_run *run = result_add_run(&b, "aim7-mix", "kmutex");
+	run_set_param_num(run, "users", 2000);
+	run_set_lockup(run, "hung-task", "INFO: task reaim blocked for more than 120 seconds",
+	               NULL);
+	add(&p, "aim7-mix", "kmutex", "users", 2000, "jpm", "JPM", true, 77000, 5);
+
+	comparison_init(&comp);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &comp, err, sizeof(err)), 0);
+	result_release(&b);
+	result_release(&p);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	comparison_release(&comp);
+	return 0;
+}
+
+static char *render(enum report_format fmt)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(report_render(&comp, fmt, f), 0);
+	fclose(f);
+	if (getenv("SHOW_REPORTS"))
+		printf("%s\n", text);
+	return text;
+}
+
+#define assert_contains(hay, needle)                                                               \
+	do {                                                                                       \
+		if (!strstr((hay), (needle)))                                                      \
+			fail_msg("missing \"%s\" in:\n%s", (needle), (hay));                       \
+	} while (0)
+
+static void test_show_all(void **state)
+{
+	/* SHOW_REPORTS=1 prints every layout, for eyeballing */
+	for (int f = REPORT_AIM7; f <= REPORT_JSON; f++)
+		free(render((enum report_format)f));
+}
+
+static void test_aim7(void **state)
+{
+	char *t = render(REPORT_AIM7);
+
+	/* the AIM7 jobs-per-minute table comes first */
+	assert_int_equal(strncmp(t, "aim7-mix kmutex: jpm (JPM)\n", 27), 0);
+	assert_contains(t, "\n-------------------------------------------------");
+	assert_contains(t, "\n|  users      | avg throughput | avg throughput | n   | change  |\n");
+	assert_contains(t, "\n              | without patch  | with patch     |     |         |\n");
+	assert_contains(t, "\n| 10 - 90     |   13,943 JPM   |   14,432 JPM   | 5/5 | +3.5% * |\n");
+	assert_contains(t, "\n| 100 - 900   |   75,475 JPM   |   75,500 JPM   | 5/5 | +0.0%   |\n");
+	assert_contains(t,
+	                "\nn = samples per side; * = significant after Benjamini-Hochberg at q < "
+	                "0.05 and |change| >= 2%\n");
+	/* ops/s tables use the same layout with thousands separators */
+	assert_contains(t, "hot pthread: ops_per_sec (ops/s)\n");
+	assert_contains(t, "|  291,038 ops/s   |  392,865 ops/s   | 5/5 | +35.0% * |");
+	/* a latency figure is not called throughput */
+	assert_contains(t, "| avg wake_ms    | avg wake_ms    |");
+	/* the lockups, in words, below the tables */
+	assert_contains(t,
+	                "\nat 2000 users, the base build locked up on aim7-mix with kmutex: INFO: "
+	                "task reaim blocked for more than 120 seconds.\n");
+	assert_contains(t, "\nat 8 threads, the patched build locked up on hot with kmutex: no "
+	                   "progress for 2.0 s.\n");
+	free(t);
+}
+
+static void test_perf(void **state)
+{
+	char *t = render(REPORT_PERF);
+
+	assert_contains(t, "futex-wake futex3: wake_ms (ms)\n"
+	                   "+---------+--------------------+--------+-------------------+--------+"
+	                   "----------+-----+-----+\n"
+	                   "| threads | baseline time (ms) | stddev | patched time (ms) | stddev | "
+	                   "overhead | n   | sig |\n");
+	/* threads descending, 4 decimals, overhead with two */
+	const char *r512 = strstr(t, "|     512 | 4.2410             | 0.0335 | 12.3660           "
+	                             "| 0.0978 | +191.58% | 5/5 | *   |\n");
+	const char *r32 = strstr(t, "|      32 | 0.3620             | 0.0029 | 1.1300            "
+	                            "| 0.0089 | +212.15% | 5/5 | *   |\n");
+	assert_non_null(r512);
+	assert_non_null(r32);
+	assert_true(r512 < r32);
+	assert_contains(t, "| threads | baseline ops_per_sec (ops/s) | stddev    |");
+	assert_contains(t, "|       1 | 5000.0000                    |");
+	assert_contains(t, "n = samples per side; * = significant");
+	assert_contains(t, "at 8 threads, the patched build locked up on hot with kmutex");
+	free(t);
+}
+
+static void test_lkp(void **state)
+{
+	char *t = render(REPORT_LKP);
+
+	assert_contains(t, "samples per side: base n=5, patched n=5; rounds: base 1, patched 1\n");
+	assert_contains(t, "\n         base             %stddev     %change         %stddev\n"
+	                   "             \\          |                \\          |\n");
+	assert_contains(t,
+	                "\n    291038            \xc2\xb1  1%     +35.0%*    392865 \xc2\xb1  1%  "
+	                "hot.pthread.ops_per_sec.threads=4\n");
+	assert_contains(t,
+	                "\n      5000            \xc2\xb1  1%      +0.0%       5000 \xc2\xb1  1%  "
+	                "a-warmup.tas.ops_per_sec.threads=1\n");
+	assert_contains(t, "\n     fail:runs  %reproduction    fail:runs\n"
+	                   "         |             |             |\n");
+	assert_contains(t, "\n          :1           100%          5:5   hot.kmutex.threads=8: no "
+	                   "progress for 2.0 s\n");
+	assert_contains(t, "\n         1:1          -100%           :1   "
+	                   "aim7-mix.kmutex.users=2000: INFO: task reaim");
+	assert_contains(t, "n = samples per side; * = significant");
+	free(t);
+}
+
+static void test_text(void **state)
+{
+	char *t = render(REPORT_TEXT);
+
+	assert_contains(t, "overall: lockup\n");
+	assert_contains(t, "\nworkload    lock     params       metric       base");
+	assert_contains(t, "change     p         q         verdict\n");
+	assert_contains(t, "291038 \xc2\xb1 2301 (5)");
+	assert_contains(t, "+35.0% *");
+	assert_contains(t, "improvement\n");
+	assert_contains(t, "regression\n");
+	assert_contains(t, "no-change\n");
+	assert_contains(t, "hot         kmutex   threads=8    lockup");
+	assert_contains(t, "at 8 threads, the patched build locked up on hot with kmutex: no "
+	                   "progress for 2.0 s.\n");
+	free(t);
+}
+
+static void test_json(void **state)
+{
+	char *t = render(REPORT_JSON);
+	json_error_t je;
+	json_t *doc = json_loads(t, JSON_REJECT_DUPLICATES, &je);
+	json_t *rows, *row;
+	size_t i;
+	bool seen_lockup = false, seen_hot = false;
+
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "overall")), "lockup");
+	assert_string_equal(json_string_value(json_object_get(doc, "suite")), "smoke");
+	assert_int_equal(json_integer_value(json_object_get(doc, "base_rounds")), 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(doc, "machine"), "cpus")), 8);
+	rows = json_object_get(doc, "rows");
+	assert_int_equal(json_array_size(rows), comp.nrows);
+	json_array_foreach(rows, i, row)
+	{
+		const char *w = json_string_value(json_object_get(row, "workload"));
+		const char *l = json_string_value(json_object_get(row, "lock"));
+		json_t *lk = json_object_get(row, "lockup");
+		if (strcmp(w, "hot") == 0 && strcmp(l, "kmutex") == 0) {
+			seen_lockup = true;
+			assert_string_equal(json_string_value(json_object_get(row, "verdict")),
+			                    "lockup");
+			assert_int_equal(json_integer_value(json_object_get(lk, "patched_lockups")),
+			                 5);
+			assert_string_equal(json_string_value(json_object_get(lk, "message")),
+			                    "no progress for 2.0 s");
+			assert_string_equal(json_string_value(json_object_get(lk, "stacks")),
+			                    "thread 1: futex_wait");
+		} else if (strcmp(w, "hot") == 0) {
+			seen_hot = true;
+			assert_true(json_is_null(lk));
+			assert_int_equal(
+			    json_integer_value(json_object_get(json_object_get(row, "base"), "n")),
+			    5);
+			assert_string_equal(json_string_value(json_object_get(row, "better")),
+			                    "higher");
+			assert_int_equal(json_integer_value(json_object_get(row, "users")), 4);
+			assert_true(json_real_value(json_object_get(row, "change")) > 0.34);
+			assert_true(json_is_real(json_object_get(row, "q")));
+		}
+	}
+	assert_true(seen_lockup && seen_hot);
+	json_decref(doc);
+	free(t);
+}
+
+static void test_sentences(void **state)
+{
+	char *s = report_lockup_sentences(&comp);
+	assert_string_equal(s, "at 2000 users, the base build locked up on aim7-mix with kmutex: "
+	                       "INFO: task reaim blocked for more than 120 seconds.\n"
+	                       "at 8 threads, the patched build locked up on hot with kmutex: no "
+	                       "progress for 2.0 s.\n");
+	free(s);
+
+	struct comparison empty;
+	comparison_init(&empty);
+	s = report_lockup_sentences(&empty);
+	assert_non_null(s);
+	assert_string_equal(s, "");
+	free(s);
+	/* every layout copes with nothing to show */
+	for (int f = REPORT_AIM7; f <= REPORT_JSON; f++) {
+		FILE *null = fopen("/dev/null", "w");
+		assert_int_equal(report_render(&empty, (enum report_format)f, null), 0);
+		fclose(null);
+	}
+	comparison_release(&empty);
+}
+
+static void test_format_parse(void **state)
+{
+	enum report_format f;
+	assert_int_equal(report_format_parse("aim7", &f), 0);
+	assert_int_equal(f, REPORT_AIM7);
+	assert_int_equal(report_format_parse("perf", &f), 0);
+	assert_int_equal(f, REPORT_PERF);
+	assert_int_equal(report_format_parse("lkp", &f), 0);
+	assert_int_equal(f, REPORT_LKP);
+	assert_int_equal(report_format_parse("text", &f), 0);
+	assert_int_equal(f, REPORT_TEXT);
+	assert_int_equal(report_format_parse("json", &f), 0);
+	assert_int_equal(f, REPORT_JSON);
+	assert_int_equal(report_format_parse("html", &f), -1);
+	assert_int_equal(report_format_parse("", &f), -1);
+}
+
+static void test_write_error(void **state)
+{
+	for (int f = REPORT_AIM7; f <= REPORT_JSON; f++) {
+		FILE *full = fopen("/dev/full", "w");
+		assert_non_null(full);
+		assert_int_equal(report_render(&comp, (enum report_format)f, full), -1);
+		fclose(full);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_show_all),    cmocka_unit_test(test_aim7),
+	    cmocka_unit_test(test_perf),        cmocka_unit_test(test_lkp),
+	    cmocka_unit_test(test_text),        cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_sentences),   cmocka_unit_test(test_format_parse),
+	    cmocka_unit_test(test_write_error),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

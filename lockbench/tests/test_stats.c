@@ -1,0 +1,146 @@
+/*
+ * test_stats.c - summaries, percentiles, Welch's test and BH against values
+ * computed independently (R's t.test and p.adjust give the same figures).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "stats.h"
+
+#define near(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))
+
+static void test_summarize(void **state)
+{
+	const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
+	struct stats_summary s;
+
+	stats_summarize(x, 8, &s);
+	assert_int_equal(s.n, 8);
+	near(s.mean, 5.0, 1e-12);
+	near(s.stddev, sqrt(32.0 / 7.0), 1e-12);
+	near(s.min, 2, 0);
+	near(s.max, 9, 0);
+
+	stats_summarize(x, 1, &s);
+	assert_int_equal(s.n, 1);
+	near(s.stddev, 0, 0);
+	near(s.mean, 2, 0);
+	stats_summarize(x, 0, &s);
+	assert_int_equal(s.n, 0);
+	near(s.mean, 0, 0);
+}
+
+static void test_cov(void **state)
+{
+	const double x[] = {90, 100, 110};
+	const double z[] = {-1, 1};
+	near(stats_cov(x, 3), 10.0 / 100.0, 1e-12);
+	near(stats_cov(z, 2), 0, 0);
+}
+
+static void test_percentile(void **state)
+{
+	const double x[] = {15, 20, 35, 40, 50};
+	const double unsorted[] = {50, 15, 40, 20, 35};
+
+	near(stats_percentile(x, 5, 0), 15, 1e-12);
+	near(stats_percentile(x, 5, 100), 50, 1e-12);
+	near(stats_percentile(x, 5, 50), 35, 1e-12);
+	near(stats_percentile(x, 5, 40), 29, 1e-12); /* rank 1.6: 20 + 0.6 * 15 */
+	near(stats_percentile(unsorted, 5, 40), 29, 1e-12);
+	assert_true(unsorted[0] == 50); /* input untouched */
+	near(stats_percentile(x, 1, 99), 15, 0);
+	assert_true(isnan(stats_percentile(x, 0, 50)));
+}
+
+static void test_welch_reference(void **state)
+{
+	const double a[] = {1, 2, 3, 4, 5};
+	const double b[] = {2, 4, 6, 8, 10};
+	struct stats_welch w;
+
+	assert_int_equal(stats_welch(a, 5, b, 5, 0.05, &w), 0);
+	near(w.t, 1.897366596, 1e-6);
+	near(w.df, 5.882352941, 1e-6);
+	near(w.p, 0.1075312, 1e-5);
+	near(w.diff_lo, -0.8877416, 1e-5);
+	near(w.diff_hi, 6.8877416, 1e-5);
+
+	/* the other way round: t and the interval flip, p stays */
+	assert_int_equal(stats_welch(b, 5, a, 5, 0.05, &w), 0);
+	near(w.t, -1.897366596, 1e-6);
+	near(w.p, 0.1075312, 1e-5);
+	near(w.diff_hi, 0.8877416, 1e-5);
+}
+
+static void test_welch_zero_variance(void **state)
+{
+	const double a[] = {3, 3, 3};
+	const double b[] = {3, 3, 3, 3};
+	const double c[] = {4, 4, 4};
+	struct stats_welch w;
+
+	assert_int_equal(stats_welch(a, 3, b, 4, 0.05, &w), 0);
+	near(w.p, 1, 0);
+	near(w.diff_lo, 0, 0);
+	near(w.diff_hi, 0, 0);
+	assert_int_equal(stats_welch(a, 3, c, 3, 0.05, &w), 0);
+	near(w.p, 0, 0);
+	near(w.diff_lo, 1, 0);
+	near(w.diff_hi, 1, 0);
+}
+
+static void test_welch_too_few(void **state)
+{
+	const double a[] = {1, 2};
+	struct stats_welch w;
+	assert_int_equal(stats_welch(a, 1, a, 2, 0.05, &w), -1);
+	assert_int_equal(stats_welch(a, 2, a, 0, 0.05, &w), -1);
+	near(w.p, 1, 0);
+}
+
+static void test_bh(void **state)
+{
+	const double p[] = {0.01, 0.04, 0.03, 0.005, 0.5};
+	const double want[] = {0.025, 0.05, 0.05, 0.025, 0.5};
+	double q[5];
+
+	stats_bh_adjust(p, 5, q);
+	for (int i = 0; i < 5; i++)
+		near(q[i], want[i], 1e-12);
+
+	/* monotone: a smaller p never gets a larger q */
+	const double p2[] = {0.02, 0.021};
+	double q2[2];
+	stats_bh_adjust(p2, 2, q2);
+	near(q2[0], 0.021, 1e-12);
+	near(q2[1], 0.021, 1e-12);
+
+	/* capped at 1 */
+	const double p3[] = {0.9, 0.95, 1.0};
+	double q3[3];
+	stats_bh_adjust(p3, 3, q3);
+	for (int i = 0; i < 3; i++)
+		near(q3[i], 1.0, 1e-12);
+	stats_bh_adjust(p3, 0, q3); /* nothing to do, no crash */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_summarize),
+	    cmocka_unit_test(test_cov),
+	    cmocka_unit_test(test_percentile),
+	    cmocka_unit_test(test_welch_reference),
+	    cmocka_unit_test(test_welch_zero_variance),
+	    cmocka_unit_test(test_welch_too_few),
+	    cmocka_unit_test(test_bh),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian packages locklab needs to build and test, when missing.
+# As root it runs apt-get; otherwise it prints the exact command and fails.
+# Add a package here when code starts to need it, never in .ci/run.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential pkg-config git curl ca-certificates perl
+  libjansson-dev libgsl-dev libcmocka-dev
+  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev
+  postgresql-15
+  gdb linux-perf clang-format bubblewrap
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$st" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+line="apt-get install -y ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deps: missing Debian packages; run as root:" >&2
+  echo "  apt-get update && $line" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

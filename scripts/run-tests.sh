@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run every cmocka unit test binary given as arguments, then every TAP script
+# under tests/ with prove.  Prints one closing line "N passed, N failed" and
+# exits non-zero when anything failed.  Output of each part is kept under
+# test-output/ for a failing CI run.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+out="$top/test-output"
+mkdir -p "$out"
+passed=0
+failed=0
+
+for t in "$@"; do
+  name=$(basename "$t")
+  log="$out/$name.log"
+  CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
+  rc=$?
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  p=${p:-0}; f=${f:-0}
+  if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; fi   # crashed before its summary
+  passed=$((passed + p)); failed=$((failed + f))
+  if [[ $f -ne 0 ]]; then
+    echo "FAIL $name ($f failed, log: test-output/$name.log)"
+    grep -E '^\[  (FAILED|  ERROR)|^\[  ERROR|error|Error' "$log" | head -n 20 | sed 's/^/    /'
+  else
+    echo "ok   $name ($p tests)"
+  fi
+done
+
+shopt -s nullglob
+tap=(tests/*.t)
+if [[ ${#tap[@]} -gt 0 ]]; then
+  log="$out/prove.log"
+  BUILD="${BUILD:-build}" TEST_OUTPUT="$out" prove -v --timer "${tap[@]}" >"$log" 2>&1
+  rc=$?
+  p=$(grep -cE '^ok [0-9]+' "$log")
+  f=$(grep -cE '^not ok [0-9]+' "$log")
+  grep -E '^tests/.*\.t \.+|^Result:' "$log" | sed 's/^/    /'
+  if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; echo "FAIL prove exited $rc without a failing test (died?)"; fi
+  if [[ $f -ne 0 ]]; then
+    echo "failing TAP tests (log: test-output/prove.log):"
+    grep -E '^not ok|^#' "$log" | grep -v '^# *$' | grep -B1 -A6 '^not ok' | head -n 60 | sed 's/^/    /'
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 && $((passed + failed)) -gt 0 ]]

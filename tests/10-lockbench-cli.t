@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# lockbench from the command line: list, run, JSON, compare, and bad input
+# of every kind getting one clear line and a non-zero exit.
+. "$(dirname "$0")/lib/tap.sh"
+LB="$BIN/lockbench"
+J="$TOP/scripts/lbjson.pl"
+
+out=$("$LB" list); ok $? "list exits 0"
+for l in pthread pthread-adaptive tas ttas ticket mcs clh qspinlock futex3 kmutex-2009 kmutex parking; do
+  like "$out" "^  $l " "list names lock $l"
+done
+for w in uncontended hot cs-sweep many-locks oversub long-hold futex-wake futex-hash vfs-creat-unlink aim7-mix; do
+  like "$out" "^  $w " "list names workload $w"
+done
+unlike "$out" "broken-lostwake" "the broken test lock is not in the real build"
+
+# a run on two locks writes a document that follows the schema
+"$LB" run --suite smoke --locks pthread,kmutex --repeat 5 --json "$T/a.json" >"$T/run.out" 2>"$T/run.err"
+ok $? "run --suite smoke --locks pthread,kmutex exits 0"
+like "$(cat "$T/run.out")" "^hot +kmutex .*threads=4.* ops_per_sec [0-9,]+ ops/s" "the table shows kmutex on hot at 4 threads"
+like "$(cat "$T/a.json")" '"schema": "lockbench-result/1"' "the JSON names its schema"
+rows=$("$J" "$T/a.json")
+like "$rows" $'^hot\tkmutex\t.*threads=2\tops_per_sec\t[0-9.e+]+\t5$' "hot/kmutex at 2 threads has ops_per_sec with 5 samples"
+like "$rows" $'^hot\tpthread\t.*threads=4\tfairness\t' "hot/pthread has a fairness figure"
+like "$rows" $'^uncontended\tpthread\t.*\tns_per_pair\t' "uncontended reports ns per pair"
+unlike "$rows" $'\t(tas|ticket|mcs)\t' "--locks narrowed the run to the named locks"
+unlike "$rows" $'^(futex-wake|vfs-creat-unlink)\t' "--locks leaves out the kernel workloads"
+like "$(grep -c '"ops_per_sec": "higher"' "$T/a.json")" '^[1-9]' "metrics say which direction is better"
+
+# compare: the same document on both sides is no change; a clear 20% drop (fixed
+# samples, so the test does not depend on this machine's noise) is a regression
+out=$("$LB" compare "$T/a.json" "$T/a.json" --format text); ok $? "compare A/A exits 0"
+unlike "$out" "regression" "A/A comparison flags no regression"
+fix() { # fix FACTOR VARIANT: kmutex on hot gets samples 1e6 x FACTOR x (1, 1.01, 0.99, 1, 1.005)
+  F=$1 V=$2 perl -MJSON::PP -0777 -ne '
+    my ($f, $v) = ($ENV{F}, $ENV{V});
+    my $d = JSON::PP->new->decode($_);
+    for my $r (@{$d->{runs}}) {
+      next unless $r->{workload} eq "hot" && $r->{lock} eq "kmutex";
+      $r->{samples}{ops_per_sec} = [map { 1e6 * $f * $_ } 1, 1.01, 0.99, 1, 1.005];
+      $r->{metrics}{ops_per_sec} = 1e6 * $f;
+    }
+    $d->{variant} = $v;
+    print JSON::PP->new->canonical->pretty->encode($d);'
+}
+fix 1 base <"$T/a.json" >"$T/base.json"
+fix 0.8 patched <"$T/a.json" >"$T/b.json"
+cp "$T/base.json" "$T/a.json"
+for f in text aim7 perf lkp json; do
+  out=$("$LB" compare "$T/a.json" "$T/b.json" --format $f); ok $? "compare --format $f exits 0"
+  [[ $f == text ]] && like "$out" "hot +kmutex .*regression" "text: hot/kmutex 20% slower is a regression"
+  [[ $f == aim7 ]] && like "$out" "avg throughput" "aim7: the seed's header"
+  [[ $f == perf ]] && like "$out" '\| threads \|' "perf: the seed's grid"
+  [[ $f == lkp ]] && like "$out" "%stddev +%change +%stddev" "lkp: the %stddev %change %stddev block"
+  [[ $f == json ]] && like "$out" '"verdict": "regression"' "json: the regression is in the rows"
+done
+
+# bad input
+out=$("$LB" run --locks nosuchlock 2>&1); rc=$?
+is "$rc" 2 "an unknown lock exits 2"
+like "$out" "unknown lock 'nosuchlock' \(valid: pthread, pthread-adaptive, tas" "and lists the valid locks"
+out=$("$LB" run --workloads nosuch 2>&1); is $? 2 "an unknown workload exits 2"
+like "$out" "valid: uncontended, hot" "and lists the valid workloads"
+out=$("$LB" run --suite nosuch 2>&1); is $? 2 "an unknown suite exits 2"
+out=$("$LB" run --threads 0 2>&1); is $? 2 "--threads 0 exits 2"
+like "$out" "threads.*out of range" "and says why"
+out=$("$LB" run --duration-ms -5 2>&1); is $? 2 "a negative duration exits 2"
+out=$("$LB" run --threads 2,x 2>&1); is $? 2 "a thread list with garbage exits 2"
+out=$("$LB" frobnicate 2>&1); is $? 2 "an unknown command exits 2"
+mkdir -p "$T/ro"; chmod 555 "$T/ro"
+out=$("$LB" run --locks pthread --workloads uncontended --json "$T/ro/x.json" 2>&1); rc=$?
+if [[ $(id -u) -eq 0 ]]; then
+  # root writes anywhere; an absent folder is unwritable for everyone
+  out=$("$LB" run --locks pthread --workloads uncontended --json "$T/nodir/x.json" 2>&1); rc=$?
+  [[ -e "$T/nodir/x.json" ]]; is $? 1 "no file appears at an unwritable path"
+else
+  [[ -e "$T/ro/x.json" ]]; is $? 1 "no file appears at an unwritable path"
+fi
+isnt0=$([[ $rc -ne 0 ]] && echo yes); is "$isnt0" yes "an unwritable JSON path exits non-zero"
+like "$out" "cannot write" "and says it cannot write"
+head -c 200 "$T/a.json" >"$T/trunc.json"
+out=$("$LB" compare "$T/a.json" "$T/trunc.json" 2>&1); rc=$?
+is "$rc" 1 "compare refuses a truncated document"
+like "$out" "trunc.json: .*(line|column|end)" "with the place it broke"
+echo '{"schema": "something-else/2", "runs": []}' >"$T/foreign.json"
+out=$("$LB" compare "$T/a.json" "$T/foreign.json" 2>&1); is $? 1 "compare refuses a foreign document"
+like "$out" "schema" "naming the schema field"
+out=$("$LB" compare "$T/a.json" "$T/missing.json" 2>&1); is $? 1 "compare of a missing file exits 1"
+out=$("$LB" compare "$T/a.json" "$T/b.json" --format nosuch 2>&1); is $? 2 "an unknown format exits 2"
+like "$out" "valid: aim7, perf, lkp, text, json" "and lists the formats"
+done_testing

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Each workload runs and reports the metrics DESIGN.md names, with directions.
+. "$(dirname "$0")/lib/tap.sh"
+LB="$BIN/lockbench"
+J="$TOP/scripts/lbjson.pl"
+run() { "$LB" run --quiet --duration-ms 60 --repeat 2 --json "$T/w.json" "$@" && "$J" "$T/w.json"; }
+
+rows=$(run --workloads cs-sweep --locks ttas --threads 2 --cs-loops 0,200 --outside-loops 50)
+like "$rows" $'^cs-sweep\tttas\tcs_loops=0,.*outside_loops=50.*\tops_per_sec' "cs-sweep: critical section 0"
+like "$rows" $'^cs-sweep\tttas\tcs_loops=200,.*\tops_per_sec' "cs-sweep: critical section 200"
+rows=$(run --workloads many-locks --locks mcs --threads 3 --nlocks 7)
+like "$rows" $'^many-locks\tmcs\t.*nlocks=7.*threads=3\tops_per_sec' "many-locks: ops/s with 7 locks"
+rows=$(run --workloads oversub --locks futex3 --threads 8)
+like "$rows" $'^oversub\tfutex3\t.*threads=8\tcpu_ns_per_op' "oversub: CPU time per op"
+rows=$(run --workloads long-hold --locks kmutex --threads 3 --hold-us 50 --duration-ms 100)
+for m in wait_p50_us wait_p99_us wait_max_us cpu_us_per_acq fairness; do
+  like "$rows" $'^long-hold\tkmutex\t.*hold_us=50.*\t'"$m"$'\t' "long-hold: $m"
+done
+rows=$(run --workloads futex-wake --threads 16 --wake-batch 4)
+like "$rows" $'^futex-wake\tkernel\tthreads=16,wake_batch=4\twake_ms\t[0-9.e-]+\t2$' "futex-wake: ms to wake 16, 4 at a time"
+rows=$(run --workloads futex-hash --threads 2 --futexes 64)
+like "$rows" $'^futex-hash\tkernel\t.*futexes=64.*\tops_per_sec' "futex-hash: ops/s"
+rows=$(run --workloads vfs-creat-unlink --threads 2 --dir "$T")
+like "$rows" $'^vfs-creat-unlink\tkernel\t.*threads=2\tops_per_sec' "vfs-creat-unlink: ops/s in the given directory"
+is "$(ls "$T" | grep -c lockbench)" 0 "vfs-creat-unlink leaves no files behind"
+rows=$(run --workloads aim7-mix --threads 1,3 --duration-ms 200)
+like "$rows" $'^aim7-mix\tkernel\tduration_ms=200,users=3\tjpm\t[0-9.e+]+\t2' "aim7-mix: JPM at 3 users"
+grep -q '"jpm": "JPM"' "$T/w.json"; ok $? "aim7-mix: the unit is JPM"
+out=$("$LB" run --workloads vfs-creat-unlink --dir /nonexistent/x 2>&1); is $? 2 "an unusable --dir exits 2"
+done_testing
