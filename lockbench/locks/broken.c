@@ -39,7 +39,7 @@ static void broken_lock(void *p)
 
 	/* acquire: pairs with the release in broken_unlock */
 	if (atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-						    memory_order_relaxed))
+	                                            memory_order_relaxed))
 		return;
 	if (c != 2)
 		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
@@ -55,7 +55,7 @@ static bool broken_trylock(void *p)
 	unsigned int c = 0;
 
 	return atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-						       memory_order_relaxed);
+	                                               memory_order_relaxed);
 }
 
 static void broken_unlock(void *p)
@@ -77,16 +77,16 @@ static void broken_destroy(void *p)
 }
 
 const struct lock_ops lock_broken_lostwake_ops = {
-	.name = "broken-lostwake",
-	.description = "BROKEN ON PURPOSE (test only): futex mutex that loses a wakeup and locks up",
-	.size = LB_LOCK_SIZE(struct broken_lock),
-	.sleeps = true,
-	.test_only = true,
-	.init = broken_init,
-	.lock = broken_lock,
-	.trylock = broken_trylock,
-	.unlock = broken_unlock,
-	.destroy = broken_destroy,
+    .name = "broken-lostwake",
+    .description = "BROKEN ON PURPOSE (test only): futex mutex that loses a wakeup and locks up",
+    .size = LB_LOCK_SIZE(struct broken_lock),
+    .sleeps = true,
+    .test_only = true,
+    .init = broken_init,
+    .lock = broken_lock,
+    .trylock = broken_trylock,
+    .unlock = broken_unlock,
+    .destroy = broken_destroy,
 };
 
 #endif /* LB_TEST_LOCKS */

@@ -31,7 +31,7 @@ static void futex3_lock(void *p)
 
 	/* acquire (CAS and exchanges): pairs with the release in futex3_unlock */
 	if (atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-						    memory_order_relaxed))
+	                                            memory_order_relaxed))
 		return;
 	if (c != 2)
 		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
@@ -48,7 +48,7 @@ static bool futex3_trylock(void *p)
 
 	/* acquire: pairs with the release in futex3_unlock */
 	return atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-						       memory_order_relaxed);
+	                                               memory_order_relaxed);
 }
 
 static void futex3_unlock(void *p)
@@ -67,13 +67,13 @@ static void futex3_destroy(void *p)
 }
 
 const struct lock_ops lock_futex3_ops = {
-	.name = "futex3",
-	.description = "Drepper's three-state futex mutex (Futexes Are Tricky, mutex #3)",
-	.size = LB_LOCK_SIZE(struct futex3_lock),
-	.sleeps = true,
-	.init = futex3_init,
-	.lock = futex3_lock,
-	.trylock = futex3_trylock,
-	.unlock = futex3_unlock,
-	.destroy = futex3_destroy,
+    .name = "futex3",
+    .description = "Drepper's three-state futex mutex (Futexes Are Tricky, mutex #3)",
+    .size = LB_LOCK_SIZE(struct futex3_lock),
+    .sleeps = true,
+    .init = futex3_init,
+    .lock = futex3_lock,
+    .trylock = futex3_trylock,
+    .unlock = futex3_unlock,
+    .destroy = futex3_destroy,
 };

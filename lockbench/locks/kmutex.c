@@ -43,7 +43,6 @@ struct optimistic_spin_node {
 	_Alignas(LB_CACHELINE) _Atomic(struct optimistic_spin_node *) next;
 	_Atomic(struct optimistic_spin_node *) prev;
 	atomic_int locked; /* 1 when this spinner may go on to spin on the owner */
-	int cpu;           /* encoded thread index + 1 */
 };
 
 struct optimistic_spin_queue {
@@ -66,25 +65,34 @@ static inline struct optimistic_spin_node *decode_cpu(int encoded)
 }
 
 /*
+ * The kernel keeps this in node->cpu and rewrites it on every osq_lock while
+ * neighbours may read it: the same value, but a data race in C11.  Here the
+ * node's place in the table is its encoded index.
+ */
+static inline int node_cpu(const struct optimistic_spin_node *node)
+{
+	return (int)(node - osq_nodes) + 1;
+}
+
+/*
  * Get a stable node->next, for unlock or unqueue; NULL when we were the last
  * queued and moved the tail back to prev (or to unlocked).
  */
 static struct optimistic_spin_node *osq_wait_next(struct optimistic_spin_queue *lock,
-						  struct optimistic_spin_node *node,
-						  struct optimistic_spin_node *prev)
+                                                  struct optimistic_spin_node *node,
+                                                  struct optimistic_spin_node *prev)
 {
 	struct optimistic_spin_node *next = NULL;
-	int curr = node->cpu;
-	int old = prev ? prev->cpu : OSQ_UNLOCKED_VAL;
+	int curr = node_cpu(node);
+	int old = prev ? node_cpu(prev) : OSQ_UNLOCKED_VAL;
 
 	for (;;) {
 		int expected = curr;
 
 		/* acquire: pairs with the exchange of the next osq_lock */
 		if (atomic_load_explicit(&lock->tail, memory_order_relaxed) == curr &&
-		    atomic_compare_exchange_strong_explicit(&lock->tail, &expected, old,
-							    memory_order_acq_rel,
-							    memory_order_relaxed))
+		    atomic_compare_exchange_strong_explicit(
+		        &lock->tail, &expected, old, memory_order_acq_rel, memory_order_relaxed))
 			break;
 		/*
 		 * Take next out of node->next (exchange, not load): a concurrent
@@ -112,7 +120,6 @@ static bool osq_lock(struct optimistic_spin_queue *lock, struct lb_spin_clock *c
 	curr = tid + 1;
 	atomic_store_explicit(&node->locked, 0, memory_order_relaxed);
 	atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
-	node->cpu = curr;
 
 	/* release: publishes the node; acquire: pairs with osq_unlock's release */
 	old = atomic_exchange_explicit(&lock->tail, curr, memory_order_acq_rel);
@@ -140,9 +147,8 @@ unqueue:
 		struct optimistic_spin_node *expected = node;
 
 		if (atomic_load_explicit(&prev->next, memory_order_relaxed) == node &&
-		    atomic_compare_exchange_strong_explicit(&prev->next, &expected, NULL,
-							    memory_order_acq_rel,
-							    memory_order_relaxed))
+		    atomic_compare_exchange_strong_explicit(
+		        &prev->next, &expected, NULL, memory_order_acq_rel, memory_order_relaxed))
 			break;
 		/* we can only lose against an unlock, which hands us the queue */
 		if (atomic_load_explicit(&node->locked, memory_order_acquire))
@@ -167,11 +173,11 @@ static void osq_unlock(struct optimistic_spin_queue *lock)
 {
 	struct optimistic_spin_node *node = &osq_nodes[lb_thread_id()];
 	struct optimistic_spin_node *next;
-	int expected = node->cpu;
+	int expected = node_cpu(node);
 
 	/* release: pairs with the acquire exchange of the next osq_lock */
 	if (atomic_compare_exchange_strong_explicit(&lock->tail, &expected, OSQ_UNLOCKED_VAL,
-						    memory_order_release, memory_order_relaxed))
+	                                            memory_order_release, memory_order_relaxed))
 		return;
 
 	next = atomic_exchange_explicit(&node->next, NULL, memory_order_acq_rel);
@@ -238,8 +244,8 @@ static uintptr_t mutex_trylock_common(struct kmutex *lock, bool handoff)
 		if (task == curr)
 			flags &= ~(uintptr_t)MUTEX_FLAG_HANDOFF;
 		if (atomic_compare_exchange_weak_explicit(&lock->owner, &owner, task | flags,
-							  memory_order_acquire,
-							  memory_order_relaxed)) {
+		                                          memory_order_acquire,
+		                                          memory_order_relaxed)) {
 			if (task == curr)
 				return 0;
 			break;
@@ -350,8 +356,8 @@ static void kmutex_lock(void *p)
 
 	/* acquire: pairs with the release CAS in unlock */
 	if (atomic_compare_exchange_strong_explicit(&lock->owner, &zero,
-						    (uintptr_t)kmutex_current(),
-						    memory_order_acquire, memory_order_relaxed))
+	                                            (uintptr_t)kmutex_current(),
+	                                            memory_order_acquire, memory_order_relaxed))
 		return;
 	kmutex_lock_slowpath(lock);
 }
@@ -375,8 +381,8 @@ static void mutex_handoff(struct kmutex *lock, uintptr_t task)
 		new = (owner & MUTEX_FLAG_WAITERS) | task;
 		if (task)
 			new |= MUTEX_FLAG_PICKUP;
-	} while (!atomic_compare_exchange_weak_explicit(&lock->owner, &owner, new,
-							memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &lock->owner, &owner, new, memory_order_release, memory_order_relaxed));
 }
 
 static void kmutex_unlock_slowpath(struct kmutex *lock)
@@ -390,8 +396,8 @@ static void kmutex_unlock_slowpath(struct kmutex *lock)
 			break;
 		/* release: pairs with the acquire CAS of the next owner */
 		if (atomic_compare_exchange_weak_explicit(&lock->owner, &owner, owner_flags(owner),
-							  memory_order_release,
-							  memory_order_relaxed)) {
+		                                          memory_order_release,
+		                                          memory_order_relaxed)) {
 			if (owner & MUTEX_FLAG_WAITERS)
 				break;
 			return;
@@ -417,7 +423,7 @@ static void kmutex_unlock(void *p)
 
 	/* release: pairs with the acquire CAS of the next owner */
 	if (atomic_compare_exchange_strong_explicit(&lock->owner, &curr, 0, memory_order_release,
-						    memory_order_relaxed))
+	                                            memory_order_relaxed))
 		return;
 	kmutex_unlock_slowpath(lock);
 }
@@ -438,14 +444,14 @@ static void kmutex_destroy(void *p)
 }
 
 const struct lock_ops lock_kmutex_ops = {
-	.name = "kmutex",
-	.description = "2016 kernel mutex: owner word + WAITERS/HANDOFF/PICKUP, OSQ spinners, "
-		       "FIFO waiters, handoff",
-	.size = LB_LOCK_SIZE(struct kmutex),
-	.sleeps = true,
-	.init = kmutex_init,
-	.lock = kmutex_lock,
-	.trylock = kmutex_trylock,
-	.unlock = kmutex_unlock,
-	.destroy = kmutex_destroy,
+    .name = "kmutex",
+    .description = "2016 kernel mutex: owner word + WAITERS/HANDOFF/PICKUP, OSQ spinners, "
+                   "FIFO waiters, handoff",
+    .size = LB_LOCK_SIZE(struct kmutex),
+    .sleeps = true,
+    .init = kmutex_init,
+    .lock = kmutex_lock,
+    .trylock = kmutex_trylock,
+    .unlock = kmutex_unlock,
+    .destroy = kmutex_destroy,
 };

@@ -43,7 +43,7 @@ static void mutex_set_owner(struct kmutex2009 *lock)
 
 /* Spin while owner holds the lock and "runs"; false: go to sleep. */
 static bool mutex_spin_on_owner(struct kmutex2009 *lock, struct kmutex_task *owner,
-				struct lb_spin_clock *clock)
+                                struct lb_spin_clock *clock)
 {
 	while (atomic_load_explicit(&lock->owner, memory_order_relaxed) == owner) {
 		if (lb_spin_clock_expired(clock))
@@ -59,15 +59,15 @@ static bool mutex_optimistic_spin(struct kmutex2009 *lock)
 
 	lb_spin_clock_start(&clock, LB_SPIN_BUDGET_NS);
 	for (;;) {
-		struct kmutex_task *owner = atomic_load_explicit(&lock->owner, memory_order_relaxed);
+		struct kmutex_task *owner =
+		    atomic_load_explicit(&lock->owner, memory_order_relaxed);
 		int one = 1;
 
 		if (owner && !mutex_spin_on_owner(lock, owner, &clock))
 			return false;
 		/* acquire: pairs with the release increment/store in unlock */
-		if (atomic_compare_exchange_strong_explicit(&lock->count, &one, 0,
-							    memory_order_acquire,
-							    memory_order_relaxed)) {
+		if (atomic_compare_exchange_strong_explicit(
+		        &lock->count, &one, 0, memory_order_acquire, memory_order_relaxed)) {
 			mutex_set_owner(lock);
 			return true;
 		}
@@ -126,7 +126,7 @@ static bool kmutex2009_trylock(void *p)
 
 	/* acquire: pairs with the release increment/store in unlock */
 	if (atomic_compare_exchange_strong_explicit(&lock->count, &one, 0, memory_order_acquire,
-						    memory_order_relaxed)) {
+	                                            memory_order_relaxed)) {
 		mutex_set_owner(lock);
 		return true;
 	}
@@ -159,13 +159,13 @@ static void kmutex2009_destroy(void *p)
 }
 
 const struct lock_ops lock_kmutex2009_ops = {
-	.name = "kmutex-2009",
-	.description = "2009 adaptive-spinning kernel mutex: spin while owner runs, sleep, no handoff",
-	.size = LB_LOCK_SIZE(struct kmutex2009),
-	.sleeps = true,
-	.init = kmutex2009_init,
-	.lock = kmutex2009_lock,
-	.trylock = kmutex2009_trylock,
-	.unlock = kmutex2009_unlock,
-	.destroy = kmutex2009_destroy,
+    .name = "kmutex-2009",
+    .description = "2009 adaptive-spinning kernel mutex: spin while owner runs, sleep, no handoff",
+    .size = LB_LOCK_SIZE(struct kmutex2009),
+    .sleeps = true,
+    .init = kmutex2009_init,
+    .lock = kmutex2009_lock,
+    .trylock = kmutex2009_trylock,
+    .unlock = kmutex2009_unlock,
+    .destroy = kmutex2009_destroy,
 };

@@ -75,7 +75,7 @@ static uint64_t bucket_random(struct parking_bucket *b)
  * had already changed; true once unparked, with the unparker's token.
  */
 static bool parking_compare_and_park(atomic_uchar *byte, unsigned char expected,
-				     enum unpark_token *token)
+                                     enum unpark_token *token)
 {
 	struct parking_bucket *b = bucket_for(byte);
 	struct parked_thread me = {.address = byte};
@@ -139,7 +139,8 @@ static void parking_unlock_slow(atomic_uchar *byte)
 	 */
 	if (t && fair) {
 		/* direct handoff: the lock is never released */
-		atomic_store_explicit(byte, IS_HELD | (more ? HAS_PARKED : 0), memory_order_relaxed);
+		atomic_store_explicit(byte, IS_HELD | (more ? HAS_PARKED : 0),
+		                      memory_order_relaxed);
 		t->token = TOKEN_DIRECT_HANDOFF;
 	} else {
 		/* release: pairs with the acquire CAS of the next owner */
@@ -175,8 +176,8 @@ static void parking_lock_slow(struct parking_lock *lock)
 		if (!(v & IS_HELD)) {
 			/* barging; acquire: pairs with the release in unlock */
 			if (atomic_compare_exchange_weak_explicit(&lock->byte, &v, v | IS_HELD,
-								  memory_order_acquire,
-								  memory_order_relaxed))
+			                                          memory_order_acquire,
+			                                          memory_order_relaxed))
 				return;
 			continue;
 		}
@@ -185,10 +186,9 @@ static void parking_lock_slow(struct parking_lock *lock)
 			sched_yield();
 			continue;
 		}
-		if (!(v & HAS_PARKED) &&
-		    !atomic_compare_exchange_weak_explicit(&lock->byte, &v, v | HAS_PARKED,
-							   memory_order_relaxed,
-							   memory_order_relaxed))
+		if (!(v & HAS_PARKED) && !atomic_compare_exchange_weak_explicit(
+		                             &lock->byte, &v, v | HAS_PARKED, memory_order_relaxed,
+		                             memory_order_relaxed))
 			continue;
 		if (parking_compare_and_park(&lock->byte, IS_HELD | HAS_PARKED, &token) &&
 		    token == TOKEN_DIRECT_HANDOFF)
@@ -203,7 +203,7 @@ static void parking_lock(void *p)
 
 	/* acquire: pairs with the release in unlock */
 	if (atomic_compare_exchange_weak_explicit(&lock->byte, &v, IS_HELD, memory_order_acquire,
-						  memory_order_relaxed))
+	                                          memory_order_relaxed))
 		return;
 	parking_lock_slow(lock);
 }
@@ -215,9 +215,8 @@ static bool parking_trylock(void *p)
 
 	while (!(v & IS_HELD)) {
 		/* acquire: pairs with the release in unlock */
-		if (atomic_compare_exchange_weak_explicit(&lock->byte, &v, v | IS_HELD,
-							  memory_order_acquire,
-							  memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(
+		        &lock->byte, &v, v | IS_HELD, memory_order_acquire, memory_order_relaxed))
 			return true;
 	}
 	return false;
@@ -230,7 +229,7 @@ static void parking_unlock(void *p)
 
 	/* release: pairs with the acquire CAS of the next owner */
 	if (atomic_compare_exchange_strong_explicit(&lock->byte, &v, 0, memory_order_release,
-						    memory_order_relaxed))
+	                                            memory_order_relaxed))
 		return;
 	parking_unlock_slow(&lock->byte);
 }
@@ -240,14 +239,14 @@ static void parking_destroy(void *p)
 }
 
 const struct lock_ops lock_parking_ops = {
-	.name = "parking",
-	.description = "WebKit WTF::Lock / parking_lot: two bits, brief spin, parking lot, "
-		       "eventual fairness",
-	.size = LB_LOCK_SIZE(struct parking_lock),
-	.sleeps = true,
-	.init = parking_init,
-	.lock = parking_lock,
-	.trylock = parking_trylock,
-	.unlock = parking_unlock,
-	.destroy = parking_destroy,
+    .name = "parking",
+    .description = "WebKit WTF::Lock / parking_lot: two bits, brief spin, parking lot, "
+                   "eventual fairness",
+    .size = LB_LOCK_SIZE(struct parking_lock),
+    .sleeps = true,
+    .init = parking_init,
+    .lock = parking_lock,
+    .trylock = parking_trylock,
+    .unlock = parking_unlock,
+    .destroy = parking_destroy,
 };

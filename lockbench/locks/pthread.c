@@ -63,25 +63,25 @@ static void mutex_destroy(void *lock)
 }
 
 const struct lock_ops lock_pthread_ops = {
-	.name = "pthread",
-	.description = "glibc default mutex (CAS, futex sleep)",
-	.size = LB_LOCK_SIZE(pthread_mutex_t),
-	.sleeps = true,
-	.init = mutex_init_default,
-	.lock = mutex_lock,
-	.trylock = mutex_trylock,
-	.unlock = mutex_unlock,
-	.destroy = mutex_destroy,
+    .name = "pthread",
+    .description = "glibc default mutex (CAS, futex sleep)",
+    .size = LB_LOCK_SIZE(pthread_mutex_t),
+    .sleeps = true,
+    .init = mutex_init_default,
+    .lock = mutex_lock,
+    .trylock = mutex_trylock,
+    .unlock = mutex_unlock,
+    .destroy = mutex_destroy,
 };
 
 const struct lock_ops lock_pthread_adaptive_ops = {
-	.name = "pthread-adaptive",
-	.description = "glibc PTHREAD_MUTEX_ADAPTIVE_NP (bounded spin, then futex sleep)",
-	.size = LB_LOCK_SIZE(pthread_mutex_t),
-	.sleeps = true,
-	.init = mutex_init_adaptive,
-	.lock = mutex_lock,
-	.trylock = mutex_trylock,
-	.unlock = mutex_unlock,
-	.destroy = mutex_destroy,
+    .name = "pthread-adaptive",
+    .description = "glibc PTHREAD_MUTEX_ADAPTIVE_NP (bounded spin, then futex sleep)",
+    .size = LB_LOCK_SIZE(pthread_mutex_t),
+    .sleeps = true,
+    .init = mutex_init_adaptive,
+    .lock = mutex_lock,
+    .trylock = mutex_trylock,
+    .unlock = mutex_unlock,
+    .destroy = mutex_destroy,
 };

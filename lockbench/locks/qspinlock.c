@@ -23,17 +23,17 @@
 #error "qspinlock.c assumes the little-endian field layout"
 #endif
 
-#define Q_LOCKED_VAL           1u
-#define Q_PENDING_VAL          (1u << 8)
-#define Q_LOCKED_MASK          0x000000ffu
-#define Q_PENDING_MASK         0x0000ff00u
-#define Q_LOCKED_PENDING_MASK  0x0000ffffu
-#define Q_TAIL_OFFSET          16
-#define Q_TAIL_IDX_OFFSET      16
-#define Q_TAIL_IDX_MASK        0x00030000u
-#define Q_TAIL_CPU_OFFSET      18
-#define Q_TAIL_MASK            0xffff0000u
-#define MAX_NODES              4
+#define Q_LOCKED_VAL          1u
+#define Q_PENDING_VAL         (1u << 8)
+#define Q_LOCKED_MASK         0x000000ffu
+#define Q_PENDING_MASK        0x0000ff00u
+#define Q_LOCKED_PENDING_MASK 0x0000ffffu
+#define Q_TAIL_OFFSET         16
+#define Q_TAIL_IDX_OFFSET     16
+#define Q_TAIL_IDX_MASK       0x00030000u
+#define Q_TAIL_CPU_OFFSET     18
+#define Q_TAIL_MASK           0xffff0000u
+#define MAX_NODES             4
 
 /* How long to wait out a pending -> locked hand-over (x86 value) */
 #define Q_PENDING_LOOPS (1 << 9)
@@ -69,7 +69,8 @@ static struct qnode_set qnodes[LB_MAX_THREADS];
 
 static unsigned int encode_tail(int tid, int idx)
 {
-	return (unsigned int)(tid + 1) << Q_TAIL_CPU_OFFSET | (unsigned int)idx << Q_TAIL_IDX_OFFSET;
+	return (unsigned int)(tid + 1) << Q_TAIL_CPU_OFFSET | (unsigned int)idx
+	                                                          << Q_TAIL_IDX_OFFSET;
 }
 
 static struct qnode *decode_tail(unsigned int tail)
@@ -97,7 +98,7 @@ static bool qspin_trylock(void *p)
 		return false;
 	/* acquire: pairs with the release store in qspin_unlock */
 	return atomic_compare_exchange_strong_explicit(&lock->val, &val, Q_LOCKED_VAL,
-						       memory_order_acquire, memory_order_relaxed);
+	                                               memory_order_acquire, memory_order_relaxed);
 }
 
 static void qspin_lock_slowpath(struct qspinlock *lock, unsigned int val)
@@ -172,7 +173,7 @@ queue:
 	 * kernel's smp_wmb); acquire: makes the previous tail's node visible.
 	 */
 	old = (unsigned int)atomic_exchange_explicit(&lock->tail, (uint16_t)(tail >> Q_TAIL_OFFSET),
-						     memory_order_acq_rel)
+	                                             memory_order_acq_rel)
 	      << Q_TAIL_OFFSET;
 	next = NULL;
 
@@ -197,9 +198,8 @@ queue:
 
 	/* last in the queue: take the lock and clear the tail at once */
 	if ((val & Q_TAIL_MASK) == tail) {
-		if (atomic_compare_exchange_strong_explicit(&lock->val, &val, Q_LOCKED_VAL,
-							    memory_order_relaxed,
-							    memory_order_relaxed))
+		if (atomic_compare_exchange_strong_explicit(
+		        &lock->val, &val, Q_LOCKED_VAL, memory_order_relaxed, memory_order_relaxed))
 			goto release;
 	}
 
@@ -224,9 +224,9 @@ static void qspin_lock(void *p)
 
 	/* acquire: pairs with the release store in qspin_unlock */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, Q_LOCKED_VAL,
-								     memory_order_acquire,
-								     memory_order_relaxed),
-			     1))
+	                                                             memory_order_acquire,
+	                                                             memory_order_relaxed),
+	                     1))
 		return;
 	qspin_lock_slowpath(lock, val);
 }
@@ -243,12 +243,12 @@ static void qspin_destroy(void *p)
 }
 
 const struct lock_ops lock_qspinlock_ops = {
-	.name = "qspinlock",
-	.description = "kernel queued spinlock: locked byte, pending byte, MCS tail",
-	.size = LB_LOCK_SIZE(struct qspinlock),
-	.init = qspin_init,
-	.lock = qspin_lock,
-	.trylock = qspin_trylock,
-	.unlock = qspin_unlock,
-	.destroy = qspin_destroy,
+    .name = "qspinlock",
+    .description = "kernel queued spinlock: locked byte, pending byte, MCS tail",
+    .size = LB_LOCK_SIZE(struct qspinlock),
+    .init = qspin_init,
+    .lock = qspin_lock,
+    .trylock = qspin_trylock,
+    .unlock = qspin_unlock,
+    .destroy = qspin_destroy,
 };

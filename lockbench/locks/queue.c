@@ -66,7 +66,7 @@ static pthread_key_t clh_key;
 static void too_many_nested(const char *name)
 {
 	fprintf(stderr, "lockbench: %s: a thread holds more than %d such locks\n", name,
-		LB_MAX_NESTED);
+	        LB_MAX_NESTED);
 	abort();
 }
 
@@ -131,7 +131,7 @@ static bool mcs_trylock(void *p)
 
 	/* as the exchange in mcs_lock: release publishes node, acquire pairs with unlock */
 	if (atomic_compare_exchange_strong_explicit(&lock->tail, &expected, node,
-						    memory_order_acq_rel, memory_order_relaxed)) {
+	                                            memory_order_acq_rel, memory_order_relaxed)) {
 		lock->holder = node;
 		return true;
 	}
@@ -150,9 +150,8 @@ static void mcs_unlock(void *p)
 		struct mcs_node *expected = node;
 
 		/* release: pairs with the acquire exchange of the next locker */
-		if (atomic_compare_exchange_strong_explicit(&lock->tail, &expected, NULL,
-							    memory_order_release,
-							    memory_order_relaxed)) {
+		if (atomic_compare_exchange_strong_explicit(
+		        &lock->tail, &expected, NULL, memory_order_release, memory_order_relaxed)) {
 			mcs_node_put(node);
 			return;
 		}
@@ -251,7 +250,7 @@ static int clh_init(void *p)
 }
 
 static void clh_acquired(struct clh_lock *lock, struct clh_node *node, struct clh_node *pred,
-			 unsigned int slot)
+                         unsigned int slot)
 {
 	lock->holder = node;
 	lock->holder_pred = pred;
@@ -294,7 +293,7 @@ static bool clh_trylock(void *p)
 	node = pool->node[slot];
 	atomic_store_explicit(&node->locked, 1, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&lock->tail, &pred, node, memory_order_acq_rel,
-						     memory_order_relaxed))
+	                                             memory_order_relaxed))
 		return false;
 	pool->busy |= 1u << slot;
 	/*
@@ -331,23 +330,23 @@ static void clh_destroy(void *p)
 }
 
 const struct lock_ops lock_mcs_ops = {
-	.name = "mcs",
-	.description = "MCS queue spinlock (spin on own node; FIFO)",
-	.size = LB_LOCK_SIZE(struct mcs_lock),
-	.init = mcs_init,
-	.lock = mcs_lock,
-	.trylock = mcs_trylock,
-	.unlock = mcs_unlock,
-	.destroy = mcs_destroy,
+    .name = "mcs",
+    .description = "MCS queue spinlock (spin on own node; FIFO)",
+    .size = LB_LOCK_SIZE(struct mcs_lock),
+    .init = mcs_init,
+    .lock = mcs_lock,
+    .trylock = mcs_trylock,
+    .unlock = mcs_unlock,
+    .destroy = mcs_destroy,
 };
 
 const struct lock_ops lock_clh_ops = {
-	.name = "clh",
-	.description = "CLH queue spinlock (spin on predecessor's node; FIFO)",
-	.size = LB_LOCK_SIZE(struct clh_lock),
-	.init = clh_init,
-	.lock = clh_lock,
-	.trylock = clh_trylock,
-	.unlock = clh_unlock,
-	.destroy = clh_destroy,
+    .name = "clh",
+    .description = "CLH queue spinlock (spin on predecessor's node; FIFO)",
+    .size = LB_LOCK_SIZE(struct clh_lock),
+    .init = clh_init,
+    .lock = clh_lock,
+    .trylock = clh_trylock,
+    .unlock = clh_unlock,
+    .destroy = clh_destroy,
 };

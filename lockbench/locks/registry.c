@@ -12,22 +12,22 @@
 #include "lock_internal.h"
 
 static const struct lock_ops *const all_locks[] = {
-	&lock_pthread_ops,
-	&lock_pthread_adaptive_ops,
-	&lock_tas_ops,
-	&lock_ttas_ops,
-	&lock_ticket_ops,
-	&lock_mcs_ops,
-	&lock_clh_ops,
-	&lock_qspinlock_ops,
-	&lock_futex3_ops,
-	&lock_kmutex2009_ops,
-	&lock_kmutex_ops,
-	&lock_parking_ops,
+    &lock_pthread_ops,
+    &lock_pthread_adaptive_ops,
+    &lock_tas_ops,
+    &lock_ttas_ops,
+    &lock_ticket_ops,
+    &lock_mcs_ops,
+    &lock_clh_ops,
+    &lock_qspinlock_ops,
+    &lock_futex3_ops,
+    &lock_kmutex2009_ops,
+    &lock_kmutex_ops,
+    &lock_parking_ops,
 #ifdef LB_TEST_LOCKS
-	&lock_broken_lostwake_ops,
+    &lock_broken_lostwake_ops,
 #endif
-	NULL,
+    NULL,
 };
 
 const struct lock_ops *lock_find(const char *name)

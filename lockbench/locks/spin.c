@@ -120,7 +120,7 @@ static bool ticket_trylock(void *p)
 	 * next stays equal to it, so winning the CAS means holding the lock.
 	 */
 	return atomic_compare_exchange_strong_explicit(&lock->next, &owner, owner + 1,
-						       memory_order_relaxed, memory_order_relaxed);
+	                                               memory_order_relaxed, memory_order_relaxed);
 }
 
 static void ticket_unlock(void *p)
@@ -132,34 +132,34 @@ static void ticket_unlock(void *p)
 }
 
 const struct lock_ops lock_tas_ops = {
-	.name = "tas",
-	.description = "test-and-set spinlock (atomic exchange, unfair)",
-	.size = LB_LOCK_SIZE(struct tas_lock),
-	.init = tas_init,
-	.lock = tas_lock,
-	.trylock = tas_trylock,
-	.unlock = tas_unlock,
-	.destroy = spin_destroy,
+    .name = "tas",
+    .description = "test-and-set spinlock (atomic exchange, unfair)",
+    .size = LB_LOCK_SIZE(struct tas_lock),
+    .init = tas_init,
+    .lock = tas_lock,
+    .trylock = tas_trylock,
+    .unlock = tas_unlock,
+    .destroy = spin_destroy,
 };
 
 const struct lock_ops lock_ttas_ops = {
-	.name = "ttas",
-	.description = "test-and-test-and-set spinlock with bounded exponential backoff",
-	.size = LB_LOCK_SIZE(struct tas_lock),
-	.init = tas_init,
-	.lock = ttas_lock,
-	.trylock = ttas_trylock,
-	.unlock = tas_unlock,
-	.destroy = spin_destroy,
+    .name = "ttas",
+    .description = "test-and-test-and-set spinlock with bounded exponential backoff",
+    .size = LB_LOCK_SIZE(struct tas_lock),
+    .init = tas_init,
+    .lock = ttas_lock,
+    .trylock = ttas_trylock,
+    .unlock = tas_unlock,
+    .destroy = spin_destroy,
 };
 
 const struct lock_ops lock_ticket_ops = {
-	.name = "ticket",
-	.description = "ticket spinlock (fetch-and-add ticket, now-serving; FIFO)",
-	.size = LB_LOCK_SIZE(struct ticket_lock),
-	.init = ticket_init,
-	.lock = ticket_lock,
-	.trylock = ticket_trylock,
-	.unlock = ticket_unlock,
-	.destroy = spin_destroy,
+    .name = "ticket",
+    .description = "ticket spinlock (fetch-and-add ticket, now-serving; FIFO)",
+    .size = LB_LOCK_SIZE(struct ticket_lock),
+    .init = ticket_init,
+    .lock = ticket_lock,
+    .trylock = ticket_trylock,
+    .unlock = ticket_unlock,
+    .destroy = spin_destroy,
 };

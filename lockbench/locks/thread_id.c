@@ -18,9 +18,9 @@ static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
 static pthread_key_t tid_key;
 static bool tid_key_ok;
 static pthread_mutex_t tid_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int tid_next;                     /* never handed out yet, under tid_mutex */
-static int tid_free[LB_MAX_THREADS];     /* given back by exited threads */
-static int tid_nr_free;                  /* under tid_mutex */
+static int tid_next;                 /* never handed out yet, under tid_mutex */
+static int tid_free[LB_MAX_THREADS]; /* given back by exited threads */
+static int tid_nr_free;              /* under tid_mutex */
 static _Thread_local int tid = TID_UNSET;
 
 /* Key destructor: runs when a thread that took an index exits. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +27,29 @@
 
 #define SMALL_STACK (128 * 1024)
 
-static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
-			 char *err, size_t errlen)
+/*
+ * Start n threads of fn; with pin, thread i runs on CPU i % CPUs, as perf
+ * bench futex pins its waiters (where a woken waiter runs decides whether it
+ * preempts the waker, so the two must agree to measure the same thing).
+ * Returns how many started.
+ */
+static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), void *args,
+				size_t argsize, bool pin, char *err, size_t errlen)
 {
 	pthread_attr_t attr;
+	int cpus = lb_online_cpus();
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, SMALL_STACK);
+	/* perf's waiters have default stacks, and glibc's madvise of a default
+	 * stack at thread exit sends TLB-flush IPIs to the waker: keep that */
+	if (!pin)
+		pthread_attr_setstacksize(&attr, SMALL_STACK);
 	for (int i = 0; i < n; i++) {
+		if (pin) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(i % cpus, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
 		if (pthread_create(&tids[i], &attr, fn, (char *)args + argsize * (size_t)i)) {
 			snprintf(err, errlen, "cannot create thread %d of %d", i + 1, n);
 			pthread_attr_destroy(&attr);
@@ -41,6 +58,12 @@ static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args
 	}
 	pthread_attr_destroy(&attr);
 	return n;
+}
+
+static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
+			 char *err, size_t errlen)
+{
+	return start_threads_pinned(tids, n, fn, args, argsize, false, err, errlen);
 }
 
 static void sleep_ms(int ms)
@@ -69,8 +92,10 @@ static void *fw_waiter(void *arg)
 	struct fw_arg *a = arg;
 	a->c->tids[a->idx] = (pid_t)syscall(SYS_gettid);
 	atomic_fetch_add(&a->c->ready, 1);
-	/* one wait, as perf bench futex wake does: the waker counts wakeups */
-	lb_futex_wait(&a->c->word, 0);
+	/* wait until woken (a signal's EINTR waits again), as perf bench futex
+	 * wake does: the waker counts the wakeups */
+	while (lb_futex_wait(&a->c->word, 0) < 0 && errno == EINTR)
+		;
 	atomic_store_explicit(&a->c->sh->progress[a->idx].n, 1, memory_order_relaxed);
 	return NULL;
 }
@@ -120,7 +145,8 @@ static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
 		atomic_store(&c.ready, 0);
 		for (int i = 0; i < n; i++)
 			atomic_store(&sh->progress[i].n, 0);
-		started = start_threads(threads, n, fw_waiter, args, sizeof(*args), err, errlen);
+		started = start_threads_pinned(threads, n, fw_waiter, args, sizeof(*args), true, err,
+					       errlen);
 		if (started < n) {
 			/* release the ones that started, then give up */
 			while (woken < started)
@@ -136,6 +162,10 @@ static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
 			}
 			usleep(500);
 		}
+		/* let the machine settle for 100 ms before the wakeups, as perf bench
+		 * futex wake does: idle CPUs must be woken too, and that is part of
+		 * what a wakeup costs */
+		usleep(100000);
 		atomic_store(&sh->phase, WL_PHASE_MEASURE);
 		uint64_t t0 = lb_now_ns();
 		while (woken < n) {

@@ -10,14 +10,17 @@
  * lock) instead of hanging it.  Fair spinlocks collapse when threads
  * outnumber CPUs, so spinning locks run fewer iterations.
  */
+/* cmocka needs these first */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
+
 #include <cmocka.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,21 +31,25 @@
 
 #define NTHREADS         4
 #define ITERS_SLEEPING   20000
-#define ITERS_SPINNING   2000
+#define ITERS_SPINNING   400 /* fair spinlocks manage a few hundred/s oversubscribed */
 #define ITERS_STARVATION 50000
-#define WATCHDOG_S       60
+#define STALL_S          20 /* no acquisition by any thread for this long: lockup */
 
-/* Protected by the lock under test; deliberately not atomic. */
-static unsigned long counter;
-
-struct hammer {
+/* One contended run; shared by its threads, leaked if they lock up. */
+struct hammer_run {
 	const struct lock_ops *ops;
 	void *a;
 	void *b; /* taken inside a when not NULL */
 	unsigned long iters;
 	bool use_trylock;
-	unsigned long done; /* written by the thread, read after join */
-	pthread_t thread;
+	unsigned long counter; /* protected by the lock under test; not atomic on purpose */
+	atomic_bool stop;      /* set when the watchdog gives up */
+	atomic_int finished;   /* threads that returned */
+	struct hammer_thread {
+		struct hammer_run *run;
+		pthread_t thread;
+		atomic_ulong done; /* acquisitions so far, read by the watchdog */
+	} t[NTHREADS];
 };
 
 static void relax(void)
@@ -77,66 +84,91 @@ static void *new_lock(const struct lock_ops *ops)
 
 static void *hammer_thread(void *arg)
 {
-	struct hammer *h = arg;
+	struct hammer_thread *t = arg;
+	struct hammer_run *r = t->run;
+	const struct lock_ops *ops = r->ops;
 
-	for (unsigned long i = 0; i < h->iters; i++) {
+	for (unsigned long i = 0; i < r->iters; i++) {
 		unsigned long v;
 
-		if (!(h->use_trylock && (i & 1) && h->ops->trylock(h->a)))
-			h->ops->lock(h->a);
-		if (h->b)
-			h->ops->lock(h->b);
+		if (atomic_load_explicit(&r->stop, memory_order_relaxed))
+			break;
+		if (!(r->use_trylock && (i & 1) && ops->trylock(r->a)))
+			ops->lock(r->a);
+		if (r->b)
+			ops->lock(r->b);
 		/* read, wait a little, write: a second holder would lose an update */
-		v = counter;
+		v = r->counter;
 		for (int k = 0; k < 4; k++)
 			relax();
-		counter = v + 1;
-		if (h->b)
-			h->ops->unlock(h->b);
-		h->ops->unlock(h->a);
-		h->done++;
+		r->counter = v + 1;
+		if (r->b)
+			ops->unlock(r->b);
+		ops->unlock(r->a);
+		atomic_store_explicit(&t->done, i + 1, memory_order_relaxed);
 	}
+	atomic_fetch_add(&r->finished, 1);
 	return NULL;
 }
 
+static unsigned long hammer_progress(struct hammer_run *r)
+{
+	unsigned long sum = 0;
+
+	for (int i = 0; i < NTHREADS; i++)
+		sum += atomic_load_explicit(&r->t[i].done, memory_order_relaxed);
+	return sum;
+}
+
 /*
- * Run NTHREADS hammer threads on a (and b inside it).  Fails the test when
- * they have not all finished within WATCHDOG_S; the threads and locks are
- * then leaked on purpose, since lockup victims cannot be reclaimed.
+ * Run NTHREADS threads taking a (and b inside it) iters times each, then
+ * check that each finished and that no increment of the counter was lost.
+ * Fails the test when no thread acquires for STALL_S seconds; the run (its
+ * threads, and the caller's locks) is then leaked on purpose, since
+ * lockup victims cannot be reclaimed, and told to stop so that slow but
+ * live threads do not run on into the next test.
  */
 static void run_hammer(const struct lock_ops *ops, void *a, void *b, unsigned long iters,
-		       bool use_trylock)
+                       bool use_trylock)
 {
-	struct hammer *h = calloc(NTHREADS, sizeof(*h));
-	struct timespec deadline;
+	struct hammer_run *r = calloc(1, sizeof(*r));
+	unsigned long last = 0;
+	int idle_ms = 0;
 
-	assert_non_null(h);
-	counter = 0;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += WATCHDOG_S;
+	assert_non_null(r);
+	r->ops = ops;
+	r->a = a;
+	r->b = b;
+	r->iters = iters;
+	r->use_trylock = use_trylock;
 	for (int i = 0; i < NTHREADS; i++) {
-		h[i] = (struct hammer){
-			.ops = ops, .a = a, .b = b, .iters = iters, .use_trylock = use_trylock};
-		if (pthread_create(&h[i].thread, NULL, hammer_thread, &h[i]) != 0)
+		r->t[i].run = r;
+		if (pthread_create(&r->t[i].thread, NULL, hammer_thread, &r->t[i]) != 0)
 			fail_msg("%s: cannot create thread %d", ops->name, i);
 	}
-	for (int i = 0; i < NTHREADS; i++) {
-		int err = pthread_timedjoin_np(h[i].thread, NULL, &deadline);
+	while (atomic_load(&r->finished) < NTHREADS) {
+		unsigned long now;
 
-		if (err == ETIMEDOUT)
-			fail_msg("%s: lockup: thread %d did %lu of %lu acquisitions in %d s",
-				 ops->name, i, h[i].done, iters, WATCHDOG_S);
-		if (err)
-			fail_msg("%s: cannot join thread %d: %s", ops->name, i, strerror(err));
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+		now = hammer_progress(r);
+		idle_ms = now == last ? idle_ms + 10 : 0;
+		last = now;
+		if (idle_ms >= STALL_S * 1000) {
+			atomic_store(&r->stop, true);
+			fail_msg("%s: lockup: no acquisition for %d s, %lu of %lu done", ops->name,
+			         STALL_S, now, NTHREADS * iters);
+		}
 	}
 	for (int i = 0; i < NTHREADS; i++)
-		if (h[i].done != iters)
+		pthread_join(r->t[i].thread, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		if (atomic_load(&r->t[i].done) != iters)
 			fail_msg("%s: thread %d did %lu of %lu acquisitions", ops->name, i,
-				 h[i].done, iters);
-	if (counter != NTHREADS * iters)
+			         atomic_load(&r->t[i].done), iters);
+	if (r->counter != NTHREADS * iters)
 		fail_msg("%s: mutual exclusion violated: counter %lu, expected %lu", ops->name,
-			 counter, NTHREADS * iters);
-	free(h);
+		         r->counter, NTHREADS * iters);
+	free(r);
 }
 
 struct try_arg {
@@ -327,12 +359,12 @@ struct property {
 };
 
 static const struct property properties[] = {
-	{"single_thread", test_single_thread, always},
-	{"mutual_exclusion", test_mutual_exclusion, always},
-	{"mutual_exclusion_trylock", test_mutual_exclusion_trylock, always},
-	/* needed by the queue locks (per-thread nodes), cheap for the others */
-	{"nesting", test_nesting, always},
-	{"no_starvation", test_no_starvation, promises_no_starvation},
+    {"single_thread", test_single_thread, always},
+    {"mutual_exclusion", test_mutual_exclusion, always},
+    {"mutual_exclusion_trylock", test_mutual_exclusion_trylock, always},
+    /* needed by the queue locks (per-thread nodes), cheap for the others */
+    {"nesting", test_nesting, always},
+    {"no_starvation", test_no_starvation, promises_no_starvation},
 };
 
 int main(void)
@@ -359,8 +391,8 @@ int main(void)
 			if (asprintf(&name, "%s/%s", properties[p].name, ops->name) < 0)
 				return 1;
 			tests[n++] = (struct CMUnitTest){.name = name,
-							 .test_func = properties[p].fn,
-							 .initial_state = (void *)ops};
+			                                 .test_func = properties[p].fn,
+			                                 .initial_state = (void *)ops};
 		}
 	}
 	failed = _cmocka_run_group_tests("locks", tests, n, NULL, NULL);
