@@ -5,7 +5,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
-PKGS    := jansson gsl libmicrohttpd libpq libcurl
+PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
@@ -70,6 +70,9 @@ $(BUILD)/locklab-server: $(call obj,server/main.c) $(call obj,$(SERVER_SRC)) $(C
 $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# the agent's default native tree is the checkout it was built from
+$(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
+
 $(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -113,6 +116,29 @@ format:
 
 bench: all
 	@scripts/bench-lockbench.sh
+
+# ---- kernel guest (lockbench kernel run, docs/kernel.md) -------------------
+# The initramfs holds a static lockbench and a tiny static init.  Debian ships
+# libjansson.a, libgsl.a and libgslcblas.a.  Sanitizer builds cannot link
+# -static, so they compile the guest's objects again without $(SAN).
+ifeq ($(SAN),)
+GUEST_OBJ := $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(COMMON_OBJ)
+else
+guestobj  = $(patsubst %.c,$(BUILD)/obj-guest/%.o,$(1))
+GUEST_OBJ := $(call guestobj,lockbench/src/main.c $(LB_SRC) $(LOCKS_SRC) $(COMMON_SRC))
+$(BUILD)/obj-guest/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SAN),$(CFLAGS)) -MMD -MP -c $< -o $@
+endif
+$(BUILD)/lockbench-static: $(GUEST_OBJ)
+	$(CC) -static -pthread $^ -ljansson -lgsl -lgslcblas -lm -o $@
+$(BUILD)/locklab-init: lockbench/kernel/init.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -static $< -o $@
+all: $(BUILD)/lockbench-static $(BUILD)/locklab-init
+
+bench-server: $(BUILD)/locklab-server
+	@BUILD=$(BUILD) server/bench/bench-server.sh
 
 clean:
 	rm -rf build build-asan

@@ -10,6 +10,8 @@ PACKAGES=(
   libmicrohttpd-dev libpq-dev libcurl4-openssl-dev
   postgresql-15
   gdb linux-perf clang-format bubblewrap
+  zlib1g-dev jq python3 procps iproute2
+  qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
 )
 
 missing=()

@@ -1,0 +1,40 @@
+/*
+ * api.h - the /api/v1 handlers.  Each one reads the request (body already
+ * accumulated, ids already parsed from the path), does its work in the
+ * database and queues exactly one reply.  See docs/api.md for the contract.
+ */
+#ifndef LOCKLAB_SERVER_API_H
+#define LOCKLAB_SERVER_API_H
+
+#include "http.h"
+
+/* submissions.c */
+enum handler_rc api_submission_create(struct http_request *req);
+enum handler_rc api_submission_list(struct http_request *req);
+enum handler_rc api_submission_get(struct http_request *req, long long id);
+
+/* reports.c */
+enum handler_rc api_submission_report(struct http_request *req, long long id);
+enum handler_rc api_submission_reply(struct http_request *req, long long id);
+
+/* jobs.c */
+enum handler_rc api_agent_register(struct http_request *req);
+enum handler_rc api_job_claim(struct http_request *req);
+enum handler_rc api_job_heartbeat(struct http_request *req, long long id);
+enum handler_rc api_job_results(struct http_request *req, long long id);
+enum handler_rc api_job_fail(struct http_request *req, long long id);
+enum handler_rc api_job_release(struct http_request *req, long long id);
+
+/* misc.c */
+enum handler_rc api_tree_list(struct http_request *req);
+enum handler_rc api_tree_create(struct http_request *req);
+enum handler_rc api_healthz(struct http_request *req);
+enum handler_rc api_metrics(struct http_request *req);
+/* GET /api/v1/agents: agents with machine (latest result) and running job */
+enum handler_rc api_agent_list(struct http_request *req);
+/* GET /api/v1/submissions/{id}/results: the stored lockbench-result/1 documents */
+enum handler_rc api_submission_results(struct http_request *req, long long id);
+/* GET /api/v1/history[?workload&lock&metric[&tree][&users][&limit]] */
+enum handler_rc api_history(struct http_request *req);
+
+#endif

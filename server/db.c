@@ -1,0 +1,302 @@
+/*
+ * db.c - thread-local libpq connections, statements, transactions and
+ * migrations.
+ */
+#include "db.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static pthread_key_t db_key;
+static pthread_once_t db_once = PTHREAD_ONCE_INIT;
+static __thread char db_state[8];
+static __thread char db_error[512];
+
+/*
+ * Statements with parameters are prepared once per connection, found by
+ * the address of their SQL text (every statement is a string literal).
+ */
+#define DB_STMT_CACHE 128
+static __thread const char *db_stmts[DB_STMT_CACHE];
+static __thread int db_nstmts;
+static __thread PGconn *db_stmts_conn;
+
+static void db_close(void *conn)
+{
+	PQfinish(conn);
+}
+
+static void db_init_key(void)
+{
+	pthread_key_create(&db_key, db_close);
+}
+
+PGconn *db_conn(void)
+{
+	PGconn *c;
+
+	pthread_once(&db_once, db_init_key);
+	c = pthread_getspecific(db_key);
+	if (c && PQstatus(c) == CONNECTION_OK)
+		return c;
+	if (c) {
+		PQreset(c);
+		db_stmts_conn = NULL; /* the new session has no prepared statements */
+		if (PQstatus(c) == CONNECTION_OK)
+			return c;
+		PQfinish(c);
+		pthread_setspecific(db_key, NULL);
+	}
+	c = PQconnectdb(srv_cfg.db ? srv_cfg.db : "");
+	if (PQstatus(c) != CONNECTION_OK) {
+		snprintf(db_error, sizeof(db_error), "%s", PQerrorMessage(c));
+		fprintf(stderr, "locklab-server: database: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return NULL;
+	}
+	db_stmts_conn = NULL; /* may reuse a freed connection's address */
+	pthread_setspecific(db_key, c);
+	return c;
+}
+
+const char *db_last_state(void)
+{
+	return db_state;
+}
+
+const char *db_last_error(void)
+{
+	return db_error;
+}
+
+int db_failure(void)
+{
+	if (strcmp(db_state, "40001") == 0 || strcmp(db_state, "40P01") == 0)
+		return DB_RETRY;
+	return DB_FAIL;
+}
+
+/* The name of sql's prepared statement on c, preparing it when new; NULL to run it unprepared. */
+static const char *db_prepared(PGconn *c, const char *sql, int nparams, char name[16])
+{
+	PGresult *res;
+	int i;
+
+	if (nparams == 0)
+		return NULL;
+	if (db_stmts_conn != c) {
+		db_stmts_conn = c;
+		db_nstmts = 0;
+	}
+	for (i = 0; i < db_nstmts; i++)
+		if (db_stmts[i] == sql) {
+			snprintf(name, 16, "s%d", i);
+			return name;
+		}
+	if (db_nstmts == DB_STMT_CACHE)
+		return NULL;
+	snprintf(name, 16, "s%d", db_nstmts);
+	res = PQprepare(c, name, sql, nparams, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		PQclear(res);
+		return NULL; /* PQexecParams below reports the error */
+	}
+	PQclear(res);
+	db_stmts[db_nstmts++] = sql;
+	return name;
+}
+
+PGresult *db_exec(PGconn *c, const char *sql, int nparams, const char *const *params)
+{
+	char name[16];
+	const char *stmt = db_prepared(c, sql, nparams, name);
+	PGresult *res = stmt ? PQexecPrepared(c, stmt, nparams, params, NULL, NULL, 0)
+	                     : PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(res);
+	const char *state;
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return res;
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	snprintf(db_state, sizeof(db_state), "%s", state ? state : "");
+	snprintf(db_error, sizeof(db_error), "%s",
+	         res ? PQresultErrorMessage(res) : PQerrorMessage(c));
+	/* conflicts are expected and retried; anything else is worth a line */
+	if (db_failure() != DB_RETRY)
+		fprintf(stderr, "locklab-server: sql failed (%s): %s", db_state, db_error);
+	PQclear(res);
+	return NULL;
+}
+
+int db_run(PGconn *c, const char *sql, int nparams, const char *const *params)
+{
+	PGresult *res = db_exec(c, sql, nparams, params);
+
+	if (!res)
+		return db_failure();
+	PQclear(res);
+	return DB_OK;
+}
+
+const char *db_value(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return NULL;
+	return PQgetvalue(res, row, col);
+}
+
+int db_tx(int (*body)(PGconn *c, void *arg), void *arg)
+{
+	int attempt, rc = DB_FAIL;
+
+	for (attempt = 0; attempt < 10; attempt++) {
+		PGconn *c = db_conn();
+
+		if (!c)
+			return DB_FAIL;
+		if (db_run(c, "BEGIN", 0, NULL) != DB_OK)
+			return DB_FAIL;
+		rc = body(c, arg);
+		if (rc == DB_OK) {
+			rc = db_run(c, "COMMIT", 0, NULL);
+			if (rc == DB_OK)
+				return DB_OK;
+		}
+		db_run(c, "ROLLBACK", 0, NULL);
+		if (rc != DB_RETRY)
+			return rc;
+		usleep(1000u * (1u << (attempt < 6 ? attempt : 6)));
+	}
+	return rc;
+}
+
+static int db_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *db_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	char chunk[8192];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		fclose(f);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	fclose(f);
+	fclose(mem);
+	return buf;
+}
+
+/* 0x6c6f636b6c6162, "locklab" in ASCII: the advisory lock key of migrations */
+#define DB_MIGRATE_LOCK "30521770279461218"
+
+int db_migrate(const char *dir)
+{
+	PGconn *c = db_conn();
+	DIR *d = NULL;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int applied = 0, ret = -1;
+
+	if (!c)
+		return -1;
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "locklab-server: cannot open migrations folder '%s'\n", dir);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".sql") != 0 || e->d_name[0] < '0' ||
+		    e->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*names));
+
+			if (!nn)
+				goto out;
+			names = nn;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			goto out;
+		n++;
+	}
+	qsort(names, n, sizeof(*names), db_name_cmp);
+
+	if (db_run(c, "BEGIN", 0, NULL) != DB_OK)
+		goto out;
+	if (db_run(c, "SELECT pg_advisory_xact_lock(" DB_MIGRATE_LOCK ")", 0, NULL) != DB_OK ||
+	    db_run(c,
+	           "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, "
+	           "applied timestamptz NOT NULL DEFAULT now())",
+	           0, NULL) != DB_OK)
+		goto rollback;
+	for (i = 0; i < n; i++) {
+		const char *p[1] = {names[i]};
+		PGresult *res =
+		    db_exec(c, "SELECT 1 FROM schema_migrations WHERE version = $1", 1, p);
+		char path[4096];
+		char *sql;
+		int have;
+
+		if (!res)
+			goto rollback;
+		have = PQntuples(res);
+		PQclear(res);
+		if (have)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		sql = db_read_file(path);
+		if (!sql) {
+			fprintf(stderr, "locklab-server: cannot read %s\n", path);
+			goto rollback;
+		}
+		/* A migration is several statements and has no parameters: PQexec. */
+		res = PQexec(c, sql);
+		free(sql);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK) {
+			fprintf(stderr, "locklab-server: migration %s failed: %s", names[i],
+			        PQresultErrorMessage(res));
+			PQclear(res);
+			goto rollback;
+		}
+		PQclear(res);
+		if (db_run(c, "INSERT INTO schema_migrations (version) VALUES ($1)", 1, p) != DB_OK)
+			goto rollback;
+		fprintf(stderr, "locklab-server: applied migration %s\n", names[i]);
+		applied++;
+	}
+	if (db_run(c, "COMMIT", 0, NULL) != DB_OK)
+		goto out;
+	ret = applied;
+	goto out;
+rollback:
+	db_run(c, "ROLLBACK", 0, NULL);
+out:
+	if (d)
+		closedir(d);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}

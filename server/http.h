@@ -1,0 +1,69 @@
+/*
+ * http.h - the HTTP front end on libmicrohttpd: one thread per connection,
+ * request bodies accumulated up to srv_cfg.max_body (413 past it), routing
+ * to the api handlers, replies that always carry a Content-Type.
+ */
+#ifndef LOCKLAB_SERVER_HTTP_H
+#define LOCKLAB_SERVER_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct MHD_Connection;
+
+/*
+ * What a handler returns: OK (its reply is queued), HANDLED (an error reply
+ * is queued) or FATAL (nothing could be queued; the connection is closed).
+ */
+enum handler_rc {
+	HANDLER_OK,
+	HANDLER_HANDLED,
+	HANDLER_FATAL,
+};
+
+struct http_request {
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	char *body; /* NUL-terminated, owned by http.c */
+	size_t body_len;
+	bool body_too_large;
+	bool replied;
+	int status; /* of the reply, for /metrics */
+};
+
+/* A header of the request or NULL; borrowed. */
+const char *http_header(struct http_request *req, const char *name);
+/* A query argument or NULL; borrowed. */
+const char *http_query(struct http_request *req, const char *name);
+/* The token of "Authorization: Bearer <token>" or NULL; borrowed. */
+const char *http_bearer(struct http_request *req);
+
+/* Reply with body (copied).  Returns HANDLER_OK or HANDLER_FATAL. */
+enum handler_rc http_reply(struct http_request *req, unsigned status, const char *content_type,
+                           const char *body, size_t len);
+/* Reply with a JSON document; takes ownership of doc (may be NULL -> 500). */
+enum handler_rc http_reply_json(struct http_request *req, unsigned status, json_t *doc);
+/*
+ * {"error": error, "detail": printf(fmt...)}.  Returns HANDLER_HANDLED, or
+ * HANDLER_FATAL when the reply could not be queued.
+ */
+enum handler_rc http_reply_error(struct http_request *req, unsigned status, const char *error,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Parse the request body as one JSON value (duplicate keys rejected).
+ * Returns a new reference, or NULL after queueing a 400 reply.
+ */
+json_t *http_body_json(struct http_request *req);
+
+/* Start the daemon on srv_cfg.listen; returns 0 or -1 with a message on stderr. */
+int http_start(void);
+void http_stop(void);
+
+/* Prometheus lines for the request counters, appended to out (open_memstream). */
+void http_metrics(FILE *out);
+
+#endif

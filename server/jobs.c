@@ -1,0 +1,924 @@
+/*
+ * jobs.c - agents, the job lease protocol and result ingest.  The rounds
+ * protocol (docs/api.md): a job asks for `rounds` interleaved A/B rounds;
+ * when every round has both documents the server compares them; if a point
+ * is inconclusive (and nothing locked up) it raises `rounds` by min_rounds,
+ * up to max_rounds, and every answer to the agent says how many are left
+ * ("more_rounds").  At zero the job is done.
+ */
+#include "jobs.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "reports.h"
+#include "result.h"
+#include "verdicts.h"
+
+int jobs_reap(PGconn *c)
+{
+	char max[16];
+	const char *p[1] = {max};
+	PGresult *res;
+	int n;
+
+	snprintf(max, sizeof(max), "%d", srv_cfg.max_attempts);
+	res = db_exec(
+	    c,
+	    "WITH expired AS (SELECT id FROM jobs WHERE state = 'running' AND "
+	    "  lease_expires < now() FOR UPDATE SKIP LOCKED), "
+	    "upd AS (UPDATE jobs j SET attempts = j.attempts + 1, claimed_by = NULL, "
+	    "  lease_expires = NULL, updated = now(), queued_at = now(), "
+	    "  state = CASE WHEN j.attempts + 1 >= $1::int THEN 'failed' ELSE 'queued' END, "
+	    "  reason = CASE WHEN j.attempts + 1 >= $1::int THEN format('lease expired %s "
+	    "times, last held by agent %s', j.attempts + 1, j.claimed_by) ELSE j.reason END "
+	    "  FROM expired WHERE j.id = expired.id RETURNING j.id, j.submission_id, j.state, "
+	    "  j.reason, j.suite), "
+	    "sub AS (UPDATE submissions s SET state = 'failed', updated = now(), "
+	    "  reason = format('job %s (%s) failed: %s', upd.id, upd.suite, upd.reason) "
+	    "  FROM upd WHERE s.id = upd.submission_id AND upd.state = 'failed' AND "
+	    "  s.state IN ('queued', 'running') RETURNING s.id) "
+	    "SELECT count(*) FROM upd",
+	    1, p);
+	if (!res)
+		return -1;
+	n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return n;
+}
+
+static pthread_t reaper;
+static atomic_bool reaper_stop;
+static bool reaper_running;
+
+static void *jobs_reaper(void *arg)
+{
+	while (!atomic_load(&reaper_stop)) {
+		PGconn *c = db_conn();
+
+		if (c)
+			jobs_reap(c);
+		sleep(1);
+	}
+	return NULL;
+}
+
+int jobs_reaper_start(void)
+{
+	if (pthread_create(&reaper, NULL, jobs_reaper, NULL) != 0)
+		return -1;
+	reaper_running = true;
+	return 0;
+}
+
+void jobs_reaper_stop(void)
+{
+	if (!reaper_running)
+		return;
+	atomic_store(&reaper_stop, true);
+	pthread_join(reaper, NULL);
+	reaper_running = false;
+}
+
+/* POST /api/v1/agents/register */
+enum handler_rc api_agent_register(struct http_request *req)
+{
+	const char *token = http_bearer(req);
+	const char *name = "", *mclass = "default", *role = "agent";
+	char secret[65], hash[65];
+	json_t *doc = NULL;
+	json_error_t jerr;
+	PGconn *c;
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (!token)
+		return http_reply_error(req, 401, "unauthorized",
+		                        "missing Authorization: Bearer <admin token>");
+	if (!auth_is_admin(token))
+		return http_reply_error(req, 403, "forbidden", "not the admin token");
+	if (req->body_len) {
+		doc = http_body_json(req);
+		if (!doc)
+			return HANDLER_HANDLED;
+		if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?s}", "name", &name,
+		                   "machine_class", &mclass, "role", &role) != 0) {
+			rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+			goto out;
+		}
+		if (strcmp(role, "agent") != 0 && strcmp(role, "submitter") != 0) {
+			rc = http_reply_error(req, 400, "invalid", "role: agent or submitter");
+			goto out;
+		}
+		if (!*mclass || strlen(mclass) > 100 || strlen(name) > 200) {
+			rc = http_reply_error(req, 400, "invalid",
+			                      "machine_class: 1 to 100 bytes; name: up to 200");
+			goto out;
+		}
+	}
+	if (auth_new_token(secret) != 0) {
+		rc = http_reply_error(req, 500, "internal", "cannot read /dev/urandom");
+		goto out;
+	}
+	auth_sha256_hex(secret, strlen(secret), hash);
+	c = db_conn();
+	if (!c) {
+		rc = http_reply_error(req, 503, "database", "database unavailable");
+		goto out;
+	}
+	{
+		const char *p[4] = {name, role, mclass, hash};
+
+		res = db_exec(c,
+		              "INSERT INTO agents (name, role, machine_class, token_hash) VALUES "
+		              "($1, $2, $3, $4) RETURNING id",
+		              4, p);
+	}
+	if (!res) {
+		rc = http_reply_error(req, 503, "database", "cannot store the agent");
+		goto out;
+	}
+	rc =
+	    http_reply_json(req, 201,
+	                    json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
+	                              (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10), "token",
+	                              secret, "name", name, "role", role, "machine_class", mclass));
+	PQclear(res);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+/* Rounds of a job that have both documents, and the first one that does not. */
+static const char *rounds_sql =
+    "WITH r AS (SELECT round, count(DISTINCT variant) AS nv FROM results WHERE job_id = $1 AND "
+    "variant IN ('base', 'patched') GROUP BY round) SELECT j.rounds_wanted, (SELECT count(*) "
+    "FROM r WHERE nv = 2 AND round < j.rounds_wanted), (SELECT coalesce(min(g), "
+    "j.rounds_wanted) FROM generate_series(0, j.rounds_wanted - 1) g LEFT JOIN r ON r.round = "
+    "g AND r.nv = 2 WHERE r.round IS NULL), j.state, to_char(j.lease_expires AT TIME ZONE "
+    "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), j.verdict FROM jobs j WHERE j.id = $1";
+
+/* {"rounds", "rounds_complete", "next_round", "more_rounds", "state", ...} */
+static json_t *job_progress(PGconn *c, long long id)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	PGresult *res;
+	json_t *o;
+	int wanted, complete;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	res = db_exec(c, rounds_sql, 1, p);
+	if (!res || PQntuples(res) != 1) {
+		PQclear(res);
+		return NULL;
+	}
+	wanted = atoi(PQgetvalue(res, 0, 0));
+	complete = atoi(PQgetvalue(res, 0, 1));
+	o = json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:s?, s:s?}", "id", (json_int_t)id, "state",
+	              PQgetvalue(res, 0, 3), "rounds", wanted, "rounds_complete", complete,
+	              "next_round", atoi(PQgetvalue(res, 0, 2)), "more_rounds",
+	              strcmp(PQgetvalue(res, 0, 3), "running") == 0 && wanted > complete
+	                  ? wanted - complete
+	                  : 0,
+	              "lease_expires", db_value(res, 0, 4), "verdict", db_value(res, 0, 5));
+	PQclear(res);
+	return o;
+}
+
+struct claim_ctx {
+	struct auth_agent *agent;
+	json_t *job; /* out: the description, NULL when the queue is empty */
+};
+
+static int claim_body(PGconn *c, void *arg)
+{
+	struct claim_ctx *x = arg;
+	char agent[24], lease[16];
+	PGresult *res;
+	const char *jid;
+	json_t *desc = NULL, *progress;
+	int rc;
+
+	json_decref(x->job);
+	x->job = NULL;
+	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
+	snprintf(lease, sizeof(lease), "%d", srv_cfg.lease_seconds);
+	{
+		const char *p[3] = {x->agent->machine_class, agent, lease};
+
+		res =
+		    db_exec(c,
+		            "WITH pick AS (SELECT id FROM jobs WHERE state = 'queued' AND "
+		            "machine_class = $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+		            "UPDATE jobs j SET state = 'running', claimed_by = $2, lease_expires = "
+		            "now() + make_interval(secs => $3::int), updated = now() FROM pick "
+		            "WHERE j.id = pick.id RETURNING j.id, j.submission_id",
+		            3, p);
+	}
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return DB_OK;
+	}
+	jid = PQgetvalue(res, 0, 0);
+	{
+		const char *p[1] = {PQgetvalue(res, 0, 1)};
+		const char *q[1] = {agent};
+
+		rc = db_run(c,
+		            "UPDATE submissions SET state = 'running', updated = now() WHERE "
+		            "id = $1 AND state = 'queued'",
+		            1, p);
+		if (rc == DB_OK)
+			rc = db_run(c, "UPDATE agents SET last_seen = now() WHERE id = $1", 1, q);
+	}
+	if (rc != DB_OK) {
+		PQclear(res);
+		return rc;
+	}
+	{
+		const char *p[1] = {jid};
+		PGresult *d = db_exec(
+		    c,
+		    "SELECT json_build_object('id', j.id, 'submission_id', s.id, 'suite', j.suite, "
+		    " 'machine_class', j.machine_class, 'attempts', j.attempts, "
+		    " 'source', s.source, 'subject', "
+		    " s.subject, 'git', CASE WHEN s.git_url IS NULL THEN NULL ELSE "
+		    " json_build_object('url', s.git_url, 'ref', s.git_ref, 'base', s.git_base) "
+		    "END, "
+		    " 'tree', (SELECT json_build_object('name', t.name, 'url', t.url, 'branch', "
+		    " t.branch, 'kind', t.kind) FROM trees t WHERE t.id = s.tree_id), "
+		    " 'patches', (SELECT coalesce(json_agg(json_build_object('seq', seq, "
+		    " 'message_id', message_id, 'author', author, 'subject', subject, 'diff', "
+		    "diff) "
+		    " ORDER BY seq), '[]') FROM patches WHERE submission_id = s.id AND NOT "
+		    "is_cover), "
+		    " 'mbox', (SELECT string_agg(format(E'From locklab Mon Sep 17 00:00:00 2001\\n"
+		    "From: %s\\nDate: %s\\nSubject: %s\\nMessage-ID: %s\\n\\n%s\\n---\\n%s', "
+		    "author, "
+		    " coalesce(date, ''), subject, coalesce(message_id, ''), body, diff), E'\\n' "
+		    " ORDER BY seq) FROM patches WHERE submission_id = s.id AND NOT is_cover)"
+		    ")::text FROM jobs j JOIN submissions s ON s.id = j.submission_id WHERE j.id = "
+		    "$1",
+		    1, p);
+
+		if (!d) {
+			PQclear(res);
+			return db_failure();
+		}
+		desc = json_loads(PQgetvalue(d, 0, 0), 0, NULL);
+		PQclear(d);
+	}
+	progress = job_progress(c, strtoll(jid, NULL, 10));
+	PQclear(res);
+	if (!desc || !progress) {
+		json_decref(desc);
+		json_decref(progress);
+		return DB_FAIL;
+	}
+	json_object_set_new(desc, "lease_seconds", json_integer(srv_cfg.lease_seconds));
+	json_object_update(desc, progress);
+	json_decref(progress);
+	x->job = desc;
+	return DB_OK;
+}
+
+enum handler_rc api_job_claim(struct http_request *req)
+{
+	struct auth_agent agent;
+	struct claim_ctx x = {&agent, NULL};
+	PGconn *c = db_conn();
+	enum handler_rc rc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	rc = auth_require_agent(req, c, "agent", &agent);
+	if (rc != HANDLER_OK)
+		return rc;
+	jobs_reap(c);
+	if (db_tx(claim_body, &x) != DB_OK) {
+		json_decref(x.job);
+		return http_reply_error(req, 503, "database", "cannot claim a job");
+	}
+	if (!x.job)
+		return http_reply_json(req, 200, json_pack("{s:n, s:i}", "job", "retry_after", 5));
+	return http_reply_json(req, 200, json_pack("{s:o}", "job", x.job));
+}
+
+/*
+ * Lock job id for agent: DB_OK when it is running under agent's lease, else
+ * DB_ABORT with *status and msg set (404, 403 another agent's job, 409 lease
+ * lost or job finished).
+ */
+static int job_lock(PGconn *c, long long id, const struct auth_agent *agent, int *status, char *msg,
+                    size_t msglen, long long *submission)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	PGresult *res;
+	const char *state, *owner;
+	int rc = DB_ABORT;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	res = db_exec(c,
+	              "SELECT state, claimed_by, submission_id, lease_expires < now() FROM jobs "
+	              "WHERE id = $1 FOR UPDATE",
+	              1, p);
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) != 1) {
+		*status = 404;
+		snprintf(msg, msglen, "no job %lld", id);
+		goto out;
+	}
+	state = PQgetvalue(res, 0, 0);
+	owner = db_value(res, 0, 1);
+	if (submission)
+		*submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	if (owner && strtoll(owner, NULL, 10) != agent->id) {
+		*status = 403;
+		snprintf(msg, msglen, "job %lld is leased to another agent", id);
+		goto out;
+	}
+	if (strcmp(state, "running") != 0 || !owner) {
+		*status = 409;
+		snprintf(msg, msglen, "job %lld is %s: the lease is gone", id, state);
+		goto out;
+	}
+	if (db_value(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't') {
+		*status = 409;
+		snprintf(msg, msglen, "job %lld: the lease expired", id);
+		goto out;
+	}
+	rc = DB_OK;
+out:
+	PQclear(res);
+	return rc;
+}
+
+struct hb_ctx {
+	long long id;
+	struct auth_agent *agent;
+	int status;
+	char msg[256];
+	json_t *progress;
+};
+
+static int heartbeat_body(PGconn *c, void *arg)
+{
+	struct hb_ctx *x = arg;
+	char idbuf[24], lease[16];
+	const char *p[2] = {idbuf, lease};
+	int rc;
+
+	json_decref(x->progress);
+	x->progress = NULL;
+	rc = job_lock(c, x->id, x->agent, &x->status, x->msg, sizeof(x->msg), NULL);
+	if (rc != DB_OK)
+		return rc;
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	snprintf(lease, sizeof(lease), "%d", srv_cfg.lease_seconds);
+	rc = db_run(c,
+	            "UPDATE jobs SET lease_expires = now() + make_interval(secs => $2::int), "
+	            "updated = now() WHERE id = $1",
+	            2, p);
+	if (rc != DB_OK)
+		return rc;
+	x->progress = job_progress(c, x->id);
+	return x->progress ? DB_OK : DB_FAIL;
+}
+
+enum handler_rc api_job_heartbeat(struct http_request *req, long long id)
+{
+	struct auth_agent agent;
+	struct hb_ctx x = {id, &agent, 0, "", NULL};
+	PGconn *c = db_conn();
+	enum handler_rc rc;
+	int dbrc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	rc = auth_require_agent(req, c, "agent", &agent);
+	if (rc != HANDLER_OK)
+		return rc;
+	jobs_reap(c);
+	dbrc = db_tx(heartbeat_body, &x);
+	if (dbrc == DB_ABORT)
+		return http_reply_error(req, (unsigned)x.status,
+		                        x.status == 404   ? "not-found"
+		                        : x.status == 403 ? "forbidden"
+		                                          : "lease-lost",
+		                        "%s", x.msg);
+	if (dbrc != DB_OK) {
+		json_decref(x.progress);
+		return http_reply_error(req, 503, "database", "cannot extend the lease");
+	}
+	return http_reply_json(req, 200, x.progress);
+}
+
+struct fail_ctx {
+	long long id;
+	struct auth_agent *agent;
+	const char *reason;
+	int status;
+	char msg[256];
+};
+
+static int fail_body(PGconn *c, void *arg)
+{
+	struct fail_ctx *x = arg;
+	char idbuf[24], sub[24];
+	long long submission = 0;
+	int rc;
+
+	rc = job_lock(c, x->id, x->agent, &x->status, x->msg, sizeof(x->msg), &submission);
+	if (rc != DB_OK)
+		return rc;
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	snprintf(sub, sizeof(sub), "%lld", submission);
+	{
+		const char *p[3] = {idbuf, x->reason, sub};
+
+		rc = db_run(c,
+		            "UPDATE jobs SET state = 'failed', reason = $2, lease_expires = NULL, "
+		            "updated = now() WHERE id = $1",
+		            2, p);
+		if (rc == DB_OK)
+			rc = db_run(
+			    c,
+			    "UPDATE submissions s SET state = 'failed', updated = now(), "
+			    "reason = format('job %s (%s) failed: %s', j.id, j.suite, $2::text) "
+			    "FROM jobs j WHERE j.id = $1 AND s.id = $3 AND s.state IN "
+			    "('queued', 'running')",
+			    3, p);
+	}
+	return rc;
+}
+
+enum handler_rc api_job_fail(struct http_request *req, long long id)
+{
+	struct auth_agent agent;
+	struct fail_ctx x = {id, &agent, NULL, 0, ""};
+	PGconn *c = db_conn();
+	json_t *doc;
+	json_error_t jerr;
+	enum handler_rc rc;
+	int dbrc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	rc = auth_require_agent(req, c, "agent", &agent);
+	if (rc != HANDLER_OK)
+		return rc;
+	doc = http_body_json(req);
+	if (!doc)
+		return HANDLER_HANDLED;
+	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s}", "reason", &x.reason) != 0) {
+		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	dbrc = db_tx(fail_body, &x);
+	if (dbrc == DB_ABORT)
+		rc = http_reply_error(req, (unsigned)x.status,
+		                      x.status == 404   ? "not-found"
+		                      : x.status == 403 ? "forbidden"
+		                                        : "lease-lost",
+		                      "%s", x.msg);
+	else if (dbrc != DB_OK)
+		rc = http_reply_error(req, 503, "database", "cannot record the failure");
+	else
+		rc = http_reply_json(req, 200,
+		                     json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "state",
+		                               "failed", "reason", x.reason));
+out:
+	json_decref(doc);
+	return rc;
+}
+
+static int release_body(PGconn *c, void *arg)
+{
+	struct fail_ctx *x = arg;
+	char idbuf[24];
+	long long submission = 0;
+	int rc;
+
+	rc = job_lock(c, x->id, x->agent, &x->status, x->msg, sizeof(x->msg), &submission);
+	if (rc != DB_OK)
+		return rc;
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	{
+		const char *p[1] = {idbuf};
+
+		/* back to the queue as it was: stored rounds stay, no attempt is counted */
+		rc = db_run(c,
+		            "UPDATE jobs SET state = 'queued', claimed_by = NULL, lease_expires = NULL, "
+		            "queued_at = now(), updated = now() WHERE id = $1",
+		            1, p);
+	}
+	return rc;
+}
+
+/*
+ * POST /api/v1/jobs/{id}/release: the claiming agent hands the job back
+ * (it is stopping); another agent goes on from the next round.
+ */
+enum handler_rc api_job_release(struct http_request *req, long long id)
+{
+	struct auth_agent agent;
+	struct fail_ctx x = {id, &agent, NULL, 0, ""};
+	PGconn *c = db_conn();
+	enum handler_rc rc;
+	int dbrc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	rc = auth_require_agent(req, c, "agent", &agent);
+	if (rc != HANDLER_OK)
+		return rc;
+	dbrc = db_tx(release_body, &x);
+	if (dbrc == DB_ABORT)
+		return http_reply_error(req, (unsigned)x.status,
+		                        x.status == 404   ? "not-found"
+		                        : x.status == 403 ? "forbidden"
+		                                          : "lease-lost",
+		                        "%s", x.msg);
+	if (dbrc != DB_OK)
+		return http_reply_error(req, 503, "database", "cannot release the job");
+	return http_reply_json(req, 200,
+	                       json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "queued"));
+}
+
+struct results_ctx {
+	long long id;
+	struct auth_agent *agent;
+	const char *key;
+	const char *doc_text; /* the document as received, stored verbatim as jsonb */
+	const struct lb_result *res;
+	json_t *runs, *samples, *lockups; /* jsonb_to_recordset inputs */
+	/* out */
+	int status;
+	char msg[512];
+	bool duplicate;
+	json_t *progress;
+};
+
+/* After a document is stored: compare, ask for more rounds or finish. */
+static int results_evaluate(PGconn *c, struct results_ctx *x, long long submission, int wanted)
+{
+	char idbuf[24];
+	struct comparison cmp;
+	char err[256];
+	int rc;
+	bool more;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	comparison_init(&cmp);
+	rc = verdicts_compute(c, x->id, &cmp, err, sizeof(err));
+	if (rc == -3) {
+		/* the documents do not compare (different suites, no common point) */
+		comparison_release(&cmp);
+		x->status = 422;
+		snprintf(x->msg, sizeof(x->msg), "cannot compare the rounds: %s", err);
+		return DB_ABORT;
+	}
+	if (rc != 0) {
+		comparison_release(&cmp);
+		return rc < 0 ? rc : DB_OK;
+	}
+	more = verdicts_want_more(&cmp) && wanted < srv_cfg.max_rounds;
+	rc = verdicts_store(c, x->id, &cmp, !more);
+	if (rc == DB_OK && more) {
+		char add[16];
+		const char *q[3] = {idbuf, add, NULL};
+		char max[16];
+
+		snprintf(add, sizeof(add), "%d", srv_cfg.min_rounds);
+		snprintf(max, sizeof(max), "%d", srv_cfg.max_rounds);
+		q[2] = max;
+		rc = db_run(c,
+		            "UPDATE jobs SET rounds_wanted = least(rounds_wanted + $2::int, "
+		            "$3::int), updated = now() WHERE id = $1",
+		            3, q);
+	} else if (rc == DB_OK) {
+		const char *q[2] = {idbuf, verdict_name(comparison_overall(&cmp))};
+
+		rc = db_run(c,
+		            "UPDATE jobs SET state = 'done', verdict = $2, lease_expires = NULL, "
+		            "updated = now() WHERE id = $1",
+		            2, q);
+		if (rc == DB_OK)
+			rc = reports_job_done(c, submission);
+	}
+	comparison_release(&cmp);
+	return rc;
+}
+
+static int results_body(PGconn *c, void *arg)
+{
+	struct results_ctx *x = arg;
+	char idbuf[24], agent[24], round[16], rid[24];
+	long long submission = 0;
+	const char *owner, *key_job;
+	PGresult *res;
+	int rc;
+
+	json_decref(x->progress);
+	x->progress = NULL;
+	x->duplicate = false;
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
+	snprintf(round, sizeof(round), "%d", x->res->round);
+
+	/*
+	 * The job row lock orders concurrent posts for one job; the same
+	 * statement reads what the checks below need.
+	 */
+	{
+		const char *p[3] = {idbuf, x->key, x->res->suite};
+
+		res = db_exec(c,
+		              "SELECT state, claimed_by, submission_id, lease_expires < now(), "
+		              "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2) "
+		              "FROM jobs WHERE id = $1 FOR UPDATE",
+		              3, p);
+	}
+	if (!res)
+		return db_failure();
+	rc = DB_ABORT;
+	if (PQntuples(res) != 1) {
+		x->status = 404;
+		snprintf(x->msg, sizeof(x->msg), "no job %lld", x->id);
+		goto checked;
+	}
+	owner = db_value(res, 0, 1);
+	key_job = db_value(res, 0, 5);
+	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	if (key_job && strcmp(key_job, idbuf) != 0) {
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg), "idempotency key already used for another job");
+	} else if (key_job) {
+		/* a replay of a stored document answers as the first post did */
+		x->duplicate = true;
+		rc = DB_OK;
+	} else if (owner && strtoll(owner, NULL, 10) != x->agent->id) {
+		x->status = 403;
+		snprintf(x->msg, sizeof(x->msg), "job %lld is leased to another agent", x->id);
+	} else if (strcmp(PQgetvalue(res, 0, 0), "running") != 0 || !owner ||
+	           (db_value(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't')) {
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg), "job %lld is %s: the lease is gone", x->id,
+		         PQgetvalue(res, 0, 0));
+	} else if (PQgetvalue(res, 0, 4)[0] != 't') {
+		x->status = 422;
+		snprintf(x->msg, sizeof(x->msg), "suite '%s' is not the suite of job %lld",
+		         x->res->suite, x->id);
+	} else {
+		rc = DB_OK;
+	}
+checked:
+	PQclear(res);
+	if (rc != DB_OK)
+		return rc;
+	if (x->duplicate) {
+		x->progress = job_progress(c, x->id);
+		return x->progress ? DB_OK : DB_FAIL;
+	}
+	{
+		const char *p[6] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text};
+
+		res = db_exec(c,
+		              "INSERT INTO results (job_id, agent_id, idempotency_key, round, "
+		              "variant, document) VALUES ($1, $2, $3, $4, $5, $6::jsonb) ON "
+		              "CONFLICT (job_id, variant, round) DO NOTHING RETURNING id",
+		              6, p);
+		if (!res)
+			return db_failure();
+		if (PQntuples(res) == 0) {
+			PQclear(res);
+			x->status = 409;
+			snprintf(x->msg, sizeof(x->msg),
+			         "round %d of '%s' is already stored for job %lld under another "
+			         "idempotency key",
+			         x->res->round, x->res->variant, x->id);
+			return DB_ABORT;
+		}
+		snprintf(rid, sizeof(rid), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	{
+		char *runs = json_dumps(x->runs, JSON_COMPACT);
+		char *samples = json_dumps(x->samples, JSON_COMPACT);
+		char *lockups = json_dumps(x->lockups, JSON_COMPACT);
+		const char *pr[2] = {rid, runs};
+		const char *ps[2] = {rid, samples};
+		const char *pl[4] = {rid, lockups, idbuf, round};
+
+		rc = DB_FAIL;
+		if (runs && samples && lockups)
+			rc = db_run(
+			    c,
+			    "INSERT INTO runs (result_id, idx, workload, lock, params_key, "
+			    "locked_up) SELECT $1::bigint, x.* FROM jsonb_to_recordset($2) AS "
+			    "x(idx int, workload text, lock text, params_key text, locked_up "
+			    "boolean)",
+			    2, pr);
+		if (rc == DB_OK)
+			rc = db_run(
+			    c,
+			    "INSERT INTO samples (result_id, run_idx, metric, unit, "
+			    "higher_better, value, samples) SELECT $1::bigint, x.* FROM "
+			    "jsonb_to_recordset($2) AS x(run_idx int, metric text, unit text, "
+			    "higher_better boolean, value float8, samples float8[])",
+			    2, ps);
+		if (rc == DB_OK && json_array_size(x->lockups))
+			rc = db_run(
+			    c,
+			    "INSERT INTO lockups (job_id, result_id, variant, round, workload, "
+			    "lock, params_key, kind, message, stacks) SELECT $3::bigint, "
+			    "$1::bigint, x.variant, $4::int, x.workload, x.lock, x.params_key, "
+			    "x.kind, x.message, x.stacks FROM jsonb_to_recordset($2) AS "
+			    "x(variant text, workload text, lock text, params_key text, kind "
+			    "text, message text, stacks text)",
+			    4, pl);
+		free(runs);
+		free(samples);
+		free(lockups);
+		if (rc != DB_OK)
+			return rc;
+	}
+	x->progress = job_progress(c, x->id);
+	if (!x->progress)
+		return DB_FAIL;
+	{
+		int wanted = (int)json_integer_value(json_object_get(x->progress, "rounds"));
+		int complete =
+		    (int)json_integer_value(json_object_get(x->progress, "rounds_complete"));
+
+		if (complete < wanted)
+			return DB_OK;
+		rc = results_evaluate(c, x, submission, wanted);
+	}
+	if (rc != DB_OK)
+		return rc;
+	json_decref(x->progress);
+	x->progress = job_progress(c, x->id);
+	return x->progress ? DB_OK : DB_FAIL;
+}
+
+/* The rows of runs/samples/lockups for jsonb_to_recordset. */
+static int results_rows(struct results_ctx *x)
+{
+	const struct lb_result *r = x->res;
+	size_t i, k, s;
+
+	x->runs = json_array();
+	x->samples = json_array();
+	x->lockups = json_array();
+	if (!x->runs || !x->samples || !x->lockups)
+		return -1;
+	for (i = 0; i < r->nruns; i++) {
+		const struct lb_run *run = &r->runs[i];
+		char *key = run_params_key(run);
+
+		if (!key)
+			return -1;
+		json_array_append_new(x->runs, json_pack("{s:I, s:s, s:s, s:s, s:b}", "idx",
+		                                         (json_int_t)i, "workload", run->workload,
+		                                         "lock", run->lock, "params_key", key,
+		                                         "locked_up", run->lockup != NULL));
+		for (k = 0; k < run->nmetrics; k++) {
+			const struct lb_metric *m = &run->metrics[k];
+			json_t *vals = json_array();
+
+			for (s = 0; vals && s < m->nsamples; s++)
+				json_array_append_new(vals, json_real(m->samples[s]));
+			json_array_append_new(x->samples,
+			                      json_pack("{s:I, s:s, s:s, s:b, s:f, s:o}", "run_idx",
+			                                (json_int_t)i, "metric", m->name, "unit",
+			                                m->unit ? m->unit : "", "higher_better",
+			                                m->higher_better, "value", m->value,
+			                                "samples", vals ? vals : json_array()));
+		}
+		if (run->lockup)
+			json_array_append_new(
+			    x->lockups,
+			    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?}", "variant", r->variant,
+			              "workload", run->workload, "lock", run->lock, "params_key",
+			              key, "kind", run->lockup->kind ? run->lockup->kind : "",
+			              "message", run->lockup->message ? run->lockup->message : "",
+			              "stacks", run->lockup->stacks));
+		free(key);
+	}
+	return 0;
+}
+
+enum handler_rc api_job_results(struct http_request *req, long long id)
+{
+	struct auth_agent agent;
+	struct results_ctx x;
+	struct lb_result res;
+	json_t *body = NULL, *doc;
+	json_error_t jerr;
+	char err[512];
+	char *doc_text = NULL;
+	PGconn *c = db_conn();
+	enum handler_rc rc;
+	int dbrc;
+
+	memset(&x, 0, sizeof(x));
+	result_init(&res);
+	x.id = id;
+	x.agent = &agent;
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	rc = auth_require_agent(req, c, "agent", &agent);
+	if (rc != HANDLER_OK)
+		goto out;
+	body = http_body_json(req);
+	if (!body) {
+		rc = HANDLER_HANDLED;
+		goto out;
+	}
+	/* either the document itself or {"idempotency_key": k, "result": doc} */
+	doc = body;
+	x.key = http_header(req, "Idempotency-Key");
+	if (json_object_get(body, "result")) {
+		const char *k = NULL;
+
+		if (json_unpack_ex(body, &jerr, JSON_STRICT, "{s:o, s?s}", "result", &doc,
+		                   "idempotency_key", &k) != 0) {
+			rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+			goto out;
+		}
+		if (k && x.key && strcmp(k, x.key) != 0) {
+			rc = http_reply_error(req, 400, "invalid",
+			                      "Idempotency-Key header and field differ");
+			goto out;
+		}
+		if (k)
+			x.key = k;
+	}
+	if (!x.key || !*x.key || strlen(x.key) > 200) {
+		rc = http_reply_error(req, 400, "invalid",
+		                      "an idempotency key (Idempotency-Key header or "
+		                      "\"idempotency_key\") of 1 to 200 bytes is required");
+		goto out;
+	}
+	if (result_from_json(doc, &res, err, sizeof(err)) != 0) {
+		rc = http_reply_error(req, 422, "invalid-result", "%s", err);
+		goto out;
+	}
+	if (strcmp(res.variant, "base") != 0 && strcmp(res.variant, "patched") != 0 &&
+	    strncmp(res.variant, "patch-", 6) != 0) {
+		rc = http_reply_error(req, 422, "invalid-result",
+		                      "variant: base, patched or patch-K");
+		goto out;
+	}
+	if (res.round < 0 || res.round >= srv_cfg.max_rounds) {
+		rc = http_reply_error(req, 422, "invalid-result", "round: 0 to %d",
+		                      srv_cfg.max_rounds - 1);
+		goto out;
+	}
+	doc_text = json_dumps(doc, JSON_COMPACT);
+	x.doc_text = doc_text;
+	x.res = &res;
+	if (!doc_text || results_rows(&x) != 0) {
+		rc = http_reply_error(req, 500, "internal", "out of memory");
+		goto out;
+	}
+	dbrc = db_tx(results_body, &x);
+	if (dbrc == DB_ABORT)
+		rc = http_reply_error(req, (unsigned)x.status,
+		                      x.status == 404   ? "not-found"
+		                      : x.status == 403 ? "forbidden"
+		                      : x.status == 422 ? "invalid-result"
+		                                        : "conflict",
+		                      "%s", x.msg);
+	else if (dbrc != DB_OK)
+		rc = http_reply_error(req, 503, "database", "cannot store the result");
+	else {
+		json_object_set_new(x.progress, "stored", json_boolean(!x.duplicate));
+		json_object_set_new(x.progress, "duplicate", json_boolean(x.duplicate));
+		rc = http_reply_json(req, x.duplicate ? 200 : 201, x.progress);
+		x.progress = NULL;
+	}
+out:
+	json_decref(x.progress);
+	json_decref(x.runs);
+	json_decref(x.samples);
+	json_decref(x.lockups);
+	json_decref(body);
+	free(doc_text);
+	result_release(&res);
+	return rc;
+}

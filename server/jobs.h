@@ -1,0 +1,21 @@
+/*
+ * jobs.h - the job queue shared by the api handlers and the lease reaper.
+ */
+#ifndef LOCKLAB_SERVER_JOBS_H
+#define LOCKLAB_SERVER_JOBS_H
+
+#include <libpq-fe.h>
+
+/*
+ * Return every running job whose lease expired to the queue with
+ * attempts + 1, or fail it (and its submission) once attempts reach
+ * srv_cfg.max_attempts.  One autocommitted statement; safe to run from
+ * several servers at once.  Returns the number of jobs touched or -1.
+ */
+int jobs_reap(PGconn *c);
+
+/* Start / stop the thread that reaps leases every second. */
+int jobs_reaper_start(void);
+void jobs_reaper_stop(void);
+
+#endif

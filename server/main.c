@@ -1,0 +1,228 @@
+/*
+ * main.c - locklab-server: settings from flags and LOCKLAB_* variables,
+ * migrations, then the HTTP daemon until SIGINT or SIGTERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "fetch.h"
+#include "http.h"
+#include "jobs.h"
+
+enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
+
+struct opt {
+	const char *name;
+	const char *env;
+	enum opt_type type;
+	void *ptr;
+	const char *def; /* NULL: unset */
+	double min, max;
+	const char *help;
+};
+
+static struct opt opts[] = {
+    {"listen", "LOCKLAB_LISTEN", OPT_STR, &srv_cfg.listen, "127.0.0.1:8080", 0, 0,
+     "address to serve on, host:port"},
+    {"db", "LOCKLAB_DB", OPT_STR, &srv_cfg.db, "", 0, 0,
+     "libpq conninfo or URL (empty: libpq defaults, PG* variables)"},
+    {"admin-token", "LOCKLAB_ADMIN_TOKEN", OPT_STR, &srv_cfg.admin_token, NULL, 0, 0,
+     "token for agent registration and trees (unset: admin endpoints refuse)"},
+    {"web-root", "LOCKLAB_WEB_ROOT", OPT_STR, &srv_cfg.web_root, "web", 0, 0,
+     "folder of the dashboard's static files"},
+    {"sql-dir", "LOCKLAB_SQL_DIR", OPT_STR, &srv_cfg.sql_dir, "sql", 0, 0,
+     "folder of the numbered migrations"},
+    {"max-body", "LOCKLAB_MAX_BODY", OPT_SIZE, &srv_cfg.max_body, "16777216", 1, 1e10,
+     "largest request body in bytes (413 past it)"},
+    {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_INT, &srv_cfg.fetch_timeout, "30", 1, 3600,
+     "seconds allowed to fetch a patch URL"},
+    {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
+     1, 1e10, "largest fetched patch in bytes, after gunzip"},
+    {"lease-seconds", "LOCKLAB_LEASE_SECONDS", OPT_INT, &srv_cfg.lease_seconds, "300", 1, 86400,
+     "job lease; heartbeats extend it"},
+    {"max-attempts", "LOCKLAB_MAX_ATTEMPTS", OPT_INT, &srv_cfg.max_attempts, "3", 1, 100,
+     "expired leases before a job fails"},
+    {"min-rounds", "LOCKLAB_MIN_ROUNDS", OPT_INT, &srv_cfg.min_rounds, "5", 1, 1000,
+     "A/B rounds a job asks for first, and the step when it asks for more"},
+    {"max-rounds", "LOCKLAB_MAX_ROUNDS", OPT_INT, &srv_cfg.max_rounds, "20", 1, 1000,
+     "most rounds inconclusive points may ask for"},
+    {"alpha", "LOCKLAB_ALPHA", OPT_DOUBLE, &srv_cfg.alpha, "0.05", 1e-9, 0.5,
+     "false discovery rate of the verdicts (Benjamini-Hochberg)"},
+    {"min-effect", "LOCKLAB_MIN_EFFECT", OPT_DOUBLE, &srv_cfg.min_effect, "0.02", 0, 10,
+     "smallest relative change called a regression or improvement"},
+    {"submit-token-required", "LOCKLAB_SUBMIT_TOKEN_REQUIRED", OPT_BOOL,
+     &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
+    {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
+     10000, "concurrent HTTP connections (each may hold a database connection)"},
+    {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
+     1, 86400, "seconds an idle HTTP connection stays open"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: locklab-server [options]\n\n"
+	             "Serves the locklab API (/api/v1), /healthz, /metrics and the dashboard.\n"
+	             "Every option can also be set by its environment variable; flags win.\n\n");
+	for (i = 0; i < NOPTS; i++) {
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "--%s%s", opts[i].name,
+		         opts[i].type == OPT_BOOL ? "" : " VALUE");
+		fprintf(out, "  %-32s %s\n  %-32s default: %s%s%s; variable: %s\n", flag,
+		        opts[i].help, "", opts[i].def ? "'" : "",
+		        opts[i].def ? opts[i].def : "unset", opts[i].def ? "'" : "", opts[i].env);
+	}
+	fprintf(out, "  %-32s this text\n", "--help");
+}
+
+/* Set option o from text; 0 or -1 with a message. */
+static int opt_set(struct opt *o, const char *text, const char *from)
+{
+	char *end;
+	double d;
+
+	if (o->type == OPT_STR) {
+		*(const char **)o->ptr = text;
+		return 0;
+	}
+	if (o->type == OPT_BOOL) {
+		if (!strcmp(text, "1") || !strcmp(text, "true") || !strcmp(text, "yes"))
+			*(bool *)o->ptr = true;
+		else if (!strcmp(text, "0") || !strcmp(text, "false") || !strcmp(text, "no") ||
+		         !*text)
+			*(bool *)o->ptr = false;
+		else
+			goto bad;
+		return 0;
+	}
+	errno = 0;
+	d = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(d) || d < o->min || d > o->max)
+		goto bad;
+	if (o->type != OPT_DOUBLE && d != (double)(long long)d)
+		goto bad;
+	switch (o->type) {
+	case OPT_SIZE:
+		*(size_t *)o->ptr = (size_t)d;
+		break;
+	case OPT_INT:
+		if (o->ptr == &srv_cfg.fetch_timeout)
+			*(long *)o->ptr = (long)d;
+		else if (o->ptr == &srv_cfg.max_connections ||
+		         o->ptr == &srv_cfg.connection_timeout)
+			*(unsigned *)o->ptr = (unsigned)d;
+		else
+			*(int *)o->ptr = (int)d;
+		break;
+	case OPT_DOUBLE:
+		*(double *)o->ptr = d;
+		break;
+	default:
+		break;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "locklab-server: %s: bad value '%s' for %s (%g to %g)\n", from, text,
+	        o->name, o->min, o->max);
+	return -1;
+}
+
+static int parse_config(int argc, char **argv)
+{
+	struct option longopts[NOPTS + 2];
+	size_t i;
+	int c, idx;
+
+	for (i = 0; i < NOPTS; i++) {
+		const char *env = getenv(opts[i].env);
+
+		if (opts[i].def && opt_set(&opts[i], opts[i].def, "default") != 0)
+			return -1;
+		if (env && opt_set(&opts[i], env, opts[i].env) != 0)
+			return -1;
+		longopts[i].name = opts[i].name;
+		longopts[i].has_arg = opts[i].type == OPT_BOOL ? no_argument : required_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = 1000 + (int)i;
+	}
+	longopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[NOPTS + 1] = (struct option){NULL, 0, NULL, 0};
+	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c < 1000 || c >= 1000 + (int)NOPTS) {
+			usage(stderr);
+			return -1;
+		}
+		if (opt_set(&opts[c - 1000], opts[c - 1000].type == OPT_BOOL ? "1" : optarg,
+		            "flag") != 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "locklab-server: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (srv_cfg.max_rounds < srv_cfg.min_rounds) {
+		fprintf(stderr, "locklab-server: --max-rounds %d is below --min-rounds %d\n",
+		        srv_cfg.max_rounds, srv_cfg.min_rounds);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t sigs;
+	int sig, applied, ret = 1;
+
+	if (parse_config(argc, argv) != 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	/* threads started below inherit the mask; main takes the signals with sigwait */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (fetch_global_init() != 0) {
+		fprintf(stderr, "locklab-server: cannot initialise libcurl\n");
+		return 1;
+	}
+	applied = db_migrate(srv_cfg.sql_dir);
+	if (applied < 0) {
+		fprintf(stderr, "locklab-server: cannot prepare the database\n");
+		goto out;
+	}
+	if (http_start() != 0)
+		goto out;
+	if (jobs_reaper_start() != 0) {
+		fprintf(stderr, "locklab-server: cannot start the lease reaper\n");
+		http_stop();
+		goto out;
+	}
+	fprintf(stderr, "locklab-server: listening on %s (%d migration(s) applied)\n",
+	        srv_cfg.listen, applied);
+	sigwait(&sigs, &sig);
+	fprintf(stderr, "locklab-server: stopping on signal %d\n", sig);
+	http_stop();
+	jobs_reaper_stop();
+	ret = 0;
+out:
+	fetch_global_cleanup();
+	return ret;
+}

@@ -1,0 +1,308 @@
+/*
+ * misc.c - trees, /healthz and /metrics; the read-only views the dashboard
+ * needs: agents, a submission's stored results, history of a metric.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+
+enum handler_rc api_tree_list(struct http_request *req)
+{
+	PGconn *c = db_conn();
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	res = db_exec(c,
+	              "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', "
+	              "id, 'name', name, 'url', url, 'branch', branch, 'kind', kind, 'created', "
+	              "created) ORDER BY id), '[]'))::text FROM trees",
+	              0, NULL);
+	if (!res)
+		return http_reply_error(req, 503, "database", "query failed");
+	rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
+	                (size_t)PQgetlength(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
+enum handler_rc api_tree_create(struct http_request *req)
+{
+	const char *token = http_bearer(req);
+	const char *name, *url, *branch = "master", *kind = "native";
+	json_t *doc;
+	json_error_t jerr;
+	PGconn *c;
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (!token)
+		return http_reply_error(req, 401, "unauthorized",
+		                        "missing Authorization: Bearer <admin token>");
+	if (!auth_is_admin(token))
+		return http_reply_error(req, 403, "forbidden", "not the admin token");
+	doc = http_body_json(req);
+	if (!doc)
+		return HANDLER_HANDLED;
+	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:s, s?s, s?s}", "name", &name, "url",
+	                   &url, "branch", &branch, "kind", &kind) != 0) {
+		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	if (strcmp(kind, "native") != 0 && strcmp(kind, "kernel") != 0) {
+		rc = http_reply_error(req, 400, "invalid", "kind: native or kernel");
+		goto out;
+	}
+	if (!*name || !*url || !*branch) {
+		rc =
+		    http_reply_error(req, 400, "invalid", "name, url and branch must not be empty");
+		goto out;
+	}
+	c = db_conn();
+	if (!c) {
+		rc = http_reply_error(req, 503, "database", "database unavailable");
+		goto out;
+	}
+	{
+		const char *p[4] = {name, url, branch, kind};
+
+		res = db_exec(c,
+		              "INSERT INTO trees (name, url, branch, kind) VALUES ($1, $2, $3, $4) "
+		              "ON CONFLICT (name) DO NOTHING RETURNING id",
+		              4, p);
+	}
+	if (!res) {
+		rc = http_reply_error(req, 503, "database", "cannot store the tree");
+		goto out;
+	}
+	if (PQntuples(res) == 0)
+		rc = http_reply_error(req, 409, "conflict", "a tree named '%s' exists", name);
+	else
+		rc = http_reply_json(req, 201,
+		                     json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
+		                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
+		                               "name", name, "url", url, "branch", branch, "kind",
+		                               kind));
+	PQclear(res);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+enum handler_rc api_healthz(struct http_request *req)
+{
+	PGconn *c = db_conn();
+	PGresult *res;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	res = db_exec(c, "SELECT 1", 0, NULL);
+	if (!res)
+		return http_reply_error(req, 503, "database", "%s", db_last_error());
+	PQclear(res);
+	return http_reply_json(req, 200, json_pack("{s:s, s:s}", "status", "ok", "database", "ok"));
+}
+
+enum handler_rc api_metrics(struct http_request *req)
+{
+	PGconn *c = db_conn();
+	PGresult *res = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	enum handler_rc rc;
+	int i;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return http_reply_error(req, 500, "internal", "out of memory");
+	http_metrics(f);
+	fprintf(f, "# HELP locklab_up Whether the database answers.\n# TYPE locklab_up gauge\n");
+	if (c)
+		res = db_exec(c,
+		              "SELECT s.state, count(j.id) FROM unnest(ARRAY['queued', 'running', "
+		              "'done', 'failed']) s(state) LEFT JOIN jobs j ON j.state = s.state "
+		              "GROUP BY s.state ORDER BY s.state",
+		              0, NULL);
+	fprintf(f, "locklab_up %d\n", res ? 1 : 0);
+	if (res) {
+		fprintf(f, "# HELP locklab_jobs Jobs by state.\n# TYPE locklab_jobs gauge\n");
+		for (i = 0; i < PQntuples(res); i++)
+			fprintf(f, "locklab_jobs{state=\"%s\"} %s\n", PQgetvalue(res, i, 0),
+			        PQgetvalue(res, i, 1));
+		PQclear(res);
+		res = db_exec(c,
+		              "SELECT coalesce(extract(epoch FROM now() - min(queued_at)), 0) FROM "
+		              "jobs WHERE state = 'queued'",
+		              0, NULL);
+	}
+	if (res) {
+		fprintf(f,
+		        "# HELP locklab_queue_oldest_seconds Age of the oldest queued job.\n"
+		        "# TYPE locklab_queue_oldest_seconds gauge\n"
+		        "locklab_queue_oldest_seconds %s\n",
+		        PQgetvalue(res, 0, 0));
+		PQclear(res);
+		res = db_exec(c,
+		              "SELECT s.state, count(x.id) FROM unnest(ARRAY['queued', 'running', "
+		              "'done', 'failed']) s(state) LEFT JOIN submissions x ON x.state = "
+		              "s.state GROUP BY s.state ORDER BY s.state",
+		              0, NULL);
+	}
+	if (res) {
+		fprintf(f, "# HELP locklab_submissions Submissions by state.\n"
+		           "# TYPE locklab_submissions gauge\n");
+		for (i = 0; i < PQntuples(res); i++)
+			fprintf(f, "locklab_submissions{state=\"%s\"} %s\n", PQgetvalue(res, i, 0),
+			        PQgetvalue(res, i, 1));
+		PQclear(res);
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return http_reply_error(req, 500, "internal", "out of memory");
+	}
+	rc = http_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+	free(text);
+	return rc;
+}
+
+/*
+ * Reply with the one JSON value sql selects (built by PostgreSQL); a NULL
+ * value is a 404 naming what.
+ */
+static enum handler_rc misc_reply_sql(struct http_request *req, const char *sql, int n,
+                                      const char *const *p, const char *what)
+{
+	PGconn *c = db_conn();
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	res = db_exec(c, sql, n, p);
+	if (!res)
+		return http_reply_error(req, 503, "database", "query failed");
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+		rc = http_reply_error(req, 404, "not-found", "no such %s", what);
+	else
+		rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
+		                (size_t)PQgetlength(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
+/* A positive decimal integer query argument into buf; false if malformed. */
+static bool misc_query_int(const char *s, long long max, char *buf, size_t len)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return false;
+	v = strtoll(s, &end, 10);
+	if (*end || v < 1 || v > max)
+		return false;
+	snprintf(buf, len, "%lld", v);
+	return true;
+}
+
+enum handler_rc api_agent_list(struct http_request *req)
+{
+	return misc_reply_sql(
+	    req,
+	    "SELECT json_build_object('agents', coalesce(json_agg(json_build_object("
+	    " 'id', a.id, 'name', a.name, 'machine_class', a.machine_class,"
+	    " 'created', a.created, 'last_seen', a.last_seen,"
+	    " 'machine', (SELECT r.document->'machine' FROM results r WHERE r.agent_id = a.id"
+	    "   ORDER BY r.id DESC LIMIT 1),"
+	    " 'job', (SELECT json_build_object('id', j.id, 'submission_id', j.submission_id,"
+	    "   'subject', s.subject, 'suite', j.suite, 'state', j.state, 'rounds', "
+	    "   j.rounds_wanted, 'rounds_complete', (SELECT count(*) FROM (SELECT round FROM "
+	    "   results r WHERE r.job_id = j.id AND variant IN ('base', 'patched') GROUP BY round"
+	    "   HAVING count(DISTINCT variant) = 2) z), 'lease_expires', j.lease_expires)"
+	    "   FROM jobs j JOIN submissions s ON s.id = j.submission_id"
+	    "   WHERE j.claimed_by = a.id AND j.state = 'running' ORDER BY j.id DESC LIMIT 1)"
+	    ") ORDER BY a.id), '[]')) FROM agents a WHERE a.role = 'agent'",
+	    0, NULL, "agents");
+}
+
+enum handler_rc api_submission_results(struct http_request *req, long long id)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	return misc_reply_sql(
+	    req,
+	    "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM submissions WHERE id = $1) THEN NULL"
+	    " ELSE json_build_object('submission', $1::bigint, 'results', (SELECT"
+	    " coalesce(json_agg(json_build_object('id', r.id, 'job', r.job_id, 'agent', "
+	    " r.agent_id, 'variant', r.variant, 'round', r.round, 'received', r.received,"
+	    " 'document', r.document) ORDER BY r.job_id, r.round, r.id), '[]')"
+	    " FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.submission_id = $1)) END",
+	    1, p, "submission");
+}
+
+enum handler_rc api_history(struct http_request *req)
+{
+	const char *workload = http_query(req, "workload");
+	const char *lock = http_query(req, "lock");
+	const char *metric = http_query(req, "metric");
+	const char *tree = http_query(req, "tree");
+	const char *users = http_query(req, "users");
+	const char *limit = http_query(req, "limit");
+	char ubuf[24], lbuf[24] = "1000";
+	const char *p[6];
+
+	if (!workload && !lock && !metric)
+		return misc_reply_sql(
+		    req,
+		    "SELECT json_build_object('series', (SELECT coalesce(json_agg(x ORDER BY "
+		    " x.workload, x.lock, x.metric), '[]') FROM (SELECT v.workload, v.lock, "
+		    " v.metric, min(v.unit) AS unit, array_agg(DISTINCT v.users ORDER BY v.users) "
+		    " AS users, count(DISTINCT s.id) AS submissions FROM verdicts v JOIN "
+		    " comparisons c ON c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id JOIN "
+		    " submissions s ON s.id = j.submission_id WHERE s.state = 'done' AND c.final "
+		    " GROUP BY 1, 2, 3) x),"
+		    " 'trees', (SELECT coalesce(json_agg(y ORDER BY y.name NULLS FIRST), '[]') FROM"
+		    " (SELECT t.name, t.branch, count(*) AS submissions FROM submissions s LEFT "
+		    " JOIN trees t ON t.id = s.tree_id WHERE s.state = 'done' GROUP BY 1, 2) y))",
+		    0, NULL, "history");
+	if (!workload || !lock || !metric)
+		return http_reply_error(req, 400, "invalid",
+		                        "history wants workload, lock and metric (or none of them)");
+	if (users && !misc_query_int(users, 1LL << 40, ubuf, sizeof(ubuf)))
+		return http_reply_error(req, 400, "invalid", "users: a number of threads or users");
+	if (limit && !misc_query_int(limit, 10000, lbuf, sizeof(lbuf)))
+		return http_reply_error(req, 400, "invalid", "limit: 1 to 10000");
+	p[0] = workload;
+	p[1] = lock;
+	p[2] = metric;
+	p[3] = tree; /* "" selects the submissions without a tree */
+	p[4] = users ? ubuf : NULL;
+	p[5] = lbuf;
+	return misc_reply_sql(
+	    req,
+	    "SELECT json_build_object('workload', $1::text, 'lock', $2::text, 'metric', $3::text,"
+	    " 'points', coalesce(json_agg(x ORDER BY x.time, x.submission, x.users), '[]')) FROM"
+	    " (SELECT s.id AS submission, s.subject, c.created AS time, t.name AS tree, "
+	    " t.branch, c.machine->>'hostname' AS hostname, j.machine_class, c.suite, v.users,"
+	    " v.params_key AS params, v.unit, CASE WHEN v.higher_better THEN 'higher' ELSE "
+	    " 'lower' END AS better,"
+	    " json_build_object('n', v.base_n, 'mean', v.base_mean, 'stddev', v.base_stddev) "
+	    " AS base, json_build_object('n', v.patched_n, 'mean', v.patched_mean, 'stddev', "
+	    " v.patched_stddev) AS patched, v.change, v.verdict"
+	    " FROM verdicts v JOIN comparisons c ON c.id = v.comparison_id JOIN jobs j ON "
+	    " j.id = c.job_id JOIN submissions s ON s.id = j.submission_id LEFT JOIN trees t ON"
+	    " t.id = s.tree_id WHERE s.state = 'done' AND c.final AND v.workload = $1 AND "
+	    " v.lock = $2 AND v.metric = $3 AND ($4::text IS NULL OR coalesce(t.name, '') = $4)"
+	    " AND ($5::bigint IS NULL OR v.users = $5) ORDER BY c.created DESC, s.id DESC"
+	    " LIMIT $6::int) x",
+	    6, p, "history");
+}

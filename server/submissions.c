@@ -1,0 +1,481 @@
+/*
+ * submissions.c - POST/GET /api/v1/submissions: fetch or take the mbox,
+ * parse the series, store submission, patches and jobs in one transaction.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api.h"
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "fetch.h"
+#include "mbox.h"
+
+#define MAX_SUITES 16
+
+struct sub_new {
+	const char *source; /* "url", "mbox", "git" */
+	const char *url;
+	const char *git_url, *git_ref, *git_base;
+	const char *tree;
+	const char *notify;
+	const char *suites[MAX_SUITES];
+	size_t nsuites;
+	struct mbox_series series;
+	/* out */
+	long long id;
+	json_t *jobs;
+	char err[256];
+};
+
+/* "{a,b}" for a text[] parameter; names are checked to need no quoting. */
+static char *sub_suites_literal(const struct sub_new *s)
+{
+	size_t i, len = 3;
+	char *out;
+
+	for (i = 0; i < s->nsuites; i++)
+		len += strlen(s->suites[i]) + 1;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	strcpy(out, "{");
+	for (i = 0; i < s->nsuites; i++) {
+		if (i)
+			strcat(out, ",");
+		strcat(out, s->suites[i]);
+	}
+	strcat(out, "}");
+	return out;
+}
+
+static int sub_store(PGconn *c, void *arg)
+{
+	struct sub_new *s = arg;
+	const struct mbox_mail *first = s->series.npatches ? &s->series.patches[0] : NULL;
+	const struct mbox_mail *head = s->series.cover ? s->series.cover : first;
+	char *suites = NULL, *title = NULL;
+	char idbuf[24], ver[16], tree_id[24];
+	const char *tree_param = NULL;
+	PGresult *res = NULL;
+	int rc = DB_FAIL, i, nclass;
+	size_t k;
+
+	json_decref(s->jobs);
+	s->jobs = json_array();
+	if (s->tree) {
+		const char *p[1] = {s->tree};
+
+		res = db_exec(c, "SELECT id FROM trees WHERE name = $1", 1, p);
+		if (!res)
+			return db_failure();
+		if (PQntuples(res) != 1) {
+			PQclear(res);
+			snprintf(s->err, sizeof(s->err), "unknown tree '%s'", s->tree);
+			return DB_ABORT;
+		}
+		snprintf(tree_id, sizeof(tree_id), "%s", PQgetvalue(res, 0, 0));
+		tree_param = tree_id;
+		PQclear(res);
+	}
+	suites = sub_suites_literal(s);
+	if (head) {
+		title = strdup(head->subject);
+	} else if (s->git_url) {
+		size_t n = strlen(s->git_url) + strlen(s->git_ref) + 2;
+
+		title = malloc(n);
+		if (title)
+			snprintf(title, n, "%s %s", s->git_url, s->git_ref);
+	}
+	if (!suites || !title)
+		goto out;
+	snprintf(ver, sizeof(ver), "%d", s->series.version ? s->series.version : 1);
+	{
+		const char *p[11] = {
+		    s->source,  s->url, s->git_url, s->git_ref, s->git_base,
+		    tree_param, suites, s->notify,  title,      head ? head->message_id : NULL,
+		    ver};
+
+		res = db_exec(c,
+		              "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
+		              "tree_id, suites, notify, subject, reply_to_msgid, version) VALUES "
+		              "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11) RETURNING id",
+		              11, p);
+	}
+	if (!res) {
+		rc = db_failure();
+		goto out;
+	}
+	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	snprintf(idbuf, sizeof(idbuf), "%lld", s->id);
+	PQclear(res);
+	res = NULL;
+
+	for (k = 0; k <= s->series.npatches; k++) {
+		const struct mbox_mail *m;
+		char seq[16], total[16];
+
+		if (k == 0 && !s->series.cover)
+			continue;
+		m = k == 0 ? s->series.cover : &s->series.patches[k - 1];
+		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
+		snprintf(total, sizeof(total), "%zu", s->series.npatches);
+		{
+			const char *p[11] = {idbuf,
+			                     seq,
+			                     total,
+			                     k == 0 ? "t" : "f",
+			                     m->message_id,
+			                     m->in_reply_to,
+			                     m->from,
+			                     m->subject,
+			                     m->date,
+			                     m->body,
+			                     m->diff ? m->diff : ""};
+
+			rc = db_run(c,
+			            "INSERT INTO patches (submission_id, seq, total, is_cover, "
+			            "message_id, in_reply_to, author, subject, date, body, diff) "
+			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+			            11, p);
+		}
+		if (rc != DB_OK)
+			goto out;
+	}
+
+	/* one job per suite and machine class of the registered agents */
+	res = db_exec(c,
+	              "SELECT DISTINCT machine_class FROM agents WHERE role = 'agent' "
+	              "ORDER BY machine_class",
+	              0, NULL);
+	if (!res) {
+		rc = db_failure();
+		goto out;
+	}
+	nclass = PQntuples(res);
+	for (k = 0; k < s->nsuites; k++) {
+		for (i = 0; i < (nclass ? nclass : 1); i++) {
+			char rounds[16];
+			const char *p[4] = {idbuf, s->suites[k],
+			                    nclass ? PQgetvalue(res, i, 0) : "default", rounds};
+			PGresult *jr;
+
+			snprintf(rounds, sizeof(rounds), "%d", srv_cfg.min_rounds);
+			jr = db_exec(c,
+			             "INSERT INTO jobs (submission_id, suite, machine_class, "
+			             "rounds_wanted) VALUES ($1, $2, $3, $4) RETURNING id",
+			             4, p);
+			if (!jr) {
+				rc = db_failure();
+				goto out;
+			}
+			json_array_append_new(
+			    s->jobs, json_integer(strtoll(PQgetvalue(jr, 0, 0), NULL, 10)));
+			PQclear(jr);
+		}
+	}
+	rc = DB_OK;
+out:
+	PQclear(res);
+	free(suites);
+	free(title);
+	return rc;
+}
+
+static bool sub_name_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > max)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '_')
+			return false;
+	return true;
+}
+
+/* A git ref or base: no whitespace or control bytes, no leading '-'. */
+static bool sub_ref_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 255 || s[0] == '-')
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static bool sub_git_url_ok(const char *u)
+{
+	return strncasecmp(u, "https://", 8) == 0 || strncasecmp(u, "http://", 7) == 0 ||
+	       strncasecmp(u, "git://", 6) == 0 || strncasecmp(u, "ssh://", 6) == 0;
+}
+
+enum handler_rc api_submission_create(struct http_request *req)
+{
+	struct sub_new s;
+	json_t *doc = NULL, *git = NULL, *suites = NULL;
+	const char *mbox = NULL;
+	json_error_t jerr;
+	char err[512];
+	char *fetched = NULL;
+	size_t fetched_len = 0;
+	enum handler_rc rc;
+	int dbrc, nsrc;
+
+	memset(&s, 0, sizeof(s));
+	mbox_series_init(&s.series);
+	if (srv_cfg.submit_token_required && !auth_is_admin(http_bearer(req))) {
+		struct auth_agent who;
+		PGconn *c = db_conn();
+
+		if (!c) {
+			rc = http_reply_error(req, 503, "database", "database unavailable");
+			goto out;
+		}
+		rc = auth_require_agent(req, c, "submitter", &who);
+		if (rc != HANDLER_OK)
+			goto out;
+	}
+	doc = http_body_json(req);
+	if (!doc) {
+		rc = HANDLER_HANDLED;
+		goto out;
+	}
+	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?o, s?s, s?o, s?s}", "url", &s.url,
+	                   "mbox", &mbox, "git", &git, "tree", &s.tree, "suites", &suites, "notify",
+	                   &s.notify) != 0) {
+		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	nsrc = (s.url != NULL) + (mbox != NULL) + (git != NULL);
+	if (nsrc != 1) {
+		rc = http_reply_error(req, 400, "invalid",
+		                      "give exactly one of \"url\", \"mbox\" or \"git\"");
+		goto out;
+	}
+	if (suites) {
+		size_t i;
+		json_t *v;
+
+		if (!json_is_array(suites) || json_array_size(suites) == 0 ||
+		    json_array_size(suites) > MAX_SUITES) {
+			rc = http_reply_error(req, 400, "invalid",
+			                      "suites: expected an array of 1 to %d names",
+			                      MAX_SUITES);
+			goto out;
+		}
+		json_array_foreach(suites, i, v)
+		{
+			if (!json_is_string(v) || !sub_name_ok(json_string_value(v), 32)) {
+				rc = http_reply_error(req, 400, "invalid",
+				                      "suites[%zu]: expected a name of a-z, 0-9, "
+				                      "'-' or '_'",
+				                      i);
+				goto out;
+			}
+			s.suites[s.nsuites++] = json_string_value(v);
+		}
+	} else {
+		s.suites[s.nsuites++] = "quick";
+	}
+	if (s.tree && !*s.tree) {
+		rc = http_reply_error(req, 400, "invalid", "tree: empty name");
+		goto out;
+	}
+	if (git) {
+		s.source = "git";
+		if (json_unpack_ex(git, &jerr, JSON_STRICT, "{s:s, s:s, s?s}", "url", &s.git_url,
+		                   "ref", &s.git_ref, "base", &s.git_base) != 0) {
+			rc = http_reply_error(req, 400, "invalid", "git: %s", jerr.text);
+			goto out;
+		}
+		if (!sub_git_url_ok(s.git_url)) {
+			rc = http_reply_error(req, 400, "bad-url",
+			                      "git.url: only http, https, git and ssh URLs");
+			goto out;
+		}
+		if (!sub_ref_ok(s.git_ref) || (s.git_base && !sub_ref_ok(s.git_base))) {
+			rc = http_reply_error(req, 400, "invalid",
+			                      "git.ref and git.base must be git revisions");
+			goto out;
+		}
+	} else if (s.url) {
+		s.source = "url";
+		if (!fetch_url_allowed(s.url)) {
+			rc = http_reply_error(req, 400, "bad-url", "only http and https URLs: %s",
+			                      s.url);
+			goto out;
+		}
+		if (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 422, "fetch-failed", "%s", err);
+			goto out;
+		}
+		if (mbox_parse(fetched, fetched_len, &s.series, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+			goto out;
+		}
+	} else {
+		s.source = "mbox";
+		if (mbox_parse(mbox, strlen(mbox), &s.series, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+			goto out;
+		}
+	}
+
+	dbrc = db_tx(sub_store, &s);
+	if (dbrc == DB_ABORT) {
+		rc = http_reply_error(req, 422, "invalid", "%s", s.err);
+		goto out;
+	}
+	if (dbrc != DB_OK) {
+		rc = http_reply_error(req, 503, "database", "cannot store the submission");
+		goto out;
+	}
+	{
+		char url[64];
+
+		snprintf(url, sizeof(url), "/api/v1/submissions/%lld", s.id);
+		rc = http_reply_json(req, 202,
+		                     json_pack("{s:I, s:s, s:s, s:I, s:O, s:s, s:s?}", "id",
+		                               (json_int_t)s.id, "state", "queued", "source",
+		                               s.source, "patches", (json_int_t)s.series.npatches,
+		                               "jobs", s.jobs, "url", url, "subject",
+		                               s.series.cover      ? s.series.cover->subject
+		                               : s.series.npatches ? s.series.patches[0].subject
+		                                                   : NULL));
+	}
+out:
+	json_decref(s.jobs);
+	json_decref(doc);
+	free(fetched);
+	mbox_series_release(&s.series);
+	return rc;
+}
+
+static bool sub_state_ok(const char *s)
+{
+	return !strcmp(s, "queued") || !strcmp(s, "running") || !strcmp(s, "done") ||
+	       !strcmp(s, "failed");
+}
+
+/* Reply with the one JSON value a query selects (built by PostgreSQL). */
+static enum handler_rc sub_reply_sql(struct http_request *req, const char *sql, int n,
+                                     const char *const *p, const char *what)
+{
+	PGconn *c = db_conn();
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (!c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	res = db_exec(c, sql, n, p);
+	if (!res)
+		return http_reply_error(req, 503, "database", "query failed");
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+		rc = http_reply_error(req, 404, "not-found", "no such %s", what);
+	else
+		rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
+		                (size_t)PQgetlength(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
+enum handler_rc api_submission_list(struct http_request *req)
+{
+	const char *state = http_query(req, "state");
+	const char *limit = http_query(req, "limit");
+	char lim[16] = "100";
+	const char *p[2];
+
+	if (state && !sub_state_ok(state))
+		return http_reply_error(req, 400, "invalid",
+		                        "state: one of queued, running, done, failed");
+	if (limit) {
+		char *end;
+		long v = strtol(limit, &end, 10);
+
+		if (*end || v < 1 || v > 1000)
+			return http_reply_error(req, 400, "invalid", "limit: 1 to 1000");
+		snprintf(lim, sizeof(lim), "%ld", v);
+	}
+	p[0] = state;
+	p[1] = lim;
+	return sub_reply_sql(
+	    req,
+	    "SELECT json_build_object('submissions', coalesce(json_agg(x ORDER BY x.id DESC), "
+	    "'[]')) FROM (SELECT s.id, s.state, s.source, s.subject, s.verdict, s.reason, s.url, "
+	    "s.suites, s.created, s.updated,"
+	    " (SELECT author FROM patches WHERE submission_id = s.id ORDER BY seq = 0, seq "
+	    "  LIMIT 1) AS author,"
+	    " (SELECT count(*) FROM patches WHERE submission_id = s.id AND NOT is_cover) AS "
+	    "  patches,"
+	    " (SELECT coalesce(sum(rounds_wanted), 0) FROM jobs WHERE submission_id = s.id) AS "
+	    "  rounds,"
+	    " (SELECT count(*) FROM (SELECT r.job_id, r.round FROM results r JOIN jobs j ON "
+	    "  j.id = r.job_id WHERE j.submission_id = s.id AND r.variant IN ('base', 'patched')"
+	    "  GROUP BY r.job_id, r.round HAVING count(DISTINCT r.variant) = 2) z) AS "
+	    "  rounds_complete"
+	    " FROM submissions s WHERE ($1::text IS NULL OR s.state = $1) "
+	    "ORDER BY s.id DESC LIMIT $2::int) x",
+	    2, p, "submissions");
+}
+
+enum handler_rc api_submission_get(struct http_request *req, long long id)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	return sub_reply_sql(
+	    req,
+	    "SELECT json_build_object("
+	    " 'id', s.id, 'state', s.state, 'source', s.source, 'url', s.url,"
+	    " 'git', CASE WHEN s.git_url IS NULL THEN NULL ELSE json_build_object('url', "
+	    "   s.git_url, 'ref', s.git_ref, 'base', s.git_base) END,"
+	    " 'tree', (SELECT json_build_object('name', t.name, 'url', t.url, 'branch', t.branch, "
+	    "   'kind', t.kind) FROM trees t WHERE t.id = s.tree_id),"
+	    " 'suites', s.suites, 'notify', s.notify, 'subject', s.subject,"
+	    " 'message_id', s.reply_to_msgid, 'version', s.version,"
+	    " 'verdict', s.verdict, 'reason', s.reason, 'created', s.created, 'updated', s.updated,"
+	    " 'patches', (SELECT coalesce(json_agg(json_build_object('seq', seq, 'total', total,"
+	    "   'cover', is_cover, 'message_id', message_id, 'in_reply_to', in_reply_to,"
+	    "   'author', author, 'subject', subject, 'date', date, 'body', body, 'diff', diff)"
+	    "   ORDER BY seq), '[]') FROM patches WHERE submission_id = s.id),"
+	    " 'jobs', (SELECT coalesce(json_agg(json_build_object('id', j.id, 'suite', j.suite,"
+	    "   'machine_class', j.machine_class, 'state', j.state, 'rounds', j.rounds_wanted,"
+	    "   'rounds_complete', (SELECT count(*) FROM (SELECT round FROM results r WHERE "
+	    "     r.job_id = j.id AND variant IN ('base', 'patched') GROUP BY round "
+	    "     HAVING count(DISTINCT variant) = 2) z),"
+	    "   'attempts', j.attempts, 'claimed_by', j.claimed_by, 'lease_expires', "
+	    "   j.lease_expires, 'reason', j.reason, 'verdict', j.verdict) ORDER BY j.id), '[]')"
+	    "   FROM jobs j WHERE j.submission_id = s.id),"
+	    " 'verdicts', (SELECT coalesce(json_agg(json_build_object('job', c.job_id, "
+	    "   'suite', c.suite, 'final', c.final, 'workload', v.workload, 'lock', v.lock, "
+	    "   'metric', v.metric, 'unit', v.unit, 'params', v.params_key, 'users', v.users,"
+	    "   'better', CASE WHEN v.higher_better THEN 'higher' ELSE 'lower' END,"
+	    "   'base', json_build_object('n', v.base_n, 'mean', v.base_mean, 'stddev', "
+	    "     v.base_stddev),"
+	    "   'patched', json_build_object('n', v.patched_n, 'mean', v.patched_mean, "
+	    "     'stddev', v.patched_stddev),"
+	    "   'change', v.change, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
+	    "   'significant', v.significant)"
+	    "   ORDER BY c.job_id, v.idx), '[]') FROM comparisons c JOIN verdicts v ON "
+	    "   v.comparison_id = c.id JOIN jobs j ON j.id = c.job_id WHERE j.submission_id = "
+	    "   s.id),"
+	    " 'lockups', (SELECT coalesce(json_agg(json_build_object('job', l.job_id, "
+	    "   'variant', l.variant, 'round', l.round, 'workload', l.workload, 'lock', l.lock,"
+	    "   'params', l.params_key, 'kind', l.kind, 'message', l.message, 'stacks', "
+	    "   l.stacks) ORDER BY l.id), '[]') FROM lockups l JOIN jobs j ON j.id = l.job_id "
+	    "   WHERE j.submission_id = s.id)"
+	    ") FROM submissions s WHERE s.id = $1",
+	    1, p, "submission");
+}

@@ -1,0 +1,412 @@
+/*
+ * test_mbox.c - the mbox parser: mboxrd quoting, folded headers, RFC 2047,
+ * subject prefixes, cover letters, ordering, threading and missing parts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../mbox.h"
+
+static const char diff1[] = "diff --git a/kernel/locking/mutex.c b/kernel/locking/mutex.c\n"
+                            "index 1111111..2222222 100644\n"
+                            "--- a/kernel/locking/mutex.c\n"
+                            "+++ b/kernel/locking/mutex.c\n"
+                            "@@ -1 +1,2 @@\n"
+                            " int owner;\n"
+                            "+int handoff;\n";
+
+/* One format-patch style mail; returns a new string. */
+static char *mail(const char *from_line, const char *headers, const char *body, const char *diff)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	if (from_line)
+		fprintf(f, "%s\n", from_line);
+	fprintf(f, "%s\n%s\n", headers, body);
+	if (diff)
+		fprintf(f, "---\n mutex.c | 1 +\n\n%s-- \n2.39.5\n", diff);
+	fprintf(f, "\n");
+	fclose(f);
+	return out;
+}
+
+static int parse(const char *text, struct mbox_series *s, char *err, size_t errlen)
+{
+	mbox_series_init(s);
+	return mbox_parse(text, strlen(text), s, err, errlen);
+}
+
+static void test_single_patch(void **state)
+{
+	char *m = mail("From 1234 Mon Sep 17 00:00:00 2001",
+	               "From: Peter Zijlstra <peterz@infradead.org>\n"
+	               "Date: Tue, 23 Aug 2016 14:46:17 +0200\n"
+	               "Subject: [PATCH] locking/mutex: Rewrite basic mutex\n"
+	               "Message-ID: <20160823124617.015645861@infradead.org>\n",
+	               "Make the owner word carry the state.\n", diff1);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 1);
+	assert_null(s.cover);
+	assert_int_equal(s.patches[0].index, 1);
+	assert_int_equal(s.patches[0].total, 1);
+	assert_string_equal(s.patches[0].message_id, "<20160823124617.015645861@infradead.org>");
+	assert_string_equal(s.patches[0].from, "Peter Zijlstra <peterz@infradead.org>");
+	assert_string_equal(s.patches[0].title, "locking/mutex: Rewrite basic mutex");
+	assert_string_equal(s.patches[0].subject, "[PATCH] locking/mutex: Rewrite basic mutex");
+	assert_string_equal(s.patches[0].body, "Make the owner word carry the state.");
+	/* the diff ends before the "-- " signature and keeps its last newline */
+	assert_string_equal(s.patches[0].diff, diff1);
+	mbox_series_release(&s);
+	free(m);
+}
+
+static void test_mboxrd_from_quoting(void **state)
+{
+	char *m = mail("From mboxrd@z Thu Jan  1 00:00:00 1970",
+	               "From: a <a@example.org>\nSubject: [PATCH] x\nMessage-ID: <q@x>\n",
+	               "Quoted lines:\n>From the start the owner spins.\n>>From here too.\n"
+	               "> a quote stays\n",
+	               diff1);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 1);
+	assert_string_equal(s.patches[0].body, "Quoted lines:\nFrom the start the owner spins.\n"
+	                                       ">From here too.\n> a quote stays");
+	mbox_series_release(&s);
+	free(m);
+}
+
+static void test_folded_headers_and_crlf(void **state)
+{
+	const char *text =
+	    "From 1 Mon Sep 17 00:00:00 2001\r\n"
+	    "From: Jason Low\r\n <jason.low2@hpe.com>\r\n"
+	    "Subject: [PATCH 1/1] futex: Allow lockless empty check of hashbucket\r\n"
+	    " plist in futex_wake()\r\n"
+	    "Message-ID:\r\n\t<folded@example.org>\r\n"
+	    "\r\n"
+	    "Body.\r\n"
+	    "---\r\n"
+	    "diff --git a/f b/f\r\n--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 1);
+	assert_string_equal(
+	    s.patches[0].title,
+	    "futex: Allow lockless empty check of hashbucket plist in futex_wake()");
+	assert_string_equal(s.patches[0].from, "Jason Low <jason.low2@hpe.com>");
+	assert_string_equal(s.patches[0].message_id, "<folded@example.org>");
+	assert_string_equal(s.patches[0].diff,
+	                    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+	mbox_series_release(&s);
+}
+
+static void test_rfc2047(void **state)
+{
+	char *v;
+
+	v = mbox_decode_header("=?UTF-8?q?Ingo=20Moln=C3=A1r?= <mingo@elte.hu>");
+	assert_string_equal(v, "Ingo Molnár <mingo@elte.hu>");
+	free(v);
+	v = mbox_decode_header("=?iso-8859-1?Q?Andr=E9_Almeida?= <andre@example.org>");
+	assert_string_equal(v, "André Almeida <andre@example.org>");
+	free(v);
+	v = mbox_decode_header("=?utf-8?B?V2FpbWFuIEzDuG5n?=");
+	assert_string_equal(v, "Waiman Løng");
+	free(v);
+	/* whitespace between two encoded words goes, around plain text it stays */
+	v = mbox_decode_header("[PATCH] =?utf-8?q?locking=3A?= =?utf-8?q?_mutex?= fix");
+	assert_string_equal(v, "[PATCH] locking: mutex fix");
+	free(v);
+	v = mbox_decode_header("=?latin1?B?Q2Fm6Q==?=");
+	assert_string_equal(v, "Café");
+	free(v);
+	/* not an encoded word: left as it is */
+	v = mbox_decode_header("a =?broken b ?= c");
+	assert_string_equal(v, "a =?broken b ?= c");
+	free(v);
+}
+
+static void test_subject_prefixes(void **state)
+{
+	static const struct {
+		const char *subject;
+		int index, total, version;
+		const char *title;
+	} cases[] = {
+	    {"[PATCH v2 3/7] locking/mutex: add handoff", 3, 7, 2, "locking/mutex: add handoff"},
+	    {"[RFC][PATCH 0/3] locking/mutex: Rewrite basic mutex", 0, 3, 1,
+	     "locking/mutex: Rewrite basic mutex"},
+	    {"[PATCH -v4 0/8] locking/mutex: Rewrite basic mutex", 0, 8, 4,
+	     "locking/mutex: Rewrite basic mutex"},
+	    {"[PATCH RFC v3 2/2] futex: x", 2, 2, 3, "futex: x"},
+	    {"[PATCH tip/locking/core v5 10/12] y", 10, 12, 5, "y"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mbox_mail m;
+
+		memset(&m, 0, sizeof(m));
+		m.subject = (char *)cases[i].subject;
+		mbox_parse_subject(&m);
+		assert_int_equal(m.index, cases[i].index);
+		assert_int_equal(m.total, cases[i].total);
+		assert_int_equal(m.version, cases[i].version);
+		assert_true(m.numbered);
+		assert_false(m.is_reply);
+		assert_string_equal(m.title, cases[i].title);
+		free(m.title);
+	}
+	{
+		struct mbox_mail m;
+
+		memset(&m, 0, sizeof(m));
+		m.subject = (char *)"Re: [PATCH] locking: x";
+		mbox_parse_subject(&m);
+		assert_true(m.is_reply);
+		assert_false(m.numbered);
+		assert_int_equal(m.version, 1);
+		assert_string_equal(m.title, "locking: x");
+		free(m.title);
+	}
+	/* a reply is not a patch, even when it quotes one */
+	{
+		char *m = mail(NULL, "From: a <a@b.c>\nSubject: Re: [PATCH] x\nMessage-ID: <r@x>\n",
+		               "> quoted\n", diff1);
+		struct mbox_series s;
+		char err[256] = "";
+
+		assert_int_equal(parse(m, &s, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "no patch found"));
+		free(m);
+	}
+}
+
+/* A v<version> series of total patches (indexes listed), with a cover. */
+static char *series(int version, int total, const int *idx, size_t n, bool cover,
+                    const char *thread_root)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	if (cover) {
+		char h[512];
+		char *m;
+
+		snprintf(h, sizeof(h),
+		         "From: Peter Zijlstra <peterz@infradead.org>\n"
+		         "Subject: [PATCH v%d 0/%d] locking/mutex: Rewrite basic mutex\n"
+		         "Message-ID: <cover.v%d@x>\n",
+		         version, total, version);
+		m = mail("From 0 Mon Sep 17 00:00:00 2001", h, "Hi all,\n\nplease test.\n", NULL);
+		fputs(m, f);
+		free(m);
+	}
+	for (i = 0; i < n; i++) {
+		char h[512];
+		char *m;
+
+		snprintf(h, sizeof(h),
+		         "From: Peter Zijlstra <peterz@infradead.org>\n"
+		         "Subject: [PATCH v%d %d/%d] locking/mutex: part %d\n"
+		         "Message-ID: <p%d.v%d@x>\n"
+		         "In-Reply-To: %s\nReferences: %s\n",
+		         version, idx[i], total, idx[i], idx[i], version, thread_root, thread_root);
+		m = mail("From 0 Mon Sep 17 00:00:00 2001", h, "part\n", diff1);
+		fputs(m, f);
+		free(m);
+	}
+	fclose(f);
+	return out;
+}
+
+static void test_cover_letter_and_order(void **state)
+{
+	static const int idx[] = {3, 1, 2};
+	char *m = series(4, 3, idx, 3, true, "<cover.v4@x>");
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_non_null(s.cover);
+	assert_string_equal(s.cover->message_id, "<cover.v4@x>");
+	assert_string_equal(s.cover->title, "locking/mutex: Rewrite basic mutex");
+	assert_null(s.cover->diff);
+	assert_int_equal(s.version, 4);
+	assert_int_equal(s.npatches, 3);
+	assert_int_equal(s.patches[0].index, 1);
+	assert_int_equal(s.patches[1].index, 2);
+	assert_int_equal(s.patches[2].index, 3);
+	assert_string_equal(s.patches[0].title, "locking/mutex: part 1");
+	assert_string_equal(s.patches[2].message_id, "<p3.v4@x>");
+	assert_int_equal(s.patches[1].total, 3);
+	assert_int_equal(s.patches[1].version, 4);
+	mbox_series_release(&s);
+	free(m);
+}
+
+static void test_missing_part(void **state)
+{
+	static const int idx[] = {1, 3};
+	char *m = series(1, 3, idx, 2, true, "<cover.v1@x>");
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "series incomplete: patch 2/3 is missing");
+	assert_int_equal(s.npatches, 0);
+	assert_null(s.cover);
+	free(m);
+}
+
+static void test_no_diff(void **state)
+{
+	char *m = mail("From 0 Mon Sep 17 00:00:00 2001",
+	               "From: a <a@b.c>\nSubject: [PATCH] words only\nMessage-ID: <w@x>\n",
+	               "There is no diff here.\n--- not a diff either\n", NULL);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no patch found"));
+	free(m);
+	assert_int_equal(parse("", &s, err, sizeof(err)), -1);
+}
+
+static void test_threading_and_versions(void **state)
+{
+	static const int idx[] = {1, 2};
+	char *v1 = series(1, 2, idx, 2, true, "<cover.v1@x>");
+	char *v2 = series(2, 2, idx, 2, true, "<cover.v2@x>");
+	/* a stray patch of another thread, numbered like the series */
+	char *stray = mail("From 0 Mon Sep 17 00:00:00 2001",
+	                   "From: b <b@b.c>\nSubject: [PATCH v2 2/2] other: thing\n"
+	                   "Message-ID: <stray@x>\nIn-Reply-To: <elsewhere@x>\n"
+	                   "References: <elsewhere@x>\n",
+	                   "other\n", diff1);
+	/* a reply in the thread that carries a fixup diff */
+	char *reply = mail("From 0 Mon Sep 17 00:00:00 2001",
+	                   "From: c <c@b.c>\nSubject: Re: [PATCH v2 1/2] locking/mutex: part 1\n"
+	                   "Message-ID: <reply@x>\nIn-Reply-To: <p1.v2@x>\n",
+	                   "Try this:\n", diff1);
+	size_t n = strlen(v1) + strlen(v2) + strlen(stray) + strlen(reply) + 1;
+	char *all = malloc(n);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_non_null(all);
+	snprintf(all, n, "%s%s%s%s", v1, stray, v2, reply);
+	assert_int_equal(parse(all, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.version, 2);
+	assert_string_equal(s.cover->message_id, "<cover.v2@x>");
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<p1.v2@x>");
+	assert_string_equal(s.patches[1].message_id, "<p2.v2@x>");
+	mbox_series_release(&s);
+	free(all);
+	free(v1);
+	free(v2);
+	free(stray);
+	free(reply);
+}
+
+static void test_prefix_parsing_in_series(void **state)
+{
+	const char *text = "From 0 Mon Sep 17 00:00:00 2001\n"
+	                   "From: a <a@b.c>\nSubject: [RFC][PATCH -v4 2/2] b\nMessage-ID: <b@x>\n\n"
+	                   "b\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n\n"
+	                   "From 0 Mon Sep 17 00:00:00 2001\n"
+	                   "From: a <a@b.c>\nSubject: [RFC][PATCH -v4 1/2] a\nMessage-ID: <a@x>\n\n"
+	                   "a\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_int_equal(s.version, 4);
+	assert_string_equal(s.patches[0].title, "a");
+	assert_string_equal(s.patches[1].title, "b");
+	assert_false(s.patches[0].is_reply);
+	mbox_series_release(&s);
+}
+
+static void test_quoted_printable_body(void **state)
+{
+	const char *text = "From: a <a@b.c>\nSubject: [PATCH] qp\nMessage-ID: <qp@x>\n"
+	                   "Content-Transfer-Encoding: quoted-printable\n\n"
+	                   "Spin =3D wait.\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n"
+	                   "@@ -1 +1 @@\n-a=3Db\n+a=3D=\nc\n";
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+	assert_string_equal(s.patches[0].body, "Spin = wait.");
+	assert_string_equal(s.patches[0].diff,
+	                    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a=b\n+a=c\n");
+	mbox_series_release(&s);
+}
+
+/* A hunk whose last context line is an empty line: that line is one space. */
+static void test_diff_keeps_trailing_space_context(void **state)
+{
+	const char *diff = "diff --git a/futex3.c b/futex3.c\n"
+	                   "--- a/futex3.c\n"
+	                   "+++ b/futex3.c\n"
+	                   "@@ -1,3 +1,3 @@\n"
+	                   "-\tfutex_wake(w, 1);\n"
+	                   "+\t(void)0;\n"
+	                   " }\n"
+	                   " \n";
+	char *m = mail("From 1234 Mon Sep 17 00:00:00 2001",
+	               "From: Dev <dev@example.org>\n"
+	               "Subject: [PATCH] futex3: lose a wakeup\n"
+	               "Message-ID: <x@example.org>\n",
+	               "Lose it.\n", diff);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_string_equal(s.patches[0].diff, diff);
+	mbox_series_release(&s);
+	free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_single_patch),
+	    cmocka_unit_test(test_mboxrd_from_quoting),
+	    cmocka_unit_test(test_folded_headers_and_crlf),
+	    cmocka_unit_test(test_rfc2047),
+	    cmocka_unit_test(test_subject_prefixes),
+	    cmocka_unit_test(test_cover_letter_and_order),
+	    cmocka_unit_test(test_missing_part),
+	    cmocka_unit_test(test_no_diff),
+	    cmocka_unit_test(test_threading_and_versions),
+	    cmocka_unit_test(test_prefix_parsing_in_series),
+	    cmocka_unit_test(test_quoted_printable_body),
+	    cmocka_unit_test(test_diff_keeps_trailing_space_context),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

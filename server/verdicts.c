@@ -1,0 +1,394 @@
+/*
+ * verdicts.c - comparisons of a job's rounds, stored and read back.
+ */
+#include "verdicts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "result.h"
+
+int verdicts_rank(const char *v)
+{
+	static const char *order[] = {"no-change", "improvement", "inconclusive", "regression",
+	                              "lockup"};
+	int i;
+
+	for (i = 0; v && i < 5; i++)
+		if (strcmp(v, order[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void free_results(struct lb_result *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		result_release(&r[i]);
+	free(r);
+}
+
+int verdicts_compute(PGconn *c, long long job_id, struct comparison *out, char *err, size_t errlen)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	struct lb_result *base = NULL, *patched = NULL;
+	size_t nbase = 0, npatched = 0;
+	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
+	PGresult *res;
+	int i, n, rc = -3;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
+	res = db_exec(c,
+	              "SELECT variant, document::text FROM results WHERE job_id = $1 AND "
+	              "variant IN ('base', 'patched') ORDER BY round, variant",
+	              1, p);
+	if (!res)
+		return db_failure();
+	n = PQntuples(res);
+	base = calloc((size_t)n + 1, sizeof(*base));
+	patched = calloc((size_t)n + 1, sizeof(*patched));
+	if (!base || !patched) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		bool is_base = strcmp(PQgetvalue(res, i, 0), "base") == 0;
+		struct lb_result *r = is_base ? &base[nbase] : &patched[npatched];
+		const char *text = PQgetvalue(res, i, 1);
+
+		result_init(r);
+		if (result_load_buffer(text, strlen(text), r, err, errlen) != 0) {
+			result_release(r);
+			goto out;
+		}
+		if (is_base)
+			nbase++;
+		else
+			npatched++;
+	}
+	if (!nbase || !npatched) {
+		rc = 1;
+		goto out;
+	}
+	opts.alpha = srv_cfg.alpha;
+	opts.min_effect = srv_cfg.min_effect;
+	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
+		goto out;
+	rc = 0;
+out:
+	PQclear(res);
+	free_results(base, nbase);
+	free_results(patched, npatched);
+	return rc;
+}
+
+bool verdicts_want_more(const struct comparison *cmp)
+{
+	size_t i;
+	bool inconclusive = false;
+
+	for (i = 0; i < cmp->nrows; i++) {
+		if (cmp->rows[i].verdict == VERDICT_LOCKUP)
+			return false;
+		if (cmp->rows[i].verdict == VERDICT_INCONCLUSIVE)
+			inconclusive = true;
+	}
+	return inconclusive;
+}
+
+/* JSON has no NaN or infinity: such statistics are stored as 0. */
+static json_t *json_finite(double v)
+{
+	return json_real(isfinite(v) ? v : 0.0);
+}
+
+static json_t *summary_json(const char *prefix, const struct stats_summary *s, json_t *o)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "%s_n", prefix);
+	json_object_set_new(o, key, json_integer((json_int_t)s->n));
+	snprintf(key, sizeof(key), "%s_mean", prefix);
+	json_object_set_new(o, key, json_finite(s->mean));
+	snprintf(key, sizeof(key), "%s_stddev", prefix);
+	json_object_set_new(o, key, json_finite(s->stddev));
+	snprintf(key, sizeof(key), "%s_min", prefix);
+	json_object_set_new(o, key, json_finite(s->min));
+	snprintf(key, sizeof(key), "%s_max", prefix);
+	json_object_set_new(o, key, json_finite(s->max));
+	return o;
+}
+
+int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bool final)
+{
+	char idbuf[24], cid[24], br[16], pr[16];
+	json_t *machine = NULL, *rows = NULL;
+	char *mtext = NULL, *rtext = NULL;
+	PGresult *res = NULL;
+	int rc = DB_FAIL;
+	size_t i;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
+	snprintf(br, sizeof(br), "%d", cmp->base_rounds);
+	snprintf(pr, sizeof(pr), "%d", cmp->patched_rounds);
+	machine = json_pack("{s:s?, s:i, s:s?, s:s?}", "hostname", cmp->machine.hostname, "cpus",
+	                    cmp->machine.cpus, "model", cmp->machine.model, "kernel",
+	                    cmp->machine.kernel);
+	rows = json_array();
+	if (!machine || !rows)
+		goto out;
+	for (i = 0; i < cmp->nrows; i++) {
+		const struct compare_row *r = &cmp->rows[i];
+		json_t *o = json_pack(
+		    "{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:s, s:i, "
+		    "s:i, s:i, s:i, s:s?, s:s?, s:b, s:b}",
+		    "idx", (json_int_t)i, "workload", r->workload, "lock", r->lock, "metric",
+		    r->metric, "unit", r->unit ? r->unit : "", "params_key",
+		    r->params_key ? r->params_key : "", "users", (json_int_t)r->users,
+		    "higher_better", r->higher_better, "change", json_finite(r->change), "p",
+		    isfinite(r->p) ? json_real(r->p) : json_real(1.0), "q",
+		    isfinite(r->q) ? json_real(r->q) : json_real(1.0), "change_lo",
+		    json_finite(r->change_lo), "change_hi", json_finite(r->change_hi), "verdict",
+		    verdict_name(r->verdict), "base_lockups", r->base_lockups, "patched_lockups",
+		    r->patched_lockups, "base_runs", r->base_runs, "patched_runs", r->patched_runs,
+		    "lockup_message", r->lockup_message, "lockup_stacks", r->lockup_stacks,
+		    "tested", r->tested, "significant", r->significant);
+
+		if (!o)
+			goto out;
+		summary_json("base", &r->base, o);
+		summary_json("patched", &r->patched, o);
+		json_array_append_new(rows, o);
+	}
+	mtext = json_dumps(machine, JSON_COMPACT);
+	rtext = json_dumps(rows, JSON_COMPACT);
+	if (!mtext || !rtext)
+		goto out;
+	{
+		const char *p[1] = {idbuf};
+
+		if ((rc = db_run(c, "DELETE FROM comparisons WHERE job_id = $1", 1, p)) != DB_OK)
+			goto out;
+	}
+	{
+		char alpha[32], effect[32], margin[32], minsamples[24];
+		const char *p[11] = {idbuf,
+		                     cmp->suite ? cmp->suite : "",
+		                     mtext,
+		                     br,
+		                     pr,
+		                     verdict_name(comparison_overall(cmp)),
+		                     final ? "t" : "f",
+		                     alpha,
+		                     effect,
+		                     margin,
+		                     minsamples};
+
+		snprintf(alpha, sizeof(alpha), "%.17g", cmp->opts.alpha);
+		snprintf(effect, sizeof(effect), "%.17g", cmp->opts.min_effect);
+		snprintf(margin, sizeof(margin), "%.17g", cmp->opts.equiv_margin);
+		snprintf(minsamples, sizeof(minsamples), "%zu", cmp->opts.min_samples);
+		res =
+		    db_exec(c,
+		            "INSERT INTO comparisons (job_id, suite, machine, base_rounds, "
+		            "patched_rounds, overall, final, alpha, min_effect, equiv_margin, "
+		            "min_samples) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, "
+		            "$11) RETURNING id",
+		            11, p);
+		if (!res) {
+			rc = db_failure();
+			goto out;
+		}
+		snprintf(cid, sizeof(cid), "%s", PQgetvalue(res, 0, 0));
+	}
+	{
+		const char *p[2] = {cid, rtext};
+
+		rc = db_run(
+		    c,
+		    "INSERT INTO verdicts SELECT $1::bigint, x.* FROM jsonb_to_recordset($2) "
+		    "AS x(idx int, workload text, lock text, metric text, unit text, "
+		    "params_key text, users bigint, higher_better boolean, base_n int, "
+		    "base_mean float8, base_stddev float8, base_min float8, base_max float8, "
+		    "patched_n int, patched_mean float8, patched_stddev float8, "
+		    "patched_min float8, patched_max float8, change float8, p float8, "
+		    "q float8, change_lo float8, change_hi float8, verdict text, "
+		    "base_lockups int, patched_lockups int, base_runs int, patched_runs int, "
+		    "lockup_message text, lockup_stacks text, tested boolean, "
+		    "significant boolean)",
+		    2, p);
+	}
+out:
+	PQclear(res);
+	json_decref(machine);
+	json_decref(rows);
+	free(mtext);
+	free(rtext);
+	return rc;
+}
+
+static enum verdict verdict_parse(const char *s)
+{
+	if (!strcmp(s, "improvement"))
+		return VERDICT_IMPROVEMENT;
+	if (!strcmp(s, "regression"))
+		return VERDICT_REGRESSION;
+	if (!strcmp(s, "inconclusive"))
+		return VERDICT_INCONCLUSIVE;
+	if (!strcmp(s, "lockup"))
+		return VERDICT_LOCKUP;
+	return VERDICT_NO_CHANGE;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void verdicts_free(struct stored_comparison *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++) {
+		free(v[i].machine_class);
+		comparison_release(&v[i].cmp);
+	}
+	free(v);
+}
+
+static void machine_from_json(const char *text, struct lb_machine *m)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+	const char *host = NULL, *model = NULL, *kernel = NULL;
+	int cpus = 0;
+
+	if (doc)
+		json_unpack(doc, "{s?s, s?i, s?s, s?s}", "hostname", &host, "cpus", &cpus, "model",
+		            &model, "kernel", &kernel);
+	m->hostname = strdup(host ? host : "");
+	m->model = strdup(model ? model : "");
+	m->kernel = strdup(kernel ? kernel : "");
+	m->cpus = cpus;
+	json_decref(doc);
+}
+
+int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison **out, size_t *n)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	PGresult *cres = NULL, *vres = NULL;
+	struct stored_comparison *v = NULL;
+	int nc, nv, i, k, rc = DB_FAIL;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(idbuf, sizeof(idbuf), "%lld", submission_id);
+	cres = db_exec(c,
+	               "SELECT c.id, c.job_id, j.machine_class, c.final, c.suite, c.machine::text, "
+	               "c.base_rounds, c.patched_rounds, c.alpha, c.min_effect, c.equiv_margin, "
+	               "c.min_samples FROM comparisons c JOIN jobs j ON "
+	               "j.id = c.job_id WHERE j.submission_id = $1 ORDER BY c.job_id",
+	               1, p);
+	if (!cres)
+		return db_failure();
+	vres =
+	    db_exec(c,
+	            "SELECT v.comparison_id, v.workload, v.lock, v.metric, v.unit, v.params_key, "
+	            "v.users, v.higher_better, v.base_n, v.base_mean, v.base_stddev, v.base_min, "
+	            "v.base_max, v.patched_n, v.patched_mean, v.patched_stddev, v.patched_min, "
+	            "v.patched_max, v.change, v.p, v.q, v.change_lo, v.change_hi, v.verdict, "
+	            "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
+	            "v.lockup_message, v.lockup_stacks, v.tested, v.significant FROM verdicts v "
+	            "JOIN comparisons c ON "
+	            "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
+	            "j.submission_id = $1 ORDER BY c.job_id, v.idx",
+	            1, p);
+	if (!vres) {
+		rc = db_failure();
+		goto out;
+	}
+	nc = PQntuples(cres);
+	nv = PQntuples(vres);
+	v = calloc((size_t)nc + 1, sizeof(*v));
+	if (!v)
+		goto out;
+	for (i = 0; i < nc; i++) {
+		struct comparison *cmp = &v[i].cmp;
+		const char *cid = PQgetvalue(cres, i, 0);
+		size_t nrows = 0;
+
+		comparison_init(cmp);
+		*n = (size_t)i + 1;
+		v[i].job_id = strtoll(PQgetvalue(cres, i, 1), NULL, 10);
+		v[i].machine_class = strdup(PQgetvalue(cres, i, 2));
+		v[i].final = PQgetvalue(cres, i, 3)[0] == 't';
+		cmp->suite = strdup(PQgetvalue(cres, i, 4));
+		machine_from_json(PQgetvalue(cres, i, 5), &cmp->machine);
+		cmp->base_rounds = atoi(PQgetvalue(cres, i, 6));
+		cmp->patched_rounds = atoi(PQgetvalue(cres, i, 7));
+		cmp->opts.alpha = strtod(PQgetvalue(cres, i, 8), NULL);
+		cmp->opts.min_effect = strtod(PQgetvalue(cres, i, 9), NULL);
+		cmp->opts.equiv_margin = strtod(PQgetvalue(cres, i, 10), NULL);
+		cmp->opts.min_samples = (size_t)atol(PQgetvalue(cres, i, 11));
+		for (k = 0; k < nv; k++)
+			nrows += strcmp(PQgetvalue(vres, k, 0), cid) == 0;
+		cmp->rows = calloc(nrows + 1, sizeof(*cmp->rows));
+		if (!cmp->rows)
+			goto out;
+		for (k = 0; k < nv; k++) {
+			struct compare_row *r;
+
+			if (strcmp(PQgetvalue(vres, k, 0), cid) != 0)
+				continue;
+			r = &cmp->rows[cmp->nrows++];
+			r->workload = strdup(PQgetvalue(vres, k, 1));
+			r->lock = strdup(PQgetvalue(vres, k, 2));
+			r->metric = strdup(PQgetvalue(vres, k, 3));
+			r->unit = strdup(PQgetvalue(vres, k, 4));
+			r->params_key = strdup(PQgetvalue(vres, k, 5));
+			r->users = strtoll(PQgetvalue(vres, k, 6), NULL, 10);
+			r->higher_better = PQgetvalue(vres, k, 7)[0] == 't';
+			r->base.n = (size_t)atol(PQgetvalue(vres, k, 8));
+			r->base.mean = strtod(PQgetvalue(vres, k, 9), NULL);
+			r->base.stddev = strtod(PQgetvalue(vres, k, 10), NULL);
+			r->base.min = strtod(PQgetvalue(vres, k, 11), NULL);
+			r->base.max = strtod(PQgetvalue(vres, k, 12), NULL);
+			r->patched.n = (size_t)atol(PQgetvalue(vres, k, 13));
+			r->patched.mean = strtod(PQgetvalue(vres, k, 14), NULL);
+			r->patched.stddev = strtod(PQgetvalue(vres, k, 15), NULL);
+			r->patched.min = strtod(PQgetvalue(vres, k, 16), NULL);
+			r->patched.max = strtod(PQgetvalue(vres, k, 17), NULL);
+			r->change = strtod(PQgetvalue(vres, k, 18), NULL);
+			r->p = strtod(PQgetvalue(vres, k, 19), NULL);
+			r->q = strtod(PQgetvalue(vres, k, 20), NULL);
+			r->change_lo = strtod(PQgetvalue(vres, k, 21), NULL);
+			r->change_hi = strtod(PQgetvalue(vres, k, 22), NULL);
+			r->verdict = verdict_parse(PQgetvalue(vres, k, 23));
+			r->base_lockups = atoi(PQgetvalue(vres, k, 24));
+			r->patched_lockups = atoi(PQgetvalue(vres, k, 25));
+			r->base_runs = atoi(PQgetvalue(vres, k, 26));
+			r->patched_runs = atoi(PQgetvalue(vres, k, 27));
+			r->lockup_message = dup_or_null(db_value(vres, k, 28));
+			r->lockup_stacks = dup_or_null(db_value(vres, k, 29));
+			r->tested = PQgetvalue(vres, k, 30)[0] == 't';
+			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
+		}
+	}
+	*out = v;
+	v = NULL;
+	rc = DB_OK;
+out:
+	if (v) {
+		verdicts_free(v, *n);
+		*n = 0;
+	}
+	PQclear(cres);
+	PQclear(vres);
+	return rc;
+}

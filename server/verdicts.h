@@ -1,0 +1,47 @@
+/*
+ * verdicts.h - from stored result documents to stored comparisons, and
+ * back from stored comparison rows to struct comparison for the reports.
+ * Verdicts are computed only by compare_results (lockbench/lib/compare.h).
+ */
+#ifndef LOCKLAB_SERVER_VERDICTS_H
+#define LOCKLAB_SERVER_VERDICTS_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compare.h"
+
+/*
+ * Compare every base and patched document of job_id.  Fills out (which
+ * must be initialised).  Returns 0, 1 when a side has no document yet, or
+ * a db_tx code (DB_FAIL / DB_RETRY) / -3 with a reason in err when the
+ * comparison itself failed.
+ */
+int verdicts_compute(PGconn *c, long long job_id, struct comparison *out, char *err, size_t errlen);
+
+/* Replace the job's stored comparison with cmp.  Returns 0 or a db_tx code. */
+int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bool final);
+
+/* True when some row of cmp is inconclusive and none locked up. */
+bool verdicts_want_more(const struct comparison *cmp);
+
+struct stored_comparison {
+	long long job_id;
+	char *machine_class;
+	bool final;
+	struct comparison cmp;
+};
+
+/*
+ * The stored comparisons of a submission, in job order, rebuilt from the
+ * verdicts table.  *out is a new array (free with verdicts_free).  Returns
+ * 0 or a db_tx code.
+ */
+int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison **out, size_t *n);
+void verdicts_free(struct stored_comparison *v, size_t n);
+
+/* "lockup" > "regression" > "inconclusive" > "improvement" > "no-change" */
+int verdicts_rank(const char *verdict);
+
+#endif

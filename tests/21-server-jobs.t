@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The agent side: registration, claim, heartbeat, results (idempotent),
+# verdicts, more rounds, lockups, failures, every report format and the reply.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+
+pg_start || { echo "Bail out! no postgres"; exit 1; }
+server_start --min-rounds 2 --max-rounds 4 || { echo "Bail out! no server"; exit 1; }
+make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+cover_id=$(grep -hi '^Message-ID:' "$T"/s/out/v2-0000-*.patch | sed 's/^Message-ID: //I')
+
+# registration
+api POST /api/v1/agents/register -d '{}'
+is "$CODE" 401 "registering without a token is 401"
+api POST /api/v1/agents/register -H 'Authorization: Bearer wrong' -d '{}'
+is "$CODE" 403 "registering with a wrong admin token is 403"
+is "$(sql "SELECT count(*) FROM agents")" 0 "no agent was stored by them"
+register_agent '{"name": "lab1"}'
+A_ID=$AGENT_ID A=$AGENT_TOKEN
+like "$A" '^[0-9a-f]{64}$' "an agent token is 32 random bytes in hex"
+is "$(sql "SELECT token_hash FROM agents WHERE id = $A_ID")" "$(printf %s "$A" | sha256sum | cut -d' ' -f1)" \
+  "only the SHA-256 of the token is stored"
+register_agent
+B=$AGENT_TOKEN
+api POST /api/v1/agents/register -H "Authorization: Bearer $A" -d '{}'
+is "$CODE" 403 "an agent token cannot register agents"
+
+# claim and lease
+submit_mbox "$T/s/series.mbox"
+s1=$SUB
+claim "$A"
+is "$CODE" 200 "claim answers 200"
+j1=$JOB
+is "$j1" "$(sql "SELECT id FROM jobs WHERE submission_id = $s1")" "the agent gets the queued job"
+is "$(jq -r '.job.patches | length' <<<"$BODY")" 2 "the job carries both patches"
+like "$(jq -r .job.mbox <<<"$BODY")" 'Subject: \[PATCH v2 2/2\] locking/mutex: add pickup' "and the series as an mbox for git am"
+is "$(jq -r '[.job.rounds, .job.next_round, .job.more_rounds] | join(",")' <<<"$BODY")" "2,0,2" \
+  "it asks for min-rounds rounds, starting at round 0"
+is "$(sql "SELECT state || ',' || claimed_by FROM jobs WHERE id = $j1")" "running,$A_ID" "the job is leased to the agent"
+is "$(sql "SELECT state FROM submissions WHERE id = $s1")" running "the submission is running"
+claim "$B"
+is "$JOB" null "a second agent finds the queue empty"
+api POST /api/v1/jobs/claim
+is "$CODE" 401 "claiming without a token is 401"
+api POST /api/v1/jobs/claim -H 'Authorization: Bearer 00ff'
+is "$CODE" 401 "claiming with an unknown token is 401"
+lease1=$(sql "SELECT lease_expires FROM jobs WHERE id = $j1")
+sleep 1
+api POST "/api/v1/jobs/$j1/heartbeat" -H "Authorization: Bearer $B"
+is "$CODE" 403 "another agent's heartbeat is 403"
+api POST "/api/v1/jobs/$j1/heartbeat" -H "Authorization: Bearer $A"
+is "$CODE" 200 "the owner's heartbeat is 200"
+is "$(sql "SELECT lease_expires > '$lease1' FROM jobs WHERE id = $j1")" t "the heartbeat extends the lease"
+
+# results
+post_round "$j1" "$B" base 0 1
+is "$CODE" 403 "an agent posting for another agent's job gets 403"
+is "$(sql "SELECT count(*) FROM results")" 0 "nothing is stored for it"
+result_doc base 0 1 >"$T/r.json"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -d @"$T/r.json"
+is "$CODE" 400 "a result without an idempotency key is 400"
+jq 'del(.schema)' "$T/r.json" >"$T/bad.json"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: bad-1' -d @"$T/bad.json"
+is "$CODE" 422 "a document without schema is 422"
+like "$(jq -r .detail <<<"$BODY")" '^schema' "the rejection names the field"
+jq '.runs[0].metrics.ops_per_sec = "fast"' "$T/r.json" >"$T/bad.json"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: bad-2' -d @"$T/bad.json"
+is "$CODE" 422 "a metric that is not a number is 422"
+like "$(jq -r .detail <<<"$BODY")" 'runs\[0\]\.metrics\.ops_per_sec' "the rejection names the metric"
+is "$(sql "SELECT count(*) FROM results")" 0 "no invalid document is stored"
+
+post_round "$j1" "$A" base 0 1
+is "$CODE" 201 "round 0 of base is stored (201)"
+is "$(jq -r '[.stored, .more_rounds] | join(",")' <<<"$BODY")" "true,2" "two rounds are still missing"
+post_round "$j1" "$A" base 0 1
+is "$CODE" 200 "posting the same round again answers 200"
+is "$(jq -r .duplicate <<<"$BODY")" true "and says it is a duplicate"
+is "$(sql "SELECT count(*) FROM results WHERE job_id = $j1")" 1 "the round is stored once"
+is "$(sql "SELECT count(*) FROM samples s JOIN results r ON r.id = s.result_id WHERE r.job_id = $j1")" 3 \
+  "its samples are stored once"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: other-key' -d @"$T/round.json"
+is "$CODE" 409 "the same round under another key is a 409"
+is "$(sql "SELECT count(*) FROM results WHERE job_id = $j1")" 1 "and is not stored"
+result_doc patched 0 0.9 | jq '{idempotency_key: "field-key-1", result: .}' >"$T/w.json"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -d @"$T/w.json"
+is "$CODE" 201 "the key may come in the body as idempotency_key"
+is "$(jq -r '[.rounds_complete, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "1,1,1" "round 0 is complete"
+post_round "$j1" "$A" base 1 1
+post_round "$j1" "$A" patched 1 0.9
+is "$CODE" 201 "the last round is stored"
+is "$(jq -r '[.state, .more_rounds, .verdict] | join(",")' <<<"$BODY")" "done,0,regression" \
+  "a 10% slowdown finishes the job as a regression"
+api GET "/api/v1/submissions/$s1"
+is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,regression" "the submission is done with the verdict"
+is "$(jq -r '[.verdicts[].verdict] | join(",")' <<<"$BODY")" "regression,regression,regression" \
+  "every point is a regression"
+is "$(jq -r '.verdicts[0] | [.params, .base.n, .patched.n] | join(",")' <<<"$BODY")" "threads=1,10,10" \
+  "a verdict row says its point and sample counts"
+api POST "/api/v1/jobs/$j1/heartbeat" -H "Authorization: Bearer $A"
+is "$CODE" 409 "a heartbeat for a finished job is 409"
+
+# reports
+for f in aim7 perf lkp text; do
+  api GET "/api/v1/submissions/$s1/report?format=$f" -D "$T/h"
+  is "$CODE" 200 "the $f report is served"
+  like "$(cat "$T/h")" '^Content-Type: text/plain' "the $f report is text/plain"
+  like "$BODY" '-10\.0' "the $f report shows the 10% drop"
+done
+api GET "/api/v1/submissions/$s1/report?format=text"
+like "$BODY" 'regression' "the text report says regression"
+like "$BODY" '-10\.0%' "and the change"
+api GET "/api/v1/submissions/$s1/report?format=html"
+is "$CODE" 400 "an unknown format is 400"
+is "$(sql "SELECT string_agg(format, ',' ORDER BY format) FROM reports WHERE submission_id = $s1")" \
+  "aim7,lkp,perf,text" "the finished tables are kept"
+out=$(LOCKLAB_SERVER="$URL" "$BIN/locklab" report "$s1" --format lkp)
+ok $? "locklab report ID --format lkp works"
+is "$out" "$(sql "SELECT body FROM reports WHERE submission_id = $s1 AND format = 'lkp'")" "it prints the kept table"
+
+# the reply mail
+api GET "/api/v1/submissions/$s1/reply" -D "$T/h"
+is "$CODE" 200 "the reply is served"
+like "$(cat "$T/h")" '^Content-Type: message/rfc822' "as message/rfc822"
+reply=$BODY
+like "$reply" "^In-Reply-To: $cover_id" "it threads to the cover letter"
+like "$reply" "^References: $cover_id" "with References too"
+like "$reply" '^Subject: Re: \[PATCH v2 0/2\]' "its subject is Re: the cover letter's"
+like "$reply" '^> ' "it quotes the cover letter"
+like "$reply" 'lab1.*2 (CPUs|cpus)' "it names the machine"
+like "$reply" 'hot.*pthread.*regression' "it holds the table"
+unlike "$reply" 'Tested-by:' "a regression earns no Tested-by"
+is "$(sql "SELECT in_reply_to FROM outbox WHERE submission_id = $s1")" "$cover_id" "the reply is kept in the outbox"
+
+# A/A: no change earns Tested-by
+submit_mbox "$T/s/series.mbox"
+s2=$SUB
+claim "$A"
+j2=$JOB
+for r in 0 1; do post_round "$j2" "$A" base $r 1; post_round "$j2" "$A" patched $r 1; done
+is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,no-change" "the same code on both sides is no-change"
+api GET "/api/v1/submissions/$s2/reply"
+like "$BODY" '^Tested-by: locklab <locklab@localhost>$' "no change earns Tested-by"
+
+# noisy points ask for more rounds, up to --max-rounds
+submit_mbox "$T/s/series.mbox"
+s3=$SUB
+claim "$A"
+j3=$JOB
+for r in 0 1; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
+is "$(jq -r '[.state, .rounds, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "running,4,2,2" \
+  "an inconclusive comparison asks for two more rounds"
+is "$(sql "SELECT rounds_wanted || ',' || state FROM jobs WHERE id = $j3")" "4,running" "the job wants 4 rounds now"
+api POST "/api/v1/jobs/$j3/heartbeat" -H "Authorization: Bearer $A"
+is "$(jq -r .more_rounds <<<"$BODY")" 2 "the heartbeat says so too"
+api GET "/api/v1/submissions/$s3/report?format=text"
+like "$BODY" 'more rounds running' "the report marks the comparison as not final"
+for r in 2 3; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
+is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,inconclusive" \
+  "at --max-rounds the job ends inconclusive"
+
+# a lockup is its own verdict
+submit_mbox "$T/s/series.mbox"
+s4=$SUB
+claim "$A"
+j4=$JOB
+for r in 0 1; do post_round "$j4" "$A" base $r 1; post_round "$j4" "$A" patched $r 1 0.002 1; done
+is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,lockup" "a locked-up run makes the verdict lockup"
+is "$(sql "SELECT count(*) || ',' || min(message) FROM lockups WHERE job_id = $j4")" "2,no progress for 2.0 s" \
+  "each locked-up run is recorded with its message"
+api GET "/api/v1/submissions/$s4/reply"
+like "$BODY" 'locked up' "the reply says the lockup in words"
+unlike "$BODY" 'Tested-by:' "a lockup earns no Tested-by"
+
+# an agent gives up on a job
+submit_mbox "$T/s/series.mbox"
+s5=$SUB
+claim "$A"
+j5=$JOB
+api POST "/api/v1/jobs/$j5/fail" -H "Authorization: Bearer $B" -d '{"reason": "x"}'
+is "$CODE" 403 "another agent cannot fail the job"
+api POST "/api/v1/jobs/$j5/fail" -H "Authorization: Bearer $A" -d '{"reason": "git am: patch does not apply"}'
+is "$CODE" 200 "the owner fails the job"
+is "$(sql "SELECT state || ': ' || reason FROM jobs WHERE id = $j5")" "failed: git am: patch does not apply" \
+  "the job keeps git's reason"
+like "$(sql "SELECT state || ': ' || reason FROM submissions WHERE id = $s5")" '^failed: .*patch does not apply' \
+  "the submission fails with it"
+api GET "/api/v1/submissions/$s5/reply"
+like "$BODY" 'could not test.*patch does not apply' "the reply tells the developer why"
+
+# locklab submit --wait follows the submission to its report
+LOCKLAB_SERVER="$URL" "$BIN/locklab" submit --wait "$T/s/series.mbox" >"$T/wait.out" 2>&1 &
+waiter=$!
+for ((i = 0; i < 50; i++)); do
+  claim "$A"
+  [[ "$JOB" != null ]] && break
+  sleep 0.1
+done
+j6=$JOB
+ok $([[ "$j6" != null ]]; echo $?) "the waited-for submission's job is claimed"
+for r in 0 1; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
+wait $waiter
+ok $? "locklab submit --wait exits 0 once the submission is done"
+like "$(cat "$T/wait.out")" '^submission [0-9]+ queued' "it says the submission was queued"
+like "$(cat "$T/wait.out")" 'hot +pthread .*regression' "and prints the report at the end"
+
+# metrics
+api GET /metrics
+like "$BODY" '^locklab_jobs\{state="done"\} 5$' "metrics count jobs by state"
+like "$BODY" '^locklab_http_requests_total\{code="201"\} [0-9]+' "metrics count requests by code"
+like "$BODY" '^locklab_queue_oldest_seconds [0-9.]+' "metrics give the oldest queued age"
+
+done_testing

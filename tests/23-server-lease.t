@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Leases: an agent that stops heartbeating loses its job to the queue, with
+# the rounds it posted kept; past --max-attempts the job fails with the reason.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+
+pg_start || { echo "Bail out! no postgres"; exit 1; }
+server_start --lease-seconds 2 --max-attempts 2 --min-rounds 2 || { echo "Bail out! no server"; exit 1; }
+make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+
+# wait_for SQL WANT: poll up to 10 s until the query gives WANT
+wait_for() {
+  local i got
+  for ((i = 0; i < 100; i++)); do
+    got=$(sql "$1")
+    [[ "$got" == "$2" ]] && break
+    sleep 0.1
+  done
+  printf '%s' "$got"
+}
+
+register_agent
+A=$AGENT_TOKEN
+register_agent
+B=$AGENT_TOKEN B_ID=$AGENT_ID
+submit_mbox "$T/s/series.mbox"
+s=$SUB
+claim "$A"
+j=$JOB
+post_round "$j" "$A" base 0 1
+post_round "$j" "$A" patched 0 1
+is "$CODE" 201 "round 0 is posted within the lease"
+is "$(wait_for "SELECT state || ',' || attempts FROM jobs WHERE id = $j" "queued,1")" "queued,1" \
+  "without heartbeats the job returns to the queue with attempts 1"
+is "$(sql "SELECT claimed_by IS NULL FROM jobs WHERE id = $j")" t "nobody holds it"
+api POST "/api/v1/jobs/$j/heartbeat" -H "Authorization: Bearer $A"
+is "$CODE" 409 "the old owner's heartbeat says the lease is gone"
+post_round "$j" "$A" base 1 1
+is "$CODE" 409 "the old owner can no longer post rounds"
+is "$(sql "SELECT count(*) FROM results WHERE job_id = $j")" 2 "the rounds posted under the lease are kept"
+claim "$B"
+is "$JOB" "$j" "another agent claims the job"
+is "$(jq -r '[.job.attempts, .job.next_round, .job.more_rounds] | join(",")' <<<"$BODY")" "1,1,1" \
+  "it is told to go on from round 1"
+is "$(sql "SELECT state || ',' || claimed_by FROM jobs WHERE id = $j")" "running,$B_ID" "the job is leased to it"
+for i in 1 2 3 4 5 6; do
+  sleep 0.5
+  api POST "/api/v1/jobs/$j/heartbeat" -H "Authorization: Bearer $B"
+done
+is "$CODE" 200 "heartbeats keep the lease past its first 2 seconds"
+is "$(sql "SELECT state FROM jobs WHERE id = $j")" running "the job is still running"
+is "$(wait_for "SELECT state FROM jobs WHERE id = $j" "failed")" failed \
+  "when the second lease expires the job fails (--max-attempts 2)"
+like "$(sql "SELECT reason FROM jobs WHERE id = $j")" 'lease expired 2 times' "the job says why"
+is "$(sql "SELECT state FROM submissions WHERE id = $s")" failed "the submission fails"
+like "$(sql "SELECT reason FROM submissions WHERE id = $s")" "job $j \\(quick\\) failed: lease expired" \
+  "the submission says which job failed and why"
+api GET /metrics
+like "$BODY" '^locklab_jobs\{state="failed"\} 1$' "metrics count the failed job"
+
+done_testing

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Real lockbench documents through the server: accepted as they are, and
+# the server's tables (rendered from what it stored) are the ones
+# `lockbench compare` prints for the same documents.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+
+[[ -x "$BIN/lockbench" ]] || { echo "1..0 # SKIP build/lockbench is not built"; exit 0; }
+pg_start || { echo "Bail out! no postgres"; exit 1; }
+server_start --min-rounds 1 --max-rounds 1 || { echo "Bail out! no server"; exit 1; }
+make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+
+register_agent
+A=$AGENT_TOKEN
+jq -Rs '{mbox: ., suites: ["smoke"]}' "$T/s/series.mbox" >"$T/req.json"
+api POST /api/v1/submissions -d @"$T/req.json"
+s=$(jq -r .id <<<"$BODY")
+claim "$A"
+j=$JOB
+for v in base patched; do
+  "$BIN/lockbench" run --suite smoke --locks pthread,ticket --workloads hot --repeat 5 \
+    --variant $v --round 0 --json "$T/$v.json" --quiet
+  ok $? "lockbench run of the $v variant"
+  api POST "/api/v1/jobs/$j/results" -H "Authorization: Bearer $A" -H "Idempotency-Key: lb-$v" \
+    -d @"$T/$v.json"
+  is "$CODE" 201 "the server takes lockbench's $v document"
+done
+is "$(jq -r .state <<<"$BODY")" done "one round each finishes the job (--max-rounds 1)"
+is "$(sql "SELECT count(*) FROM runs r JOIN results x ON x.id = r.result_id WHERE x.job_id = $j")" \
+  "$(( $(jq '.runs | length' "$T/base.json") + $(jq '.runs | length' "$T/patched.json") ))" \
+  "every run of both documents is stored"
+is "$(sql "SELECT document->'runs'->0->>'lock' FROM results WHERE idempotency_key = 'lb-base'")" \
+  "$(jq -r '.runs[0].lock' "$T/base.json")" "the document is kept as posted"
+for f in text lkp; do
+  api GET "/api/v1/submissions/$s/report?format=$f"
+  "$BIN/lockbench" compare "$T/base.json" "$T/patched.json" --format $f >"$T/want.$f"
+  printf '%s\n' "$BODY" >"$T/got.$f"
+  diff -u "$T/want.$f" "$T/got.$f" >"$T/diff.$f"
+  ok $? "the $f report equals lockbench compare on the same documents"
+  [[ -s "$T/diff.$f" ]] && diag "$(head -n 30 "$T/diff.$f")"
+done
+api GET "/api/v1/submissions/$s"
+is "$(jq -r .verdict <<<"$BODY")" \
+  "$("$BIN/lockbench" compare "$T/base.json" "$T/patched.json" --format json | jq -r .overall)" \
+  "the overall verdict is lockbench's"
+
+done_testing
