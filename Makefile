@@ -137,6 +137,9 @@ $(BUILD)/locklab-init: lockbench/kernel/init.c
 	$(CC) -std=gnu11 -Wall -Wextra -O2 -static $< -o $@
 all: $(BUILD)/lockbench-static $(BUILD)/locklab-init
 
+bench-verdicts: all
+	@BUILD=$(BUILD) scripts/bench-verdicts.sh
+
 bench-server: $(BUILD)/locklab-server
 	@BUILD=$(BUILD) server/bench/bench-server.sh
 

@@ -90,3 +90,69 @@ const struct lock_ops lock_broken_lostwake_ops = {
 };
 
 #endif /* LB_TEST_LOCKS */
+
+#ifdef LB_TEST_LOCKS
+/*
+ * `delay-pthread` is not broken: it is glibc's default mutex plus a fixed
+ * amount of extra work inside lock(), LOCKBENCH_DELAY_LOOPS iterations read
+ * once from the environment (0 when unset).  Two runs of the same binary with
+ * different delays are a real, calibrated slowdown of one lock under one
+ * name, which is what `make bench-verdicts` needs for its A/B comparisons.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+static unsigned delay_loops(void)
+{
+	static atomic_int cached = -1;
+	int v = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (v < 0) {
+		const char *s = getenv("LOCKBENCH_DELAY_LOOPS");
+		v = s ? atoi(s) : 0;
+		atomic_store_explicit(&cached, v < 0 ? 0 : v, memory_order_relaxed);
+	}
+	return (unsigned)v;
+}
+
+static int delay_init(void *p)
+{
+	return pthread_mutex_init(p, NULL);
+}
+
+static void delay_lock(void *p)
+{
+	unsigned n = delay_loops();
+	for (unsigned i = 0; i < n; i++)
+		__asm__ volatile("" ::: "memory");
+	pthread_mutex_lock(p);
+}
+
+static bool delay_trylock(void *p)
+{
+	return pthread_mutex_trylock(p) == 0;
+}
+
+static void delay_unlock(void *p)
+{
+	pthread_mutex_unlock(p);
+}
+
+static void delay_destroy(void *p)
+{
+	pthread_mutex_destroy(p);
+}
+
+const struct lock_ops lock_delay_pthread_ops = {
+    .name = "delay-pthread",
+    .description = "pthread + LOCKBENCH_DELAY_LOOPS of work in lock() (test only: calibrated "
+                   "slowdowns)",
+    .size = (sizeof(pthread_mutex_t) + LB_CACHELINE - 1) / LB_CACHELINE * LB_CACHELINE,
+    .sleeps = true,
+    .test_only = true,
+    .init = delay_init,
+    .lock = delay_lock,
+    .trylock = delay_trylock,
+    .unlock = delay_unlock,
+    .destroy = delay_destroy,
+};
+#endif

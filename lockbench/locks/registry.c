@@ -26,6 +26,7 @@ static const struct lock_ops *const all_locks[] = {
     &lock_parking_ops,
 #ifdef LB_TEST_LOCKS
     &lock_broken_lostwake_ops,
+    &lock_delay_pthread_ops,
 #endif
     NULL,
 };

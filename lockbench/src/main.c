@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "kernel.h"
 #include "lock.h"
 #include "report.h"
 #include "result.h"
@@ -53,6 +54,8 @@ static void print_help(FILE *f)
 		"  run                           run a suite, print a table, write result JSON\n"
 		"  validate                      correctness torture of every lock\n"
 		"  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
+		"                                (a,b,c.json: several rounds of one side)\n"
+		"  kernel build|run              build a kernel, boot it, locktorture + lockbench inside\n"
 		"\n"
 		"run and validate options (defaults in brackets):\n"
 		"  --suite S            smoke, quick or full [smoke]\n"
@@ -588,17 +591,63 @@ static int parse_fraction(const char *s, double *out)
 	return 0;
 }
 
+static void free_side(struct lb_result *docs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		result_release(&docs[i]);
+	free(docs);
+}
+
+/* "a.json,b.json": every round of one side; each must follow the schema. */
+static int load_side(const char *arg, struct lb_result **out, size_t *n)
+{
+	char *copy = strdup(arg), *save = NULL, *tok, err[1024];
+	size_t cap = 1;
+	for (const char *p = arg; *p; p++)
+		cap += *p == ',';
+	struct lb_result *docs = calloc(cap, sizeof(*docs));
+	int rc = -1;
+
+	*n = 0;
+	if (!copy || !docs) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto out;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		result_init(&docs[*n]);
+		if (result_load_file(tok, &docs[*n], err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			result_release(&docs[*n]);
+			goto out;
+		}
+		(*n)++;
+	}
+	if (!*n) {
+		fprintf(stderr, "%s: compare: empty list of documents\n", prog);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(copy);
+	if (rc) {
+		free_side(docs, *n);
+		docs = NULL;
+		*n = 0;
+	}
+	*out = docs;
+	return rc;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	enum report_format fmt = REPORT_TEXT;
 	struct compare_opts co = COMPARE_OPTS_DEFAULT;
-	struct lb_result base, patched;
+	struct lb_result *base = NULL, *patched = NULL;
+	size_t nbase = 0, npatched = 0;
 	struct comparison cmp;
 	char err[1024];
 	int c, rc = 1;
 
-	result_init(&base);
-	result_init(&patched);
 	comparison_init(&cmp);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", compare_options, NULL)) != -1) {
@@ -636,15 +685,9 @@ static int cmd_compare(int argc, char **argv)
 		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
 		goto out;
 	}
-	if (result_load_file(argv[optind], &base, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", prog, err);
+	if (load_side(argv[optind], &base, &nbase) || load_side(argv[optind + 1], &patched, &npatched))
 		goto out;
-	}
-	if (result_load_file(argv[optind + 1], &patched, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		goto out;
-	}
-	if (compare_results(&base, 1, &patched, 1, &co, &cmp, err, sizeof(err))) {
+	if (compare_results(base, nbase, patched, npatched, &co, &cmp, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;
 	}
@@ -659,8 +702,8 @@ static int cmd_compare(int argc, char **argv)
 	rc = 0;
 out:
 	comparison_release(&cmp);
-	result_release(&patched);
-	result_release(&base);
+	free_side(patched, npatched);
+	free_side(base, nbase);
 	return rc;
 }
 
@@ -683,6 +726,8 @@ int main(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "compare"))
 		return cmd_compare(argc - 1, argv + 1);
+	if (!strcmp(cmd, "kernel"))
+		return kernel_main(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare)\n", prog,
 		cmd);
 	return EXIT_USAGE;

@@ -1,0 +1,67 @@
+/*
+ * agent.h - locklab-agent: claims one job at a time and carries it from a
+ * patch series to posted results.
+ *
+ * A job: mirror the tree (a cached bare clone per URL), a base worktree and
+ * a series worktree; `git am -3` the series one patch at a time, building
+ * after each prefix (patch-1 ... patched) so the report can say which patch
+ * moved a number; run interleaved rounds (base, patched, then patched, base,
+ * ...) of lockbench on the narrowest set of locks the series touches (plus
+ * the pthread baseline); post each document as it finishes with an
+ * idempotency key; heartbeat the lease from a second thread.
+ *
+ * Nothing is lost: a document that cannot be posted goes to the spool and is
+ * retried with backoff (and at the next start) until the server takes it.
+ */
+#ifndef LOCKLAB_AGENT_H
+#define LOCKLAB_AGENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+
+#include "api.h"
+
+struct agent_cfg {
+	const char *server;
+	const char *token;
+	const char *workdir;
+	const char *name;
+	const char *native_tree; /* URL or path of the tree holding lockbench */
+	bool once;
+	int build_timeout_s;
+	int run_timeout_s;
+	int max_prefixes; /* run every prefix for series up to this many patches */
+	int poll_s;       /* idle wait between claims */
+	int jobs;         /* make -j */
+};
+
+struct agent {
+	struct agent_cfg cfg;
+	struct api api;
+	char *spool_dir;
+	char *mirrors_dir;
+	char *jobs_dir;
+	atomic_int stop; /* SIGTERM/SIGINT seen */
+};
+
+/* Make the work folders; returns 0 or -1 with a message on stderr. */
+int agent_init(struct agent *ag, const struct agent_cfg *cfg);
+void agent_release(struct agent *ag);
+
+/*
+ * One pass: flush the spool, claim, run the job if one came.
+ * Returns 1 when a job ran, 0 when the queue was empty, -1 when the server
+ * could not be reached.
+ */
+int agent_step(struct agent *ag);
+
+/* The spool: write a document that could not be posted; post what is kept. */
+int spool_put(struct agent *ag, long long job_id, const char *key, const char *doc);
+/* Returns how many documents are still waiting (0: all delivered). */
+int spool_flush(struct agent *ag);
+
+void agent_log(const char *level, long long job, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

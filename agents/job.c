@@ -1,0 +1,851 @@
+/* job.c - one job from claim to the last posted round (agent.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "result.h"
+#include "sandbox.h"
+
+#define MAX_VARIANTS 8
+
+struct variant {
+	char name[24]; /* base, patch-K, patched */
+	char bin[1400];
+};
+
+struct job {
+	struct agent *ag;
+	long long id;
+	const char *suite;
+	char dir[1024];
+	char base_tree[1100];
+	char series_tree[1100];
+	char mirror[1100];
+	char base_rev[128];
+	char locks[1024]; /* --locks value, "" for the whole suite */
+	struct variant v[MAX_VARIANTS];
+	int nv;
+	int npatches;
+	/* lease */
+	int lease_s;
+	atomic_int lost;  /* heartbeat said the job is no longer ours */
+	atomic_int done;  /* stop the heartbeat thread */
+	pthread_t hb;
+	bool hb_started;
+	/* progress as the server last said it */
+	int more_rounds;
+	int next_round;
+	char fail_reason[8192];
+};
+
+void agent_log(const char *level, long long job, const char *fmt, ...)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	va_list ap;
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(stderr, "%s level=%s", ts, level);
+	if (job > 0)
+		fprintf(stderr, " job=%lld", job);
+	fprintf(stderr, " msg=\"");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\"\n");
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int agent_init(struct agent *ag, const struct agent_cfg *cfg)
+{
+	char p[4096];
+	memset(ag, 0, sizeof(*ag));
+	ag->cfg = *cfg;
+	if (mkdirs(cfg->workdir)) {
+		fprintf(stderr, "locklab-agent: cannot create workdir %s: %s\n", cfg->workdir,
+			strerror(errno));
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/spool", cfg->workdir);
+	ag->spool_dir = strdup(p);
+	snprintf(p, sizeof(p), "%s/mirrors", cfg->workdir);
+	ag->mirrors_dir = strdup(p);
+	snprintf(p, sizeof(p), "%s/jobs", cfg->workdir);
+	ag->jobs_dir = strdup(p);
+	if (mkdirs(ag->spool_dir) || mkdirs(ag->mirrors_dir) || mkdirs(ag->jobs_dir)) {
+		fprintf(stderr, "locklab-agent: cannot create folders in %s: %s\n", cfg->workdir,
+			strerror(errno));
+		return -1;
+	}
+	if (api_init(&ag->api, cfg->server, cfg->token)) {
+		fprintf(stderr, "locklab-agent: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+void agent_release(struct agent *ag)
+{
+	api_release(&ag->api);
+	free(ag->spool_dir);
+	free(ag->mirrors_dir);
+	free(ag->jobs_dir);
+}
+
+/* Run a trusted command (git) with output to log; 0 on exit status 0. */
+static int run_git(struct job *j, const char *log, char *const argv[])
+{
+	struct sandbox_opts o = {.wall_s = 600, .out_path = log};
+	struct sandbox_result r;
+	char err[256];
+	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s", err);
+		return -1;
+	}
+	return r.status == 0 && !r.timed_out ? 0 : -1;
+}
+
+static void fail_with_tail(struct job *j, const char *what, const char *log, int lines)
+{
+	char *tail = sandbox_tail(log, lines);
+	snprintf(j->fail_reason, sizeof(j->fail_reason), "%s:\n%s", what, tail);
+	free(tail);
+}
+
+/* A cached bare mirror per tree URL, fetched before each job. */
+static int prepare_mirror(struct job *j, const char *url)
+{
+	char log[4096], name[256];
+	unsigned long h = 5381;
+	for (const char *p = url; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	snprintf(name, sizeof(name), "%lx.git", h);
+	snprintf(j->mirror, sizeof(j->mirror), "%s/%s", j->ag->mirrors_dir, name);
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	struct stat st;
+	if (stat(j->mirror, &st)) {
+		char *argv[] = {"git", "clone", "--quiet", "--mirror", (char *)url, j->mirror, NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot clone the tree", log, 10);
+			return -1;
+		}
+	} else {
+		char *argv[] = {"git", "-C", j->mirror, "fetch", "--quiet", "--prune", "origin",
+				"+refs/heads/*:refs/heads/*", NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot fetch the tree", log, 10);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "git -C '%s' rev-parse --verify --quiet '%s^{commit}'", j->mirror,
+		 rev);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	bool ok = fgets(out, (int)outlen, p) != NULL;
+	int st = pclose(p);
+	if (!ok || st)
+		return -1;
+	out[strcspn(out, "\n")] = 0;
+	return 0;
+}
+
+static int add_worktree(struct job *j, const char *path, const char *rev)
+{
+	char log[4096];
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	char *argv[] = {"git", "-C", j->mirror, "worktree", "add", "--quiet", "--detach",
+			(char *)path, (char *)rev, NULL};
+	if (run_git(j, log, argv)) {
+		fail_with_tail(j, "cannot make a worktree", log, 10);
+		return -1;
+	}
+	return 0;
+}
+
+/* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
+static int build_tree(struct job *j, const char *tree, const char *what)
+{
+	char log[4096], jobs[16];
+	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
+	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
+	char *argv[] = {"make", "-C", (char *)tree, jobs, "build/lockbench", NULL};
+	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
+				 .cpu_s = j->ag->cfg.build_timeout_s * 2,
+				 .isolate_net = true,
+				 .out_path = log};
+	struct sandbox_result r;
+	char err[256];
+	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "build of %s: %s", what, err);
+		return -1;
+	}
+	if (r.timed_out) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+			 "build of %s did not finish within %d s", what,
+			 j->ag->cfg.build_timeout_s);
+		return -1;
+	}
+	if (r.status) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "build of %s failed (make exited %d)", what, r.status);
+		fail_with_tail(j, msg, log, 25);
+		return -1;
+	}
+	agent_log("info", j->id, "built %s in %.1f s", what, r.wall_s);
+	return 0;
+}
+
+static int keep_binary(struct job *j, const char *tree, const char *variant)
+{
+	struct variant *v = &j->v[j->nv];
+	char dir[1200], cmd[4096];
+	snprintf(dir, sizeof(dir), "%s/bin/%s", j->dir, variant);
+	if (mkdirs(dir))
+		return -1;
+	snprintf(v->bin, sizeof(v->bin), "%s/lockbench", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s/build/lockbench' '%s'", tree, v->bin);
+	if (system(cmd)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot copy the %s build", variant);
+		return -1;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", variant);
+	j->nv++;
+	return 0;
+}
+
+/*
+ * Base builds are cached by commit: every job on the same base measures the
+ * same binary, and the agent does not rebuild it.  Trusted: the base is the
+ * tree's own commit, not a submitted patch.
+ */
+static void base_cache_path(struct job *j, char *out, size_t len)
+{
+	snprintf(out, len, "%s/base-cache/%s/lockbench", j->ag->cfg.workdir, j->base_rev);
+}
+
+static bool base_from_cache(struct job *j)
+{
+	char path[4096];
+	struct variant *v = &j->v[j->nv];
+	base_cache_path(j, path, sizeof(path));
+	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
+		return false;
+	snprintf(v->bin, sizeof(v->bin), "%s", path);
+	snprintf(v->name, sizeof(v->name), "base");
+	j->nv++;
+	return true;
+}
+
+static void base_to_cache(struct job *j)
+{
+	char path[4096], cmd[20800];
+	base_cache_path(j, path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s.tmp' && mv '%s.tmp' '%s'",
+		 path, j->v[0].bin, path, path, path);
+	if (system(cmd) != 0)
+		agent_log("warn", j->id, "cannot cache the base build in %s", path);
+}
+
+/* Split the server's mbox into one message per patch (file names). */
+static int split_mbox(struct job *j, const char *mbox, char files[][4096], int max)
+{
+	int n = 0;
+	const char *sep = "From locklab Mon Sep 17 00:00:00 2001\n";
+	const char *p = strstr(mbox, sep);
+	while (p && n < max) {
+		const char *next = strstr(p + strlen(sep), sep);
+		size_t len = next ? (size_t)(next - p) : strlen(p);
+		snprintf(files[n], 4096, "%s/patch-%d.mbox", j->dir, n + 1);
+		FILE *f = fopen(files[n], "w");
+		if (!f || fwrite(p, 1, len, f) != len || fclose(f))
+			return -1;
+		n++;
+		p = next;
+	}
+	return n;
+}
+
+static int git_am(struct job *j, const char *file, int k)
+{
+	char log[4096];
+	snprintf(log, sizeof(log), "%s/am.log", j->dir);
+	char *argv[] = {"git", "-C", j->series_tree, "-c", "user.name=locklab-agent", "-c",
+			"user.email=agent@locklab.invalid", "am", "-3", "--quiet", (char *)file, NULL};
+	if (run_git(j, log, argv)) {
+		char msg[128];
+		char *abort_argv[] = {"git", "-C", j->series_tree, "am", "--abort", NULL};
+		snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k,
+			 j->npatches);
+		fail_with_tail(j, msg, log, 15);
+		run_git(j, "/dev/null", abort_argv);
+		return -1;
+	}
+	return 0;
+}
+
+/* Names of the locks the real build lists (`lockbench list`). */
+static int known_locks(const char *bin, char names[][64], int max)
+{
+	char cmd[4200], line[512];
+	int n = 0;
+	bool in_locks = false;
+	snprintf(cmd, sizeof(cmd), "'%s' list", bin);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "locks:", 6)) {
+			in_locks = true;
+			continue;
+		}
+		if (line[0] != ' ') {
+			in_locks = false;
+			continue;
+		}
+		if (in_locks && n < max && sscanf(line, " %63s", names[n]) == 1)
+			n++;
+	}
+	pclose(p);
+	return n;
+}
+
+/*
+ * Narrow the suite to the locks the series touches: a change only to lock
+ * implementation files (lockbench/locks/<file>.c other than the registry)
+ * runs those files' locks and pthread; a change to anything else under
+ * lockbench/ is shared code and runs the whole suite.
+ */
+static void choose_locks(struct job *j)
+{
+	char cmd[8400], path[4096], names[64][64];
+	char chosen[1024] = "pthread";
+	bool shared = false, any_lock = false;
+	int nnames = known_locks(j->v[j->nv - 1].bin, names, 64);
+
+	snprintf(cmd, sizeof(cmd), "git -C '%s' diff --name-only '%s' HEAD", j->series_tree,
+		 j->base_rev);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	while (fgets(path, sizeof(path), p)) {
+		path[strcspn(path, "\n")] = 0;
+		if (strncmp(path, "lockbench/", 10))
+			continue; /* docs, server, ...: no effect on lockbench */
+		size_t l = strlen(path);
+		if (strncmp(path, "lockbench/locks/", 16) || l < 3 || strcmp(path + l - 2, ".c") ||
+		    !strcmp(path, "lockbench/locks/registry.c")) {
+			shared = true;
+			continue;
+		}
+		char full[8192];
+		snprintf(full, sizeof(full), "%s/%s", j->series_tree, path);
+		FILE *f = fopen(full, "r");
+		bool found = false;
+		if (f) {
+			char line[1024];
+			while (fgets(line, sizeof(line), f)) {
+				for (int i = 0; i < nnames; i++) {
+					char quoted[4200];
+					snprintf(quoted, sizeof(quoted), "\"%s\"", names[i]);
+					if (!strstr(line, quoted) || !strcmp(names[i], "pthread"))
+						continue;
+					found = true;
+					char with[4200];
+					snprintf(with, sizeof(with), ",%s,", names[i]);
+					char hay[5300];
+					snprintf(hay, sizeof(hay), ",%s,", chosen);
+					if (!strstr(hay, with) &&
+					    strlen(chosen) + strlen(names[i]) + 2 < sizeof(chosen)) {
+						strcat(chosen, ",");
+						strcat(chosen, names[i]);
+					}
+				}
+			}
+			fclose(f);
+		}
+		if (!found)
+			shared = true; /* a deleted or renamed lock file */
+		any_lock |= found;
+	}
+	pclose(p);
+	if (!shared && any_lock)
+		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
+	agent_log("info", j->id, "measuring %s",
+		  j->locks[0] ? j->locks : "the whole suite (shared code changed)");
+}
+
+static void *heartbeat_thread(void *arg)
+{
+	struct job *j = arg;
+	struct api a;
+	char path[128], err[512];
+	int period = j->lease_s > 3 ? j->lease_s / 3 : 1;
+
+	if (api_init(&a, j->ag->cfg.server, j->ag->cfg.token))
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", j->id);
+	while (!atomic_load(&j->done)) {
+		for (int i = 0; i < period * 10 && !atomic_load(&j->done); i++) {
+			struct timespec d = {0, 100 * 1000000};
+			nanosleep(&d, NULL);
+		}
+		if (atomic_load(&j->done))
+			break;
+		json_t *reply = NULL;
+		long st = api_post(&a, path, NULL, NULL, &reply, err, sizeof(err));
+		json_decref(reply);
+		if (st == 403 || st == 404 || st == 409) {
+			agent_log("warn", j->id, "lease lost: %s", err);
+			atomic_store(&j->lost, 1);
+			sandbox_request_stop();
+			break;
+		}
+		if (st < 0 || st >= 500)
+			agent_log("warn", j->id, "heartbeat failed: %s", err);
+	}
+	api_release(&a);
+	return NULL;
+}
+
+static void update_progress(struct job *j, json_t *reply)
+{
+	json_int_t more = -1, next = -1;
+	if (reply && !json_unpack(reply, "{s:I, s:I}", "more_rounds", &more, "next_round", &next)) {
+		j->more_rounds = (int)more;
+		j->next_round = (int)next;
+	}
+}
+
+/* Post one document; on failure spool it and retry until delivered. */
+static int post_result(struct job *j, const char *variant, int round, const char *doc)
+{
+	char key[128], path[128], err[1024];
+	snprintf(key, sizeof(key), "job%lld-%s-r%d", j->id, variant, round);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/results", j->id);
+	int delay = 1;
+	bool spooled = false;
+	for (;;) {
+		json_t *reply = NULL;
+		long st = api_post(&j->ag->api, path, doc, key, &reply, err, sizeof(err));
+		if (st >= 200 && st < 300) {
+			update_progress(j, reply);
+			json_decref(reply);
+			if (spooled) {
+				char f[4096];
+				snprintf(f, sizeof(f), "%s/%lld.%s.json", j->ag->spool_dir, j->id, key);
+				unlink(f);
+				agent_log("info", j->id, "spooled result %s delivered", key);
+			}
+			return 0;
+		}
+		json_decref(reply);
+		if (st >= 400 && st < 500 && st != 408 && st != 429) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+				 "the server refused the %s round %d result: %s", variant, round,
+				 err);
+			if (st == 403 || st == 404 || st == 409)
+				atomic_store(&j->lost, 1);
+			return -1;
+		}
+		if (!spooled) {
+			agent_log("warn", j->id, "cannot post %s: %s", key, err);
+			spool_put(j->ag, j->id, key, doc);
+			spooled = true;
+		}
+		if (atomic_load(&j->ag->stop))
+			return -1; /* stays in the spool for the next start */
+		sleep((unsigned)delay);
+		delay = delay < 30 ? delay * 2 : 30;
+	}
+}
+
+struct stack_arg {
+	char path[4096];
+};
+
+static void capture_stacks(pid_t pid, void *arg)
+{
+	struct stack_arg *s = arg;
+	char cmd[8400];
+	/* every process of the group: lockbench and the benchmark child */
+	snprintf(cmd, sizeof(cmd),
+		 "for p in $(pgrep -g %d); do echo \"--- process $p: $(tr '\\0' ' ' "
+		 "</proc/$p/cmdline)\"; timeout 30 gdb -nx -batch -p $p -ex 'thread apply all "
+		 "bt' 2>&1 | grep -v '^\\[New LWP'; done > '%s' 2>&1",
+		 (int)pid, s->path);
+	if (system(cmd) != 0) {
+		/* what was captured is kept either way */
+	}
+}
+
+/* A document saying lockbench itself hung, with the stacks captured. */
+static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+{
+	struct lb_result r;
+	char msg[512];
+	result_init(&r);
+	result_fill_machine(&r);
+	r.suite = strdup(j->suite);
+	r.variant = strdup(variant);
+	r.round = round;
+	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
+	snprintf(msg, sizeof(msg),
+		 "lockbench did not finish within the agent's %d s deadline and was killed",
+		 j->ag->cfg.run_timeout_s);
+	run_set_lockup(run, "deadline", msg, stacks);
+	json_t *doc = result_to_json(&r);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	result_release(&r);
+	return text;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)len + 1);
+	if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
+		free(s);
+		s = NULL;
+	}
+	if (s)
+		s[len] = 0;
+	fclose(f);
+	return s;
+}
+
+/* Run one variant for one round and post it. */
+static int run_variant(struct job *j, const struct variant *v, int round)
+{
+	char out[4096], log[4096], rs[24];
+	struct stack_arg sa;
+	snprintf(out, sizeof(out), "%s/%s-r%d.json", j->dir, v->name, round);
+	snprintf(log, sizeof(log), "%s/run-%s-r%d.log", j->dir, v->name, round);
+	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
+	snprintf(rs, sizeof(rs), "%d", round);
+	unlink(out);
+	char *argv[20];
+	int k = 0;
+	argv[k++] = (char *)v->bin;
+	argv[k++] = "run";
+	argv[k++] = "--suite";
+	argv[k++] = (char *)j->suite;
+	if (j->locks[0]) {
+		argv[k++] = "--locks";
+		argv[k++] = j->locks;
+	}
+	argv[k++] = "--variant";
+	argv[k++] = (char *)v->name;
+	argv[k++] = "--round";
+	argv[k++] = rs;
+	argv[k++] = "--json";
+	argv[k++] = out;
+	argv[k] = NULL;
+	struct sandbox_opts o = {.wall_s = j->ag->cfg.run_timeout_s,
+				 .cpu_s = j->ag->cfg.run_timeout_s * 4,
+				 .isolate_net = true,
+				 .out_path = log,
+				 .on_deadline = capture_stacks,
+				 .arg = &sa};
+	struct sandbox_result r;
+	char err[256];
+	agent_log("info", j->id, "round %d: running %s", round, v->name);
+	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot run lockbench: %s", err);
+		return -1;
+	}
+	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
+		return -1;
+	char *doc = NULL;
+	if (r.timed_out) {
+		char *stacks = slurp(sa.path);
+		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
+		free(stacks);
+		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
+	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
+		doc = slurp(out); /* 3: lockups inside, still a result; 1: some points failed */
+	}
+	if (!doc) {
+		fail_with_tail(j, "lockbench failed", log, 15);
+		return -1;
+	}
+	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
+		  r.wall_s, r.status);
+	int rc = post_result(j, v->name, round, doc);
+	free(doc);
+	return rc;
+}
+
+static int prepare(struct job *j, json_t *desc)
+{
+	json_t *tree = json_object_get(desc, "tree"), *git = json_object_get(desc, "git");
+	const char *url = j->ag->cfg.native_tree, *branch = "HEAD", *mbox = NULL;
+	const char *kind = "native";
+	char files[64][4096], log[4096];
+
+	if (json_is_object(tree)) {
+		json_unpack(tree, "{s?s, s?s, s?s}", "url", &url, "branch", &branch, "kind", &kind);
+		if (strcmp(kind, "native")) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+				 "tree kind '%s' is not supported by this agent", kind);
+			return -1;
+		}
+	}
+	json_unpack(desc, "{s?s}", "mbox", &mbox);
+	if (prepare_mirror(j, url))
+		return -1;
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	const char *base = branch;
+	if (json_is_object(git)) {
+		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
+		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
+		if (!gurl || !ref) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "git submission without url/ref");
+			return -1;
+		}
+		char spec[1024];
+		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
+		char *argv[] = {"git", "-C", j->mirror, "fetch", "--quiet", (char *)gurl, spec, NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
+			return -1;
+		}
+		if (gbase && *gbase)
+			base = gbase;
+	}
+	if (rev_parse(j, base, j->base_rev, sizeof(j->base_rev))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "base '%s' not found in %s", base,
+			 url);
+		return -1;
+	}
+	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
+	snprintf(j->series_tree, sizeof(j->series_tree), "%s/series", j->dir);
+	if (base_from_cache(j))
+		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
+	else if (add_worktree(j, j->base_tree, j->base_rev) ||
+		 build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+		return -1;
+	else
+		base_to_cache(j);
+
+	if (json_is_object(git)) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
+		j->npatches = 1;
+		if (add_worktree(j, j->series_tree, ref) ||
+		    build_tree(j, j->series_tree, "patched") ||
+		    keep_binary(j, j->series_tree, "patched"))
+			return -1;
+	} else {
+		if (!mbox) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+			return -1;
+		}
+		j->npatches = split_mbox(j, mbox, files, 64);
+		if (j->npatches <= 0) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+			return -1;
+		}
+		if (add_worktree(j, j->series_tree, j->base_rev))
+			return -1;
+		/* every patch applied and (for short series) built: patch-1 ... patched */
+		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&
+				j->npatches < MAX_VARIANTS - 1;
+		for (int k = 1; k <= j->npatches; k++) {
+			if (git_am(j, files[k - 1], k))
+				return -1;
+			if (k < j->npatches && !prefixes)
+				continue;
+			char name[24];
+			if (k == j->npatches)
+				snprintf(name, sizeof(name), "patched");
+			else
+				snprintf(name, sizeof(name), "patch-%d", k);
+			if (build_tree(j, j->series_tree, name) ||
+			    keep_binary(j, j->series_tree, name))
+				return -1;
+		}
+	}
+	choose_locks(j);
+	return 0;
+}
+
+static void post_fail(struct job *j)
+{
+	char path[128], err[512];
+	json_t *body = json_pack("{s:s}", "reason", j->fail_reason);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_t *reply = NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/fail", j->id);
+	long st = api_post(&j->ag->api, path, text, NULL, &reply, err, sizeof(err));
+	if (st < 200 || st >= 300)
+		agent_log("error", j->id, "cannot report the failure: %s", err);
+	json_decref(reply);
+	free(text);
+	json_decref(body);
+}
+
+/* Give the job back to the queue (SIGTERM): another agent takes it over. */
+static void post_release(struct job *j)
+{
+	char path[128], err[512];
+	json_t *reply = NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/release", j->id);
+	long st = api_post(&j->ag->api, path, NULL, NULL, &reply, err, sizeof(err));
+	json_decref(reply);
+	if (st >= 200 && st < 300)
+		agent_log("info", j->id, "job handed back to the queue");
+	else
+		agent_log("warn", j->id, "cannot hand the job back (%s); its lease will expire",
+			  err);
+}
+
+static void remove_worktrees(struct job *j)
+{
+	char cmd[16384];
+	snprintf(cmd, sizeof(cmd),
+		 "git -C '%s' worktree remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree "
+		 "remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree prune >/dev/null 2>&1",
+		 j->mirror, j->base_tree, j->mirror, j->series_tree, j->mirror);
+	if (j->mirror[0] && system(cmd) != 0) {
+		/* leftovers are pruned at the next job */
+	}
+}
+
+static int run_job(struct agent *ag, json_t *desc)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	json_int_t id = 0, lease = 60, more = 0, next = 0;
+	int rc = 1;
+
+	if (!j)
+		return -1;
+	j->ag = ag;
+	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
+			"lease_seconds", &lease, "more_rounds", &more, "next_round", &next)) {
+		agent_log("error", 0, "the server sent a job without id or suite");
+		free(j);
+		return -1;
+	}
+	j->id = id;
+	j->lease_s = (int)lease;
+	j->more_rounds = (int)more;
+	j->next_round = (int)next;
+	snprintf(j->dir, sizeof(j->dir), "%s/%lld", ag->jobs_dir, j->id);
+	if (mkdirs(j->dir)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s", j->dir);
+		post_fail(j);
+		free(j);
+		return 1;
+	}
+	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
+		  j->more_rounds, j->next_round);
+	if (pthread_create(&j->hb, NULL, heartbeat_thread, j) == 0)
+		j->hb_started = true;
+
+	if (prepare(j, desc)) {
+		if (!atomic_load(&j->lost)) {
+			agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+			post_fail(j);
+		}
+		goto out;
+	}
+	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
+		int round = j->next_round;
+		/* ABBA: base first on even rounds, last on odd ones, so drift
+		 * over time hits both sides alike */
+		for (int i = 0; i < j->nv; i++) {
+			int idx = round % 2 == 0 ? i : j->nv - 1 - i;
+			if (run_variant(j, &j->v[idx], round)) {
+				if (!atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
+					agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+					post_fail(j);
+				}
+				goto out;
+			}
+		}
+		if (j->next_round == round && j->more_rounds > 0) {
+			/* the server still misses this round: it refused nothing, so this
+			 * is a protocol mismatch; stop rather than loop */
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+				 "server did not count round %d", round);
+			post_fail(j);
+			goto out;
+		}
+	}
+	if (atomic_load(&ag->stop) && j->more_rounds > 0)
+		post_release(j);
+	else if (!atomic_load(&j->lost))
+		agent_log("info", j->id, "job done");
+out:
+	atomic_store(&j->done, 1);
+	if (j->hb_started)
+		pthread_join(j->hb, NULL);
+	remove_worktrees(j);
+	free(j);
+	return rc;
+}
+
+int agent_step(struct agent *ag)
+{
+	char err[1024];
+	json_t *reply = NULL;
+
+	if (spool_flush(ag) > 0)
+		return -1; /* the server is not taking results: do not start more work */
+	long st = api_post(&ag->api, "/api/v1/jobs/claim", NULL, NULL, &reply, err, sizeof(err));
+	if (st < 0 || st >= 500) {
+		agent_log("warn", 0, "cannot claim: %s", err);
+		json_decref(reply);
+		return -1;
+	}
+	if (st != 200) {
+		agent_log("error", 0, "claim refused: %s", err);
+		json_decref(reply);
+		return -2;
+	}
+	json_t *job = json_object_get(reply, "job");
+	if (!json_is_object(job)) {
+		json_decref(reply);
+		return 0;
+	}
+	int rc = run_job(ag, job);
+	json_decref(reply);
+	return rc;
+}

@@ -1,0 +1,228 @@
+/*
+ * locklab-agent - runs on a test machine, claims jobs from locklab-server,
+ * measures base and patched, posts the results.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "sandbox.h"
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
+
+static struct agent *the_agent;
+
+static void on_signal(int sig)
+{
+	if (the_agent)
+		atomic_store(&the_agent->stop, 1);
+	sandbox_request_stop();
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : def;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: locklab-agent --server URL --token T --workdir DIR [options]\n"
+		"\n"
+		"  --server URL        locklab-server base URL [$LOCKLAB_SERVER, "
+		"http://127.0.0.1:8080]\n"
+		"  --token T           agent token from POST /api/v1/agents/register "
+		"[$LOCKLAB_AGENT_TOKEN]\n"
+		"  --workdir DIR       mirrors, worktrees, builds and the spool "
+		"[$LOCKLAB_WORKDIR, var/agent]\n"
+		"  --name N            name shown in logs [$LOCKLAB_AGENT_NAME, hostname]\n"
+		"  --native-tree URL   tree holding lockbench when a job names none "
+		"[$LOCKLAB_NATIVE_TREE, %s]\n"
+		"  --once              run at most one job, then exit\n"
+		"  --build-timeout S   wall-clock limit of one build [$LOCKLAB_BUILD_TIMEOUT, 1800]\n"
+		"  --run-timeout S     wall-clock limit of one lockbench run "
+		"[$LOCKLAB_RUN_TIMEOUT, 900]\n"
+		"  --max-prefixes N    measure every prefix of series up to N patches "
+		"[$LOCKLAB_MAX_PREFIXES, 5]\n"
+		"  --poll S            seconds between claims when the queue is empty [5]\n"
+		"  --jobs N            make -j for builds [number of CPUs]\n"
+		"\n"
+		"SIGTERM finishes the current run and hands the job back.\n",
+		LOCKLAB_SOURCE_DIR);
+}
+
+static int parse_pos(const char *s, const char *what, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v > INT_MAX) {
+		fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n", what, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static char host[256];
+	struct agent_cfg cfg = {
+		.server = env_or("LOCKLAB_SERVER", "http://127.0.0.1:8080"),
+		.token = env_or("LOCKLAB_AGENT_TOKEN", NULL),
+		.workdir = env_or("LOCKLAB_WORKDIR", "var/agent"),
+		.native_tree = env_or("LOCKLAB_NATIVE_TREE", LOCKLAB_SOURCE_DIR),
+		.build_timeout_s = 1800,
+		.run_timeout_s = 900,
+		.max_prefixes = 5,
+		.poll_s = 5,
+		.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
+	};
+	struct agent ag;
+	enum { O_SERVER = 256, O_TOKEN, O_WORKDIR, O_NAME, O_TREE, O_ONCE, O_BT, O_RT, O_PREF,
+	       O_POLL, O_JOBS, O_HELP };
+	static const struct option opts[] = {
+		{"server", required_argument, NULL, O_SERVER},
+		{"token", required_argument, NULL, O_TOKEN},
+		{"workdir", required_argument, NULL, O_WORKDIR},
+		{"name", required_argument, NULL, O_NAME},
+		{"native-tree", required_argument, NULL, O_TREE},
+		{"once", no_argument, NULL, O_ONCE},
+		{"build-timeout", required_argument, NULL, O_BT},
+		{"run-timeout", required_argument, NULL, O_RT},
+		{"max-prefixes", required_argument, NULL, O_PREF},
+		{"poll", required_argument, NULL, O_POLL},
+		{"jobs", required_argument, NULL, O_JOBS},
+		{"help", no_argument, NULL, O_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	int c, rc = 1;
+
+	gethostname(host, sizeof(host) - 1);
+	cfg.name = env_or("LOCKLAB_AGENT_NAME", host);
+	if (getenv("LOCKLAB_BUILD_TIMEOUT") &&
+	    parse_pos(getenv("LOCKLAB_BUILD_TIMEOUT"), "LOCKLAB_BUILD_TIMEOUT", &cfg.build_timeout_s))
+		return 2;
+	if (getenv("LOCKLAB_RUN_TIMEOUT") &&
+	    parse_pos(getenv("LOCKLAB_RUN_TIMEOUT"), "LOCKLAB_RUN_TIMEOUT", &cfg.run_timeout_s))
+		return 2;
+	if (getenv("LOCKLAB_MAX_PREFIXES") &&
+	    parse_pos(getenv("LOCKLAB_MAX_PREFIXES"), "LOCKLAB_MAX_PREFIXES", &cfg.max_prefixes))
+		return 2;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SERVER:
+			cfg.server = optarg;
+			break;
+		case O_TOKEN:
+			cfg.token = optarg;
+			break;
+		case O_WORKDIR:
+			cfg.workdir = optarg;
+			break;
+		case O_NAME:
+			cfg.name = optarg;
+			break;
+		case O_TREE:
+			cfg.native_tree = optarg;
+			break;
+		case O_ONCE:
+			cfg.once = true;
+			break;
+		case O_BT:
+			if (parse_pos(optarg, "--build-timeout", &cfg.build_timeout_s))
+				return 2;
+			break;
+		case O_RT:
+			if (parse_pos(optarg, "--run-timeout", &cfg.run_timeout_s))
+				return 2;
+			break;
+		case O_PREF:
+			if (parse_pos(optarg, "--max-prefixes", &cfg.max_prefixes))
+				return 2;
+			break;
+		case O_POLL:
+			if (parse_pos(optarg, "--poll", &cfg.poll_s))
+				return 2;
+			break;
+		case O_JOBS:
+			if (parse_pos(optarg, "--jobs", &cfg.jobs))
+				return 2;
+			break;
+		case O_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "locklab-agent: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!cfg.token) {
+		fprintf(stderr, "locklab-agent: no token (--token or LOCKLAB_AGENT_TOKEN); get one "
+				"with POST /api/v1/agents/register\n");
+		return 2;
+	}
+	if (strncmp(cfg.server, "http://", 7) && strncmp(cfg.server, "https://", 8)) {
+		fprintf(stderr, "locklab-agent: --server must be an http:// or https:// URL\n");
+		return 2;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		fprintf(stderr, "locklab-agent: cannot initialise libcurl\n");
+		return 1;
+	}
+	if (agent_init(&ag, &cfg))
+		goto out_curl;
+	the_agent = &ag;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	agent_log("info", 0, "agent %s on %s, workdir %s, untrusted code runs with %s", cfg.name,
+		  cfg.server, cfg.workdir, sandbox_describe());
+
+	int backoff = 1;
+	rc = 0;
+	while (!atomic_load(&ag.stop)) {
+		int r = agent_step(&ag);
+		if (r == -2) {
+			rc = 1; /* a wrong token does not get better by retrying */
+			break;
+		}
+		if (r == 1) {
+			backoff = 1;
+			if (cfg.once)
+				break;
+			continue;
+		}
+		if (r == 0 && cfg.once)
+			break;
+		int wait = r < 0 ? backoff : cfg.poll_s;
+		if (r < 0)
+			backoff = backoff < 30 ? backoff * 2 : 30;
+		for (int i = 0; i < wait * 10 && !atomic_load(&ag.stop); i++)
+			usleep(100000);
+	}
+	if (spool_flush(&ag) > 0)
+		agent_log("warn", 0, "results still in the spool %s: delivered at the next start",
+			  ag.spool_dir);
+	agent_log("info", 0, "agent stopped");
+	agent_release(&ag);
+out_curl:
+	curl_global_cleanup();
+	return rc;
+}

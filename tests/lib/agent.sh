@@ -1,0 +1,62 @@
+# tests/lib/agent.sh - a native tree, patch series and agents for one test;
+# source after tap.sh, pg.sh and server.sh.
+#   tree_init            a clone of this repository at $T/tree (the native tree)
+#   make_series NAME CMD...  run CMD in a scratch clone, commit, format-patch
+#                        to $T/NAME.mbox (one commit per CMD; CMD is eval'd)
+#   submit_mbox FILE [SUITE]  sets SUB (submission id)
+#   agent_spawn NAME [FLAGS...]  start an agent in the background: AGENT_PID
+#   wait_state SUB STATE... [SECONDS]  wait until the submission is in a state
+AGENT_FLAGS=${AGENT_FLAGS:-}
+
+tree_init() {
+  git clone -q "$TOP" "$T/tree"
+  git -C "$T/tree" config user.name Dev
+  git -C "$T/tree" config user.email dev@example.org
+}
+
+make_series() {
+  local name=$1 n=0 d="$T/work-$1"
+  shift
+  rm -rf "$d"
+  git clone -q "$T/tree" "$d"
+  for cmd in "$@"; do
+    (cd "$d" && eval "$cmd") || { diag "series $name: '$cmd' failed"; return 1; }
+    n=$((n + 1))
+    git -C "$d" -c user.name=Dev -c user.email=dev@example.org commit -qam "locking: $name step $n" || return 1
+  done
+  git -C "$d" format-patch -q --stdout --cover-letter -"$n" >"$T/$name.mbox" 2>/dev/null ||
+    git -C "$d" format-patch -q --stdout -"$n" >"$T/$name.mbox"
+  [[ $n -gt 1 ]] || git -C "$d" format-patch -q --stdout -1 >"$T/$name.mbox"
+}
+
+submit_mbox() {
+  local suite=${2:-smoke}
+  api POST /api/v1/submissions -H 'Content-Type: application/json' \
+    -d "$(jq -n --rawfile m "$1" --arg s "$suite" '{mbox: $m, suites: [$s]}')"
+  SUB=$(jq -r .id <<<"$BODY")
+  [[ $CODE == 202 ]] || diag "submit $1: $CODE $BODY"
+}
+
+agent_spawn() {
+  local name=$1
+  shift
+  "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-$name" \
+    --native-tree "$T/tree" --poll 1 $AGENT_FLAGS "$@" >>"$T/agent-$name.log" 2>&1 &
+  AGENT_PID=$!
+  at_exit "kill -9 $AGENT_PID 2>/dev/null"
+}
+
+# state of a submission
+sub_state() { curl -s "$URL/api/v1/submissions/$1" | jq -r .state; }
+
+wait_state() {
+  local sub=$1 secs=${!#} i st
+  local states=("${@:2:$#-2}")
+  for ((i = 0; i < secs * 2; i++)); do
+    st=$(sub_state "$sub")
+    for s in "${states[@]}"; do [[ $st == "$s" ]] && return 0; done
+    sleep 0.5
+  done
+  diag "submission $sub is '$st' after ${secs}s, wanted ${states[*]}"
+  return 1
+}
