@@ -137,6 +137,14 @@ $(BUILD)/locklab-init: lockbench/kernel/init.c
 	$(CC) -std=gnu11 -Wall -Wextra -O2 -static $< -o $@
 all: $(BUILD)/lockbench-static $(BUILD)/locklab-init
 
+# The whole service on this machine (README); demo-stop ends it.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/demo.sh
+
+demo-stop:
+	@scripts/demo-stop.sh
+
 bench-verdicts: all
 	@BUILD=$(BUILD) scripts/bench-verdicts.sh
 

@@ -161,10 +161,14 @@ static int reports_reply(PGconn *c, long long submission, enum report_format fmt
 		rc = db_failure();
 		goto out;
 	}
-	/* Tested-by: every suite ran, nothing regressed or locked up, not build-only */
+	/*
+	 * Tested-by: every suite ran, nothing regressed or locked up, not
+	 * build-only, and the numbers came to a conclusion: an inconclusive
+	 * comparison is not a test the submitter can quote.
+	 */
 	tested = done && atoi(PQgetvalue(jobs, 0, 0)) == 0 && atoi(PQgetvalue(jobs, 0, 1)) == 0 &&
 	         atoi(PQgetvalue(jobs, 0, 2)) > 0 && atoi(PQgetvalue(jobs, 0, 3)) > 0 && verdict &&
-	         strcmp(verdict, "regression") != 0 && strcmp(verdict, "lockup") != 0;
+	         (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
 	if (done) {
 		rc = reports_render(c, submission, fmt, &table);
 		if (rc != DB_OK)

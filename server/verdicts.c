@@ -96,7 +96,8 @@ bool verdicts_want_more(const struct comparison *cmp)
 	for (i = 0; i < cmp->nrows; i++) {
 		if (cmp->rows[i].verdict == VERDICT_LOCKUP)
 			return false;
-		if (cmp->rows[i].verdict == VERDICT_INCONCLUSIVE)
+		/* descriptive metrics (fairness, CoV) never buy more rounds */
+		if (cmp->rows[i].verdict == VERDICT_INCONCLUSIVE && cmp->rows[i].headline)
 			inconclusive = true;
 	}
 	return inconclusive;
@@ -377,6 +378,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->lockup_message = dup_or_null(db_value(vres, k, 28));
 			r->lockup_stacks = dup_or_null(db_value(vres, k, 29));
 			r->tested = PQgetvalue(vres, k, 30)[0] == 't';
+			r->headline = compare_metric_is_headline(r->metric);
 			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
 		}
 	}

@@ -9,9 +9,11 @@
  *                           command line parameters and powers the machine
  *                           off after locktorture.shutdown_secs
  *   locklab.mode=lockbench  run /lockbench run --suite S --workloads W
- *                           --locks L --json - and print the document
- *                           between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END,
- *                           then power off
+ *                           --locks L --json - with its output on the second
+ *                           serial port (ttyS1), where no kernel message can
+ *                           interleave, then power off; without a ttyS1 the
+ *                           document goes to the console between
+ *                           LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
  *
  * Everything goes to the serial console, which the host reads.  Markers are
  * whole lines starting with "LOCKLAB-"; "LOCKLAB-END" says the guest is done.
@@ -26,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define CMDLINE_MAX 4096
@@ -86,16 +89,25 @@ static int run_lockbench(void)
 	char suite[64], workloads[512], locks[256];
 	const char *s = cmdline_get("locklab.suite", suite, sizeof(suite), "smoke");
 	const char *w = cmdline_get("locklab.workloads", workloads, sizeof(workloads),
-				    "futex-wake,futex-hash,vfs-creat-unlink,hot");
+	                            "futex-wake,futex-hash,vfs-creat-unlink,hot");
 	const char *l = cmdline_get("locklab.locks", locks, sizeof(locks), "pthread,kmutex");
-	char *argv[] = {"/lockbench", "run",     "--suite",     (char *)s, "--workloads",
-			(char *)w,    "--locks", (char *)l,     "--dir",   "/dev/shm",
-			"--no-stacks", "--json", "-",           NULL};
+	char *argv[] = {"/lockbench",  "run",     "--suite", (char *)s, "--workloads",
+	                (char *)w,     "--locks", (char *)l, "--dir",   "/dev/shm",
+	                "--no-stacks", "--json",  "-",       NULL};
 	int status = 0, rc = 127;
 
-	say("LOCKLAB-JSON-BEGIN%s\n", "");
+	/* raw: no \r added, nothing interpreted */
+	int out = open("/dev/ttyS1", O_WRONLY | O_NOCTTY);
+	struct termios t;
+	if (out >= 0 && tcgetattr(out, &t) == 0) {
+		cfmakeraw(&t);
+		tcsetattr(out, TCSANOW, &t);
+	}
+	say("LOCKLAB-JSON-BEGIN%s\n", out >= 0 ? " ttyS1" : "");
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (out >= 0)
+			dup2(out, 1);
 		execv(argv[0], argv);
 		printf("locklab-init: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -107,7 +119,11 @@ static int run_lockbench(void)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (out >= 0)
+		tcdrain(out);
 out:
+	if (out >= 0)
+		close(out);
 	printf("\nLOCKLAB-JSON-END rc=%d\n", rc);
 	fflush(stdout);
 	return rc;

@@ -202,6 +202,7 @@ static struct compare_row *new_row(struct comparison *c, const struct point *pt,
 	r->workload = strutil_xstrdup(pt->workload);
 	r->lock = strutil_xstrdup(pt->lock);
 	r->metric = strutil_xstrdup(metric);
+	r->headline = compare_metric_is_headline(metric);
 	r->unit = strutil_xstrdup(unit);
 	r->params_key = strutil_xstrdup(pt->key);
 	r->users = pt->users;
@@ -405,11 +406,26 @@ static int verdict_rank(enum verdict v)
 	return 2;
 }
 
+bool compare_metric_is_headline(const char *metric)
+{
+	static const char *const headline[] = {
+	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "build_s", "lockup",
+	};
+	for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+		if (!strcmp(metric, headline[i]))
+			return true;
+	return false;
+}
+
 enum verdict comparison_overall(const struct comparison *c)
 {
 	enum verdict worst = VERDICT_NO_CHANGE;
-	for (size_t i = 0; i < c->nrows; i++)
-		if (verdict_rank(c->rows[i].verdict) > verdict_rank(worst))
-			worst = c->rows[i].verdict;
+	for (size_t i = 0; i < c->nrows; i++) {
+		enum verdict v = c->rows[i].verdict;
+		if (v == VERDICT_INCONCLUSIVE && !c->rows[i].headline)
+			continue;
+		if (verdict_rank(v) > verdict_rank(worst))
+			worst = v;
+	}
 	return worst;
 }

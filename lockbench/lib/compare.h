@@ -61,6 +61,14 @@ struct compare_row {
 	bool tested;
 	/* tested, q < alpha and |change| >= min_effect (the "*" of reports) */
 	bool significant;
+	/*
+	 * The workload's headline figure (throughput, ns per pair, wake time,
+	 * JPM ...), as opposed to descriptive ones (fairness, CoV, CPU per op,
+	 * latency percentiles).  Only an inconclusive headline row makes the
+	 * comparison inconclusive or asks for more rounds; a significant
+	 * regression of any metric still counts.
+	 */
+	bool headline;
 };
 
 struct comparison {
@@ -89,7 +97,14 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 		    size_t npatched, const struct compare_opts *opts, struct comparison *out,
 		    char *err, size_t errlen);
 
-/* Worst verdict of the comparison: lockup > regression > inconclusive > ... */
+/* True for the metrics that decide (see compare_row.headline). */
+bool compare_metric_is_headline(const char *metric);
+
+/*
+ * Worst verdict of the comparison: lockup > regression > inconclusive >
+ * improvement > no-change, where an inconclusive row counts only when it is
+ * a headline row.
+ */
 enum verdict comparison_overall(const struct comparison *c);
 
 #endif

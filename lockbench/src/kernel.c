@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +39,14 @@
 #include "result.h"
 #include "util.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
 
 /* after a lockup report, keep reading this long for the call traces */
 #define LOCKUP_GRACE_MS 4000
 /* a KVM guest that prints nothing this long is taken as hung: use TCG */
 #define KVM_PROBE_MS 5000
-#define STACK_LINES 80
+#define STACK_LINES  80
 
 static const char *prog = "lockbench kernel";
 
@@ -74,6 +75,20 @@ static char *xstrdup(const char *s)
 		exit(1);
 	}
 	return d;
+}
+
+/* snprintf that refuses to truncate: paths and command lines must be whole. */
+static void strf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void strf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "%s: name too long: %.60s...\n", prog, out);
+		exit(1);
+	}
 }
 
 /* A growing byte buffer, always NUL-terminated. */
@@ -137,7 +152,7 @@ static void exe_dir(char *out, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", out, len - 1);
 	if (n <= 0) {
-		snprintf(out, len, ".");
+		strf(out, len, ".");
 		return;
 	}
 	out[n] = 0;
@@ -152,15 +167,15 @@ static int find_shipped(const char *name, char *out, size_t len)
 	char dir[PATH_MAX];
 	const char *env = getenv("LOCKLAB_KERNEL_DIR");
 	if (env) {
-		snprintf(out, len, "%s/%s", env, name);
+		strf(out, len, "%s/%s", env, name);
 		if (is_file(out))
 			return 0;
 	}
 	exe_dir(dir, sizeof(dir));
-	snprintf(out, len, "%s/../lockbench/kernel/%s", dir, name);
+	strf(out, len, "%s/../lockbench/kernel/%s", dir, name);
 	if (is_file(out))
 		return 0;
-	snprintf(out, len, "%s/%s", dir, name);
+	strf(out, len, "%s/%s", dir, name);
 	return is_file(out) ? 0 : -1;
 }
 
@@ -211,7 +226,7 @@ static void copy_runs(struct lb_result *dst, const struct lb_result *src)
 		for (size_t k = 0; k < s->nmetrics; k++) {
 			const struct lb_metric *sm = &s->metrics[k];
 			struct lb_metric *m =
-				run_add_metric(d, sm->name, sm->unit, sm->higher_better, sm->value);
+			    run_add_metric(d, sm->name, sm->unit, sm->higher_better, sm->value);
 			for (size_t j = 0; j < sm->nsamples; j++)
 				metric_add_sample(m, sm->samples[j]);
 			if (sm->nper_thread)
@@ -244,42 +259,44 @@ static int usage(const char *fmt, const char *arg)
 
 static void print_help(FILE *f)
 {
-	fprintf(f,
-		"usage: lockbench kernel build --tree DIR [OPTIONS]\n"
-		"       lockbench kernel run --kernel bzImage [OPTIONS]\n"
-		"\n"
-		"build options (defaults in brackets):\n"
-		"  --tree DIR           kernel source tree (scripts/kernel-source.sh gives one)\n"
-		"  --config FILE        config fragment merged on tinyconfig "
-		"[lockbench/kernel/locklab.config]\n"
-		"  --out DIR            output folder, make O=DIR [TREE/locklab-out]\n"
-		"  --reuse DIR          start an empty --out from this earlier build's objects\n"
-		"  --jobs N             make -jN [online CPUs]\n"
-		"  --variant V, --round N, --json FILE|-   the kernbench build_s result\n"
-		"\n"
-		"run options:\n"
-		"  --kernel FILE        the bzImage to boot\n"
-		"  --suite S            smoke (2 writers, 3 s per torture boot) or quick "
-		"(1,2,4 writers, 5 s) [smoke]\n"
-		"  --writers 1,2,4      locktorture writer threads [per suite]\n"
-		"  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
-		"  --torture-s N        seconds locktorture runs per boot [per suite]\n"
-		"  --workloads w,...    guest lockbench workloads "
-		"[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
-		"  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
-		"  --no-torture, --no-lockbench   skip that part\n"
-		"  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300]\n"
-		"  --hung-task-s N      hung task timeout inside the guest [5]\n"
-		"  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
-		"  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
-		"folder]\n"
-		"  --console-dir DIR    keep each boot's serial console there\n"
-		"  --build-json FILE    add the runs of a `kernel build --json` document\n"
-		"  --variant V          base, patched or patch-K [base]\n"
-		"  --round N            round number [0]\n"
-		"  --json FILE|-        write the lockbench-result/1 document\n"
-		"\n"
-		"exit status: 0 ok, 1 failure, 2 bad usage, 3 a boot locked up\n");
+	fprintf(
+	    f,
+	    "usage: lockbench kernel build --tree DIR [OPTIONS]\n"
+	    "       lockbench kernel run --kernel bzImage [OPTIONS]\n"
+	    "\n"
+	    "build options (defaults in brackets):\n"
+	    "  --tree DIR           kernel source tree (scripts/kernel-source.sh gives one)\n"
+	    "  --config FILE        config fragment merged on tinyconfig "
+	    "[lockbench/kernel/locklab.config]\n"
+	    "  --out DIR            output folder, make O=DIR [TREE/locklab-out]\n"
+	    "  --reuse DIR          start an empty --out from this earlier build's objects\n"
+	    "  --jobs N             make -jN [online CPUs]\n"
+	    "  --variant V, --round N, --json FILE|-   the kernbench build_s result\n"
+	    "\n"
+	    "run options:\n"
+	    "  --kernel FILE        the bzImage to boot\n"
+	    "  --suite S            smoke (2 writers, 6 s per torture boot) or quick "
+	    "(1,2,4 writers, 8 s) [smoke]\n"
+	    "  --writers 1,2,4      locktorture writer threads [per suite]\n"
+	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
+	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
+	    "  --workloads w,...    guest lockbench workloads "
+	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
+	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
+	    "  --no-torture, --no-lockbench   skip that part\n"
+	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300]\n"
+	    "  --hung-task-s N      hung task timeout inside the guest, checked every second [3]\n"
+	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
+	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
+	    "  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
+	    "folder]\n"
+	    "  --console-dir DIR    keep each boot's serial console there\n"
+	    "  --build-json FILE    add the runs of a `kernel build --json` document\n"
+	    "  --variant V          base, patched or patch-K [base]\n"
+	    "  --round N            round number [0]\n"
+	    "  --json FILE|-        write the lockbench-result/1 document\n"
+	    "\n"
+	    "exit status: 0 ok, 1 failure, 2 bad usage, 3 a boot locked up\n");
 }
 
 /* ---- build ---------------------------------------------------------- */
@@ -306,10 +323,11 @@ static int check_config(const char *fragment, const char *config, bool *torture_
 		if (strncmp(line, "CONFIG_", 7))
 			continue;
 		char want[512];
-		snprintf(want, sizeof(want), "\n%s\n", line);
+		strf(want, sizeof(want), "\n%s\n", line);
 		/* .config starts with a comment, so every option follows a newline */
 		if (!strstr(conf.p, want)) {
-			fprintf(stderr, "%s: warning: %s did not stick in %s\n", prog, line, config);
+			fprintf(stderr, "%s: warning: %s did not stick in %s\n", prog, line,
+			        config);
 			missing++;
 		} else if (!strcmp(line, "CONFIG_LOCK_TORTURE_TEST=y")) {
 			*torture_ok = true;
@@ -349,7 +367,7 @@ static bool fragment_changed(const char *fragment, const char *kept)
 {
 	struct kbuf a = {0}, b = {0};
 	bool changed = read_file(fragment, &a) || read_file(kept, &b) || a.len != b.len ||
-		       memcmp(a.p, b.p, a.len);
+	               memcmp(a.p, b.p, a.len);
 	free(a.p);
 	free(b.p);
 	return changed;
@@ -362,23 +380,24 @@ static int configure(const char *tree, const char *out, const char *fragment, co
 	struct kbuf frag = {0};
 	int rc = -1;
 
-	snprintf(odir, sizeof(odir), "O=%s", out);
-	snprintf(merge, sizeof(merge), "%s/scripts/kconfig/merge_config.sh", tree);
-	snprintf(kept, sizeof(kept), "%s/locklab.config", out);
-	snprintf(config, sizeof(config), "%s/.config", out);
+	strf(odir, sizeof(odir), "O=%s", out);
+	strf(merge, sizeof(merge), "%s/scripts/kconfig/merge_config.sh", tree);
+	strf(kept, sizeof(kept), "%s/locklab.config", out);
+	strf(config, sizeof(config), "%s/.config", out);
 	unlink(kept);
-	char *tiny[] = {"make", "-C", (char *)tree, odir, "tinyconfig", NULL};
+	char *tiny[] = {"make", "-C", (char *)tree, odir, "LOCALVERSION=", "tinyconfig", NULL};
 	char *merge_argv[] = {merge, "-m", "-O", (char *)out, config, (char *)fragment, NULL};
-	char *olddef[] = {"make", "-C", (char *)tree, odir, "olddefconfig", NULL};
+	char *olddef[] = {"make", "-C", (char *)tree, odir, "LOCALVERSION=", "olddefconfig", NULL};
 	if (run_cmd(tiny, log) || run_cmd(merge_argv, log) || run_cmd(olddef, log)) {
 		fprintf(stderr, "%s: configuring the kernel failed (log: %s)\n", prog, log);
 		print_build_errors(log);
 		goto out;
 	}
 	if (check_config(fragment, config, &torture_ok) < 0 || !torture_ok) {
-		fprintf(stderr, "%s: CONFIG_LOCK_TORTURE_TEST=y is not in %s; the tree cannot run "
-				"locktorture\n",
-			prog, config);
+		fprintf(stderr,
+		        "%s: CONFIG_LOCK_TORTURE_TEST=y is not in %s; the tree cannot run "
+		        "locktorture\n",
+		        prog, config);
 		goto out;
 	}
 	/* keep the fragment beside .config: a changed fragment reconfigures */
@@ -395,6 +414,31 @@ out:
 	return rc;
 }
 
+/*
+ * objtool is built by tools/ with absolute paths, so in a copied OUT it is
+ * rebuilt, and every kernel object depends on the objtool binary's time:
+ * build it now and give everything under OUT/tools the base binary's time,
+ * so the main build keeps the base objects.
+ */
+static int objtool_as_base(const char *tree, const char *out, const char *base, const char *odir,
+                           const char *log)
+{
+	char ref[PATH_MAX + 32], tools[PATH_MAX + 8];
+	strf(ref, sizeof(ref), "%s/tools/objtool/objtool", base);
+	strf(tools, sizeof(tools), "%s/tools", out);
+	if (!is_file(ref))
+		return 0; /* no objtool in this configuration */
+	char *build[] = {
+	    "make", "-C", (char *)tree, (char *)odir, "LOCALVERSION=", "tools/objtool", NULL};
+	char *touch[] = {"find", tools, "-exec", "touch", "-h", "-r", ref, "{}", "+", NULL};
+	if (run_cmd(build, log) || run_cmd(touch, log)) {
+		fprintf(stderr, "%s: building objtool failed (log: %s)\n", prog, log);
+		print_build_errors(log);
+		return -1;
+	}
+	return 0;
+}
+
 struct build_args {
 	const char *tree, *config, *out, *reuse, *json, *variant;
 	int jobs, round;
@@ -403,15 +447,15 @@ struct build_args {
 static int cmd_build(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"tree", required_argument, NULL, 't'},    {"config", required_argument, NULL, 'c'},
-		{"out", required_argument, NULL, 'o'},     {"reuse", required_argument, NULL, 'r'},
-		{"jobs", required_argument, NULL, 'j'},    {"json", required_argument, NULL, 'J'},
-		{"variant", required_argument, NULL, 'V'}, {"round", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	    {"tree", required_argument, NULL, 't'},    {"config", required_argument, NULL, 'c'},
+	    {"out", required_argument, NULL, 'o'},     {"reuse", required_argument, NULL, 'r'},
+	    {"jobs", required_argument, NULL, 'j'},    {"json", required_argument, NULL, 'J'},
+	    {"variant", required_argument, NULL, 'V'}, {"round", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	struct build_args a = {.variant = "base", .jobs = lb_online_cpus()};
 	char fragment[PATH_MAX], out[PATH_MAX], tree[PATH_MAX], log[PATH_MAX + 32],
-		image[PATH_MAX + 32], path[PATH_MAX + 32], err[512];
+	    image[PATH_MAX + 32], path[PATH_MAX + 32], err[512];
 	struct lb_result res;
 	long long v;
 	int c, rc = 1, lockfd = -1;
@@ -438,7 +482,8 @@ static int cmd_build(int argc, char **argv)
 			break;
 		case 'V':
 			if (!valid_variant(optarg)) {
-				rc = usage("--variant: '%s' is not base, patched or patch-K", optarg);
+				rc = usage("--variant: '%s' is not base, patched or patch-K",
+				           optarg);
 				goto out;
 			}
 			a.variant = optarg;
@@ -446,7 +491,7 @@ static int cmd_build(int argc, char **argv)
 		case 'j':
 		case 'R':
 			if (lb_parse_int(optarg, c == 'j' ? 1 : 0, c == 'j' ? 1024 : 1000000, &v,
-					 c == 'j' ? "--jobs" : "--round", err, sizeof(err))) {
+			                 c == 'j' ? "--jobs" : "--round", err, sizeof(err))) {
 				rc = usage("%s", err);
 				goto out;
 			}
@@ -469,7 +514,7 @@ static int cmd_build(int argc, char **argv)
 		rc = usage("build needs --tree DIR%s", "");
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/Makefile", a.tree);
+	strf(path, sizeof(path), "%s/Makefile", a.tree);
 	if (!realpath(a.tree, tree) || !is_file(path)) {
 		fprintf(stderr, "%s: %s is not a kernel source tree (no Makefile)\n", prog, a.tree);
 		goto out;
@@ -481,7 +526,7 @@ static int cmd_build(int argc, char **argv)
 		}
 	} else if (find_shipped("locklab.config", fragment, sizeof(fragment))) {
 		fprintf(stderr, "%s: cannot find lockbench/kernel/locklab.config; use --config\n",
-			prog);
+		        prog);
 		goto out;
 	}
 	if (a.out) {
@@ -494,63 +539,71 @@ static int cmd_build(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		snprintf(out, sizeof(out), "%s/locklab-out", tree);
+		strf(out, sizeof(out), "%s/locklab-out", tree);
 		if (mkdir(out, 0755) && errno != EEXIST) {
 			fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
 			goto out;
 		}
 	}
 	/* two builds into one folder would corrupt each other */
-	snprintf(path, sizeof(path), "%s/.locklab-lock", out);
+	strf(path, sizeof(path), "%s/.locklab-lock", out);
 	lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX)) {
 		fprintf(stderr, "%s: cannot lock %s: %s\n", prog, path, strerror(errno));
 		goto out;
 	}
-	snprintf(log, sizeof(log), "%s/locklab-build.log", out);
+	strf(log, sizeof(log), "%s/locklab-build.log", out);
 	unlink(log);
-	snprintf(path, sizeof(path), "%s/.config", out);
+	strf(path, sizeof(path), "%s/.config", out);
 	if (a.reuse && !is_file(path)) {
 		char src[PATH_MAX + 8];
-		snprintf(src, sizeof(src), "%s/.", a.reuse);
+		strf(src, sizeof(src), "%s/.", a.reuse);
 		if (!is_dir(a.reuse)) {
 			fprintf(stderr, "%s: --reuse: %s is not a folder\n", prog, a.reuse);
 			goto out;
 		}
 		char *cp[] = {"cp", "-a", src, out, NULL};
 		if (run_cmd(cp, log)) {
-			fprintf(stderr, "%s: cannot copy %s into %s (log: %s)\n", prog, a.reuse, out,
-				log);
+			fprintf(stderr, "%s: cannot copy %s into %s (log: %s)\n", prog, a.reuse,
+			        out, log);
 			goto out;
 		}
 		reused = true;
+		unlink(log); /* the base build's log came along */
 	}
 	double t0 = now_s();
 	char kept[PATH_MAX + 32];
-	snprintf(kept, sizeof(kept), "%s/locklab.config", out);
+	strf(kept, sizeof(kept), "%s/locklab.config", out);
 	if (!is_file(path) || fragment_changed(fragment, kept)) {
 		if (configure(tree, out, fragment, log))
 			goto out;
 	}
 	char odir[PATH_MAX + 4], jobs[32];
-	snprintf(odir, sizeof(odir), "O=%s", out);
-	snprintf(jobs, sizeof(jobs), "-j%d", a.jobs);
-	char *make[] = {"make", "-C", tree, odir, jobs, "bzImage", NULL};
+	strf(odir, sizeof(odir), "O=%s", out);
+	strf(jobs, sizeof(jobs), "-j%d", a.jobs);
+	/*
+	 * LOCALVERSION= (empty): no "+" for a git tree, so a copy without .git
+	 * has the same kernel release and the same objects
+	 */
+	if (reused && objtool_as_base(tree, out, a.reuse, odir, log))
+		goto out;
+	char *make[] = {"make", "-C", tree, odir, "LOCALVERSION=", jobs, "bzImage", NULL};
 	int st = run_cmd(make, log);
 	double secs = now_s() - t0;
 	if (st) {
-		fprintf(stderr, "%s: kernel build failed after %.1f s (log: %s)\n", prog, secs, log);
+		fprintf(stderr, "%s: kernel build failed after %.1f s (log: %s)\n", prog, secs,
+		        log);
 		print_build_errors(log);
 		goto out;
 	}
-	snprintf(image, sizeof(image), "%s/arch/x86/boot/bzImage", out);
+	strf(image, sizeof(image), "%s/arch/x86/boot/bzImage", out);
 	if (!is_file(image)) {
 		fprintf(stderr, "%s: make succeeded but %s is missing\n", prog, image);
 		goto out;
 	}
 	FILE *tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
 	fprintf(tbl, "kernel %s built in %.1f s%s: %s\n", a.variant, secs,
-		reused ? " (incremental, from --reuse)" : "", image);
+	        reused ? " (incremental, from --reuse)" : "", image);
 	if (a.json) {
 		result_fill_machine(&res);
 		res.suite = xstrdup("kernel");
@@ -576,13 +629,13 @@ out:
 /* ---- initramfs ------------------------------------------------------ */
 
 static void cpio_entry(struct kbuf *b, const char *name, unsigned mode, unsigned rmaj,
-		       unsigned rmin, const char *data, size_t len)
+                       unsigned rmin, const char *data, size_t len)
 {
 	static unsigned ino = 1;
 	static const char zeros[4];
 	size_t namesize = strlen(name) + 1;
 	kbuf_addf(b, "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X%08zX%08X", ino++, mode,
-		  0u, 0u, 1u, 0u, len, 0u, 0u, rmaj, rmin, namesize, 0u);
+	          0u, 0u, 1u, 0u, len, 0u, 0u, rmaj, rmin, namesize, 0u);
 	kbuf_add(b, name, namesize);
 	kbuf_add(b, zeros, (4 - (110 + namesize) % 4) % 4);
 	if (len) {
@@ -602,12 +655,12 @@ static int make_initramfs(const char *guest_dir, const char *path)
 	struct kbuf init = {0}, lb = {0}, out = {0};
 	int rc = -1;
 
-	snprintf(p, sizeof(p), "%s/locklab-init", guest_dir);
+	strf(p, sizeof(p), "%s/locklab-init", guest_dir);
 	if (read_file(p, &init)) {
 		fprintf(stderr, "%s: cannot read %s (run make)\n", prog, p);
 		goto out;
 	}
-	snprintf(p, sizeof(p), "%s/lockbench-static", guest_dir);
+	strf(p, sizeof(p), "%s/lockbench-static", guest_dir);
 	if (read_file(p, &lb)) {
 		fprintf(stderr, "%s: cannot read %s (run make)\n", prog, p);
 		goto out;
@@ -647,6 +700,8 @@ struct boot {
 	char cmdline[1024];  /* kernel command line */
 	double deadline_s;   /* end qemu this long after start */
 	const char *end_tag; /* the line that says the guest finished */
+	int cpus;
+	char guest_out[PATH_MAX]; /* the second serial port (ttyS1) goes here */
 	/* filled by boot_run */
 	struct kbuf console;
 	double secs;
@@ -683,12 +738,17 @@ static bool torture_failed(const char *line)
 	return f && atoi(f + 6) > 0;
 }
 
-static void kill_qemu(pid_t pid)
+/* End qemu; returns its exit status when it had already exited by itself, else -1. */
+static int kill_qemu(pid_t pid)
 {
-	int status;
+	int status = 0;
+	pid_t done = waitpid(pid, &status, WNOHANG);
+	if (done == pid)
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	return -1;
 }
 
 /*
@@ -698,7 +758,7 @@ static void kill_qemu(pid_t pid)
  * Returns 0, or -1 when qemu cannot start.
  */
 static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel accel,
-		    int probe_ms)
+                    int probe_ms)
 {
 	int pfd[2] = {-1, -1}, rc = -1;
 	pid_t pid = -1;
@@ -707,36 +767,46 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 	bool powered_off = false;
 
 	b->console.len = 0;
+	if (b->console.p)
+		b->console.p[0] = 0;
 	b->ended = b->timed_out = b->no_output = false;
 	if (pipe2(pfd, O_CLOEXEC)) {
 		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
 		goto out;
 	}
+	char serial2[PATH_MAX + 8];
+	strf(serial2, sizeof(serial2), "file:%s", b->guest_out);
+	unlink(b->guest_out);
+	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
+	char smp[64];
+	strf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
 	char *argv[] = {"qemu-system-x86_64",
-			"-accel",
-			accel == ACCEL_KVM ? "kvm" : "tcg",
-			"-cpu",
-			accel == ACCEL_KVM ? "host" : "max",
-			"-m",
-			"512",
-			"-smp",
-			"2",
-			"-no-reboot",
-			"-nodefaults",
-			"-no-user-config",
-			"-display",
-			"none",
-			"-monitor",
-			"none",
-			"-serial",
-			"stdio",
-			"-kernel",
-			(char *)kernel,
-			"-initrd",
-			(char *)initrd,
-			"-append",
-			b->cmdline,
-			NULL};
+	                "-accel",
+	                accel == ACCEL_KVM ? "kvm" : "tcg",
+	                "-cpu",
+	                accel == ACCEL_KVM ? "host" : "max",
+	                "-m",
+	                "512",
+	                "-smp",
+	                smp,
+	                "-no-reboot",
+	                "-nodefaults",
+	                "-no-user-config",
+	                "-display",
+	                "none",
+	                "-monitor",
+	                "none",
+	                "-serial",
+	                "stdio",
+	                "-serial",
+	                serial2,
+	                "-kernel",
+	                (char *)kernel,
+	                "-initrd",
+	                (char *)initrd,
+	                "-append",
+	                b->cmdline,
+	                NULL};
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
@@ -790,7 +860,9 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 				break;
 			*nl = 0;
 			const char *line = b->console.p + scanned;
-			if (strstr(line, "reboot: Power down"))
+			/* no ACPI: qemu stays up after the guest powers off or halts */
+			if (strstr(line, "reboot: Power down") ||
+			    strstr(line, "reboot: System halted"))
 				powered_off = true;
 			if (!lockup_at && lockup_kind(line))
 				lockup_at = now_s();
@@ -803,6 +875,16 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 			break;
 	}
 	b->ended = ended_at > 0;
+	if (!powered_off && !lockup_at && !ended_at)
+		usleep(100 * 1000); /* qemu closed its output: let it finish exiting */
+	int st = kill_qemu(pid);
+	pid = -1;
+	/* the guest's reboot ends qemu with 0 (-no-reboot); anything else is qemu failing */
+	if (st > 0) {
+		fprintf(stderr, "%s: qemu-system-x86_64 failed (exit %d): %.300s\n", prog, st,
+		        b->console.p ? b->console.p : "");
+		goto out;
+	}
 	rc = 0;
 out:
 	if (pid > 0)
@@ -846,45 +928,42 @@ static char **console_lines(struct kbuf *c, size_t *n)
 }
 
 /*
- * Look for the first lockup in the console; on a find set it on run with the
- * kernel's line and the lines after it (the call traces).  Returns true when
- * one was found.  The console of a boot that never ended is a lockup too.
+ * Look for the first lockup in the console.  On a find, *kind is set, msg
+ * holds the kernel's line and stacks the lines after it (the call traces).
+ * The console of a boot that never ended is a lockup too.
  */
-static bool detect_lockup(struct boot *b, char **lines, size_t n, struct lb_run *run)
+static bool detect_lockup(const struct boot *b, char **lines, size_t n, const char **kind,
+                          char *msg, size_t msglen, struct kbuf *stacks)
 {
-	struct kbuf stacks = {0};
-	const char *kind = NULL;
 	size_t at = 0;
 
-	for (size_t i = 0; i < n && !kind; i++) {
-		kind = lockup_kind(lines[i]);
-		if (!kind && torture_failed(lines[i]))
-			kind = "locktorture-fail";
+	*kind = NULL;
+	for (size_t i = 0; i < n && !*kind; i++) {
+		*kind = lockup_kind(lines[i]);
+		if (!*kind && torture_failed(lines[i]))
+			*kind = "locktorture-fail";
 		at = i;
 	}
-	if (!kind && !b->ended) {
-		char msg[256];
-		snprintf(msg, sizeof(msg),
-			 b->timed_out ? "no end of test after %.0f s (deadline)"
-				      : "the guest stopped after %.0f s without an end of test",
-			 b->secs);
+	if (!*kind && !b->ended) {
+		*kind = b->timed_out ? "deadline" : "crash";
+		strf(msg, msglen,
+		     b->timed_out ? "no end of test after %.0f s (deadline)"
+		                  : "the guest stopped after %.0f s without an end of test",
+		     b->secs);
 		/* the last lines say where it stopped */
 		for (size_t i = n > 30 ? n - 30 : 0; i < n; i++)
-			kbuf_addf(&stacks, "%s\n", lines[i]);
-		run_set_lockup(run, b->timed_out ? "deadline" : "crash", msg, stacks.p);
-		free(stacks.p);
+			kbuf_addf(stacks, "%s\n", lines[i]);
 		return true;
 	}
-	if (!kind)
+	if (!*kind)
 		return false;
+	snprintf(msg, msglen, "%.*s", (int)msglen - 1, lines[at]);
 	for (size_t i = at + 1, k = 0; i < n && k < STACK_LINES; i++) {
 		if (!strncmp(lines[i], "LOCKLAB-", 8) || strstr(lines[i], "reboot: Power down"))
 			continue;
-		kbuf_addf(&stacks, "%s\n", lines[i]);
+		kbuf_addf(stacks, "%s\n", lines[i]);
 		k++;
 	}
-	run_set_lockup(run, kind, lines[at], stacks.p);
-	free(stacks.p);
 	return true;
 }
 
@@ -900,7 +979,7 @@ static bool parse_torture_line(const char *line, const char *tag, struct torture
 	const char *p = strstr(line, tag);
 	if (!p)
 		return false;
-	snprintf(fmt, sizeof(fmt), "%s Total: %%lld Max/Min: %%ld/%%ld", tag);
+	strf(fmt, sizeof(fmt), "%s Total: %%lld Max/Min: %%ld/%%ld", tag);
 	if (sscanf(p, fmt, &t->total, &t->max, &t->min) != 3)
 		return false;
 	const char *f = strstr(p, "Fail: ");
@@ -914,25 +993,25 @@ static bool parse_torture_line(const char *line, const char *tag, struct torture
  * fairness is min/max per-thread acquisitions over the whole test.
  */
 static void add_torture_metrics(struct lb_run *run, char **lines, size_t n, const char *tag,
-				const char *name, const char *unit, int interval, int secs)
+                                const char *name, const char *unit, int interval, int secs)
 {
 	struct torture_line t, last = {0};
 	double *rates = NULL;
 	size_t nrates = 0, seen = 0;
 	long long prev = 0;
-	bool final = false;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!parse_torture_line(lines[i], tag, &t))
 			continue;
 		/* the end-of-test line follows "End of test" closely; it is not periodic */
-		bool is_final = i + 1 < n && strstr(lines[i + 1], "End of test");
+		/* the last line comes just before "End of test" (rwsem: Writes, Reads, End) */
+		bool is_final = (i + 1 < n && strstr(lines[i + 1], "End of test")) ||
+		                (i + 2 < n && strstr(lines[i + 1], "Reads :") &&
+		                 strstr(lines[i + 2], "End of test"));
 		if (!is_final) {
 			rates = xrealloc(rates, (nrates + 1) * sizeof(*rates));
 			rates[nrates++] = (double)(t.total - prev) / interval;
 			prev = t.total;
-		} else {
-			final = true;
 		}
 		last = t;
 		seen++;
@@ -957,7 +1036,6 @@ static void add_torture_metrics(struct lb_run *run, char **lines, size_t n, cons
 		m = run_add_metric(run, "fairness", "min/max", true, fair);
 		metric_add_sample(m, fair);
 	}
-	(void)final;
 out:
 	free(rates);
 }
@@ -978,8 +1056,8 @@ static void note_guest(struct lb_result *res, char **lines, size_t n, const char
 				res->machine.cpus = cpus;
 			if (!strstr(res->machine.model, "QEMU")) {
 				char model[512];
-				snprintf(model, sizeof(model), "QEMU %s guest on %s", accel,
-					 res->machine.model);
+				snprintf(model, sizeof(model), "QEMU %s guest on %.400s", accel,
+				         res->machine.model);
 				free(res->machine.model);
 				res->machine.model = xstrdup(model);
 			}
@@ -1014,13 +1092,40 @@ static char *guest_json(char **lines, size_t n, int *lb_rc)
 
 /* ---- run ------------------------------------------------------------ */
 
+/*
+ * The host's TSC rate in kHz, measured against CLOCK_MONOTONIC over 50 ms;
+ * 0 when unknown.  A TCG or KVM guest's TSC ticks at the host's rate.  The
+ * guest is told (tsc_early_khz=) because, with no ACPI and so no HPET, its
+ * only reference is the PIT, and that calibration fails on a busy host: the
+ * kernel then drops the TSC, its clock becomes jiffies (4 ms steps) and
+ * mdelay() (locktorture's hold times) is miscalibrated.
+ */
+static long host_tsc_khz(void)
+{
+#if defined(__x86_64__)
+	unsigned lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	uint64_t c0 = ((uint64_t)hi << 32) | lo, t0 = lb_now_ns();
+	struct timespec d = {0, 50 * 1000 * 1000};
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	uint64_t c1 = ((uint64_t)hi << 32) | lo, t1 = lb_now_ns();
+	if (t1 <= t0 || c1 <= c0)
+		return 0;
+	return (long)((double)(c1 - c0) / (double)(t1 - t0) * 1e6);
+#else
+	return 0;
+#endif
+}
+
 struct run_args {
 	const char *kernel, *suite, *json, *variant, *accel_name, *guest_dir, *console_dir,
-		*build_json, *workloads, *locks;
+	    *build_json, *workloads, *locks, *extra;
 	int *writers, nwriters;
 	char **types;
 	int ntypes;
-	int round, timeout_s, torture_s, hung_s;
+	int round, timeout_s, torture_s, hung_s, cpus;
 	bool no_torture, no_lockbench;
 };
 
@@ -1040,8 +1145,8 @@ static int split_list(const char *s, char ***out)
 static bool valid_torture_type(const char *t)
 {
 	static const char *const known[] = {
-		"spin_lock",     "spin_lock_irq", "rw_lock",  "rw_lock_irq",   "mutex_lock",
-		"ww_mutex_lock", "rtmutex_lock",  "rwsem_lock", "percpu_rwsem_lock", NULL};
+	    "spin_lock",     "spin_lock_irq", "rw_lock",    "rw_lock_irq",       "mutex_lock",
+	    "ww_mutex_lock", "rtmutex_lock",  "rwsem_lock", "percpu_rwsem_lock", NULL};
 	for (int i = 0; known[i]; i++)
 		if (!strcmp(known[i], t))
 			return true;
@@ -1051,7 +1156,7 @@ static bool valid_torture_type(const char *t)
 static int save_console(const char *dir, const char *name, const struct kbuf *c)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	strf(path, sizeof(path), "%s/%s.log", dir, name);
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
@@ -1065,7 +1170,7 @@ static int save_console(const char *dir, const char *name, const struct kbuf *c)
  * when /dev/kvm opens and the guest prints within KVM_PROBE_MS, else TCG.
  */
 static int boot_with_accel(struct boot *b, const char *kernel, const char *initrd,
-			   enum accel *accel, FILE *tbl)
+                           enum accel *accel, FILE *tbl)
 {
 	if (*accel == ACCEL_AUTO) {
 		int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
@@ -1078,7 +1183,7 @@ static int boot_with_accel(struct boot *b, const char *kernel, const char *initr
 				return 0;
 			}
 			fprintf(tbl, "kvm: no console output in %d s, using tcg\n",
-				KVM_PROBE_MS / 1000);
+			        KVM_PROBE_MS / 1000);
 		}
 		*accel = ACCEL_TCG;
 	}
@@ -1101,53 +1206,60 @@ static void print_run_line(FILE *tbl, const struct lb_run *run)
 
 static int cmd_run(int argc, char **argv)
 {
-	enum { O_KERNEL = 256,
-	       O_SUITE,
-	       O_WRITERS,
-	       O_TYPES,
-	       O_TORTURE_S,
-	       O_WORKLOADS,
-	       O_LOCKS,
-	       O_NO_TORTURE,
-	       O_NO_LB,
-	       O_TIMEOUT,
-	       O_HUNG,
-	       O_ACCEL,
-	       O_GUEST,
-	       O_CONSOLE,
-	       O_BUILD_JSON,
-	       O_VARIANT,
-	       O_ROUND,
-	       O_JSON,
-	       O_HELP };
+	enum {
+		O_KERNEL = 256,
+		O_SUITE,
+		O_WRITERS,
+		O_TYPES,
+		O_TORTURE_S,
+		O_WORKLOADS,
+		O_LOCKS,
+		O_NO_TORTURE,
+		O_NO_LB,
+		O_TIMEOUT,
+		O_HUNG,
+		O_ACCEL,
+		O_GUEST,
+		O_CONSOLE,
+		O_BUILD_JSON,
+		O_VARIANT,
+		O_ROUND,
+		O_JSON,
+		O_EXTRA,
+		O_CPUS,
+		O_HELP
+	};
 	static const struct option opts[] = {
-		{"kernel", required_argument, NULL, O_KERNEL},
-		{"suite", required_argument, NULL, O_SUITE},
-		{"writers", required_argument, NULL, O_WRITERS},
-		{"types", required_argument, NULL, O_TYPES},
-		{"torture-s", required_argument, NULL, O_TORTURE_S},
-		{"workloads", required_argument, NULL, O_WORKLOADS},
-		{"locks", required_argument, NULL, O_LOCKS},
-		{"no-torture", no_argument, NULL, O_NO_TORTURE},
-		{"no-lockbench", no_argument, NULL, O_NO_LB},
-		{"timeout-s", required_argument, NULL, O_TIMEOUT},
-		{"hung-task-s", required_argument, NULL, O_HUNG},
-		{"accel", required_argument, NULL, O_ACCEL},
-		{"guest-dir", required_argument, NULL, O_GUEST},
-		{"console-dir", required_argument, NULL, O_CONSOLE},
-		{"build-json", required_argument, NULL, O_BUILD_JSON},
-		{"variant", required_argument, NULL, O_VARIANT},
-		{"round", required_argument, NULL, O_ROUND},
-		{"json", required_argument, NULL, O_JSON},
-		{"help", no_argument, NULL, O_HELP},
-		{NULL, 0, NULL, 0},
+	    {"kernel", required_argument, NULL, O_KERNEL},
+	    {"suite", required_argument, NULL, O_SUITE},
+	    {"writers", required_argument, NULL, O_WRITERS},
+	    {"types", required_argument, NULL, O_TYPES},
+	    {"torture-s", required_argument, NULL, O_TORTURE_S},
+	    {"workloads", required_argument, NULL, O_WORKLOADS},
+	    {"locks", required_argument, NULL, O_LOCKS},
+	    {"no-torture", no_argument, NULL, O_NO_TORTURE},
+	    {"no-lockbench", no_argument, NULL, O_NO_LB},
+	    {"timeout-s", required_argument, NULL, O_TIMEOUT},
+	    {"hung-task-s", required_argument, NULL, O_HUNG},
+	    {"accel", required_argument, NULL, O_ACCEL},
+	    {"guest-dir", required_argument, NULL, O_GUEST},
+	    {"console-dir", required_argument, NULL, O_CONSOLE},
+	    {"build-json", required_argument, NULL, O_BUILD_JSON},
+	    {"variant", required_argument, NULL, O_VARIANT},
+	    {"round", required_argument, NULL, O_ROUND},
+	    {"json", required_argument, NULL, O_JSON},
+	    {"cmdline", required_argument, NULL, O_EXTRA},
+	    {"cpus", required_argument, NULL, O_CPUS},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
 	};
 	struct run_args a = {.suite = "smoke",
-			     .variant = "base",
-			     .accel_name = "auto",
-			     .workloads = "futex-wake,futex-hash,vfs-creat-unlink,hot",
-			     .locks = "pthread,kmutex",
-			     .hung_s = 5};
+	                     .variant = "base",
+	                     .accel_name = "auto",
+	                     .workloads = "futex-wake,futex-hash,vfs-creat-unlink,hot",
+	                     .locks = "pthread,kmutex",
+	                     .hung_s = 3,
+	                     .cpus = 2};
 	struct lb_result res, guest, build;
 	struct boot b = {0};
 	enum accel accel = ACCEL_AUTO;
@@ -1174,8 +1286,8 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_WRITERS:
 			free(a.writers);
-			a.nwriters = lb_parse_int_list(optarg, &a.writers, "--writers", err,
-						       sizeof(err));
+			a.nwriters =
+			    lb_parse_int_list(optarg, &a.writers, "--writers", err, sizeof(err));
 			if (a.nwriters < 0) {
 				rc = usage("%s", err);
 				goto out;
@@ -1185,9 +1297,10 @@ static int cmd_run(int argc, char **argv)
 			a.ntypes = split_list(optarg, &a.types);
 			for (int i = 0; i < a.ntypes; i++)
 				if (!valid_torture_type(a.types[i])) {
-					rc = usage("unknown locktorture type '%s' (e.g. mutex_lock, "
-						   "rwsem_lock, spin_lock)",
-						   a.types[i]);
+					rc =
+					    usage("unknown locktorture type '%s' (e.g. mutex_lock, "
+					          "rwsem_lock, spin_lock)",
+					          a.types[i]);
 					goto out;
 				}
 			if (!a.ntypes) {
@@ -1207,27 +1320,35 @@ static int cmd_run(int argc, char **argv)
 		case O_NO_LB:
 			a.no_lockbench = true;
 			break;
+		case O_CPUS:
+			if (lb_parse_int(optarg, 1, 64, &v, "--cpus", err, sizeof(err))) {
+				rc = usage("%s", err);
+				goto out;
+			}
+			a.cpus = (int)v;
+			break;
 		case O_TORTURE_S:
 		case O_TIMEOUT:
 		case O_HUNG:
 		case O_ROUND: {
 			const char *what = c == O_TORTURE_S ? "--torture-s"
-					   : c == O_TIMEOUT ? "--timeout-s"
-					   : c == O_HUNG    ? "--hung-task-s"
-							    : "--round";
+			                   : c == O_TIMEOUT ? "--timeout-s"
+			                   : c == O_HUNG    ? "--hung-task-s"
+			                                    : "--round";
 			if (lb_parse_int(optarg, c == O_ROUND ? 0 : 1, 1000000, &v, what, err,
-					 sizeof(err))) {
+			                 sizeof(err))) {
 				rc = usage("%s", err);
 				goto out;
 			}
 			*(c == O_TORTURE_S ? &a.torture_s
 			  : c == O_TIMEOUT ? &a.timeout_s
 			  : c == O_HUNG    ? &a.hung_s
-					   : &a.round) = (int)v;
+			                   : &a.round) = (int)v;
 			break;
 		}
 		case O_ACCEL:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg")) {
+			if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") &&
+			    strcmp(optarg, "tcg")) {
 				rc = usage("--accel: '%s' is not auto, kvm or tcg", optarg);
 				goto out;
 			}
@@ -1244,7 +1365,8 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_VARIANT:
 			if (!valid_variant(optarg)) {
-				rc = usage("--variant: '%s' is not base, patched or patch-K", optarg);
+				rc = usage("--variant: '%s' is not base, patched or patch-K",
+				           optarg);
 				goto out;
 			}
 			a.variant = optarg;
@@ -1255,6 +1377,9 @@ static int cmd_run(int argc, char **argv)
 				goto out;
 			}
 			a.json = optarg;
+			break;
+		case O_EXTRA:
+			a.extra = optarg;
 			break;
 		case O_HELP:
 			print_help(stdout);
@@ -1286,61 +1411,76 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (!a.ntypes)
 		a.ntypes = split_list("mutex_lock,rwsem_lock,spin_lock", &a.types);
+	/*
+	 * locktorture's end wakes every writer (kthread_stop), which hides a lost
+	 * wakeup: the test must outlast the hung-task timeout plus a check
+	 */
 	if (!a.torture_s)
-		a.torture_s = quick ? 5 : 3;
-	accel = !strcmp(a.accel_name, "kvm") ? ACCEL_KVM
-		: !strcmp(a.accel_name, "tcg") ? ACCEL_TCG
-					       : ACCEL_AUTO;
+		a.torture_s = quick ? 8 : 6;
+	if (a.torture_s < a.hung_s + 3)
+		fprintf(stderr,
+		        "%s: warning: --torture-s %d is less than --hung-task-s + 3: a writer that "
+		        "is never woken can go unseen\n",
+		        prog, a.torture_s);
+	accel = !strcmp(a.accel_name, "kvm")   ? ACCEL_KVM
+	        : !strcmp(a.accel_name, "tcg") ? ACCEL_TCG
+	                                       : ACCEL_AUTO;
 	if (a.guest_dir)
-		snprintf(guest_dir, sizeof(guest_dir), "%s", a.guest_dir);
+		strf(guest_dir, sizeof(guest_dir), "%s", a.guest_dir);
 	else
 		exe_dir(guest_dir, sizeof(guest_dir));
 	if (a.console_dir && mkdir(a.console_dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "%s: cannot create %s: %s\n", prog, a.console_dir,
-			strerror(errno));
+		fprintf(stderr, "%s: cannot create %s: %s\n", prog, a.console_dir, strerror(errno));
 		goto out;
 	}
 	if (a.build_json && result_load_file(a.build_json, &build, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s: %s\n", prog, a.build_json, err);
 		goto out;
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s/lockbench-kernel.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	strf(tmpdir, sizeof(tmpdir), "%s/lockbench-kernel.XXXXXX",
+	     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir)) {
 		fprintf(stderr, "%s: cannot create a temporary folder: %s\n", prog,
-			strerror(errno));
+		        strerror(errno));
 		tmpdir[0] = 0;
 		goto out;
 	}
-	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", tmpdir);
+	strf(initrd, sizeof(initrd), "%s/initramfs.cpio", tmpdir);
 	if (make_initramfs(guest_dir, initrd))
 		goto out;
 
+	b.cpus = a.cpus;
+	strf(b.guest_out, sizeof(b.guest_out), "%s/ttyS1.out", tmpdir);
 	result_fill_machine(&res);
 	res.suite = xstrdup(quick ? "kernel-quick" : "kernel-smoke");
 	res.variant = xstrdup(a.variant);
 	res.round = a.round;
 	copy_runs(&res, &build);
 	FILE *tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
-	const char *common = "console=ttyS0 loglevel=4 panic=-1 nokaslr";
+	char common[512], tsc[64] = "";
+	long khz = host_tsc_khz();
+	if (khz > 0)
+		strf(tsc, sizeof(tsc), " tsc_early_khz=%ld", khz);
+	strf(common, sizeof(common), "console=ttyS0 loglevel=7 panic=-1 nokaslr tsc=reliable%s%s%s",
+	     tsc, a.extra ? " " : "", a.extra ? a.extra : "");
 	int nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + (a.no_lockbench ? 0 : 1);
 
 	for (int i = 0; !a.no_torture && i < a.ntypes; i++) {
 		for (int k = 0; k < a.nwriters; k++) {
 			char label[128], name[128];
 			const char *type = a.types[i];
-			snprintf(label, sizeof(label), "locktorture %s writers=%d", type,
-				 a.writers[k]);
-			snprintf(name, sizeof(name), "locktorture-%s-w%d", type, a.writers[k]);
+			strf(label, sizeof(label), "locktorture %s writers=%d", type, a.writers[k]);
+			strf(name, sizeof(name), "locktorture-%s-w%d", type, a.writers[k]);
 			b.label = label;
 			b.end_tag = "End of test:";
 			b.deadline_s = a.timeout_s ? a.timeout_s : a.torture_s + 60;
-			snprintf(b.cmdline, sizeof(b.cmdline),
-				 "%s sysctl.kernel.hung_task_timeout_secs=%d locklab.mode=torture "
-				 "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
-				 "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
-				 "locktorture.stutter=0 locktorture.verbose=0",
-				 common, a.hung_s, type, a.writers[k], a.torture_s);
+			strf(b.cmdline, sizeof(b.cmdline),
+			     "%s sysctl.kernel.hung_task_timeout_secs=%d "
+			     "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "
+			     "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
+			     "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
+			     "locktorture.stutter=0 locktorture.verbose=0",
+			     common, a.hung_s, type, a.writers[k], a.torture_s);
 			if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 				failures++;
 				continue;
@@ -1353,24 +1493,30 @@ static int cmd_run(int argc, char **argv)
 			struct lb_run *run = result_add_run(&res, "locktorture", type);
 			run_set_param_num(run, "writers", a.writers[k]);
 			note_guest(&res, lines, n, accel == ACCEL_KVM ? "KVM" : "TCG");
-			if (detect_lockup(&b, lines, n, run)) {
+			const char *kind;
+			char msg[512];
+			struct kbuf stacks = {0};
+			if (detect_lockup(&b, lines, n, &kind, msg, sizeof(msg), &stacks)) {
+				run_set_lockup(run, kind, msg, stacks.p);
 				lockups++;
 			} else {
 				add_torture_metrics(run, lines, n, "Writes:", "writes_per_sec",
-						    "writes/s", 1, a.torture_s);
+				                    "writes/s", 1, a.torture_s);
 				add_torture_metrics(run, lines, n, "Reads :", "reads_per_sec",
-						    "reads/s", 1, a.torture_s);
+				                    "reads/s", 1, a.torture_s);
 				if (!run->nmetrics) {
-					fprintf(stderr, "%s: %s: no locktorture statistics on the "
-							"console\n",
-						prog, label);
+					fprintf(stderr,
+					        "%s: %s: no locktorture statistics on the "
+					        "console\n",
+					        prog, label);
 					failures++;
 				}
 			}
 			fprintf(tbl, "boot %d/%d %s: %.1f s (%s)\n", nboots, nplanned, label,
-				b.secs, accel == ACCEL_KVM ? "kvm" : "tcg");
+			        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg");
 			print_run_line(tbl, run);
 			fflush(tbl);
+			free(stacks.p);
 			free(lines);
 		}
 	}
@@ -1378,11 +1524,12 @@ static int cmd_run(int argc, char **argv)
 		b.label = "lockbench";
 		b.end_tag = "LOCKLAB-END";
 		b.deadline_s = a.timeout_s ? a.timeout_s : 300;
-		snprintf(b.cmdline, sizeof(b.cmdline),
-			 "%s sysctl.kernel.hung_task_timeout_secs=%d locklab.mode=lockbench "
-			 "locktorture.nwriters_stress=0 locklab.suite=%s locklab.workloads=%s "
-			 "locklab.locks=%s",
-			 common, a.hung_s, a.suite, a.workloads, a.locks);
+		strf(b.cmdline, sizeof(b.cmdline),
+		     "%s sysctl.kernel.hung_task_timeout_secs=%d "
+		     "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=lockbench "
+		     "locktorture.nwriters_stress=0 locklab.suite=%s locklab.workloads=%s "
+		     "locklab.locks=%s",
+		     common, a.hung_s, a.suite, a.workloads, a.locks);
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			goto write;
@@ -1395,6 +1542,13 @@ static int cmd_run(int argc, char **argv)
 		char **lines = console_lines(&b.console, &n);
 		note_guest(&res, lines, n, accel == ACCEL_KVM ? "KVM" : "TCG");
 		char *doc = guest_json(lines, n, &lb_rc);
+		struct kbuf ttys1 = {0};
+		if (doc && read_file(b.guest_out, &ttys1) == 0 && ttys1.len) {
+			free(doc);
+			doc = ttys1.p; /* the document came over ttyS1 */
+		} else {
+			free(ttys1.p);
+		}
 		size_t before = res.nruns;
 		if (doc && *doc && result_load_buffer(doc, strlen(doc), &guest, err, sizeof(err))) {
 			fprintf(stderr, "%s: guest lockbench document unreadable: %s\n", prog, err);
@@ -1405,31 +1559,27 @@ static int cmd_run(int argc, char **argv)
 				if (res.runs[r].lockup)
 					lockups++;
 		}
-		struct lb_run probe = {0};
-		if (detect_lockup(&b, lines, n, &probe)) {
-			/* the kernel hung under the guest workloads */
+		const char *kind;
+		char msg[512];
+		struct kbuf stacks = {0};
+		if (detect_lockup(&b, lines, n, &kind, msg, sizeof(msg), &stacks)) {
+			/* the kernel hung or died under the guest workloads */
 			struct lb_run *run = result_add_run(&res, "lockbench-guest", "kernel");
 			run_set_param_str(run, "workloads", a.workloads);
-			run_set_lockup(run, probe.lockup->kind, probe.lockup->message,
-				       probe.lockup->stacks);
+			run_set_lockup(run, kind, msg, stacks.p);
 			lockups++;
 		} else if (!doc || !*doc) {
-			fprintf(stderr, "%s: the guest lockbench printed no result (rc %d)\n",
-				prog, lb_rc);
+			fprintf(stderr, "%s: the guest lockbench printed no result (rc %d)\n", prog,
+			        lb_rc);
 			failures++;
 		} else if (lb_rc != 0 && lb_rc != EXIT_LOCKUP) {
 			fprintf(stderr, "%s: the guest lockbench exited %d\n", prog, lb_rc);
 			failures++;
 		}
-		if (probe.lockup) {
-			free(probe.lockup->kind);
-			free(probe.lockup->message);
-			free(probe.lockup->stacks);
-			free(probe.lockup);
-		}
+		free(stacks.p);
 		free(doc);
 		fprintf(tbl, "boot %d/%d lockbench: %.1f s (%s)\n", nboots, nplanned, b.secs,
-			accel == ACCEL_KVM ? "kvm" : "tcg");
+		        accel == ACCEL_KVM ? "kvm" : "tcg");
 		for (size_t r = before; r < res.nruns; r++)
 			print_run_line(tbl, &res.runs[r]);
 		fflush(tbl);
@@ -1441,11 +1591,12 @@ write:
 		goto out;
 	}
 	fprintf(tbl, "%d boots, %zu runs, %d locked up, %d failed, %.1f s\n", nboots, res.nruns,
-		lockups, failures, now_s() - t_all);
+	        lockups, failures, now_s() - t_all);
 	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
 out:
 	if (tmpdir[0]) {
 		unlink(initrd);
+		unlink(b.guest_out);
 		rmdir(tmpdir);
 	}
 	free(b.console.p);

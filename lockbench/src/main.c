@@ -55,7 +55,7 @@ static void print_help(FILE *f)
 		"  validate                      correctness torture of every lock\n"
 		"  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
 		"                                (a,b,c.json: several rounds of one side)\n"
-		"  kernel build|run              build a kernel, boot it, locktorture + lockbench inside\n"
+		"  kernel build|run              kernel build; boot with locktorture, lockbench\n"
 		"\n"
 		"run and validate options (defaults in brackets):\n"
 		"  --suite S            smoke, quick or full [smoke]\n"

@@ -299,6 +299,9 @@ static void test_overall_and_names(void **state)
 	rows[0].verdict = VERDICT_IMPROVEMENT;
 	rows[1].verdict = VERDICT_NO_CHANGE;
 	rows[2].verdict = VERDICT_INCONCLUSIVE;
+	/* an inconclusive descriptive metric (fairness, CoV) does not decide */
+	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
+	rows[2].headline = true;
 	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
 	rows[1].verdict = VERDICT_REGRESSION;
 	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
@@ -307,6 +310,10 @@ static void test_overall_and_names(void **state)
 	rows[0].verdict = rows[1].verdict = rows[2].verdict = VERDICT_IMPROVEMENT;
 	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
 
+	assert_true(compare_metric_is_headline("ops_per_sec"));
+	assert_true(compare_metric_is_headline("ns_per_pair"));
+	assert_false(compare_metric_is_headline("fairness"));
+	assert_false(compare_metric_is_headline("cov"));
 	assert_string_equal(verdict_name(VERDICT_NO_CHANGE), "no-change");
 	assert_string_equal(verdict_name(VERDICT_IMPROVEMENT), "improvement");
 	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");

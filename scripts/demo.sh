@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# make demo: the whole service on this machine.  A private PostgreSQL cluster
+# under var/ (unless LOCKLAB_DB is set), locklab-server on 127.0.0.1, one
+# local agent, and the example series in examples/ submitted, followed and
+# reported.  The server and the agent keep running (the dashboard stays up)
+# until `make demo-stop`.  Running it twice reuses what is there.
+#
+#   DEMO_SUITE   suite the example runs [quick]
+#   DEMO_VAR     state folder [var]
+#   LOCKLAB_LISTEN  [127.0.0.1:8080]; LOCKLAB_DB: use that PostgreSQL instead
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+BUILD=${BUILD:-build}
+VAR=${DEMO_VAR:-var}
+mkdir -p "$VAR"
+VAR=$(cd "$VAR" && pwd)
+SUITE=${DEMO_SUITE:-quick}
+LISTEN=${LOCKLAB_LISTEN:-127.0.0.1:8080}
+URL="http://$LISTEN"
+PG_BIN=/usr/lib/postgresql/15/bin
+say() { printf '\033[1m== %s\033[0m\n' "$*"; }
+die() { echo "demo: $*" >&2; exit 1; }
+as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# 1. PostgreSQL: the one given, or a private cluster (unix socket only)
+if [[ -z ${LOCKLAB_DB:-} ]]; then
+  PGDIR="$VAR/pg"
+  if [[ ! -d $PGDIR/data ]]; then
+    say "creating a private PostgreSQL cluster in $PGDIR"
+    mkdir -p "$PGDIR"
+    [[ $(id -u) -eq 0 ]] && chown postgres: "$PGDIR" && chmod 755 "$VAR"
+    as_pg "$PG_BIN/initdb" -D "$PGDIR/data" --auth=trust --username=postgres --encoding=UTF8 \
+      --locale=C.UTF-8 >"$VAR/initdb.log" 2>&1 || die "initdb failed: see $VAR/initdb.log"
+  fi
+  if ! as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" status >/dev/null 2>&1; then
+    say "starting PostgreSQL (socket in $PGDIR)"
+    as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/postgres.log" -w -t 60 \
+      -o "-c listen_addresses='' -c unix_socket_directories='$PGDIR'" start >/dev/null ||
+      die "PostgreSQL did not start: see $PGDIR/postgres.log"
+  fi
+  export LOCKLAB_DB="host=$PGDIR dbname=postgres user=postgres"
+fi
+
+# 2. the server, with an admin token kept in var/
+[[ -s $VAR/admin-token ]] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$VAR/admin-token"
+chmod 600 "$VAR/admin-token"
+ADMIN=$(cat "$VAR/admin-token")
+if alive "$VAR/server.pid"; then
+  say "locklab-server already running (pid $(cat "$VAR/server.pid"))"
+else
+  say "starting locklab-server on $URL"
+  LOCKLAB_ADMIN_TOKEN=$ADMIN setsid "$top/$BUILD/locklab-server" --listen "$LISTEN" \
+    --web-root "$top/web" --sql-dir "$top/sql" >>"$VAR/server.log" 2>&1 </dev/null &
+  echo $! >"$VAR/server.pid"
+  for ((i = 0; i < 100; i++)); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS "$URL/healthz" >/dev/null 2>&1 || die "the server did not come up: $(tail -n 5 "$VAR/server.log")"
+fi
+
+# 3. one local agent, registered once
+if [[ ! -s $VAR/agent-token ]]; then
+  curl -fsS -X POST -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+    -d '{"name": "demo-agent"}' "$URL/api/v1/agents/register" | jq -r .token >"$VAR/agent-token"
+  chmod 600 "$VAR/agent-token"
+fi
+if alive "$VAR/agent.pid"; then
+  say "locklab-agent already running (pid $(cat "$VAR/agent.pid"))"
+else
+  say "starting locklab-agent (workdir $VAR/agent, native tree $top)"
+  setsid "$top/$BUILD/locklab-agent" --server "$URL" --token "$(cat "$VAR/agent-token")" \
+    --workdir "$VAR/agent" --native-tree "$top" --poll 2 >>"$VAR/agent.log" 2>&1 </dev/null &
+  echo $! >"$VAR/agent.pid"
+fi
+
+# 4. the example series
+say "submitting examples/kmutex-woken-waiter.mbox (suite $SUITE)"
+body=$(jq -n --rawfile m examples/kmutex-woken-waiter.mbox --arg s "$SUITE" '{mbox: $m, suites: [$s]}')
+answer=$(curl -sS -X POST -H 'Content-Type: application/json' -d "$body" "$URL/api/v1/submissions")
+id=$(jq -r '.id // empty' <<<"$answer")
+[[ -n $id ]] || die "the server refused the example: $answer"
+echo "submission $id: $(jq -r .subject <<<"$answer")"
+last=""
+while :; do
+  s=$(curl -sS "$URL/api/v1/submissions/$id")
+  state=$(jq -r .state <<<"$s")
+  line=$(jq -r '"state \(.state)" + ([.jobs[]? | " | job \(.id) \(.suite): \(.state), round \(.rounds_complete // 0)/\(.rounds // "?")"] | join(""))' <<<"$s")
+  [[ $line != "$last" ]] && echo "  $line" && last=$line
+  [[ $state == done || $state == failed ]] && break
+  alive "$VAR/agent.pid" || die "the agent stopped: $(tail -n 5 "$VAR/agent.log")"
+  sleep 2
+done
+if [[ $state == failed ]]; then
+  die "the submission failed: $(jq -r '.reason // "see the agent log"' <<<"$s")"
+fi
+say "verdict: $(jq -r .verdict <<<"$s")"
+for f in aim7 perf; do
+  say "report ($f)"
+  curl -sS "$URL/api/v1/submissions/$id/report?format=$f"
+done
+say "reply mail"
+curl -sS "$URL/api/v1/submissions/$id/reply"
+echo
+say "dashboard: $URL/   (stop everything with: make demo-stop)"
