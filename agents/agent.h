@@ -17,8 +17,8 @@
 #define LOCKLAB_AGENT_H
 
 #include <jansson.h>
-#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "api.h"
 
@@ -62,6 +62,6 @@ int spool_put(struct agent *ag, long long job_id, const char *key, const char *d
 int spool_flush(struct agent *ag);
 
 void agent_log(const char *level, long long job, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

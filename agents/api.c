@@ -57,7 +57,7 @@ void api_release(struct api *a)
 }
 
 long api_post(struct api *a, const char *path, const char *body, const char *idem_key,
-	      json_t **reply, char *err, size_t errlen)
+              json_t **reply, char *err, size_t errlen)
 {
 	struct reply_buf b = {0};
 	struct curl_slist *hdrs = NULL;
@@ -89,8 +89,9 @@ long api_post(struct api *a, const char *path, const char *body, const char *ide
 	cc = curl_easy_perform(a->h);
 	if (cc != CURLE_OK) {
 		snprintf(err, errlen, "%s%s: %s", a->server, path,
-			 b.overflow ? "reply too large" : a->errbuf[0] ? a->errbuf
-								     : curl_easy_strerror(cc));
+		         b.overflow     ? "reply too large"
+		         : a->errbuf[0] ? a->errbuf
+		                        : curl_easy_strerror(cc));
 		goto out;
 	}
 	curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &status);
@@ -101,7 +102,7 @@ long api_post(struct api *a, const char *path, const char *body, const char *ide
 		if (*reply)
 			json_unpack(*reply, "{s?s, s?s}", "error", &e, "detail", &d);
 		snprintf(err, errlen, "%s%s: HTTP %ld: %s%s%s", a->server, path, status,
-			 e ? e : "error", d ? ": " : "", d ? d : "");
+		         e ? e : "error", d ? ": " : "", d ? d : "");
 	}
 out:
 	curl_slist_free_all(hdrs);

@@ -28,6 +28,6 @@ void api_release(struct api *a);
  * reference) or NULL.
  */
 long api_post(struct api *a, const char *path, const char *body, const char *idem_key,
-	      json_t **reply, char *err, size_t errlen);
+              json_t **reply, char *err, size_t errlen);
 
 #endif

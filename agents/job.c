@@ -37,8 +37,8 @@ struct job {
 	int npatches;
 	/* lease */
 	int lease_s;
-	atomic_int lost;  /* heartbeat said the job is no longer ours */
-	atomic_int done;  /* stop the heartbeat thread */
+	atomic_int lost; /* heartbeat said the job is no longer ours */
+	atomic_int done; /* stop the heartbeat thread */
 	pthread_t hb;
 	bool hb_started;
 	/* progress as the server last said it */
@@ -87,7 +87,7 @@ int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 	ag->cfg = *cfg;
 	if (mkdirs(cfg->workdir)) {
 		fprintf(stderr, "locklab-agent: cannot create workdir %s: %s\n", cfg->workdir,
-			strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
 	snprintf(p, sizeof(p), "%s/spool", cfg->workdir);
@@ -98,7 +98,7 @@ int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 	ag->jobs_dir = strdup(p);
 	if (mkdirs(ag->spool_dir) || mkdirs(ag->mirrors_dir) || mkdirs(ag->jobs_dir)) {
 		fprintf(stderr, "locklab-agent: cannot create folders in %s: %s\n", cfg->workdir,
-			strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
 	if (api_init(&ag->api, cfg->server, cfg->token)) {
@@ -148,14 +148,16 @@ static int prepare_mirror(struct job *j, const char *url)
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
 	struct stat st;
 	if (stat(j->mirror, &st)) {
-		char *argv[] = {"git", "clone", "--quiet", "--mirror", (char *)url, j->mirror, NULL};
+		char *argv[] = {"git",       "clone",   "--quiet", "--mirror",
+		                (char *)url, j->mirror, NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot clone the tree", log, 10);
 			return -1;
 		}
 	} else {
-		char *argv[] = {"git", "-C", j->mirror, "fetch", "--quiet", "--prune", "origin",
-				"+refs/heads/*:refs/heads/*", NULL};
+		char *argv[] = {"git",     "-C",      j->mirror, "fetch",
+		                "--quiet", "--prune", "origin",  "+refs/heads/*:refs/heads/*",
+		                NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot fetch the tree", log, 10);
 			return -1;
@@ -167,8 +169,8 @@ static int prepare_mirror(struct job *j, const char *url)
 static int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
 {
 	char cmd[8192];
-	snprintf(cmd, sizeof(cmd), "git -C '%s' rev-parse --verify --quiet '%s^{commit}'", j->mirror,
-		 rev);
+	snprintf(cmd, sizeof(cmd), "git -C '%s' rev-parse --verify --quiet '%s^{commit}'",
+	         j->mirror, rev);
 	FILE *p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -184,8 +186,8 @@ static int add_worktree(struct job *j, const char *path, const char *rev)
 {
 	char log[4096];
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
-	char *argv[] = {"git", "-C", j->mirror, "worktree", "add", "--quiet", "--detach",
-			(char *)path, (char *)rev, NULL};
+	char *argv[] = {"git",     "-C",       j->mirror,    "worktree",  "add",
+	                "--quiet", "--detach", (char *)path, (char *)rev, NULL};
 	if (run_git(j, log, argv)) {
 		fail_with_tail(j, "cannot make a worktree", log, 10);
 		return -1;
@@ -201,9 +203,9 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
 	char *argv[] = {"make", "-C", (char *)tree, jobs, "build/lockbench", NULL};
 	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
-				 .cpu_s = j->ag->cfg.build_timeout_s * 2,
-				 .isolate_net = true,
-				 .out_path = log};
+	                         .cpu_s = j->ag->cfg.build_timeout_s * 2,
+	                         .isolate_net = true,
+	                         .out_path = log};
 	struct sandbox_result r;
 	char err[256];
 	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
@@ -212,8 +214,8 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	}
 	if (r.timed_out) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
-			 "build of %s did not finish within %d s", what,
-			 j->ag->cfg.build_timeout_s);
+		         "build of %s did not finish within %d s", what,
+		         j->ag->cfg.build_timeout_s);
 		return -1;
 	}
 	if (r.status) {
@@ -236,7 +238,8 @@ static int keep_binary(struct job *j, const char *tree, const char *variant)
 	snprintf(v->bin, sizeof(v->bin), "%s/lockbench", dir);
 	snprintf(cmd, sizeof(cmd), "cp '%s/build/lockbench' '%s'", tree, v->bin);
 	if (system(cmd)) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot copy the %s build", variant);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot copy the %s build",
+		         variant);
 		return -1;
 	}
 	snprintf(v->name, sizeof(v->name), "%s", variant);
@@ -271,8 +274,9 @@ static void base_to_cache(struct job *j)
 {
 	char path[4096], cmd[20800];
 	base_cache_path(j, path, sizeof(path));
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s.tmp' && mv '%s.tmp' '%s'",
-		 path, j->v[0].bin, path, path, path);
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s.tmp' && mv '%s.tmp' '%s'", path,
+	         j->v[0].bin, path, path, path);
 	if (system(cmd) != 0)
 		agent_log("warn", j->id, "cannot cache the base build in %s", path);
 }
@@ -300,13 +304,23 @@ static int git_am(struct job *j, const char *file, int k)
 {
 	char log[4096];
 	snprintf(log, sizeof(log), "%s/am.log", j->dir);
-	char *argv[] = {"git", "-C", j->series_tree, "-c", "user.name=locklab-agent", "-c",
-			"user.email=agent@locklab.invalid", "am", "-3", "--quiet", (char *)file, NULL};
+	char *argv[] = {"git",
+	                "-C",
+	                j->series_tree,
+	                "-c",
+	                "user.name=locklab-agent",
+	                "-c",
+	                "user.email=agent@locklab.invalid",
+	                "am",
+	                "-3",
+	                "--quiet",
+	                (char *)file,
+	                NULL};
 	if (run_git(j, log, argv)) {
 		char msg[128];
 		char *abort_argv[] = {"git", "-C", j->series_tree, "am", "--abort", NULL};
 		snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k,
-			 j->npatches);
+		         j->npatches);
 		fail_with_tail(j, msg, log, 15);
 		run_git(j, "/dev/null", abort_argv);
 		return -1;
@@ -354,7 +368,7 @@ static void choose_locks(struct job *j)
 	int nnames = known_locks(j->v[j->nv - 1].bin, names, 64);
 
 	snprintf(cmd, sizeof(cmd), "git -C '%s' diff --name-only '%s' HEAD", j->series_tree,
-		 j->base_rev);
+	         j->base_rev);
 	FILE *p = popen(cmd, "r");
 	if (!p)
 		return;
@@ -386,7 +400,8 @@ static void choose_locks(struct job *j)
 					char hay[5300];
 					snprintf(hay, sizeof(hay), ",%s,", chosen);
 					if (!strstr(hay, with) &&
-					    strlen(chosen) + strlen(names[i]) + 2 < sizeof(chosen)) {
+					    strlen(chosen) + strlen(names[i]) + 2 <
+					        sizeof(chosen)) {
 						strcat(chosen, ",");
 						strcat(chosen, names[i]);
 					}
@@ -402,7 +417,7 @@ static void choose_locks(struct job *j)
 	if (!shared && any_lock)
 		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
 	agent_log("info", j->id, "measuring %s",
-		  j->locks[0] ? j->locks : "the whole suite (shared code changed)");
+	          j->locks[0] ? j->locks : "the whole suite (shared code changed)");
 }
 
 static void *heartbeat_thread(void *arg)
@@ -463,7 +478,8 @@ static int post_result(struct job *j, const char *variant, int round, const char
 			json_decref(reply);
 			if (spooled) {
 				char f[4096];
-				snprintf(f, sizeof(f), "%s/%lld.%s.json", j->ag->spool_dir, j->id, key);
+				snprintf(f, sizeof(f), "%s/%lld.%s.json", j->ag->spool_dir, j->id,
+				         key);
 				unlink(f);
 				agent_log("info", j->id, "spooled result %s delivered", key);
 			}
@@ -472,8 +488,8 @@ static int post_result(struct job *j, const char *variant, int round, const char
 		json_decref(reply);
 		if (st >= 400 && st < 500 && st != 408 && st != 429) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
-				 "the server refused the %s round %d result: %s", variant, round,
-				 err);
+			         "the server refused the %s round %d result: %s", variant, round,
+			         err);
 			if (st == 403 || st == 404 || st == 409)
 				atomic_store(&j->lost, 1);
 			return -1;
@@ -500,10 +516,10 @@ static void capture_stacks(pid_t pid, void *arg)
 	char cmd[8400];
 	/* every process of the group: lockbench and the benchmark child */
 	snprintf(cmd, sizeof(cmd),
-		 "for p in $(pgrep -g %d); do echo \"--- process $p: $(tr '\\0' ' ' "
-		 "</proc/$p/cmdline)\"; timeout 30 gdb -nx -batch -p $p -ex 'thread apply all "
-		 "bt' 2>&1 | grep -v '^\\[New LWP'; done > '%s' 2>&1",
-		 (int)pid, s->path);
+	         "for p in $(pgrep -g %d); do echo \"--- process $p: $(tr '\\0' ' ' "
+	         "</proc/$p/cmdline)\"; timeout 30 gdb -nx -batch -p $p -ex 'thread apply all "
+	         "bt' 2>&1 | grep -v '^\\[New LWP'; done > '%s' 2>&1",
+	         (int)pid, s->path);
 	if (system(cmd) != 0) {
 		/* what was captured is kept either way */
 	}
@@ -521,8 +537,8 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 	r.round = round;
 	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
 	snprintf(msg, sizeof(msg),
-		 "lockbench did not finish within the agent's %d s deadline and was killed",
-		 j->ag->cfg.run_timeout_s);
+	         "lockbench did not finish within the agent's %d s deadline and was killed",
+	         j->ag->cfg.run_timeout_s);
 	run_set_lockup(run, "deadline", msg, stacks);
 	json_t *doc = result_to_json(&r);
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -578,11 +594,11 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 	argv[k++] = out;
 	argv[k] = NULL;
 	struct sandbox_opts o = {.wall_s = j->ag->cfg.run_timeout_s,
-				 .cpu_s = j->ag->cfg.run_timeout_s * 4,
-				 .isolate_net = true,
-				 .out_path = log,
-				 .on_deadline = capture_stacks,
-				 .arg = &sa};
+	                         .cpu_s = j->ag->cfg.run_timeout_s * 4,
+	                         .isolate_net = true,
+	                         .out_path = log,
+	                         .on_deadline = capture_stacks,
+	                         .arg = &sa};
 	struct sandbox_result r;
 	char err[256];
 	agent_log("info", j->id, "round %d: running %s", round, v->name);
@@ -606,7 +622,7 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 		return -1;
 	}
 	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
-		  r.wall_s, r.status);
+	          r.wall_s, r.status);
 	int rc = post_result(j, v->name, round, doc);
 	free(doc);
 	return rc;
@@ -623,7 +639,7 @@ static int prepare(struct job *j, json_t *desc)
 		json_unpack(tree, "{s?s, s?s, s?s}", "url", &url, "branch", &branch, "kind", &kind);
 		if (strcmp(kind, "native")) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
-				 "tree kind '%s' is not supported by this agent", kind);
+			         "tree kind '%s' is not supported by this agent", kind);
 			return -1;
 		}
 	}
@@ -636,12 +652,14 @@ static int prepare(struct job *j, json_t *desc)
 		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
 		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
 		if (!gurl || !ref) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason), "git submission without url/ref");
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "git submission without url/ref");
 			return -1;
 		}
 		char spec[1024];
 		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
-		char *argv[] = {"git", "-C", j->mirror, "fetch", "--quiet", (char *)gurl, spec, NULL};
+		char *argv[] = {"git",     "-C",         j->mirror, "fetch",
+		                "--quiet", (char *)gurl, spec,      NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
 			return -1;
@@ -651,7 +669,7 @@ static int prepare(struct job *j, json_t *desc)
 	}
 	if (rev_parse(j, base, j->base_rev, sizeof(j->base_rev))) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "base '%s' not found in %s", base,
-			 url);
+		         url);
 		return -1;
 	}
 	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
@@ -659,7 +677,7 @@ static int prepare(struct job *j, json_t *desc)
 	if (base_from_cache(j))
 		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
 	else if (add_worktree(j, j->base_tree, j->base_rev) ||
-		 build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
 		return -1;
 	else
 		base_to_cache(j);
@@ -686,7 +704,7 @@ static int prepare(struct job *j, json_t *desc)
 			return -1;
 		/* every patch applied and (for short series) built: patch-1 ... patched */
 		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&
-				j->npatches < MAX_VARIANTS - 1;
+		                j->npatches < MAX_VARIANTS - 1;
 		for (int k = 1; k <= j->npatches; k++) {
 			if (git_am(j, files[k - 1], k))
 				return -1;
@@ -733,16 +751,16 @@ static void post_release(struct job *j)
 		agent_log("info", j->id, "job handed back to the queue");
 	else
 		agent_log("warn", j->id, "cannot hand the job back (%s); its lease will expire",
-			  err);
+		          err);
 }
 
 static void remove_worktrees(struct job *j)
 {
 	char cmd[16384];
 	snprintf(cmd, sizeof(cmd),
-		 "git -C '%s' worktree remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree "
-		 "remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree prune >/dev/null 2>&1",
-		 j->mirror, j->base_tree, j->mirror, j->series_tree, j->mirror);
+	         "git -C '%s' worktree remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree "
+	         "remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree prune >/dev/null 2>&1",
+	         j->mirror, j->base_tree, j->mirror, j->series_tree, j->mirror);
 	if (j->mirror[0] && system(cmd) != 0) {
 		/* leftovers are pruned at the next job */
 	}
@@ -758,7 +776,7 @@ static int run_job(struct agent *ag, json_t *desc)
 		return -1;
 	j->ag = ag;
 	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
-			"lease_seconds", &lease, "more_rounds", &more, "next_round", &next)) {
+	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next)) {
 		agent_log("error", 0, "the server sent a job without id or suite");
 		free(j);
 		return -1;
@@ -775,7 +793,7 @@ static int run_job(struct agent *ag, json_t *desc)
 		return 1;
 	}
 	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
-		  j->more_rounds, j->next_round);
+	          j->more_rounds, j->next_round);
 	if (pthread_create(&j->hb, NULL, heartbeat_thread, j) == 0)
 		j->hb_started = true;
 
@@ -804,7 +822,7 @@ static int run_job(struct agent *ag, json_t *desc)
 			/* the server still misses this round: it refused nothing, so this
 			 * is a protocol mismatch; stop rather than loop */
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
-				 "server did not count round %d", round);
+			         "server did not count round %d", round);
 			post_fail(j);
 			goto out;
 		}

@@ -36,29 +36,30 @@ static const char *env_or(const char *name, const char *def)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: locklab-agent --server URL --token T --workdir DIR [options]\n"
-		"\n"
-		"  --server URL        locklab-server base URL [$LOCKLAB_SERVER, "
-		"http://127.0.0.1:8080]\n"
-		"  --token T           agent token from POST /api/v1/agents/register "
-		"[$LOCKLAB_AGENT_TOKEN]\n"
-		"  --workdir DIR       mirrors, worktrees, builds and the spool "
-		"[$LOCKLAB_WORKDIR, var/agent]\n"
-		"  --name N            name shown in logs [$LOCKLAB_AGENT_NAME, hostname]\n"
-		"  --native-tree URL   tree holding lockbench when a job names none "
-		"[$LOCKLAB_NATIVE_TREE, %s]\n"
-		"  --once              run at most one job, then exit\n"
-		"  --build-timeout S   wall-clock limit of one build [$LOCKLAB_BUILD_TIMEOUT, 1800]\n"
-		"  --run-timeout S     wall-clock limit of one lockbench run "
-		"[$LOCKLAB_RUN_TIMEOUT, 900]\n"
-		"  --max-prefixes N    measure every prefix of series up to N patches "
-		"[$LOCKLAB_MAX_PREFIXES, 5]\n"
-		"  --poll S            seconds between claims when the queue is empty [5]\n"
-		"  --jobs N            make -j for builds [number of CPUs]\n"
-		"\n"
-		"SIGTERM finishes the current run and hands the job back.\n",
-		LOCKLAB_SOURCE_DIR);
+	fprintf(
+	    f,
+	    "usage: locklab-agent --server URL --token T --workdir DIR [options]\n"
+	    "\n"
+	    "  --server URL        locklab-server base URL [$LOCKLAB_SERVER, "
+	    "http://127.0.0.1:8080]\n"
+	    "  --token T           agent token from POST /api/v1/agents/register "
+	    "[$LOCKLAB_AGENT_TOKEN]\n"
+	    "  --workdir DIR       mirrors, worktrees, builds and the spool "
+	    "[$LOCKLAB_WORKDIR, var/agent]\n"
+	    "  --name N            name shown in logs [$LOCKLAB_AGENT_NAME, hostname]\n"
+	    "  --native-tree URL   tree holding lockbench when a job names none "
+	    "[$LOCKLAB_NATIVE_TREE, %s]\n"
+	    "  --once              run at most one job, then exit\n"
+	    "  --build-timeout S   wall-clock limit of one build [$LOCKLAB_BUILD_TIMEOUT, 1800]\n"
+	    "  --run-timeout S     wall-clock limit of one lockbench run "
+	    "[$LOCKLAB_RUN_TIMEOUT, 900]\n"
+	    "  --max-prefixes N    measure every prefix of series up to N patches "
+	    "[$LOCKLAB_MAX_PREFIXES, 5]\n"
+	    "  --poll S            seconds between claims when the queue is empty [5]\n"
+	    "  --jobs N            make -j for builds [number of CPUs]\n"
+	    "\n"
+	    "SIGTERM finishes the current run and hands the job back.\n",
+	    LOCKLAB_SOURCE_DIR);
 }
 
 static int parse_pos(const char *s, const char *what, int *out)
@@ -67,7 +68,8 @@ static int parse_pos(const char *s, const char *what, int *out)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (!*s || *end || errno || v < 1 || v > INT_MAX) {
-		fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n", what, s);
+		fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n", what,
+		        s);
 		return -1;
 	}
 	*out = (int)v;
@@ -78,40 +80,53 @@ int main(int argc, char **argv)
 {
 	static char host[256];
 	struct agent_cfg cfg = {
-		.server = env_or("LOCKLAB_SERVER", "http://127.0.0.1:8080"),
-		.token = env_or("LOCKLAB_AGENT_TOKEN", NULL),
-		.workdir = env_or("LOCKLAB_WORKDIR", "var/agent"),
-		.native_tree = env_or("LOCKLAB_NATIVE_TREE", LOCKLAB_SOURCE_DIR),
-		.build_timeout_s = 1800,
-		.run_timeout_s = 900,
-		.max_prefixes = 5,
-		.poll_s = 5,
-		.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
+	    .server = env_or("LOCKLAB_SERVER", "http://127.0.0.1:8080"),
+	    .token = env_or("LOCKLAB_AGENT_TOKEN", NULL),
+	    .workdir = env_or("LOCKLAB_WORKDIR", "var/agent"),
+	    .native_tree = env_or("LOCKLAB_NATIVE_TREE", LOCKLAB_SOURCE_DIR),
+	    .build_timeout_s = 1800,
+	    .run_timeout_s = 900,
+	    .max_prefixes = 5,
+	    .poll_s = 5,
+	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
 	};
 	struct agent ag;
-	enum { O_SERVER = 256, O_TOKEN, O_WORKDIR, O_NAME, O_TREE, O_ONCE, O_BT, O_RT, O_PREF,
-	       O_POLL, O_JOBS, O_HELP };
+	enum {
+		O_SERVER = 256,
+		O_TOKEN,
+		O_WORKDIR,
+		O_NAME,
+		O_TREE,
+		O_ONCE,
+		O_BT,
+		O_RT,
+		O_PREF,
+		O_POLL,
+		O_JOBS,
+		O_HELP
+	};
 	static const struct option opts[] = {
-		{"server", required_argument, NULL, O_SERVER},
-		{"token", required_argument, NULL, O_TOKEN},
-		{"workdir", required_argument, NULL, O_WORKDIR},
-		{"name", required_argument, NULL, O_NAME},
-		{"native-tree", required_argument, NULL, O_TREE},
-		{"once", no_argument, NULL, O_ONCE},
-		{"build-timeout", required_argument, NULL, O_BT},
-		{"run-timeout", required_argument, NULL, O_RT},
-		{"max-prefixes", required_argument, NULL, O_PREF},
-		{"poll", required_argument, NULL, O_POLL},
-		{"jobs", required_argument, NULL, O_JOBS},
-		{"help", no_argument, NULL, O_HELP},
-		{NULL, 0, NULL, 0},
+	    {"server", required_argument, NULL, O_SERVER},
+	    {"token", required_argument, NULL, O_TOKEN},
+	    {"workdir", required_argument, NULL, O_WORKDIR},
+	    {"name", required_argument, NULL, O_NAME},
+	    {"native-tree", required_argument, NULL, O_TREE},
+	    {"once", no_argument, NULL, O_ONCE},
+	    {"build-timeout", required_argument, NULL, O_BT},
+	    {"run-timeout", required_argument, NULL, O_RT},
+	    {"max-prefixes", required_argument, NULL, O_PREF},
+	    {"poll", required_argument, NULL, O_POLL},
+	    {"jobs", required_argument, NULL, O_JOBS},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, rc = 1;
 
 	gethostname(host, sizeof(host) - 1);
 	cfg.name = env_or("LOCKLAB_AGENT_NAME", host);
 	if (getenv("LOCKLAB_BUILD_TIMEOUT") &&
-	    parse_pos(getenv("LOCKLAB_BUILD_TIMEOUT"), "LOCKLAB_BUILD_TIMEOUT", &cfg.build_timeout_s))
+	    parse_pos(getenv("LOCKLAB_BUILD_TIMEOUT"), "LOCKLAB_BUILD_TIMEOUT",
+	              &cfg.build_timeout_s))
 		return 2;
 	if (getenv("LOCKLAB_RUN_TIMEOUT") &&
 	    parse_pos(getenv("LOCKLAB_RUN_TIMEOUT"), "LOCKLAB_RUN_TIMEOUT", &cfg.run_timeout_s))
@@ -173,7 +188,7 @@ int main(int argc, char **argv)
 	}
 	if (!cfg.token) {
 		fprintf(stderr, "locklab-agent: no token (--token or LOCKLAB_AGENT_TOKEN); get one "
-				"with POST /api/v1/agents/register\n");
+		                "with POST /api/v1/agents/register\n");
 		return 2;
 	}
 	if (strncmp(cfg.server, "http://", 7) && strncmp(cfg.server, "https://", 8)) {
@@ -193,7 +208,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	agent_log("info", 0, "agent %s on %s, workdir %s, untrusted code runs with %s", cfg.name,
-		  cfg.server, cfg.workdir, sandbox_describe());
+	          cfg.server, cfg.workdir, sandbox_describe());
 
 	int backoff = 1;
 	rc = 0;
@@ -219,7 +234,7 @@ int main(int argc, char **argv)
 	}
 	if (spool_flush(&ag) > 0)
 		agent_log("warn", 0, "results still in the spool %s: delivered at the next start",
-			  ag.spool_dir);
+		          ag.spool_dir);
 	agent_log("info", 0, "agent stopped");
 	agent_release(&ag);
 out_curl:

@@ -34,7 +34,8 @@ static bool have_bwrap(void)
 		int devnull = open("/dev/null", O_RDWR);
 		dup2(devnull, 1);
 		dup2(devnull, 2);
-		execlp("bwrap", "bwrap", "--dev-bind", "/", "/", "--unshare-net", "true", (char *)NULL);
+		execlp("bwrap", "bwrap", "--dev-bind", "/", "/", "--unshare-net", "true",
+		       (char *)NULL);
 		_exit(127);
 	}
 	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
@@ -55,8 +56,9 @@ enum sandbox_net sandbox_net_mode(void)
 {
 	static int mode = -1;
 	if (mode < 0)
-		mode = have_bwrap() ? SANDBOX_NET_BWRAP
-				    : can_unshare_net() ? SANDBOX_NET_UNSHARE : SANDBOX_NET_NONE;
+		mode = have_bwrap()        ? SANDBOX_NET_BWRAP
+		       : can_unshare_net() ? SANDBOX_NET_UNSHARE
+		                           : SANDBOX_NET_NONE;
 	return (enum sandbox_net)mode;
 }
 
@@ -68,7 +70,8 @@ const char *sandbox_describe(void)
 	case SANDBOX_NET_UNSHARE:
 		return "own network namespace (unshare), CPU and wall-clock limits";
 	default:
-		return "NO network isolation (no bubblewrap, no unshare): CPU and wall-clock limits "
+		return "NO network isolation (no bubblewrap, no unshare): CPU and wall-clock "
+		       "limits "
 		       "only";
 	}
 }
@@ -81,7 +84,7 @@ static double now_s(void)
 }
 
 int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox_result *res,
-		char *err, size_t errlen)
+                char *err, size_t errlen)
 {
 	enum sandbox_net mode = o->isolate_net ? sandbox_net_mode() : SANDBOX_NET_NONE;
 	double start = now_s();
@@ -99,9 +102,9 @@ int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		int in = open("/dev/null", O_RDONLY);
-		int out = o->out_path ? open(o->out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-					     0644)
-				      : open("/dev/null", O_WRONLY);
+		int out = o->out_path
+		              ? open(o->out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+		              : open("/dev/null", O_WRONLY);
 		if (in < 0 || out < 0)
 			_exit(126);
 		dup2(in, 0);

@@ -18,10 +18,10 @@
 enum sandbox_net { SANDBOX_NET_BWRAP, SANDBOX_NET_UNSHARE, SANDBOX_NET_NONE };
 
 struct sandbox_opts {
-	int wall_s;          /* 0: no deadline */
-	int cpu_s;           /* 0: no CPU limit */
-	bool isolate_net;    /* false for trusted steps (git fetch) */
-	const char *cwd;     /* NULL: inherit */
+	int wall_s;           /* 0: no deadline */
+	int cpu_s;            /* 0: no CPU limit */
+	bool isolate_net;     /* false for trusted steps (git fetch) */
+	const char *cwd;      /* NULL: inherit */
 	const char *out_path; /* stdout+stderr go here (appended); NULL: /dev/null */
 	/* called with the child's pid at the deadline, before the kill */
 	void (*on_deadline)(pid_t pid, void *arg);
@@ -40,7 +40,7 @@ const char *sandbox_describe(void);
 
 /* Run argv; returns 0 when it ran (see res), -1 when it could not start. */
 int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox_result *res,
-		char *err, size_t errlen);
+                char *err, size_t errlen);
 
 /* Last n lines of a file, newly allocated ("" when unreadable). */
 char *sandbox_tail(const char *path, int n);

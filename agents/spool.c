@@ -109,7 +109,7 @@ int spool_flush(struct agent *ag)
 			snprintf(rej, sizeof(rej), "%s/rejected/%s", ag->spool_dir, e->d_name);
 			rename(path, rej);
 			agent_log("error", job, "server refused spooled result %s (%s); kept in %s",
-				  key, err, rej);
+			          key, err, rej);
 		} else {
 			left++;
 		}

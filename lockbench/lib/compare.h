@@ -33,7 +33,10 @@ struct compare_opts {
 	size_t min_samples;  /* per side, default 5 */
 };
 
-#define COMPARE_OPTS_DEFAULT {0.05, 0.02, 0.05, 5}
+#define COMPARE_OPTS_DEFAULT                                                                       \
+	{                                                                                          \
+		0.05, 0.02, 0.05, 5                                                                \
+	}
 
 struct compare_row {
 	char *workload;
@@ -94,8 +97,8 @@ void comparison_release(struct comparison *c);
  * in err (out left empty).
  */
 int compare_results(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
-		    size_t npatched, const struct compare_opts *opts, struct comparison *out,
-		    char *err, size_t errlen);
+                    size_t npatched, const struct compare_opts *opts, struct comparison *out,
+                    char *err, size_t errlen);
 
 /* True for the metrics that decide (see compare_row.headline). */
 bool compare_metric_is_headline(const char *metric);

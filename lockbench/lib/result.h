@@ -86,11 +86,10 @@ struct lb_run *result_add_run(struct lb_result *r, const char *workload, const c
 void run_set_param_num(struct lb_run *run, const char *name, long long value);
 void run_set_param_str(struct lb_run *run, const char *name, const char *value);
 struct lb_metric *run_add_metric(struct lb_run *run, const char *name, const char *unit,
-				 bool higher_better, double value);
+                                 bool higher_better, double value);
 void metric_add_sample(struct lb_metric *m, double value);
 void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n);
-void run_set_lockup(struct lb_run *run, const char *kind, const char *message,
-		    const char *stacks);
+void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks);
 
 /* Lookups; borrowed pointers or NULL. */
 const struct lb_param *run_param(const struct lb_run *run, const char *name);
@@ -116,7 +115,7 @@ json_t *result_to_json(const struct lb_result *r);
  */
 int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t errlen);
 int result_load_buffer(const char *buf, size_t len, struct lb_result *out, char *err,
-		       size_t errlen);
+                       size_t errlen);
 /* path "-" reads stdin. */
 int result_load_file(const char *path, struct lb_result *out, char *err, size_t errlen);
 

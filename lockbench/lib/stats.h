@@ -41,7 +41,7 @@ struct stats_welch {
  * p-value is 1 for equal means and 0 otherwise.  alpha sets the interval.
  */
 int stats_welch(const double *a, size_t na, const double *b, size_t nb, double alpha,
-		struct stats_welch *out);
+                struct stats_welch *out);
 
 /* Benjamini-Hochberg adjusted p-values (q), same order as p. */
 void stats_bh_adjust(const double *p, size_t n, double *q);

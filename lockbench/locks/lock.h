@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define LB_CACHELINE 64
+#define LB_CACHELINE  64
 #define LB_MAX_NESTED 8
 
 struct lock_ops {

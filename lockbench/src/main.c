@@ -31,7 +31,7 @@
 #include "util.h"
 #include "workload.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
 
 static const char *prog = "lockbench";
@@ -47,45 +47,45 @@ static int usage_error(const char *fmt, const char *arg)
 static void print_help(FILE *f)
 {
 	fprintf(f,
-		"usage: lockbench COMMAND [OPTIONS]\n"
-		"\n"
-		"commands:\n"
-		"  list                          locks, workloads and suites\n"
-		"  run                           run a suite, print a table, write result JSON\n"
-		"  validate                      correctness torture of every lock\n"
-		"  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
-		"                                (a,b,c.json: several rounds of one side)\n"
-		"  kernel build|run              kernel build; boot with locktorture, lockbench\n"
-		"\n"
-		"run and validate options (defaults in brackets):\n"
-		"  --suite S            smoke, quick or full [smoke]\n"
-		"  --locks a,b          only these locks (and no kernel workloads unless named)\n"
-		"  --workloads w,...    only these workloads\n"
-		"  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
-		"  --duration-ms N      length of one repetition [per suite]\n"
-		"  --repeat N           repetitions, each one sample [per suite]\n"
-		"  --cs-loops 0,100     work inside the critical section [10]\n"
-		"  --outside-loops 0,1  work between acquisitions [10]\n"
-		"  --nlocks N           many-locks: locks to pick from [100]\n"
-		"  --hold-us N          long-hold: hold time [100]\n"
-		"  --wake-batch N       futex-wake: waiters woken per call [1]\n"
-		"  --futexes N          futex-hash: futex words per thread [1024]\n"
-		"  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
-		"  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
-		"  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
-		"  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
-		"  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
-		"  --round N            round number recorded in the JSON [0]\n"
-		"  --json FILE|-        write the lockbench-result/1 document\n"
-		"  --quiet              no table on stdout\n"
-		"\n"
-		"compare options:\n"
-		"  --format F           aim7, perf, lkp, text or json [text]\n"
-		"  --alpha A            false discovery rate [0.05]\n"
-		"  --min-effect E       smallest change that counts, relative [0.02]\n"
-		"\n"
-		"exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
-		"failed)\n");
+	        "usage: lockbench COMMAND [OPTIONS]\n"
+	        "\n"
+	        "commands:\n"
+	        "  list                          locks, workloads and suites\n"
+	        "  run                           run a suite, print a table, write result JSON\n"
+	        "  validate                      correctness torture of every lock\n"
+	        "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
+	        "                                (a,b,c.json: several rounds of one side)\n"
+	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
+	        "\n"
+	        "run and validate options (defaults in brackets):\n"
+	        "  --suite S            smoke, quick or full [smoke]\n"
+	        "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
+	        "  --workloads w,...    only these workloads\n"
+	        "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
+	        "  --duration-ms N      length of one repetition [per suite]\n"
+	        "  --repeat N           repetitions, each one sample [per suite]\n"
+	        "  --cs-loops 0,100     work inside the critical section [10]\n"
+	        "  --outside-loops 0,1  work between acquisitions [10]\n"
+	        "  --nlocks N           many-locks: locks to pick from [100]\n"
+	        "  --hold-us N          long-hold: hold time [100]\n"
+	        "  --wake-batch N       futex-wake: waiters woken per call [1]\n"
+	        "  --futexes N          futex-hash: futex words per thread [1024]\n"
+	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
+	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
+	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
+	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
+	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
+	        "  --round N            round number recorded in the JSON [0]\n"
+	        "  --json FILE|-        write the lockbench-result/1 document\n"
+	        "  --quiet              no table on stdout\n"
+	        "\n"
+	        "compare options:\n"
+	        "  --format F           aim7, perf, lkp, text or json [text]\n"
+	        "  --alpha A            false discovery rate [0.05]\n"
+	        "  --min-effect E       smallest change that counts, relative [0.02]\n"
+	        "\n"
+	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
+	        "failed)\n");
 }
 
 static int cmd_list(void)
@@ -139,7 +139,7 @@ static char *valid_workloads(void)
 
 /* Split "a,b" into a NULL-terminated array of looked-up pointers. */
 static int parse_names(const char *arg, const void ***out, const void *(*find)(const char *),
-		       const char *what, const char *valid)
+                       const char *what, const char *valid)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
 	int n = 0;
@@ -154,7 +154,7 @@ static int parse_names(const char *arg, const void ***out, const void *(*find)(c
 		const void *x = find(tok);
 		if (!x) {
 			fprintf(stderr, "%s: unknown %s '%s' (valid: %s)\n", prog, what, tok,
-				valid);
+			        valid);
 			free(copy);
 			free(v);
 			return -1;
@@ -282,28 +282,28 @@ enum {
 };
 
 static const struct option run_options[] = {
-	{"suite", required_argument, NULL, OPT_SUITE},
-	{"locks", required_argument, NULL, OPT_LOCKS},
-	{"workloads", required_argument, NULL, OPT_WORKLOADS},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"duration-ms", required_argument, NULL, OPT_DURATION},
-	{"repeat", required_argument, NULL, OPT_REPEAT},
-	{"cs-loops", required_argument, NULL, OPT_CS},
-	{"outside-loops", required_argument, NULL, OPT_OUTSIDE},
-	{"nlocks", required_argument, NULL, OPT_NLOCKS},
-	{"hold-us", required_argument, NULL, OPT_HOLD},
-	{"wake-batch", required_argument, NULL, OPT_WAKE_BATCH},
-	{"futexes", required_argument, NULL, OPT_FUTEXES},
-	{"dir", required_argument, NULL, OPT_DIR},
-	{"stall-ms", required_argument, NULL, OPT_STALL},
-	{"deadline-ms", required_argument, NULL, OPT_DEADLINE},
-	{"no-stacks", no_argument, NULL, OPT_NO_STACKS},
-	{"variant", required_argument, NULL, OPT_VARIANT},
-	{"round", required_argument, NULL, OPT_ROUND},
-	{"json", required_argument, NULL, OPT_JSON},
-	{"quiet", no_argument, NULL, OPT_QUIET},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+    {"suite", required_argument, NULL, OPT_SUITE},
+    {"locks", required_argument, NULL, OPT_LOCKS},
+    {"workloads", required_argument, NULL, OPT_WORKLOADS},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"duration-ms", required_argument, NULL, OPT_DURATION},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"cs-loops", required_argument, NULL, OPT_CS},
+    {"outside-loops", required_argument, NULL, OPT_OUTSIDE},
+    {"nlocks", required_argument, NULL, OPT_NLOCKS},
+    {"hold-us", required_argument, NULL, OPT_HOLD},
+    {"wake-batch", required_argument, NULL, OPT_WAKE_BATCH},
+    {"futexes", required_argument, NULL, OPT_FUTEXES},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"stall-ms", required_argument, NULL, OPT_STALL},
+    {"deadline-ms", required_argument, NULL, OPT_DEADLINE},
+    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+    {"variant", required_argument, NULL, OPT_VARIANT},
+    {"round", required_argument, NULL, OPT_ROUND},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 static bool valid_variant(const char *v)
@@ -331,22 +331,22 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case OPT_SUITE:
 			if (!suite_exists(optarg))
 				return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
-						   optarg);
+				                   optarg);
 			a->suite = optarg;
 			break;
 		case OPT_LOCKS:
 			if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",
-					valid_locks()))
+			                valid_locks()))
 				return EXIT_USAGE;
 			break;
 		case OPT_WORKLOADS:
 			if (parse_names(optarg, (const void ***)&a->ov.workloads, find_workload,
-					"workload", valid_workloads()))
+			                "workload", valid_workloads()))
 				return EXIT_USAGE;
 			break;
 		case OPT_THREADS:
 			a->ov.nthreads = lb_parse_int_list(optarg, &a->ov.threads, "--threads", err,
-							   sizeof(err));
+			                                   sizeof(err));
 			if (a->ov.nthreads < 0)
 				return usage_error("%s", err);
 			break;
@@ -355,10 +355,11 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			/* 0 is a valid amount of work: parse by hand */
 			int *vals = calloc(strlen(optarg) + 1, sizeof(int)), n = 0;
 			char *copy = strdup(optarg), *save = NULL, *tok;
-			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (tok = strtok_r(copy, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
 				if (lb_parse_int(tok, 0, 100000000, &v,
-						 c == OPT_CS ? "--cs-loops" : "--outside-loops", err,
-						 sizeof(err))) {
+				                 c == OPT_CS ? "--cs-loops" : "--outside-loops",
+				                 err, sizeof(err))) {
 					free(copy);
 					free(vals);
 					return usage_error("%s", err);
@@ -369,7 +370,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			if (!n) {
 				free(vals);
 				return usage_error("%s: empty list",
-						   c == OPT_CS ? "--cs-loops" : "--outside-loops");
+				                   c == OPT_CS ? "--cs-loops" : "--outside-loops");
 			}
 			if (c == OPT_CS) {
 				a->ov.cs_loops = vals;
@@ -398,8 +399,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 #undef INT_OPT
 		case OPT_DIR:
 			if (access(optarg, W_OK | X_OK))
-				return usage_error("--dir: cannot use '%s' (not a writable directory)",
-						   optarg);
+				return usage_error(
+				    "--dir: cannot use '%s' (not a writable directory)", optarg);
 			a->ov.dir = optarg;
 			break;
 		case OPT_NO_STACKS:
@@ -407,8 +408,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_VARIANT:
 			if (!valid_variant(optarg))
-				return usage_error("--variant: '%s' is not base, patched or patch-K",
-						   optarg);
+				return usage_error(
+				    "--variant: '%s' is not base, patched or patch-K", optarg);
 			a->variant = optarg;
 			break;
 		case OPT_JSON:
@@ -531,8 +532,8 @@ static int cmd_validate(int argc, char **argv)
 		if (!want)
 			continue;
 		struct wl_params p = {.threads = a.ov.nthreads ? a.ov.threads[0] : threads,
-				      .duration_ms = a.ov.duration_ms ? a.ov.duration_ms : 500,
-				      .repeat = a.ov.repeat ? a.ov.repeat : 1};
+		                      .duration_ms = a.ov.duration_ms ? a.ov.duration_ms : 500,
+		                      .repeat = a.ov.repeat ? a.ov.repeat : 1};
 		size_t before = res.nruns;
 		checked++;
 		if (runner_run_point(torture, ops, &p, &a.ro, &res, err, sizeof(err))) {
@@ -573,11 +574,11 @@ out:
 }
 
 static const struct option compare_options[] = {
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"alpha", required_argument, NULL, OPT_ALPHA},
-	{"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_fraction(const char *s, double *out)
@@ -654,9 +655,10 @@ static int cmd_compare(int argc, char **argv)
 		switch (c) {
 		case OPT_FORMAT:
 			if (report_format_parse(optarg, &fmt)) {
-				rc = usage_error("unknown format '%s' (valid: aim7, perf, lkp, text, "
-						 "json)",
-						 optarg);
+				rc = usage_error(
+				    "unknown format '%s' (valid: aim7, perf, lkp, text, "
+				    "json)",
+				    optarg);
 				goto out;
 			}
 			break;
@@ -668,7 +670,8 @@ static int cmd_compare(int argc, char **argv)
 			break;
 		case OPT_MIN_EFFECT:
 			if (parse_fraction(optarg, &co.min_effect)) {
-				rc = usage_error("--min-effect: '%s' is not between 0 and 1", optarg);
+				rc = usage_error("--min-effect: '%s' is not between 0 and 1",
+				                 optarg);
 				goto out;
 			}
 			break;
@@ -685,7 +688,8 @@ static int cmd_compare(int argc, char **argv)
 		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
 		goto out;
 	}
-	if (load_side(argv[optind], &base, &nbase) || load_side(argv[optind + 1], &patched, &npatched))
+	if (load_side(argv[optind], &base, &nbase) ||
+	    load_side(argv[optind + 1], &patched, &npatched))
 		goto out;
 	if (compare_results(base, nbase, patched, npatched, &co, &cmp, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
@@ -729,6 +733,6 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "kernel"))
 		return kernel_main(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare)\n", prog,
-		cmd);
+	        cmd);
 	return EXIT_USAGE;
 }

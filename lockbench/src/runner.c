@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 #include "runner.h"
 #include "util.h"
 
-#define STACKS_MAX (96 * 1024)
+#define STACKS_MAX    (96 * 1024)
 #define CHILD_OUT_MAX (16 * 1024 * 1024)
 
 int runner_stall_ms(const struct runner_opts *o, int threads)
@@ -98,7 +98,7 @@ static void capture_proc(pid_t pid, struct buf *b)
 		char *rp = strrchr(stat, ')');
 		char state = rp && rp[1] ? rp[2] : '?';
 		buf_printf(b, "task %s (%s) state %c wchan %s\n", e->d_name, comm, state,
-			   *wchan ? wchan : "-");
+		           *wchan ? wchan : "-");
 		snprintf(path, sizeof(path), "%s/%s/stack", dirpath, e->d_name);
 		read_small(path, kstack, sizeof(kstack));
 		if (*kstack)
@@ -130,7 +130,7 @@ static void capture_gdb(pid_t pid, struct buf *b)
 		execlp("gdb", "gdb", "-nx", "-batch", "-p", pidstr, "-ex", "set pagination off",
 		       "-ex", "thread apply all bt", (char *)NULL);
 		dprintf(1, "gdb not available (%s): only the kernel view follows\n",
-			strerror(errno));
+		        strerror(errno));
 		_exit(127);
 	}
 	close(fds[1]);
@@ -177,16 +177,15 @@ static void copy_run(const struct lb_run *src, struct lb_result *res)
 	}
 	for (size_t i = 0; i < src->nmetrics; i++) {
 		const struct lb_metric *m = &src->metrics[i];
-		struct lb_metric *d = run_add_metric(dst, m->name, m->unit, m->higher_better,
-						     m->value);
+		struct lb_metric *d =
+		    run_add_metric(dst, m->name, m->unit, m->higher_better, m->value);
 		for (size_t k = 0; k < m->nsamples; k++)
 			metric_add_sample(d, m->samples[k]);
 		if (m->nper_thread)
 			metric_set_per_thread(d, m->per_thread, m->nper_thread);
 	}
 	if (src->lockup)
-		run_set_lockup(dst, src->lockup->kind, src->lockup->message,
-			       src->lockup->stacks);
+		run_set_lockup(dst, src->lockup->kind, src->lockup->message, src->lockup->stacks);
 }
 
 static int write_all(int fd, const char *s, size_t n)
@@ -205,7 +204,7 @@ static int write_all(int fd, const char *s, size_t n)
 
 /* The child: run the workload, send 'R' + JSON document or 'E' + reason. */
 static void child_main(int fd, const struct workload *w, const struct lock_ops *ops,
-		       const struct wl_params *p, struct wl_shared *sh)
+                       const struct wl_params *p, struct wl_shared *sh)
 {
 	struct lb_result r;
 	char err[512] = "";
@@ -239,8 +238,8 @@ static unsigned long progress_sum(struct wl_shared *sh)
 }
 
 int runner_run_point(const struct workload *w, const struct lock_ops *ops,
-		     const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
-		     char *err, size_t errlen)
+                     const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
+                     char *err, size_t errlen)
 {
 	struct wl_shared *sh;
 	struct buf out = {0};
@@ -288,7 +287,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 				if (out.len + (size_t)n > CHILD_OUT_MAX) {
 					snprintf(kind, sizeof(kind), "crash");
 					snprintf(msg, sizeof(msg), "child wrote more than %d bytes",
-						 CHILD_OUT_MAX);
+					         CHILD_OUT_MAX);
 					break;
 				}
 				if (out.len + (size_t)n + 1 > out.cap) {
@@ -317,18 +316,19 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		if ((now - last_change) / 1000000 >= (uint64_t)stall_ms) {
 			snprintf(kind, sizeof(kind), "stall");
 			snprintf(msg, sizeof(msg),
-				 "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",
-				 (now - last_change) / 1e9, w->name, ops ? ops->name : "kernel",
-				 p->threads, strcmp(w->name, "aim7-mix") ? "threads" : "users",
-				 atomic_load(&sh->phase) == WL_PHASE_MEASURE ? "measure" : "stop");
+			         "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",
+			         (now - last_change) / 1e9, w->name, ops ? ops->name : "kernel",
+			         p->threads, strcmp(w->name, "aim7-mix") ? "threads" : "users",
+			         atomic_load(&sh->phase) == WL_PHASE_MEASURE ? "measure" : "stop");
 			break;
 		}
 		if ((now - start) / 1000000 >= deadline_ms) {
 			snprintf(kind, sizeof(kind), "deadline");
 			snprintf(msg, sizeof(msg),
-				 "run did not finish within its %.1f s deadline (%s with %s, %d "
-				 "threads)",
-				 deadline_ms / 1e3, w->name, ops ? ops->name : "kernel", p->threads);
+			         "run did not finish within its %.1f s deadline (%s with %s, %d "
+			         "threads)",
+			         deadline_ms / 1e3, w->name, ops ? ops->name : "kernel",
+			         p->threads);
 			break;
 		}
 	}
@@ -349,7 +349,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	kill(-pid, SIGKILL); /* anything the workload left behind */
 	if (out.len && out.s[0] == 'E') {
 		snprintf(err, errlen, "%s with %s: %s", w->name, ops ? ops->name : "kernel",
-			 out.s + 1);
+		         out.s + 1);
 		goto out;
 	}
 	if (WIFSIGNALED(status) || !out.len || out.s[0] != 'R') {
@@ -357,10 +357,10 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		workload_record_params(w, p, run);
 		if (WIFSIGNALED(status))
 			snprintf(msg, sizeof(msg), "benchmark process killed by signal %d (%s)",
-				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+			         WTERMSIG(status), strsignal(WTERMSIG(status)));
 		else
 			snprintf(msg, sizeof(msg), "benchmark process exited with status %d",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		run_set_lockup(run, "crash", msg, NULL);
 		rc = 0;
 		goto out;

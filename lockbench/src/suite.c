@@ -10,10 +10,10 @@
 
 struct wl_setting {
 	const char *workload;
-	int threads[8];    /* END-terminated; oversub: multiples of the CPUs */
+	int threads[8]; /* END-terminated; oversub: multiples of the CPUs */
 	int duration_ms;
 	int repeat;
-	int cs_loops[4];   /* -1-terminated lists; {-1} means the default */
+	int cs_loops[4]; /* -1-terminated lists; {-1} means the default */
 	int outside_loops[4];
 };
 
@@ -23,40 +23,43 @@ struct suite_def {
 	struct wl_setting settings[12];
 };
 
-#define DEF {-1}
+#define DEF                                                                                        \
+	{                                                                                          \
+		-1                                                                                 \
+	}
 
 static const struct suite_def suites[] = {
-	{"smoke",
-	 "seconds: every lock on uncontended and hot, futex-wake, vfs-creat-unlink (for tests)",
-	 {
-		 {"uncontended", {1, END}, 40, 2, DEF, DEF},
-		 {"hot", {2, 4, END}, 50, 2, DEF, DEF},
-		 {"futex-wake", {4, END}, 0, 3, DEF, DEF},
-		 {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF},
-	 }},
-	{"quick",
-	 "about 20 s a round on 2 cores: every lock on uncontended and hot, futex-wake, "
-	 "vfs-creat-unlink",
-	 {
-		 {"uncontended", {1, END}, 80, 3, DEF, DEF},
-		 {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF},
-		 {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF},
-		 {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF},
-	 }},
-	{"full",
-	 "everything: all ten workloads over thread ramps (many minutes)",
-	 {
-		 {"uncontended", {1, END}, 200, 5, DEF, DEF},
-		 {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF},
-		 {"cs-sweep", {4, END}, 200, 3, {0, 100, 1000, -1}, {0, 100, 1000, -1}},
-		 {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF},
-		 {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF},
-		 {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF},
-		 {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF},
-		 {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF},
-		 {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF},
-		 {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF},
-	 }},
+    {"smoke",
+     "seconds: every lock on uncontended and hot, futex-wake, vfs-creat-unlink (for tests)",
+     {
+         {"uncontended", {1, END}, 40, 2, DEF, DEF},
+         {"hot", {2, 4, END}, 50, 2, DEF, DEF},
+         {"futex-wake", {4, END}, 0, 3, DEF, DEF},
+         {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF},
+     }},
+    {"quick",
+     "about 20 s a round on 2 cores: every lock on uncontended and hot, futex-wake, "
+     "vfs-creat-unlink",
+     {
+         {"uncontended", {1, END}, 80, 3, DEF, DEF},
+         {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF},
+         {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF},
+         {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF},
+     }},
+    {"full",
+     "everything: all ten workloads over thread ramps (many minutes)",
+     {
+         {"uncontended", {1, END}, 200, 5, DEF, DEF},
+         {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF},
+         {"cs-sweep", {4, END}, 200, 3, {0, 100, 1000, -1}, {0, 100, 1000, -1}},
+         {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF},
+         {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF},
+         {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF},
+         {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF},
+         {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF},
+         {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF},
+         {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF},
+     }},
 };
 
 static const char *const names[] = {"smoke", "quick", "full", NULL};
@@ -113,15 +116,15 @@ static bool wanted_workload(const struct suite_overrides *ov, const struct workl
 static struct wl_params defaults(const struct workload *w)
 {
 	struct wl_params p = {
-		.threads = 1,
-		.duration_ms = 100,
-		.repeat = 3,
-		.cs_loops = 10,
-		.outside_loops = 10,
-		.nlocks = 100,
-		.hold_us = 100,
-		.wake_batch = 1,
-		.futexes = 1024,
+	    .threads = 1,
+	    .duration_ms = 100,
+	    .repeat = 3,
+	    .cs_loops = 10,
+	    .outside_loops = 10,
+	    .nlocks = 100,
+	    .hold_us = 100,
+	    .wake_batch = 1,
+	    .futexes = 1024,
 	};
 	if (!strcmp(w->name, "many-locks"))
 		p.cs_loops = 50;
@@ -131,7 +134,7 @@ static struct wl_params defaults(const struct workload *w)
 }
 
 int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan *plan, char *err,
-	       size_t errlen)
+               size_t errlen)
 {
 	const struct suite_def *s = find(suite);
 	const struct lock_ops *const *all = lock_all();
@@ -192,8 +195,8 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 		} else {
 			for (int i = 0; i < 8 && set->threads[i] != END; i++)
 				threads[nthreads++] = !strcmp(w->name, "oversub")
-							      ? set->threads[i] * cpus
-							      : set->threads[i];
+				                          ? set->threads[i] * cpus
+				                          : set->threads[i];
 		}
 		if (!strcmp(w->name, "uncontended")) {
 			threads[0] = 1;
@@ -233,8 +236,8 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 						struct plan_point pt = {w, ops, base};
 						if (threads[ti] > WL_MAX_THREADS) {
 							snprintf(err, errlen,
-								 "threads: %d is more than %d",
-								 threads[ti], WL_MAX_THREADS);
+							         "threads: %d is more than %d",
+							         threads[ti], WL_MAX_THREADS);
 							return -1;
 						}
 						pt.p.threads = threads[ti];
@@ -249,9 +252,9 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 	}
 	if (!plan->n) {
 		snprintf(err, errlen,
-			 "suite '%s' has nothing to run with these --locks and --workloads "
-			 "(workloads of the suite: see 'lockbench list')",
-			 suite);
+		         "suite '%s' has nothing to run with these --locks and --workloads "
+		         "(workloads of the suite: see 'lockbench list')",
+		         suite);
 		return -1;
 	}
 	return 0;

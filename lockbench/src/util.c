@@ -27,7 +27,7 @@ long lb_futex_wake(_Atomic int *word, int count)
 }
 
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
-		 char *err, size_t errlen)
+                 char *err, size_t errlen)
 {
 	char *end;
 	long long v;

@@ -41,11 +41,9 @@ int lb_parse_int_list(const char *s, int **out, const char *what, char *err, siz
  * min/max bound the value.
  */
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
-		 char *err, size_t errlen);
+                 char *err, size_t errlen);
 
 int lb_online_cpus(void);
-
-
 
 /*
  * A start gate: threads wait until the coordinator opens it.  Unlike a

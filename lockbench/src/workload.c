@@ -6,9 +6,9 @@
 #include "workload_internal.h"
 
 static const struct workload *const all[] = {
-	&wl_uncontended_def, &wl_hot_def,        &wl_cs_sweep_def,   &wl_many_locks_def,
-	&wl_oversub_def,     &wl_long_hold_def,  &wl_futex_wake_def, &wl_futex_hash_def,
-	&wl_vfs_def,         &wl_aim7_def,       &wl_torture_def,    NULL,
+    &wl_uncontended_def, &wl_hot_def,       &wl_cs_sweep_def,   &wl_many_locks_def,
+    &wl_oversub_def,     &wl_long_hold_def, &wl_futex_wake_def, &wl_futex_hash_def,
+    &wl_vfs_def,         &wl_aim7_def,      &wl_torture_def,    NULL,
 };
 
 const struct workload *const *workload_all(void)
@@ -25,7 +25,7 @@ const struct workload *workload_find(const char *name)
 }
 
 void wl_add_metric(struct lb_run *run, const char *name, const char *unit, bool higher_better,
-		   const double *samples, size_t n, const double *per_thread, size_t nper_thread)
+                   const double *samples, size_t n, const double *per_thread, size_t nper_thread)
 {
 	struct stats_summary s;
 	stats_summarize(samples, n, &s);
@@ -36,8 +36,7 @@ void wl_add_metric(struct lb_run *run, const char *name, const char *unit, bool 
 		metric_set_per_thread(m, per_thread, nper_thread);
 }
 
-void workload_record_params(const struct workload *w, const struct wl_params *p,
-			    struct lb_run *run)
+void workload_record_params(const struct workload *w, const struct wl_params *p, struct lb_run *run)
 {
 	const char *n = w->name;
 

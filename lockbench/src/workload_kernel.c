@@ -34,7 +34,7 @@
  * Returns how many started.
  */
 static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), void *args,
-				size_t argsize, bool pin, char *err, size_t errlen)
+                                size_t argsize, bool pin, char *err, size_t errlen)
 {
 	pthread_attr_t attr;
 	int cpus = lb_online_cpus();
@@ -61,7 +61,7 @@ static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), voi
 }
 
 static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
-			 char *err, size_t errlen)
+                         char *err, size_t errlen)
 {
 	return start_threads_pinned(tids, n, fn, args, argsize, false, err, errlen);
 }
@@ -122,7 +122,7 @@ static bool all_sleeping(const pid_t *tids, int n)
 }
 
 static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
-			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	struct fw_ctx c = {.sh = sh};
@@ -145,8 +145,8 @@ static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
 		atomic_store(&c.ready, 0);
 		for (int i = 0; i < n; i++)
 			atomic_store(&sh->progress[i].n, 0);
-		started = start_threads_pinned(threads, n, fw_waiter, args, sizeof(*args), true, err,
-					       errlen);
+		started = start_threads_pinned(threads, n, fw_waiter, args, sizeof(*args), true,
+		                               err, errlen);
 		if (started < n) {
 			/* release the ones that started, then give up */
 			while (woken < started)
@@ -211,7 +211,8 @@ static void *fh_thread(void *arg)
 	lb_gate_wait(a->start);
 	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
 		for (int i = 0; i < a->nfutex; i++)
-			lb_futex_wait(&words[i], 1234); /* value differs: EAGAIN after the hash lookup */
+			lb_futex_wait(&words[i],
+			              1234); /* value differs: EAGAIN after the hash lookup */
 		a->ops += (unsigned long)a->nfutex;
 		atomic_store_explicit(&a->sh->progress[a->idx].n, a->ops, memory_order_relaxed);
 	}
@@ -251,9 +252,9 @@ static void *vfs_thread(void *arg)
 
 /* Run n threads of fn for the duration, repeat times; fills ops/s samples. */
 static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
-			 void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
-			 unsigned long *(*ops_of)(void *), double *ops_s, double *per_thread,
-			 char *err, size_t errlen)
+                         void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
+                         unsigned long *(*ops_of)(void *), double *ops_s, double *per_thread,
+                         char *err, size_t errlen)
 {
 	int n = p->threads;
 	pthread_t *threads = calloc((size_t)n, sizeof(*threads));
@@ -307,7 +308,7 @@ static unsigned long *vfs_ops(void *a)
 }
 
 static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
-			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	atomic_int stop = 0;
@@ -321,13 +322,13 @@ static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		args[i] = (struct fh_arg){.idx = i, .nfutex = p->futexes, .stop = &stop,
-					  .start = &start, .sh = sh};
+		args[i] = (struct fh_arg){
+		    .idx = i, .nfutex = p->futexes, .stop = &stop, .start = &start, .sh = sh};
 	if (timed_threads(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, ops_s,
-			  per_thread, err, errlen))
+	                  per_thread, err, errlen))
 		goto out;
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
-		      (size_t)n);
+	              (size_t)n);
 	rc = 0;
 out:
 	free(per_thread);
@@ -348,12 +349,12 @@ static const char *default_dir(const struct wl_params *p)
 }
 
 static int make_workdir(const struct wl_params *p, char *out, size_t outlen, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	snprintf(out, outlen, "%s/lockbench.XXXXXX", default_dir(p));
 	if (!mkdtemp(out)) {
 		snprintf(err, errlen, "cannot create a directory in %s: %s", default_dir(p),
-			 strerror(errno));
+		         strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -377,7 +378,7 @@ static void remove_workdir(const char *dir)
 }
 
 static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		  struct lb_run *run, char *err, size_t errlen)
+                  struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	atomic_int stop = 0;
@@ -396,19 +397,20 @@ static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct 
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		args[i] = (struct vfs_arg){.idx = i, .dir = dir, .stop = &stop, .start = &start,
-					   .sh = sh};
+		args[i] = (struct vfs_arg){
+		    .idx = i, .dir = dir, .stop = &stop, .start = &start, .sh = sh};
 	if (timed_threads(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, ops_s,
-			  per_thread, err, errlen))
+	                  per_thread, err, errlen))
 		goto out;
 	for (int i = 0; i < n; i++) {
 		if (args[i].error) {
-			snprintf(err, errlen, "creat/unlink in %s: %s", dir, strerror(args[i].error));
+			snprintf(err, errlen, "creat/unlink in %s: %s", dir,
+			         strerror(args[i].error));
 			goto out;
 		}
 	}
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
-		      (size_t)n);
+	              (size_t)n);
 	rc = 0;
 out:
 	if (dir[0])
@@ -493,7 +495,7 @@ static void aim7_user(const char *dir, int user, struct wl_shared *sh)
 }
 
 static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		   struct lb_run *run, char *err, size_t errlen)
+                   struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	char dir[4096] = "";
@@ -521,7 +523,7 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 			pid_t pid = fork();
 			if (pid < 0) {
 				snprintf(err, errlen, "fork user %d of %d: %s", i + 1, n,
-					 strerror(errno));
+				         strerror(errno));
 				break;
 			}
 			if (pid == 0)
@@ -543,7 +545,7 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 			goto out;
 		if (failed) {
 			snprintf(err, errlen, "%d of %d aim7 users failed a job in %s", failed, n,
-				 dir);
+			         dir);
 			goto out;
 		}
 		double mins = (double)(t1 - t0) / 60e9;
@@ -566,14 +568,14 @@ out:
 }
 
 const struct workload wl_futex_wake_def = {
-	"futex-wake", "N waiters on one futex, woken --wake-batch at a time: ms to wake all",
-	false, false, wl_futex_wake};
+    "futex-wake", "N waiters on one futex, woken --wake-batch at a time: ms to wake all", false,
+    false, wl_futex_wake};
 const struct workload wl_futex_hash_def = {
-	"futex-hash", "private FUTEX_WAIT on --futexes words per thread (value mismatch): ops/s",
-	false, false, wl_futex_hash};
-const struct workload wl_vfs_def = {
-	"vfs-creat-unlink", "N threads creat+unlink in one (tmpfs) directory: ops/s", false, false,
-	wl_vfs};
+    "futex-hash", "private FUTEX_WAIT on --futexes words per thread (value mismatch): ops/s", false,
+    false, wl_futex_hash};
+const struct workload wl_vfs_def = {"vfs-creat-unlink",
+                                    "N threads creat+unlink in one (tmpfs) directory: ops/s", false,
+                                    false, wl_vfs};
 const struct workload wl_aim7_def = {
-	"aim7-mix", "users processes running a fork/exec/pipe/creat/brk/signal job mix: JPM", false,
-	false, wl_aim7};
+    "aim7-mix", "users processes running a fork/exec/pipe/creat/brk/signal job mix: JPM", false,
+    false, wl_aim7};

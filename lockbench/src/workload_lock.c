@@ -39,7 +39,7 @@ struct lthread {
 
 struct guarded {
 	_Alignas(LB_CACHELINE) unsigned long counter; /* touched only under the lock */
-	atomic_int owner;                              /* torture: who is inside, 0 for none */
+	atomic_int owner;                             /* torture: who is inside, 0 for none */
 };
 
 struct lctx {
@@ -150,7 +150,7 @@ static double cpu_seconds(void)
 
 /* One repetition: start the threads together, let them run, stop, check. */
 static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	struct timespec d = {c->p->duration_ms / 1000, (long)(c->p->duration_ms % 1000) * 1000000};
 	unsigned long before = 0, after = 0;
@@ -200,7 +200,8 @@ static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, c
 		for (int i = 0; i < n; i++)
 			cur += atomic_load_explicit(&c->sh->progress[i].n, memory_order_relaxed);
 		if (out->nslices < REP_MAX_SLICES && now > tl)
-			out->slices[out->nslices++] = (double)(cur - last) * 1e9 / (double)(now - tl);
+			out->slices[out->nslices++] =
+			    (double)(cur - last) * 1e9 / (double)(now - tl);
 		last = cur;
 		tl = now;
 	}
@@ -230,7 +231,7 @@ join:
 }
 
 static int lock_workload(enum mode mode, const struct lock_ops *ops, const struct wl_params *p,
-			 struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
 	struct lctx c = {.ops = ops, .p = p, .sh = sh, .mode = mode};
 	struct lthread *th = NULL;
@@ -259,7 +260,8 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 	for (int i = 0; i < c.nlocks; i++) {
 		c.locks[i] = lock_new(ops);
 		if (!c.locks[i]) {
-			snprintf(err, errlen, "cannot create lock %s: %s", ops->name, strerror(errno));
+			snprintf(err, errlen, "cannot create lock %s: %s", ops->name,
+			         strerror(errno));
 			goto out;
 		}
 	}
@@ -286,7 +288,7 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 		total_ops += rr.total;
 		total_cpu += rr.cpu_s;
 		ops_s[r] = rr.nslices >= 3 ? stats_percentile(rr.slices, rr.nslices, 50)
-					   : rr.total / rr.elapsed_s;
+		                           : rr.total / rr.elapsed_s;
 		for (int i = 0; i < n; i++) {
 			thr[i] = th[i].ops / rr.elapsed_s;
 			per_thread[i] += thr[i] / reps;
@@ -304,18 +306,18 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 	if (violations) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
-			 "mutual exclusion violated: %lu failed checks in %lu acquisitions",
-			 violations, total_ops);
+		         "mutual exclusion violated: %lu failed checks in %lu acquisitions",
+		         violations, total_ops);
 		run_set_lockup(run, "exclusion", msg, NULL);
 	}
 	if (mode == MODE_TORTURE) {
 		wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
-			      (size_t)n);
+		              (size_t)n);
 		rc = 0;
 		goto out;
 	}
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
-		      (size_t)n);
+	              (size_t)n);
 	if (n > 1) {
 		wl_add_metric(run, "fairness", "min/max", true, fair, (size_t)reps, NULL, 0);
 		wl_add_metric(run, "cov", "stddev/mean", false, cov, (size_t)reps, NULL, 0);
@@ -372,7 +374,7 @@ struct unc_ctx {
 	double *ns;
 };
 
-#define UNC_BATCH 256
+#define UNC_BATCH       256
 #define UNC_MAX_BATCHES (1 << 16)
 
 /*
@@ -422,7 +424,7 @@ static void *uncontended_thread(void *arg)
  * look 3x faster than it is in any real program).
  */
 static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
-			  struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+                          struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
 	struct unc_ctx u = {ops, p, sh, calloc((size_t)p->repeat, sizeof(double))};
 	pthread_t t;
@@ -450,44 +452,41 @@ out:
 }
 
 static int wl_hot(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		  struct lb_run *run, char *err, size_t errlen)
+                  struct lb_run *run, char *err, size_t errlen)
 {
 	return lock_workload(MODE_HOT, ops, p, sh, run, err, errlen);
 }
 
 static int wl_many(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		   struct lb_run *run, char *err, size_t errlen)
+                   struct lb_run *run, char *err, size_t errlen)
 {
 	return lock_workload(MODE_MANY, ops, p, sh, run, err, errlen);
 }
 
-static int wl_long_hold(const struct lock_ops *ops, const struct wl_params *p,
-			struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+static int wl_long_hold(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+                        struct lb_run *run, char *err, size_t errlen)
 {
 	return lock_workload(MODE_LONG_HOLD, ops, p, sh, run, err, errlen);
 }
 
 static int wl_torture(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		      struct lb_run *run, char *err, size_t errlen)
+                      struct lb_run *run, char *err, size_t errlen)
 {
 	return lock_workload(MODE_TORTURE, ops, p, sh, run, err, errlen);
 }
 
 const struct workload wl_uncontended_def = {
-	"uncontended", "one thread, lock/unlock pairs: ns per pair", true, false, wl_uncontended};
+    "uncontended", "one thread, lock/unlock pairs: ns per pair", true, false, wl_uncontended};
 const struct workload wl_hot_def = {
-	"hot", "N threads, one lock, tiny critical section: ops/s and fairness", true, false,
-	wl_hot};
+    "hot", "N threads, one lock, tiny critical section: ops/s and fairness", true, false, wl_hot};
 const struct workload wl_cs_sweep_def = {
-	"cs-sweep", "critical-section length x outside work: ops/s", true, false, wl_hot};
+    "cs-sweep", "critical-section length x outside work: ops/s", true, false, wl_hot};
 const struct workload wl_many_locks_def = {
-	"many-locks", "N threads, locks picked at random from --nlocks: ops/s", true, false,
-	wl_many};
+    "many-locks", "N threads, locks picked at random from --nlocks: ops/s", true, false, wl_many};
 const struct workload wl_oversub_def = {
-	"oversub", "threads 2-4x the CPUs: ops/s and CPU time per op", true, false, wl_hot};
+    "oversub", "threads 2-4x the CPUs: ops/s and CPU time per op", true, false, wl_hot};
 const struct workload wl_long_hold_def = {
-	"long-hold", "~100 us holds: wait p50/p99/max, CPU per acquisition, fairness", true,
-	false, wl_long_hold};
+    "long-hold", "~100 us holds: wait p50/p99/max, CPU per acquisition, fairness", true, false,
+    wl_long_hold};
 const struct workload wl_torture_def = {
-	"torture", "validate: exclusion, trylock, random short and long holds", true, true,
-	wl_torture};
+    "torture", "validate: exclusion, trylock, random short and long holds", true, true, wl_torture};
