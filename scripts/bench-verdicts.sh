@@ -8,7 +8,8 @@
 # is inconclusive, at most 20, and the verdict from compare_results - the
 # code the server calls - through `lockbench compare --format json`.
 # Prints the false-regression rate (goal <= 2%) and the detection rate (goal
-# >= 90%).  N=50 MIN_ROUNDS=5 MAX_ROUNDS=20 TARGET=0.05 may be overridden.
+# >= 90%).  Each round gives REPEAT samples a side, as the suites do (3).
+# N=50 MIN_ROUNDS=5 MAX_ROUNDS=20 TARGET=0.05 REPEAT=3 may be overridden.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 LB="$top/${BUILD:-build}/lockbench-test"
@@ -19,7 +20,7 @@ TARGET=${TARGET:-0.05}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run1() { # run1 DELAY VARIANT ROUND OUT
   LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads uncontended \
-    --duration-ms 30 --repeat 1 --variant "$2" --round "$3" --json "$4" --quiet
+    --duration-ms 30 --repeat "${REPEAT:-3}" --variant "$2" --round "$3" --json "$4" --quiet
 }
 value() { perl -MJSON::PP -0777 -ne 'print decode_json($_)->{runs}[0]{metrics}{ns_per_pair}' "$1"; }
 

@@ -26,7 +26,10 @@ struct runner_opts {
 	bool capture_stacks; /* default true */
 };
 
-#define RUNNER_OPTS_DEFAULT {2000, 0, true}
+#define RUNNER_OPTS_DEFAULT                                                                        \
+	{                                                                                          \
+		2000, 0, true                                                                      \
+	}
 
 /* Stall time for a thread count, in ms. */
 int runner_stall_ms(const struct runner_opts *o, int threads);
@@ -38,7 +41,7 @@ int runner_stall_ms(const struct runner_opts *o, int threads);
  * parameter, no directory, fork failed), and nothing is appended.
  */
 int runner_run_point(const struct workload *w, const struct lock_ops *ops,
-		     const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
-		     char *err, size_t errlen);
+                     const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
+                     char *err, size_t errlen);
 
 #endif

@@ -49,7 +49,7 @@ const char *suite_description(const char *name);
  * Returns 0 or -1 with a reason in err.
  */
 int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan *plan, char *err,
-	       size_t errlen);
+               size_t errlen);
 void plan_release(struct plan *plan);
 
 #endif

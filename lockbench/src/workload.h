@@ -55,7 +55,7 @@ struct workload {
 	 * returns 0, or -1 with a reason in err (bad parameter, no memory).
 	 */
 	int (*run)(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
-		   struct lb_run *run, char *err, size_t errlen);
+	           struct lb_run *run, char *err, size_t errlen);
 };
 
 const struct workload *workload_find(const char *name);
@@ -64,6 +64,6 @@ const struct workload *const *workload_all(void);
 
 /* Record the parameters a workload uses in run->params. */
 void workload_record_params(const struct workload *w, const struct wl_params *p,
-			    struct lb_run *run);
+                            struct lb_run *run);
 
 #endif
