@@ -14,12 +14,28 @@ PACKAGES=(
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
 )
 
+# the dashboard's browser tests use Debian's chromium; node and npm may come
+# with the machine (newer than Debian's): take Debian's only when absent
+PACKAGES+=(chromium)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+web_deps() { # the dashboard's npm packages, from the lock file
+  local top
+  top=$(cd "$(dirname "$0")/.." && pwd)
+  if [[ ! -f $top/web/node_modules/.package-lock.json || $top/web/package-lock.json -nt $top/web/node_modules/.package-lock.json ]]; then
+    echo "deps: npm ci in web/" >&2
+    (cd "$top/web" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  fi
+}
+if [[ ${#missing[@]} -eq 0 ]]; then
+  web_deps
+  exit 0
+fi
 
 line="apt-get install -y ${missing[*]}"
 if [[ $(id -u) -ne 0 ]]; then
@@ -31,3 +47,4 @@ echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+web_deps

@@ -275,8 +275,9 @@ enum handler_rc api_history(struct http_request *req)
 		    " JOIN trees t ON t.id = s.tree_id WHERE s.state = 'done' GROUP BY 1, 2) y))",
 		    0, NULL, "history");
 	if (!workload || !lock || !metric)
-		return http_reply_error(req, 400, "invalid",
-		                        "history wants workload, lock and metric (or none of them)");
+		return http_reply_error(
+		    req, 400, "invalid",
+		    "history wants workload, lock and metric (or none of them)");
 	if (users && !misc_query_int(users, 1LL << 40, ubuf, sizeof(ubuf)))
 		return http_reply_error(req, 400, "invalid", "users: a number of threads or users");
 	if (limit && !misc_query_int(limit, 10000, lbuf, sizeof(lbuf)))

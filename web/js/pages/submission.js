@@ -1,0 +1,339 @@
+// One submission: state and jobs, per suite the verdict table (with
+// per-patch columns for a series) and charts of every workload, lock and
+// metric against threads/users, the lockups with their stacks, the text
+// reports in every format, the reply mail and links to the raw JSON.
+// Followed by polling while it runs.
+import { getJSON, getText } from '../api.js';
+import {
+  el, clear, errorBox, verdictBadge, stateBadge, progress, when, poll, num, pct, pval,
+  otherParams,
+} from '../util.js';
+import { lineChart, COLORS } from '../charts.js';
+
+const FORMATS = [
+  ['text', 'text'],
+  ['aim7', 'AIM7'],
+  ['perf', 'perf bench'],
+  ['lkp', 'LKP'],
+];
+const POLL_MS = 3000;
+
+/* run_params_key of docs/result-schema.md: name=value sorted by name */
+function paramsKey(params) {
+  return Object.keys(params || {}).sort().map((k) => `${k}=${params[k]}`).join(',');
+}
+
+function meanSd(xs) {
+  const n = xs.length;
+  if (!n) return null;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) : 0;
+  return { n, mean, stddev: sd };
+}
+
+/* Aggregate the stored documents: job -> variant -> "workload|lock|params|metric" -> {n, mean, stddev} */
+function aggregate(results) {
+  const acc = new Map();
+  const machines = new Map();
+  for (const r of results) {
+    const doc = r.document || {};
+    if (!machines.has(r.job) && doc.machine) machines.set(r.job, doc.machine);
+    for (const run of doc.runs || []) {
+      if (run.lockup) continue;
+      const pk = paramsKey(run.params);
+      for (const [metric, value] of Object.entries(run.metrics || {})) {
+        const key = `${run.workload}|${run.lock}|${pk}|${metric}`;
+        const s = (run.samples && run.samples[metric]) || [value];
+        if (!acc.has(r.job)) acc.set(r.job, new Map());
+        const byVar = acc.get(r.job);
+        if (!byVar.has(r.variant)) byVar.set(r.variant, new Map());
+        const m = byVar.get(r.variant);
+        if (!m.has(key)) m.set(key, []);
+        m.get(key).push(...s);
+      }
+    }
+  }
+  const out = new Map();
+  for (const [job, byVar] of acc) {
+    const vmap = new Map();
+    for (const [variant, m] of byVar) {
+      const stats = new Map();
+      for (const [k, xs] of m) stats.set(k, meanSd(xs));
+      vmap.set(variant, stats);
+    }
+    out.set(job, vmap);
+  }
+  return { stats: out, machines };
+}
+
+function patchVariants(jobStats) {
+  if (!jobStats) return [];
+  return [...jobStats.keys()].filter((v) => /^patch-\d+$/.test(v))
+    .sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
+}
+
+function meanCell(s, cls) {
+  if (!s || !s.n) return el('td', { class: `num ${cls || ''}` }, '-');
+  return el('td', { class: `num ${cls || ''}` },
+    num(s.mean), el('span', { class: 'sd' }, ` ± ${num(s.stddev)}`), el('span', { class: 'n' }, ` (${s.n})`));
+}
+
+function verdictTable(rows, patches, jobStats) {
+  const head = ['workload', 'lock', 'params', 'metric', 'base mean ± sd (n)',
+    ...patches.map((p) => `${p} mean (change)`), 'patched mean ± sd (n)', 'change', 'p', 'q', 'verdict'];
+  const numeric = new Set([4, ...patches.map((_, i) => 5 + i), 5 + patches.length, 6 + patches.length, 7 + patches.length, 8 + patches.length]);
+  return el('table', { class: 'verdicts' },
+    el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: numeric.has(i) ? 'num' : null }, h)))),
+    el('tbody', {}, rows.map((v) => {
+      const key = `${v.workload}|${v.lock}|${v.params}|${v.metric}`;
+      const sig = v.significant || v.verdict === 'regression' || v.verdict === 'improvement';
+      return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}` },
+        el('td', {}, v.workload), el('td', {}, v.lock),
+        el('td', { class: 'params' }, (v.params || '').split(',').flatMap((x, i) => (i ? [',', el('wbr'), x] : [x]))),
+        el('td', { class: 'metric' }, v.metric, v.unit ? el('span', { class: 'unit' }, ` (${v.unit})`) : null,
+          el('span', { class: 'better', title: `${v.better} is better` }, v.better === 'higher' ? ' ↑' : ' ↓')),
+        meanCell(v.base),
+        patches.map((p) => {
+          const s = jobStats && jobStats.get(p) && jobStats.get(p).get(key);
+          if (!s) return el('td', { class: 'num' }, '-');
+          const ch = v.base && v.base.mean ? (s.mean - v.base.mean) / v.base.mean : null;
+          return el('td', { class: 'num patchk' }, num(s.mean), el('span', { class: 'n' }, ` (${pct(ch)})`));
+        }),
+        meanCell(v.patched),
+        el('td', { class: `num change${sig ? ' sig' : ''}` }, v.metric === 'lockup' ? '-' : pct(v.change),
+          sig ? el('abbr', { class: 'star', title: 'significant after Benjamini-Hochberg and over the minimum effect' }, ' *') : null),
+        el('td', { class: 'num' }, v.metric === 'lockup' ? '-' : pval(v.p)),
+        el('td', { class: 'num' }, v.metric === 'lockup' ? '-' : pval(v.q)),
+        el('td', {}, verdictBadge(v.verdict)));
+    })));
+}
+
+/* One chart per workload + lock + metric (+ other params), x = users/threads. */
+function chartGroups(rows) {
+  const groups = new Map();
+  for (const v of rows) {
+    if (v.metric === 'lockup' || v.users < 0) continue;
+    if (!(v.base && v.base.n) && !(v.patched && v.patched.n)) continue;
+    const other = otherParams(v.params);
+    const g = `${v.workload}|${v.lock}|${v.metric}|${other}`;
+    if (!groups.has(g)) groups.set(g, { workload: v.workload, lock: v.lock, metric: v.metric, unit: v.unit, other, xLabel: /(^|,)users=/.test(v.params) ? 'users' : 'threads', rows: [] });
+    groups.get(g).rows.push(v);
+  }
+  return [...groups.values()];
+}
+
+async function drawCharts(box, rows, patches, jobStats) {
+  const groups = chartGroups(rows);
+  if (!groups.length) {
+    box.append(el('p', { class: 'muted' }, 'Nothing to chart yet.'));
+    return;
+  }
+  for (const g of groups) {
+    g.rows.sort((a, b) => a.users - b.users);
+    const xs = g.rows.map((v) => v.users);
+    const series = [{ label: 'base', y: g.rows.map((v) => (v.base.n ? v.base.mean : null)), sd: g.rows.map((v) => v.base.stddev), color: COLORS[0] }];
+    patches.forEach((p, i) => {
+      const m = jobStats.get(p);
+      const ss = g.rows.map((v) => m.get(`${v.workload}|${v.lock}|${v.params}|${v.metric}`));
+      if (ss.some(Boolean)) {
+        series.push({ label: p, y: ss.map((s) => (s ? s.mean : null)), sd: ss.map((s) => (s ? s.stddev : null)), dash: true, color: COLORS[2 + (i % (COLORS.length - 2))] });
+      }
+    });
+    series.push({ label: 'patched', y: g.rows.map((v) => (v.patched.n ? v.patched.mean : null)), sd: g.rows.map((v) => v.patched.stddev), color: COLORS[1] });
+    const title = `${g.workload} · ${g.lock} · ${g.metric}${g.other ? ` (${g.other})` : ''}`;
+    const fig = el('figure', { class: 'chart', dataset: { workload: g.workload, lock: g.lock, metric: g.metric } });
+    const plot = el('div', { class: 'plot' });
+    fig.append(plot, el('figcaption', {}, `${g.metric}${g.unit ? ` in ${g.unit}` : ''} against ${g.xLabel}, mean ± stddev of the samples; ${g.rows[0].better} is better`));
+    box.append(fig);
+    await lineChart(plot, { title, xLabel: g.xLabel, yLabel: g.unit || g.metric, x: xs, series });
+  }
+}
+
+function lockupList(lockups) {
+  const groups = new Map();
+  for (const l of lockups) {
+    const k = [l.job, l.variant, l.workload, l.lock, l.params, l.kind, l.message].join('|');
+    if (!groups.has(k)) groups.set(k, { ...l, rounds: [] });
+    groups.get(k).rounds.push(l.round);
+  }
+  return el('div', { class: 'lockups' }, [...groups.values()].map((g, i) => el('details', { class: 'lockup', open: i < 3 },
+    el('summary', {}, el('span', { class: 'badge v-lockup' }, g.kind), ' ',
+      `${g.variant} build, ${g.workload} with ${g.lock} at ${g.params}: `, el('q', {}, g.message),
+      el('span', { class: 'muted' }, ` (job #${g.job}, round${g.rounds.length > 1 ? 's' : ''} ${g.rounds.join(', ')})`)),
+    g.stacks ? el('pre', { class: 'stacks' }, g.stacks) : el('p', { class: 'muted' }, 'No stacks or console lines were captured.'))));
+}
+
+export function render(main, params, match) {
+  const id = Number(match[1]);
+  document.title = `locklab: submission #${id}`;
+  const api = `/api/v1/submissions/${id}`;
+  const errors = el('div');
+  const head = el('div', { class: 'sub-head' });
+  const jobsBox = el('div', { class: 'table-wrap' });
+  const compBox = el('div', { id: 'comparisons' });
+  const lockBox = el('section', { id: 'lockups', hidden: true });
+  const patchBox = el('div');
+  const reportPre = el('pre', { class: 'report', id: 'report', tabindex: '0', 'aria-live': 'polite' });
+  const reportErr = el('div');
+  const replyPre = el('pre', { class: 'report', id: 'reply', tabindex: '0', hidden: true });
+  const replyErr = el('div');
+  let format = FORMATS.some(([f]) => f === params.get('format')) ? params.get('format') : 'text';
+  let lastSig = null;
+  let lastState = null;
+
+  const tabs = el('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Report format' },
+    FORMATS.map(([f, label]) => el('button', { type: 'button', role: 'tab', id: `tab-${f}`, 'aria-controls': 'report', 'aria-selected': String(f === format), dataset: { format: f }, onclick: () => { format = f; loadReport(); } }, label)));
+  tabs.addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+    const i = FORMATS.findIndex(([f]) => f === format);
+    format = FORMATS[(i + (e.key === 'ArrowRight' ? 1 : FORMATS.length - 1)) % FORMATS.length][0];
+    loadReport();
+    tabs.querySelector(`#tab-${format}`).focus();
+  });
+
+  async function loadReport() {
+    for (const b of tabs.querySelectorAll('button')) b.setAttribute('aria-selected', String(b.dataset.format === format));
+    reportPre.setAttribute('aria-labelledby', `tab-${format}`);
+    reportPre.dataset.format = format;
+    try {
+      const text = await getText(`${api}/report?format=${format}`);
+      reportPre.dataset.loaded = format;
+      reportPre.textContent = text || '(no comparison stored yet)';
+      clear(reportErr);
+    } catch (err) {
+      clear(reportErr, errorBox(err, `The ${format} report could not be loaded`));
+    }
+  }
+
+  const replyButton = el('button', { type: 'button', id: 'show-reply', onclick: async () => {
+    replyButton.disabled = true;
+    try {
+      replyPre.textContent = await getText(`${api}/reply`);
+      replyPre.hidden = false;
+      clear(replyErr);
+    } catch (err) {
+      replyPre.hidden = true;
+      clear(replyErr, errorBox(err, 'The reply mail is not available'));
+    } finally {
+      replyButton.disabled = false;
+    }
+  } }, 'Show the reply mail');
+
+  const raw = el('ul', { class: 'raw' },
+    el('li', {}, el('a', { href: api }, 'submission JSON')),
+    el('li', {}, el('a', { href: `${api}/results` }, 'result documents JSON (lockbench-result/1)')),
+    FORMATS.map(([f, l]) => el('li', {}, el('a', { href: `${api}/report?format=${f}` }, `${l} report (text/plain)`))),
+    el('li', {}, el('a', { href: `${api}/reply` }, 'reply mail (message/rfc822)')));
+
+  main.append(errors, head,
+    el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), jobsBox),
+    el('section', {}, el('h2', {}, 'Comparison'), compBox),
+    lockBox,
+    el('section', { id: 'reports' }, el('h2', {}, 'Reports as mailed'), tabs, reportErr, reportPre),
+    el('section', { id: 'reply-mail' }, el('h2', {}, 'Reply mail'),
+      el('p', {}, replyButton, ' ', el('span', { class: 'muted' }, 'as it is kept in the outbox and sent to the list')), replyErr, replyPre),
+    el('section', { id: 'patches' }, el('h2', {}, 'Patches'), patchBox),
+    el('section', {}, el('h2', {}, 'Raw data'), raw));
+
+  function drawHead(s) {
+    const suites = (s.suites || []).join(', ');
+    clear(head,
+      el('p', { class: 'crumbs' }, el('a', { href: '#/submissions' }, 'Submissions'), ` / #${s.id}`),
+      el('h1', {}, s.subject || `Submission #${s.id}`),
+      el('p', { class: 'facts' }, stateBadge(s.state), ' ', verdictBadge(s.verdict), ' ',
+        el('span', { id: 'sub-verdict', dataset: { verdict: s.verdict || '', state: s.state } }, s.state === 'done' ? `verdict: ${s.verdict}` : s.state),
+        ` · source ${s.source}`, s.url ? [' ', el('code', {}, s.url)] : null,
+        s.git ? [' ', el('code', {}, `${s.git.url} ${s.git.ref}${s.git.base ? ` (base ${s.git.base})` : ''}`)] : null,
+        ` · suites ${suites}`, s.tree ? ` · tree ${s.tree.name} (${s.tree.branch})` : '',
+        ` · created ${when(s.created)} · updated ${when(s.updated)}`),
+      s.reason ? el('div', { class: 'error', role: 'alert' }, el('strong', {}, 'Failed: '), s.reason) : null);
+  }
+
+  function drawJobs(s) {
+    clear(jobsBox, el('table', { class: 'jobs' },
+      el('thead', {}, el('tr', {}, ['job', 'suite', 'machine class', 'state', 'rounds', 'attempts', 'agent', 'verdict', 'reason']
+        .map((h, i) => el('th', { scope: 'col', class: i === 0 || i === 5 ? 'num' : null }, h)))),
+      el('tbody', {}, (s.jobs || []).map((j) => el('tr', {},
+        el('td', { class: 'num' }, `#${j.id}`), el('td', {}, j.suite), el('td', {}, j.machine_class),
+        el('td', {}, stateBadge(j.state)), el('td', {}, progress(j.rounds_complete, j.rounds)),
+        el('td', { class: 'num' }, j.attempts),
+        el('td', {}, j.claimed_by ? el('a', { href: '#/machines' }, `agent #${j.claimed_by}`) : '-'),
+        el('td', {}, verdictBadge(j.verdict)), el('td', { class: 'reason' }, j.reason || ''))))));
+  }
+
+  function drawPatches(s) {
+    const ps = s.patches || [];
+    clear(patchBox, ps.length === 0 ? el('p', { class: 'muted' }, s.source === 'git' ? 'A git ref: the agent fetches the commits.' : 'No patches stored.')
+      : el('ol', { class: 'patches' }, ps.map((p) => el('li', { value: p.seq },
+        el('details', {}, el('summary', {}, el('strong', {}, p.subject), ' — ', p.author, p.cover ? ' (cover letter)' : ''),
+          el('p', { class: 'muted' }, `Message-ID ${p.message_id || '-'} · ${p.date || ''}`),
+          p.body ? el('pre', { class: 'mail' }, p.body) : null,
+          p.diff ? el('pre', { class: 'diff' }, p.diff) : null)))));
+  }
+
+  async function drawComparisons(s) {
+    const rowsByJob = new Map();
+    for (const v of s.verdicts || []) {
+      if (!rowsByJob.has(v.job)) rowsByJob.set(v.job, []);
+      rowsByJob.get(v.job).push(v);
+    }
+    clear(compBox);
+    if (rowsByJob.size === 0) {
+      compBox.append(el('p', { class: 'muted', id: 'no-comparison' },
+        s.state === 'failed' ? 'The submission failed before a comparison was made.' : 'No comparison yet: it is made when the first rounds are in. This page follows the jobs.'));
+      return;
+    }
+    let agg = { stats: new Map(), machines: new Map() };
+    try {
+      agg = aggregate((await getJSON(`${api}/results`)).results || []);
+    } catch (err) {
+      compBox.append(errorBox(err, 'The result documents could not be loaded (per-patch columns left out)'));
+    }
+    for (const [job, rows] of rowsByJob) {
+      const j = (s.jobs || []).find((x) => x.id === job) || {};
+      const m = agg.machines.get(job);
+      const jobStats = agg.stats.get(job);
+      const patches = patchVariants(jobStats);
+      const charts = el('div', { class: 'charts' });
+      const fin = rows.every((r) => r.final);
+      compBox.append(el('section', { class: 'comparison', dataset: { job } },
+        el('h3', {}, `Suite ${rows[0].suite}`, m ? ` on ${m.hostname}` : '', ` (machine class ${j.machine_class || '?'}, job #${job})`),
+        el('p', { class: 'muted' }, m ? `${m.cpus} cpus, ${m.model}, kernel ${m.kernel}. ` : '',
+          fin ? 'Final comparison.' : 'More rounds running: this comparison is not final.',
+          patches.length ? ` Per-patch columns: the first K patches of the series (${patches.join(', ')}); not tested for significance.` : ''),
+        el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
+        el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect; ↑/↓ = higher/lower is better'),
+        charts));
+      await drawCharts(charts, rows, patches, jobStats);
+    }
+  }
+
+  async function refresh() {
+    let s;
+    try {
+      s = await getJSON(api);
+      clear(errors);
+    } catch (err) {
+      clear(errors, errorBox(err, `Submission #${id} could not be loaded`));
+      return err.status !== 404; // a missing submission will not appear by waiting
+    }
+    document.title = `locklab: #${s.id} ${s.subject || ''}`;
+    drawHead(s);
+    drawJobs(s);
+    const sig = JSON.stringify([s.state, (s.jobs || []).map((j) => [j.state, j.rounds_complete, j.rounds]), (s.verdicts || []).length, (s.verdicts || []).map((v) => v.final).join(), (s.lockups || []).length]);
+    if (sig !== lastSig) {
+      lastSig = sig;
+      if (lastState === null) drawPatches(s);
+      if ((s.lockups || []).length) {
+        lockBox.hidden = false;
+        clear(lockBox, el('h2', {}, `Lockups (${s.lockups.length} runs)`), lockupList(s.lockups));
+      }
+      await drawComparisons(s);
+      loadReport();
+    }
+    lastState = s.state;
+    return s.state === 'queued' || s.state === 'running';
+  }
+
+  return poll(refresh, POLL_MS);
+}
