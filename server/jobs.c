@@ -520,10 +520,11 @@ static int release_body(PGconn *c, void *arg)
 		const char *p[1] = {idbuf};
 
 		/* back to the queue as it was: stored rounds stay, no attempt is counted */
-		rc = db_run(c,
-		            "UPDATE jobs SET state = 'queued', claimed_by = NULL, lease_expires = NULL, "
-		            "queued_at = now(), updated = now() WHERE id = $1",
-		            1, p);
+		rc = db_run(
+		    c,
+		    "UPDATE jobs SET state = 'queued', claimed_by = NULL, lease_expires = NULL, "
+		    "queued_at = now(), updated = now() WHERE id = $1",
+		    1, p);
 	}
 	return rc;
 }

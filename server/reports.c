@@ -48,7 +48,8 @@ static int reports_render(PGconn *c, long long submission, enum report_format fm
 			fprintf(f, "job %lld, machine class %s%s:\n", v[i].job_id,
 			        v[i].machine_class, v[i].final ? "" : " (more rounds running)");
 		report_render(cmp, fmt, f);
-		sentences = report_lockup_sentences(cmp);
+		/* aim7, perf and text say the lockups in words already */
+		sentences = fmt == REPORT_LKP ? report_lockup_sentences(cmp) : NULL;
 		if (sentences && *sentences)
 			fprintf(f, "\n%s%s", sentences,
 			        sentences[strlen(sentences) - 1] == '\n' ? "" : "\n");
