@@ -4,6 +4,12 @@
 #
 #   scripts/kernel-source.sh            -> /var/cache/locklab/linux-6.1
 #   LOCKLAB_CACHE=DIR scripts/kernel-source.sh
+#   scripts/kernel-source.sh --copy DEST
+#       also make DEST a copy of the tree for a patched variant: files are
+#       hard links (instant, and their times stay older than the base build's
+#       objects, so `lockbench kernel build --tree DEST --reuse TREE/locklab-out`
+#       rebuilds only what a patch touches).  Patch DEST with `git apply` or
+#       `patch -p1`: both replace a file instead of writing through the link.
 #
 # The package is installed with apt-get when missing (root only), unpacked
 # once and imported into git with `git add -f` (the tarball's .gitignore
@@ -16,11 +22,33 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 
 die() { echo "kernel-source: $*" >&2; exit 1; }
 
+copy_to=
+if [[ ${1:-} == --copy ]]; then
+  [[ -n ${2:-} ]] || die "--copy needs a destination folder"
+  copy_to=$2
+elif [[ $# -gt 0 ]]; then
+  die "unknown argument '$1' (usage: kernel-source.sh [--copy DEST])"
+fi
+
+# copy_tree DEST: hard-linked copy without .git and build outputs
+copy_tree() {
+  local dest=$1 e
+  [[ ! -e "$dest" ]] || die "$dest already exists"
+  mkdir -p "$dest" || die "cannot create $dest"
+  for e in "$tree"/* "$tree"/.[!.]*; do
+    case ${e##*/} in .git | locklab-out | .locklab-ready | .locklab-lock) continue ;; esac
+    [[ -e "$e" ]] || continue
+    # another file system: a plain copy, which keeps the times too
+    cp -al "$e" "$dest/" 2>/dev/null || cp -a "$e" "$dest/" || die "cannot copy $e into $dest"
+  done
+}
+
 mkdir -p "$cache" || die "cannot create $cache"
 exec 9>"$cache/.linux-6.1.lock"
 flock 9
 
 if [[ -f "$tree/.locklab-ready" ]]; then
+  [[ -z "$copy_to" ]] || copy_tree "$copy_to"
   echo "$tree"
   exit 0
 fi
@@ -50,4 +78,5 @@ tar -xJf "$tarball" -C "$tree.tmp" --strip-components=1 || die "cannot unpack $t
 ) || die "cannot import the kernel source into git"
 mv "$tree.tmp" "$tree"
 touch "$tree/.locklab-ready"
+[[ -z "$copy_to" ]] || copy_tree "$copy_to"
 echo "$tree"

@@ -989,8 +989,10 @@ static bool parse_torture_line(const char *line, const char *tag, struct torture
 
 /*
  * locktorture prints cumulative "Writes:" lines every stat_interval seconds
- * and a last one at the end of test.  Samples are the per-interval rates;
- * fairness is min/max per-thread acquisitions over the whole test.
+ * and a last one at the end of test.  The figure is the mean per-interval
+ * rate, and it is one sample: the seconds of one boot are not independent
+ * repetitions (a slow host slows them all), so samples for a verdict come
+ * from rounds.  Fairness is min/max per-thread acquisitions over the test.
  */
 static void add_torture_metrics(struct lb_run *run, char **lines, size_t n, const char *tag,
                                 const char *name, const char *unit, int interval, int secs)
@@ -1027,10 +1029,7 @@ static void add_torture_metrics(struct lb_run *run, char **lines, size_t n, cons
 		value = (double)last.total / secs;
 	}
 	struct lb_metric *m = run_add_metric(run, name, unit, true, value);
-	for (size_t i = 0; i < nrates; i++)
-		metric_add_sample(m, rates[i]);
-	if (!nrates)
-		metric_add_sample(m, value);
+	metric_add_sample(m, value);
 	if (!strcmp(tag, "Writes:")) {
 		double fair = last.max > 0 ? (double)last.min / (double)last.max : 0;
 		m = run_add_metric(run, "fairness", "min/max", true, fair);

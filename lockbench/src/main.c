@@ -732,7 +732,7 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "kernel"))
 		return kernel_main(argc - 1, argv + 1);
-	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare)\n", prog,
-	        cmd);
+	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare, kernel)\n",
+	        prog, cmd);
 	return EXIT_USAGE;
 }
