@@ -31,9 +31,11 @@ struct agent_cfg {
 	bool once;
 	int build_timeout_s;
 	int run_timeout_s;
-	int max_prefixes; /* run every prefix for series up to this many patches */
-	int poll_s;       /* idle wait between claims */
-	int jobs;         /* make -j */
+	int max_prefixes;         /* run every prefix for series up to this many patches */
+	int poll_s;               /* idle wait between claims */
+	int jobs;                 /* make -j */
+	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
+	const char *kernel_cache; /* base kernel builds, kept by commit */
 };
 
 struct agent {

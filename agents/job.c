@@ -18,8 +18,8 @@
 #define MAX_VARIANTS 8
 
 struct variant {
-	char name[24]; /* base, patch-K, patched */
-	char bin[1400];
+	char name[24];  /* base, patch-K, patched */
+	char bin[1400]; /* native: its lockbench; kernel: its bzImage */
 };
 
 struct job {
@@ -35,6 +35,7 @@ struct job {
 	struct variant v[MAX_VARIANTS];
 	int nv;
 	int npatches;
+	bool kernel; /* tree kind kernel: variants are bzImages */
 	/* lease */
 	int lease_s;
 	atomic_int lost; /* heartbeat said the job is no longer ours */
@@ -264,7 +265,7 @@ static bool base_from_cache(struct job *j)
 	base_cache_path(j, path, sizeof(path));
 	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
 		return false;
-	snprintf(v->bin, sizeof(v->bin), "%s", path);
+	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
 	snprintf(v->name, sizeof(v->name), "base");
 	j->nv++;
 	return true;
@@ -279,6 +280,73 @@ static void base_to_cache(struct job *j)
 	         j->v[0].bin, path, path, path);
 	if (system(cmd) != 0)
 		agent_log("warn", j->id, "cannot cache the base build in %s", path);
+}
+
+/*
+ * Kernel trees: `lockbench kernel build` of a worktree into an output
+ * folder, untrusted (the tree carries the patch): no network, limits.  The
+ * base build is kept by commit in the kernel cache and is where the patched
+ * build starts from (--reuse), so a mutex.c patch recompiles a few objects.
+ */
+static int kernel_build(struct job *j, const char *tree, const char *out, const char *reuse,
+                        const char *what)
+{
+	char log[4096], jobs[16];
+	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
+	snprintf(jobs, sizeof(jobs), "%d", j->ag->cfg.jobs);
+	char *argv[16];
+	int k = 0;
+	argv[k++] = (char *)j->ag->cfg.lockbench;
+	argv[k++] = "kernel";
+	argv[k++] = "build";
+	argv[k++] = "--tree";
+	argv[k++] = (char *)tree;
+	argv[k++] = "--out";
+	argv[k++] = (char *)out;
+	argv[k++] = "--jobs";
+	argv[k++] = jobs;
+	if (reuse) {
+		argv[k++] = "--reuse";
+		argv[k++] = (char *)reuse;
+	}
+	argv[k] = NULL;
+	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
+	                         .cpu_s = j->ag->cfg.build_timeout_s * 4,
+	                         .isolate_net = true,
+	                         .out_path = log};
+	struct sandbox_result r;
+	char err[256];
+	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "kernel build of %s: %s", what,
+		         err);
+		return -1;
+	}
+	if (r.timed_out || r.status) {
+		char msg[160];
+		if (r.timed_out)
+			snprintf(msg, sizeof(msg), "kernel build of %s did not finish within %d s",
+			         what, j->ag->cfg.build_timeout_s);
+		else
+			snprintf(msg, sizeof(msg), "kernel build of %s failed", what);
+		fail_with_tail(j, msg, log, 25);
+		return -1;
+	}
+	agent_log("info", j->id, "built kernel %s in %.1f s", what, r.wall_s);
+	return 0;
+}
+
+static int kernel_variant(struct job *j, const char *out, const char *name)
+{
+	struct variant *v = &j->v[j->nv];
+	snprintf(v->bin, sizeof(v->bin), "%.1300s/arch/x86/boot/bzImage", out);
+	if (access(v->bin, R_OK)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "kernel build of %s left no %s",
+		         name, v->bin);
+		return -1;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	j->nv++;
+	return 0;
 }
 
 /* Split the server's mbox into one message per patch (file names). */
@@ -576,12 +644,23 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
 	snprintf(rs, sizeof(rs), "%d", round);
 	unlink(out);
-	char *argv[20];
+	char *argv[24];
 	int k = 0;
-	argv[k++] = (char *)v->bin;
-	argv[k++] = "run";
-	argv[k++] = "--suite";
-	argv[k++] = (char *)j->suite;
+	if (j->kernel) {
+		/* boot the variant's kernel; any suite but smoke is the quick one */
+		argv[k++] = (char *)j->ag->cfg.lockbench;
+		argv[k++] = "kernel";
+		argv[k++] = "run";
+		argv[k++] = "--kernel";
+		argv[k++] = (char *)v->bin;
+		argv[k++] = "--suite";
+		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
+	} else {
+		argv[k++] = (char *)v->bin;
+		argv[k++] = "run";
+		argv[k++] = "--suite";
+		argv[k++] = (char *)j->suite;
+	}
 	if (j->locks[0]) {
 		argv[k++] = "--locks";
 		argv[k++] = j->locks;
@@ -616,6 +695,15 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
 	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
 		doc = slurp(out); /* 3: lockups inside, still a result; 1: some points failed */
+		if (doc && j->kernel) {
+			/* `kernel run` names its suite kernel-S; the round belongs to the job's */
+			json_t *d = json_loads(doc, 0, NULL);
+			free(doc);
+			doc = NULL;
+			if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
+				doc = json_dumps(d, JSON_COMPACT);
+			json_decref(d);
+		}
 	}
 	if (!doc) {
 		fail_with_tail(j, "lockbench failed", log, 15);
@@ -628,6 +716,74 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 	return rc;
 }
 
+/*
+ * Kernel trees: base (cached by commit) and patched kernels.  Each output
+ * folder is a direct child of its tree, so kbuild's command lines use the
+ * relative srctree and the patched build, started from a copy of the base
+ * objects (--reuse), recompiles only what the series changed.
+ */
+static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char files[][4096])
+{
+	char base_out[2048], built[1300], patched_out[1300], marker[2100], cmd[12000];
+	snprintf(base_out, sizeof(base_out), "%s/%s", j->ag->cfg.kernel_cache, j->base_rev);
+	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
+	if (!access(marker, R_OK)) {
+		agent_log("info", j->id, "kernel base %.12s built before: reusing it", j->base_rev);
+	} else {
+		snprintf(built, sizeof(built), "%s/locklab-out", j->base_tree);
+		if (mkdirs(j->ag->cfg.kernel_cache) || add_worktree(j, j->base_tree, j->base_rev) ||
+		    kernel_build(j, j->base_tree, built, NULL, "base"))
+			return -1;
+		/* the base is the tree's own commit (trusted): keep it by commit */
+		snprintf(cmd, sizeof(cmd),
+		         "rm -rf '%s.tmp' && mv '%s' '%s.tmp' && mv '%s.tmp' '%s'", base_out, built,
+		         base_out, base_out, base_out);
+		if (system(cmd) != 0) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "cannot keep the base kernel build in %s", base_out);
+			return -1;
+		}
+	}
+	if (kernel_variant(j, base_out, "base"))
+		return -1;
+	if (json_is_object(git)) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
+		if (add_worktree(j, j->series_tree, ref))
+			return -1;
+		j->npatches = 1;
+	} else {
+		j->npatches = mbox ? split_mbox(j, mbox, files, 64) : 0;
+		if (j->npatches <= 0) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+			return -1;
+		}
+		if (add_worktree(j, j->series_tree, j->base_rev))
+			return -1;
+		for (int k = 1; k <= j->npatches; k++)
+			if (git_am(j, files[k - 1], k))
+				return -1;
+	}
+	/*
+	 * A fresh checkout stamps every file with now, newer than the base's
+	 * objects, and make would rebuild the whole kernel: date the tree back,
+	 * then only the files the series changed are newer than the objects.
+	 */
+	snprintf(cmd, sizeof(cmd),
+	         "cd '%s' && git ls-files -z | xargs -0 touch -h -d 2000-01-01 && "
+	         "git diff -z --name-only '%s' HEAD | xargs -0 -r touch",
+	         j->series_tree, j->base_rev);
+	if (system(cmd) != 0)
+		agent_log("warn", j->id,
+		          "cannot date the patched tree back: a full rebuild follows");
+	snprintf(patched_out, sizeof(patched_out), "%s/locklab-out", j->series_tree);
+	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched") ||
+	    kernel_variant(j, patched_out, "patched"))
+		return -1;
+	j->locks[0] = 0;
+	return 0;
+}
+
 static int prepare(struct job *j, json_t *desc)
 {
 	json_t *tree = json_object_get(desc, "tree"), *git = json_object_get(desc, "git");
@@ -637,9 +793,16 @@ static int prepare(struct job *j, json_t *desc)
 
 	if (json_is_object(tree)) {
 		json_unpack(tree, "{s?s, s?s, s?s}", "url", &url, "branch", &branch, "kind", &kind);
-		if (strcmp(kind, "native")) {
+		if (strcmp(kind, "native") && strcmp(kind, "kernel")) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "tree kind '%s' is not supported by this agent", kind);
+			return -1;
+		}
+		j->kernel = !strcmp(kind, "kernel");
+		if (j->kernel && access(j->ag->cfg.lockbench, X_OK)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "kernel job, but no lockbench at %s (--lockbench)",
+			         j->ag->cfg.lockbench);
 			return -1;
 		}
 	}
@@ -674,6 +837,8 @@ static int prepare(struct job *j, json_t *desc)
 	}
 	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
 	snprintf(j->series_tree, sizeof(j->series_tree), "%s/series", j->dir);
+	if (j->kernel)
+		return prepare_kernel(j, git, mbox, files);
 	if (base_from_cache(j))
 		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
 	else if (add_worktree(j, j->base_tree, j->base_rev) ||

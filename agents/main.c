@@ -57,9 +57,13 @@ static void usage(FILE *f)
 	    "[$LOCKLAB_MAX_PREFIXES, 5]\n"
 	    "  --poll S            seconds between claims when the queue is empty [5]\n"
 	    "  --jobs N            make -j for builds [number of CPUs]\n"
+	    "  --lockbench PATH    trusted lockbench for kernel trees (kernel build/run)\n"
+	    "                      [$LOCKLAB_LOCKBENCH, %s/build/lockbench]\n"
+	    "  --kernel-cache DIR  base kernel builds kept by commit [$LOCKLAB_KERNEL_CACHE,\n"
+	    "                      WORKDIR/kernel-cache]\n"
 	    "\n"
 	    "SIGTERM finishes the current run and hands the job back.\n",
-	    LOCKLAB_SOURCE_DIR);
+	    LOCKLAB_SOURCE_DIR, LOCKLAB_SOURCE_DIR);
 }
 
 static int parse_pos(const char *s, const char *what, int *out)
@@ -89,6 +93,8 @@ int main(int argc, char **argv)
 	    .max_prefixes = 5,
 	    .poll_s = 5,
 	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
+	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
+	    .kernel_cache = env_or("LOCKLAB_KERNEL_CACHE", NULL),
 	};
 	struct agent ag;
 	enum {
@@ -103,6 +109,8 @@ int main(int argc, char **argv)
 		O_PREF,
 		O_POLL,
 		O_JOBS,
+		O_LB,
+		O_KCACHE,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -117,6 +125,8 @@ int main(int argc, char **argv)
 	    {"max-prefixes", required_argument, NULL, O_PREF},
 	    {"poll", required_argument, NULL, O_POLL},
 	    {"jobs", required_argument, NULL, O_JOBS},
+	    {"lockbench", required_argument, NULL, O_LB},
+	    {"kernel-cache", required_argument, NULL, O_KCACHE},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -174,6 +184,12 @@ int main(int argc, char **argv)
 			if (parse_pos(optarg, "--jobs", &cfg.jobs))
 				return 2;
 			break;
+		case O_LB:
+			cfg.lockbench = optarg;
+			break;
+		case O_KCACHE:
+			cfg.kernel_cache = optarg;
+			break;
 		case O_HELP:
 			usage(stdout);
 			return 0;
@@ -194,6 +210,11 @@ int main(int argc, char **argv)
 	if (strncmp(cfg.server, "http://", 7) && strncmp(cfg.server, "https://", 8)) {
 		fprintf(stderr, "locklab-agent: --server must be an http:// or https:// URL\n");
 		return 2;
+	}
+	static char kcache[4096];
+	if (!cfg.kernel_cache) {
+		snprintf(kcache, sizeof(kcache), "%s/kernel-cache", cfg.workdir);
+		cfg.kernel_cache = kcache;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		fprintf(stderr, "locklab-agent: cannot initialise libcurl\n");

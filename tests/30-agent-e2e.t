@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib/agent.sh"
 
 pg_start || exit 1
-server_start --min-rounds 5 --max-rounds 10 || exit 1
+server_start --min-rounds 10 --max-rounds 30 || exit 1
 register_agent
 tree_init
 

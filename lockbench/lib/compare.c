@@ -409,7 +409,7 @@ static int verdict_rank(enum verdict v)
 bool compare_metric_is_headline(const char *metric)
 {
 	static const char *const headline[] = {
-	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "build_s", "lockup",
+	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "lockup",
 	};
 	for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
 		if (!strcmp(metric, headline[i]))

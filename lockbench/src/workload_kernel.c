@@ -433,7 +433,7 @@ static void aim7_on_signal(int sig)
 /* One AIM7-style job: the system-call mix high_systime stresses. */
 static int aim7_job(const char *dir, int user, unsigned long job)
 {
-	char path[4096], buf[4096];
+	char path[4200], buf[4096];
 	int fds[2];
 
 	/* fork + exec + wait */

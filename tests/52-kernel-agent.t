@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A kernel tree through the whole service: a tree of kind kernel registered on
+# the server, a mailed patch to kernel/locking/mutex.c, and the agent building
+# base and patched kernels (the base cached by commit) and booting both under
+# qemu for locktorture and the guest lockbench, posting interleaved rounds.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/pg.sh"
+. "$(dirname "$0")/lib/server.sh"
+. "$(dirname "$0")/lib/agent.sh"
+
+src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err")
+ok $? "the kernel source is cached" || { diag "$(cat "$T/src.err")"; done_testing; exit 1; }
+pg_start || exit 1
+server_start --min-rounds 1 --max-rounds 1 || exit 1
+register_agent
+api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+  -d "$(jq -n --arg u "$src" '{name: "linux-6.1", url: $u, branch: "master", kind: "kernel"}')"
+is "$CODE" 201 "a kernel tree is registered"
+
+rm -rf "$T/k" && git clone -q --no-checkout "$src" "$T/k" && git -C "$T/k" checkout -q HEAD -- kernel/locking/mutex.c
+sed -i 's|^ \* Mutexes: blocking mutual exclusion locks$| * Mutexes: blocking mutual exclusion locks (a comment-only change)|' "$T/k/kernel/locking/mutex.c"
+git -C "$T/k" -c user.name=Dev -c user.email=dev@example.org commit -q -m "locking/mutex: reword the header" -- kernel/locking/mutex.c 2>/dev/null ||
+  git -C "$T/k" -c user.name=Dev -c user.email=dev@example.org commit -q -am "locking/mutex: reword the header"
+git -C "$T/k" format-patch -q --stdout -1 >"$T/k.mbox"
+grep -q 'a comment-only change' "$T/k.mbox"; ok $? "the mutex.c patch is made"
+api POST /api/v1/submissions -H 'Content-Type: application/json' \
+  -d "$(jq -n --rawfile m "$T/k.mbox" '{mbox: $m, tree: "linux-6.1", suites: ["smoke"]}')"
+is "$CODE" 202 "the patch is submitted against the kernel tree"
+sub=$(jq -r .id <<<"$BODY")
+
+"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
+  --lockbench "$BIN/lockbench" --kernel-cache /var/cache/locklab/agent-kernel-cache --once \
+  >"$T/agent.log" 2>&1
+ok $? "the agent runs the kernel job" || diag "$(tail -n 30 "$T/agent.log")"
+log=$(cat "$T/agent.log")
+like "$log" "built kernel patched in|kernel base [0-9a-f]+ built before" "base and patched kernels are built"
+like "$log" "built kernel patched in" "the patched kernel is built (incrementally, from the base objects)"
+api GET "/api/v1/submissions/$sub"
+is "$(jq -r .state <<<"$BODY")" done "the submission is done"
+v=$(jq -r .verdict <<<"$BODY")
+[[ $v != regression && $v != lockup ]]; ok $? "a comment-only mutex.c patch is no regression and no lockup (verdict: $v)"
+report=$(curl -s "$URL/api/v1/submissions/$sub/report?format=text")
+like "$report" "locktorture +mutex_lock .*writes_per_sec" "locktorture's mutex_lock writes/s are compared"
+like "$report" "futex-wake +kernel .*wake_ms" "the guest lockbench's futex-wake is compared"
+is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" 2 "one round of base and patched is stored"
+is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
+done_testing
