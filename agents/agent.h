@@ -63,6 +63,9 @@ int spool_put(struct agent *ag, long long job_id, const char *key, const char *d
 /* Returns how many documents are still waiting (0: all delivered). */
 int spool_flush(struct agent *ag);
 
+/* The whole file as a new string, or NULL. */
+char *agent_read_file(const char *path);
+
 void agent_log(const char *level, long long job, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

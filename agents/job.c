@@ -615,25 +615,6 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 	return text;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)len + 1);
-	if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[len] = 0;
-	fclose(f);
-	return s;
-}
-
 /* Run one variant for one round and post it. */
 static int run_variant(struct job *j, const struct variant *v, int round)
 {
@@ -689,12 +670,13 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 		return -1;
 	char *doc = NULL;
 	if (r.timed_out) {
-		char *stacks = slurp(sa.path);
+		char *stacks = agent_read_file(sa.path);
 		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
 		free(stacks);
 		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
 	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
-		doc = slurp(out); /* 3: lockups inside, still a result; 1: some points failed */
+		doc = agent_read_file(
+		    out); /* 3: lockups inside, still a result; 1: some points failed */
 		if (doc && j->kernel) {
 			/* `kernel run` names its suite kernel-S; the round belongs to the job's */
 			json_t *d = json_loads(doc, 0, NULL);

@@ -52,7 +52,7 @@ int spool_put(struct agent *ag, long long job_id, const char *key, const char *d
 	return 0;
 }
 
-static char *read_file(const char *path)
+char *agent_read_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -89,7 +89,7 @@ int spool_flush(struct agent *ag)
 			continue;
 		key[strlen(key) - 5] = 0; /* drop ".json" */
 		snprintf(path, sizeof(path), "%s/%s", ag->spool_dir, e->d_name);
-		char *doc = read_file(path);
+		char *doc = agent_read_file(path);
 		if (!doc) {
 			left++;
 			continue;

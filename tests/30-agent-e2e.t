@@ -67,4 +67,22 @@ is "$(jq -r .state <<<"$BODY")" done "the comment-only series is done"
 v=$(jq -r .verdict <<<"$BODY")
 [[ $v != regression && $v != lockup ]]; ok $? "the comment-only series is no regression (verdict: $v)"
 like "$(cat "$T/agent-b.log")" 'job handed back|agent stopped' "SIGTERM stops the agent cleanly"
+
+# 5. a git ref instead of a mail: the agent fetches it (git daemon on loopback)
+gport=$(free_port)
+git daemon --export-all --base-path="$T" --listen=127.0.0.1 --port="$gport" --reuseaddr \
+  >"$T/git-daemon.log" 2>&1 &
+gd=$!
+at_exit "kill $gd"
+for ((i = 0; i < 50; i++)); do git ls-remote "git://127.0.0.1:$gport/work-comment" >/dev/null 2>&1 && break; sleep 0.1; done
+ref=$(git -C "$T/work-comment" symbolic-ref HEAD)
+api POST /api/v1/submissions -H 'Content-Type: application/json' \
+  -d "$(jq -n --arg u "git://127.0.0.1:$gport/work-comment" --arg r "$ref" '{git: {url: $u, ref: $r}, suites: ["smoke"]}')"
+is "$CODE" 202 "a git ref is submitted"
+gsub=$(jq -r .id <<<"$BODY")
+"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-g" \
+  --native-tree "$T/tree" --once >"$T/agent-g.log" 2>&1
+ok $? "the agent runs the git job"
+like "$(cat "$T/agent-g.log")" 'measuring pthread,kmutex' "the fetched commit is measured on the lock it touches"
+is "$(sub_state "$gsub")" done "the git submission is done"
 done_testing
