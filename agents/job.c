@@ -202,7 +202,7 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	char log[4096], jobs[16];
 	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
 	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
-	char *argv[] = {"make", "-C", (char *)tree, jobs, "build/lockbench", NULL};
+	char *argv[] = {"make", "-C", (char *)tree, jobs, "BUILD=build", "build/lockbench", NULL};
 	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
 	                         .cpu_s = j->ag->cfg.build_timeout_s * 2,
 	                         .isolate_net = true,

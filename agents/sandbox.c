@@ -109,7 +109,15 @@ int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox
 			_exit(126);
 		dup2(in, 0);
 		dup2(out, 1);
-		dup2(out, 2);
+		dup2(out, 2); /*
+		               * The agent's own make flags (an agent started from make, as the
+		               * tests and make demo do) must not reach the submitted tree's make.
+		               */
+		unsetenv("MAKEFLAGS");
+		unsetenv("MFLAGS");
+		unsetenv("MAKELEVEL");
+		unsetenv("MAKEOVERRIDES");
+		unsetenv("BUILD");
 		if (o->cwd && chdir(o->cwd)) {
 			dprintf(2, "sandbox: cannot enter %s: %s\n", o->cwd, strerror(errno));
 			_exit(126);
