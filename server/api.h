@@ -37,4 +37,11 @@ enum handler_rc api_submission_results(struct http_request *req, long long id);
 /* GET /api/v1/history[?workload&lock&metric[&tree][&users][&limit]] */
 enum handler_rc api_history(struct http_request *req);
 
+/*
+ * Shared by the handlers (misc.c): reply with the one JSON value that sql
+ * selects (built by PostgreSQL); no row or NULL is a 404 "no such what".
+ */
+enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
+                              const char *const *p, const char *what);
+
 #endif

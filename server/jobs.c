@@ -293,16 +293,36 @@ static int claim_body(PGconn *c, void *arg)
 	return DB_OK;
 }
 
+/*
+ * The database connection and the calling agent (role "agent") of an agent
+ * endpoint; anything but HANDLER_OK means the refusal is already queued.
+ */
+static enum handler_rc agent_request(struct http_request *req, PGconn **c, struct auth_agent *agent)
+{
+	*c = db_conn();
+	if (!*c)
+		return http_reply_error(req, 503, "database", "database unavailable");
+	return auth_require_agent(req, *c, "agent", agent);
+}
+
+/* The reply for a job_lock refusal (404, 403 or 409). */
+static enum handler_rc lease_refusal(struct http_request *req, int status, const char *msg)
+{
+	return http_reply_error(req, (unsigned)status,
+	                        status == 404   ? "not-found"
+	                        : status == 403 ? "forbidden"
+	                                        : "lease-lost",
+	                        "%s", msg);
+}
+
 enum handler_rc api_job_claim(struct http_request *req)
 {
 	struct auth_agent agent;
 	struct claim_ctx x = {&agent, NULL};
-	PGconn *c = db_conn();
+	PGconn *c;
 	enum handler_rc rc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	rc = auth_require_agent(req, c, "agent", &agent);
+	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		return rc;
 	jobs_reap(c);
@@ -402,23 +422,17 @@ enum handler_rc api_job_heartbeat(struct http_request *req, long long id)
 {
 	struct auth_agent agent;
 	struct hb_ctx x = {id, &agent, 0, "", NULL};
-	PGconn *c = db_conn();
+	PGconn *c;
 	enum handler_rc rc;
 	int dbrc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	rc = auth_require_agent(req, c, "agent", &agent);
+	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		return rc;
 	jobs_reap(c);
 	dbrc = db_tx(heartbeat_body, &x);
 	if (dbrc == DB_ABORT)
-		return http_reply_error(req, (unsigned)x.status,
-		                        x.status == 404   ? "not-found"
-		                        : x.status == 403 ? "forbidden"
-		                                          : "lease-lost",
-		                        "%s", x.msg);
+		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK) {
 		json_decref(x.progress);
 		return http_reply_error(req, 503, "database", "cannot extend the lease");
@@ -469,15 +483,13 @@ enum handler_rc api_job_fail(struct http_request *req, long long id)
 {
 	struct auth_agent agent;
 	struct fail_ctx x = {id, &agent, NULL, 0, ""};
-	PGconn *c = db_conn();
+	PGconn *c;
 	json_t *doc;
 	json_error_t jerr;
 	enum handler_rc rc;
 	int dbrc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	rc = auth_require_agent(req, c, "agent", &agent);
+	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		return rc;
 	doc = http_body_json(req);
@@ -489,11 +501,7 @@ enum handler_rc api_job_fail(struct http_request *req, long long id)
 	}
 	dbrc = db_tx(fail_body, &x);
 	if (dbrc == DB_ABORT)
-		rc = http_reply_error(req, (unsigned)x.status,
-		                      x.status == 404   ? "not-found"
-		                      : x.status == 403 ? "forbidden"
-		                                        : "lease-lost",
-		                      "%s", x.msg);
+		rc = lease_refusal(req, x.status, x.msg);
 	else if (dbrc != DB_OK)
 		rc = http_reply_error(req, 503, "database", "cannot record the failure");
 	else
@@ -537,22 +545,16 @@ enum handler_rc api_job_release(struct http_request *req, long long id)
 {
 	struct auth_agent agent;
 	struct fail_ctx x = {id, &agent, NULL, 0, ""};
-	PGconn *c = db_conn();
+	PGconn *c;
 	enum handler_rc rc;
 	int dbrc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	rc = auth_require_agent(req, c, "agent", &agent);
+	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		return rc;
 	dbrc = db_tx(release_body, &x);
 	if (dbrc == DB_ABORT)
-		return http_reply_error(req, (unsigned)x.status,
-		                        x.status == 404   ? "not-found"
-		                        : x.status == 403 ? "forbidden"
-		                                          : "lease-lost",
-		                        "%s", x.msg);
+		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK)
 		return http_reply_error(req, 503, "database", "cannot release the job");
 	return http_reply_json(req, 200,
@@ -832,7 +834,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 	json_error_t jerr;
 	char err[512];
 	char *doc_text = NULL;
-	PGconn *c = db_conn();
+	PGconn *c;
 	enum handler_rc rc;
 	int dbrc;
 
@@ -840,9 +842,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 	result_init(&res);
 	x.id = id;
 	x.agent = &agent;
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	rc = auth_require_agent(req, c, "agent", &agent);
+	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		goto out;
 	body = http_body_json(req);

@@ -176,8 +176,8 @@ enum handler_rc api_metrics(struct http_request *req)
  * Reply with the one JSON value sql selects (built by PostgreSQL); a NULL
  * value is a 404 naming what.
  */
-static enum handler_rc misc_reply_sql(struct http_request *req, const char *sql, int n,
-                                      const char *const *p, const char *what)
+enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
+                              const char *const *p, const char *what)
 {
 	PGconn *c = db_conn();
 	PGresult *res;
@@ -214,7 +214,7 @@ static bool misc_query_int(const char *s, long long max, char *buf, size_t len)
 
 enum handler_rc api_agent_list(struct http_request *req)
 {
-	return misc_reply_sql(
+	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object('agents', coalesce(json_agg(json_build_object("
 	    " 'id', a.id, 'name', a.name, 'machine_class', a.machine_class,"
@@ -238,7 +238,7 @@ enum handler_rc api_submission_results(struct http_request *req, long long id)
 	const char *p[1] = {idbuf};
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	return misc_reply_sql(
+	return api_reply_sql(
 	    req,
 	    "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM submissions WHERE id = $1) THEN NULL"
 	    " ELSE json_build_object('submission', $1::bigint, 'results', (SELECT"
@@ -261,7 +261,7 @@ enum handler_rc api_history(struct http_request *req)
 	const char *p[6];
 
 	if (!workload && !lock && !metric)
-		return misc_reply_sql(
+		return api_reply_sql(
 		    req,
 		    "SELECT json_build_object('series', (SELECT coalesce(json_agg(x ORDER BY "
 		    " x.workload, x.lock, x.metric), '[]') FROM (SELECT v.workload, v.lock, "
@@ -288,7 +288,7 @@ enum handler_rc api_history(struct http_request *req)
 	p[3] = tree; /* "" selects the submissions without a tree */
 	p[4] = users ? ubuf : NULL;
 	p[5] = lbuf;
-	return misc_reply_sql(
+	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object('workload', $1::text, 'lock', $2::text, 'metric', $3::text,"
 	    " 'points', coalesce(json_agg(x ORDER BY x.time, x.submission, x.users), '[]')) FROM"

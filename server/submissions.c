@@ -367,28 +367,6 @@ static bool sub_state_ok(const char *s)
 	       !strcmp(s, "failed");
 }
 
-/* Reply with the one JSON value a query selects (built by PostgreSQL). */
-static enum handler_rc sub_reply_sql(struct http_request *req, const char *sql, int n,
-                                     const char *const *p, const char *what)
-{
-	PGconn *c = db_conn();
-	PGresult *res;
-	enum handler_rc rc;
-
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c, sql, n, p);
-	if (!res)
-		return http_reply_error(req, 503, "database", "query failed");
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
-		rc = http_reply_error(req, 404, "not-found", "no such %s", what);
-	else
-		rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
-		                (size_t)PQgetlength(res, 0, 0));
-	PQclear(res);
-	return rc;
-}
-
 enum handler_rc api_submission_list(struct http_request *req)
 {
 	const char *state = http_query(req, "state");
@@ -409,7 +387,7 @@ enum handler_rc api_submission_list(struct http_request *req)
 	}
 	p[0] = state;
 	p[1] = lim;
-	return sub_reply_sql(
+	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object('submissions', coalesce(json_agg(x ORDER BY x.id DESC), "
 	    "'[]')) FROM (SELECT s.id, s.state, s.source, s.subject, s.verdict, s.reason, s.url, "
@@ -435,7 +413,7 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	const char *p[1] = {idbuf};
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	return sub_reply_sql(
+	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object("
 	    " 'id', s.id, 'state', s.state, 'source', s.source, 'url', s.url,"

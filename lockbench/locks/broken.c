@@ -35,27 +35,15 @@ static int broken_init(void *p)
 static void broken_lock(void *p)
 {
 	struct broken_lock *lock = p;
-	unsigned int c = 0;
 
-	/* acquire: pairs with the release in broken_unlock */
-	if (atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-	                                            memory_order_relaxed))
-		return;
-	if (c != 2)
-		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
-	while (c != 0) {
-		futex_wait(&lock->word, 2);
-		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
-	}
+	lb_futex3_acquire(&lock->word);
 }
 
 static bool broken_trylock(void *p)
 {
 	struct broken_lock *lock = p;
-	unsigned int c = 0;
 
-	return atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
-	                                               memory_order_relaxed);
+	return lb_futex3_tryacquire(&lock->word);
 }
 
 static void broken_unlock(void *p)
@@ -65,11 +53,7 @@ static void broken_unlock(void *p)
 	if (atomic_load_explicit(&lock->word, memory_order_relaxed) == 2 &&
 	    ++lock->contended_unlocks % BROKEN_LOSE_EVERY == 0)
 		return; /* the bug: stays "locked with waiters", nobody is woken */
-	/* release: pairs with the acquire CAS/exchange in broken_lock */
-	if (atomic_fetch_sub_explicit(&lock->word, 1, memory_order_release) != 1) {
-		atomic_store_explicit(&lock->word, 0, memory_order_release);
-		futex_wake(&lock->word, 1);
-	}
+	lb_futex3_release(&lock->word);
 }
 
 static void broken_destroy(void *p)
