@@ -1128,19 +1128,6 @@ struct run_args {
 	bool no_torture, no_lockbench;
 };
 
-static int split_list(const char *s, char ***out)
-{
-	char *copy = xstrdup(s), *save = NULL;
-	int n = 0;
-	char **v = xrealloc(NULL, (strlen(s) + 2) * sizeof(*v));
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		v[n++] = xstrdup(t);
-	v[n] = NULL;
-	free(copy);
-	*out = v;
-	return n;
-}
-
 static bool valid_torture_type(const char *t)
 {
 	static const char *const known[] = {
@@ -1285,15 +1272,20 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_WRITERS:
 			free(a.writers);
-			a.nwriters =
-			    lb_parse_int_list(optarg, &a.writers, "--writers", err, sizeof(err));
+			a.nwriters = lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a.writers,
+			                               "--writers", err, sizeof(err));
 			if (a.nwriters < 0) {
 				rc = usage("%s", err);
 				goto out;
 			}
 			break;
 		case O_TYPES:
-			a.ntypes = split_list(optarg, &a.types);
+			lb_free_list(a.types);
+			a.types = lb_split_list(optarg, "--types", &a.ntypes, err, sizeof(err));
+			if (!a.types) {
+				rc = usage("%s", err);
+				goto out;
+			}
 			for (int i = 0; i < a.ntypes; i++)
 				if (!valid_torture_type(a.types[i])) {
 					rc =
@@ -1302,10 +1294,6 @@ static int cmd_run(int argc, char **argv)
 					          a.types[i]);
 					goto out;
 				}
-			if (!a.ntypes) {
-				rc = usage("--types: empty list%s", "");
-				goto out;
-			}
 			break;
 		case O_WORKLOADS:
 			a.workloads = optarg;
@@ -1408,8 +1396,14 @@ static int cmd_run(int argc, char **argv)
 		a.writers = xrealloc(NULL, sizeof(int) * (size_t)a.nwriters);
 		memcpy(a.writers, quick ? quick_w : smoke_w, sizeof(int) * (size_t)a.nwriters);
 	}
-	if (!a.ntypes)
-		a.ntypes = split_list("mutex_lock,rwsem_lock,spin_lock", &a.types);
+	if (!a.ntypes) {
+		a.types = lb_split_list("mutex_lock,rwsem_lock,spin_lock", "--types", &a.ntypes,
+		                        err, sizeof(err));
+		if (!a.types) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			goto out;
+		}
+	}
 	/*
 	 * locktorture's end wakes every writer (kthread_stop), which hides a lost
 	 * wakeup: the test must outlast the hung-task timeout plus a check
@@ -1599,9 +1593,7 @@ out:
 		rmdir(tmpdir);
 	}
 	free(b.console.p);
-	for (int i = 0; i < a.ntypes; i++)
-		free(a.types[i]);
-	free(a.types);
+	lb_free_list(a.types);
 	free(a.writers);
 	result_release(&build);
 	result_release(&guest);

@@ -141,32 +141,34 @@ static char *valid_workloads(void)
 static int parse_names(const char *arg, const void ***out, const void *(*find)(const char *),
                        const char *what, const char *valid)
 {
-	char *copy = strdup(arg), *save = NULL, *tok;
-	int n = 0;
-	const void **v = calloc(strlen(arg) + 2, sizeof(*v));
-	if (!copy || !v) {
-		free(copy);
-		free(v);
+	char err[256], opt[32];
+	int n;
+	char **tok;
+	const void **v;
+
+	snprintf(opt, sizeof(opt), "--%ss", what);
+	tok = lb_split_list(arg, opt, &n, err, sizeof(err));
+	if (!tok) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return -1;
+	}
+	v = calloc((size_t)n + 1, sizeof(*v));
+	if (!v) {
+		lb_free_list(tok);
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return -1;
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const void *x = find(tok);
-		if (!x) {
-			fprintf(stderr, "%s: unknown %s '%s' (valid: %s)\n", prog, what, tok,
+	for (int i = 0; i < n; i++) {
+		v[i] = find(tok[i]);
+		if (!v[i]) {
+			fprintf(stderr, "%s: unknown %s '%s' (valid: %s)\n", prog, what, tok[i],
 			        valid);
-			free(copy);
+			lb_free_list(tok);
 			free(v);
 			return -1;
 		}
-		v[n++] = x;
 	}
-	free(copy);
-	if (!n) {
-		fprintf(stderr, "%s: --%ss: empty list\n", prog, what);
-		free(v);
-		return -1;
-	}
+	lb_free_list(tok);
 	*out = v;
 	return 0;
 }
@@ -345,33 +347,21 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 				return EXIT_USAGE;
 			break;
 		case OPT_THREADS:
-			a->ov.nthreads = lb_parse_int_list(optarg, &a->ov.threads, "--threads", err,
-			                                   sizeof(err));
+			a->ov.nthreads =
+			    lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a->ov.threads,
+			                      "--threads", err, sizeof(err));
 			if (a->ov.nthreads < 0)
 				return usage_error("%s", err);
 			break;
 		case OPT_CS:
 		case OPT_OUTSIDE: {
-			/* 0 is a valid amount of work: parse by hand */
-			int *vals = calloc(strlen(optarg) + 1, sizeof(int)), n = 0;
-			char *copy = strdup(optarg), *save = NULL, *tok;
-			for (tok = strtok_r(copy, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (lb_parse_int(tok, 0, 100000000, &v,
-				                 c == OPT_CS ? "--cs-loops" : "--outside-loops",
-				                 err, sizeof(err))) {
-					free(copy);
-					free(vals);
-					return usage_error("%s", err);
-				}
-				vals[n++] = (int)v;
-			}
-			free(copy);
-			if (!n) {
-				free(vals);
-				return usage_error("%s: empty list",
-				                   c == OPT_CS ? "--cs-loops" : "--outside-loops");
-			}
+			/* 0 is a valid amount of work */
+			int *vals = NULL;
+			int n = lb_parse_int_list(optarg, 0, 100000000, &vals,
+			                          c == OPT_CS ? "--cs-loops" : "--outside-loops",
+			                          err, sizeof(err));
+			if (n < 0)
+				return usage_error("%s", err);
 			if (c == OPT_CS) {
 				a->ov.cs_loops = vals;
 				a->ov.ncs = n;
@@ -602,34 +592,34 @@ static void free_side(struct lb_result *docs, size_t n)
 /* "a.json,b.json": every round of one side; each must follow the schema. */
 static int load_side(const char *arg, struct lb_result **out, size_t *n)
 {
-	char *copy = strdup(arg), *save = NULL, *tok, err[1024];
-	size_t cap = 1;
-	for (const char *p = arg; *p; p++)
-		cap += *p == ',';
-	struct lb_result *docs = calloc(cap, sizeof(*docs));
+	char err[1024];
+	int ntok;
+	char **tok = lb_split_list(arg, "compare", &ntok, err, sizeof(err));
+	struct lb_result *docs = NULL;
 	int rc = -1;
 
 	*n = 0;
-	if (!copy || !docs) {
+	if (!tok) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	docs = calloc((size_t)ntok, sizeof(*docs));
+	if (!docs) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		goto out;
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (int i = 0; i < ntok; i++) {
 		result_init(&docs[*n]);
-		if (result_load_file(tok, &docs[*n], err, sizeof(err))) {
+		if (result_load_file(tok[i], &docs[*n], err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			result_release(&docs[*n]);
 			goto out;
 		}
 		(*n)++;
 	}
-	if (!*n) {
-		fprintf(stderr, "%s: compare: empty list of documents\n", prog);
-		goto out;
-	}
 	rc = 0;
 out:
-	free(copy);
+	lb_free_list(tok);
 	if (rc) {
 		free_side(docs, *n);
 		docs = NULL;

@@ -46,46 +46,83 @@ int lb_parse_int(const char *s, long long min, long long max, long long *out, co
 	return 0;
 }
 
-int lb_parse_int_list(const char *s, int **out, const char *what, char *err, size_t errlen)
+char **lb_split_list(const char *s, const char *what, int *n, char *err, size_t errlen)
 {
-	char *copy = strdup(s), *save = NULL, *tok;
-	int *vals = NULL, n = 0, cap = 0, rc = -1;
+	size_t cap = 2;
+	char **v;
+	const char *p = s;
 
-	if (!copy) {
-		snprintf(err, errlen, "%s: out of memory", what);
-		return -1;
-	}
+	*n = 0;
 	if (!*s) {
 		snprintf(err, errlen, "%s: empty list", what);
-		goto out;
+		return NULL;
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long long v;
-		if (lb_parse_int(tok, 1, 4096, &v, what, err, errlen) < 0)
-			goto out;
-		if (n == cap) {
-			int *nv;
-			cap = cap ? cap * 2 : 8;
-			nv = realloc(vals, cap * sizeof(*vals));
-			if (!nv) {
-				snprintf(err, errlen, "%s: out of memory", what);
-				goto out;
-			}
-			vals = nv;
+	for (const char *q = s; *q; q++)
+		cap += *q == ',';
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		goto oom;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0) {
+			snprintf(err, errlen, "%s: empty element in '%s'", what, s);
+			lb_free_list(v);
+			*n = 0;
+			return NULL;
 		}
-		vals[n++] = (int)v;
+		v[*n] = strndup(p, len);
+		if (!v[*n])
+			goto oom;
+		(*n)++;
+		if (!p[len])
+			return v;
+		p += len + 1;
 	}
-	if (n == 0) {
-		snprintf(err, errlen, "%s: empty list", what);
-		goto out;
+oom:
+	snprintf(err, errlen, "%s: out of memory", what);
+	lb_free_list(v);
+	*n = 0;
+	return NULL;
+}
+
+void lb_free_list(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+int lb_parse_int_list(const char *s, long long min, long long max, int **out, const char *what,
+                      char *err, size_t errlen)
+{
+	int n, i;
+	char **tok = lb_split_list(s, what, &n, err, errlen);
+	int *vals;
+
+	if (!tok)
+		return -1;
+	vals = calloc((size_t)n, sizeof(*vals));
+	if (!vals) {
+		snprintf(err, errlen, "%s: out of memory", what);
+		lb_free_list(tok);
+		return -1;
 	}
+	for (i = 0; i < n; i++) {
+		long long v;
+
+		if (lb_parse_int(tok[i], min, max, &v, what, err, errlen) < 0) {
+			free(vals);
+			lb_free_list(tok);
+			return -1;
+		}
+		vals[i] = (int)v;
+	}
+	lb_free_list(tok);
 	*out = vals;
-	vals = NULL;
-	rc = n;
-out:
-	free(vals);
-	free(copy);
-	return rc;
+	return n;
 }
 
 int lb_online_cpus(void)
