@@ -98,7 +98,7 @@ deps:
 # Ends with one line "N passed, N failed"; non-zero exit on any failure.
 test: deps
 	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) scripts/run-tests.sh $(UNIT)
+	@BUILD=$(BUILD) SANITIZED=$(if $(SAN),1,) scripts/run-tests.sh $(UNIT)
 
 asan:
 	@scripts/deps.sh

@@ -11,6 +11,16 @@ mkdir -p "$out"
 passed=0
 failed=0
 
+# A sanitized build (make asan): every report of every process, daemons
+# included (a server's leaks show only when it exits), goes to a file under
+# test-output/sanitizer/, and each report is one failure.
+san="$out/sanitizer"
+if [[ -n ${SANITIZED:-} ]]; then
+  rm -rf "$san"; mkdir -p "$san"
+  export ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+fi
+
 for t in "$@"; do
   name=$(basename "$t")
   log="$out/$name.log"
@@ -44,6 +54,20 @@ if [[ ${#tap[@]} -gt 0 ]]; then
     grep -E '^not ok|^#' "$log" | grep -v '^# *$' | grep -B1 -A6 '^not ok' | head -n 60 | sed 's/^/    /'
   fi
   passed=$((passed + p)); failed=$((failed + f))
+fi
+
+if [[ -n ${SANITIZED:-} ]]; then
+  reports=("$san"/*)
+  if [[ -e ${reports[0]:-} ]]; then
+    echo "FAIL ${#reports[@]} sanitizer report(s) (test-output/sanitizer/):"
+    for r in "${reports[@]}"; do
+      echo "    $(basename "$r"):"; grep -m 8 -E 'ERROR|runtime error|#[0-9] ' "$r" | sed 's/^/      /'
+    done
+    failed=$((failed + ${#reports[@]}))
+  else
+    echo "ok   no sanitizer reports from any process"
+    passed=$((passed + 1))
+  fi
 fi
 
 echo "$passed passed, $failed failed"
