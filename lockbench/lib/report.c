@@ -165,6 +165,15 @@ static void fmt_plain(double v, char *buf, size_t len)
 		snprintf(buf, len, "%.4g", v);
 }
 
+/* perf-bench cells: "%.4f" as perf prints ms; large figures (ops/s) as integers. */
+static void fmt_perf(double v, char *buf, size_t len)
+{
+	if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4f", v);
+}
+
 static bool lockup_only(const struct compare_row *r)
 {
 	return r->base.n == 0 && r->patched.n == 0;
@@ -549,19 +558,16 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 			grid_set(&g, row, 0, "%s", *r->params_key ? r->params_key : "-");
 		else
 			grid_set(&g, row, 0, "%lld", r->users);
-		if (r->base.n) {
-			grid_set(&g, row, 1, "%.4f", r->base.mean);
-			grid_set(&g, row, 2, "%.4f", r->base.stddev);
-		} else {
-			grid_set(&g, row, 1, "-");
-			grid_set(&g, row, 2, "-");
-		}
-		if (r->patched.n) {
-			grid_set(&g, row, 3, "%.4f", r->patched.mean);
-			grid_set(&g, row, 4, "%.4f", r->patched.stddev);
-		} else {
-			grid_set(&g, row, 3, "-");
-			grid_set(&g, row, 4, "-");
+		for (int side = 0; side < 2; side++) {
+			const struct stats_summary *sm = side ? &r->patched : &r->base;
+			char mean[64] = "-", sd[64] = "-";
+
+			if (sm->n) {
+				fmt_perf(sm->mean, mean, sizeof(mean));
+				fmt_perf(sm->stddev, sd, sizeof(sd));
+			}
+			grid_set(&g, row, 1 + 2 * side, "%s", mean);
+			grid_set(&g, row, 2 + 2 * side, "%s", sd);
 		}
 		if (r->base.n && r->patched.n && r->base.mean != 0)
 			grid_set(&g, row, 5, "%+.2f%%", r->change * 100);
