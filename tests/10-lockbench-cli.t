@@ -55,6 +55,12 @@ for f in text aim7 perf lkp json; do
   [[ $f == json ]] && like "$out" '"verdict": "regression"' "json: the regression is in the rows"
 done
 
+# --json -: the document alone on stdout, the table on stderr
+out=$("$LB" run --locks pthread --workloads uncontended --json - 2>"$T/table.txt")
+is "$(printf '%s' "$out" | perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{schema}')" \
+  "lockbench-result/1" "--json - writes only the document to stdout"
+like "$(cat "$T/table.txt")" "uncontended +pthread .*ns_per_pair" "and the table to stderr"
+
 # bad input
 out=$("$LB" run --locks nosuchlock 2>&1); rc=$?
 is "$rc" 2 "an unknown lock exits 2"

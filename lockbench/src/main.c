@@ -77,7 +77,7 @@ static void print_help(FILE *f)
 	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
 	        "  --round N            round number recorded in the JSON [0]\n"
 	        "  --json FILE|-        write the lockbench-result/1 document\n"
-	        "  --quiet              no table on stdout\n"
+	        "  --quiet              no table (it goes to stderr with --json -)\n"
 	        "\n"
 	        "compare options:\n"
 	        "  --format F           aim7, perf, lkp, text or json [text]\n"
@@ -221,14 +221,14 @@ static void fmt_num(double v, char *out, size_t len)
 	}
 }
 
-static void print_run(const struct lb_run *run)
+static void print_run(FILE *out, const struct lb_run *run)
 {
 	char *key = run_params_key(run), val[64];
-	printf("%-17s %-17s %-44s", run->workload, run->lock, key ? key : "");
+	fprintf(out, "%-17s %-17s %-44s", run->workload, run->lock, key ? key : "");
 	free(key);
 	if (run->lockup) {
-		printf(" LOCKUP (%s): %s\n", run->lockup->kind, run->lockup->message);
-		fflush(stdout);
+		fprintf(out, " LOCKUP (%s): %s\n", run->lockup->kind, run->lockup->message);
+		fflush(out);
 		return;
 	}
 	for (size_t i = 0; i < run->nmetrics; i++) {
@@ -236,14 +236,14 @@ static void print_run(const struct lb_run *run)
 		fmt_num(m->value, val, sizeof(val));
 		if (i == 0) {
 			double cv = m->nsamples > 1 ? stats_cov(m->samples, m->nsamples) : 0;
-			printf(" %s %s %s ±%.1f%% n=%zu", m->name, val, m->unit, cv * 100,
-			       m->nsamples);
+			fprintf(out, " %s %s %s ±%.1f%% n=%zu", m->name, val, m->unit, cv * 100,
+			        m->nsamples);
 		} else {
-			printf("  %s %s", m->name, val);
+			fprintf(out, "  %s %s", m->name, val);
 		}
 	}
-	printf("\n");
-	fflush(stdout);
+	fprintf(out, "\n");
+	fflush(out);
 }
 
 struct run_args {
@@ -456,11 +456,12 @@ static int cmd_run(int argc, char **argv)
 	res.suite = strdup(a.suite);
 	res.variant = strdup(a.variant);
 	res.round = a.round;
-	FILE *tbl = a.quiet || (a.json && !strcmp(a.json, "-")) ? NULL : stdout;
+	/* with the JSON on stdout, the table goes to stderr */
+	FILE *tbl = a.quiet ? NULL : a.json && !strcmp(a.json, "-") ? stderr : stdout;
 	if (tbl) {
-		printf("lockbench: suite %s, %zu points, %d CPUs (%s), kernel %s\n", a.suite,
-		       plan.n, res.machine.cpus, res.machine.model, res.machine.kernel);
-		fflush(stdout);
+		fprintf(tbl, "lockbench: suite %s, %zu points, %d CPUs (%s), kernel %s\n", a.suite,
+		        plan.n, res.machine.cpus, res.machine.model, res.machine.kernel);
+		fflush(tbl);
 	}
 	for (size_t i = 0; i < plan.n; i++) {
 		struct plan_point *pt = &plan.points[i];
@@ -474,7 +475,7 @@ static int cmd_run(int argc, char **argv)
 			if (res.runs[before].lockup)
 				lockups++;
 			if (tbl)
-				print_run(&res.runs[before]);
+				print_run(tbl, &res.runs[before]);
 		}
 	}
 	if (failures && !res.nruns) {
@@ -488,7 +489,8 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (tbl)
-		printf("%zu runs, %d locked up, %d failed to run\n", res.nruns, lockups, failures);
+		fprintf(tbl, "%zu runs, %d locked up, %d failed to run\n", res.nruns, lockups,
+		        failures);
 	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
 out:
 	plan_release(&plan);
