@@ -32,18 +32,22 @@ static int broken_init(void *p)
 	return 0;
 }
 
+/*
+ * The word comes first, as in struct futex3_lock: futex3's own code takes
+ * and releases it, so the one difference is the dropped wakeup below.
+ */
 static void broken_lock(void *p)
 {
 	struct broken_lock *lock = p;
 
-	lb_futex3_acquire(&lock->word);
+	lock_futex3_ops.lock(&lock->word);
 }
 
 static bool broken_trylock(void *p)
 {
 	struct broken_lock *lock = p;
 
-	return lb_futex3_tryacquire(&lock->word);
+	return lock_futex3_ops.trylock(&lock->word);
 }
 
 static void broken_unlock(void *p)
@@ -53,7 +57,7 @@ static void broken_unlock(void *p)
 	if (atomic_load_explicit(&lock->word, memory_order_relaxed) == 2 &&
 	    ++lock->contended_unlocks % BROKEN_LOSE_EVERY == 0)
 		return; /* the bug: stays "locked with waiters", nobody is woken */
-	lb_futex3_release(&lock->word);
+	lock_futex3_ops.unlock(&lock->word);
 }
 
 static void broken_destroy(void *p)

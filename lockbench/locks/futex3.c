@@ -13,7 +13,7 @@
 #include "lock_internal.h"
 
 struct futex3_lock {
-	atomic_uint word;
+	atomic_uint word; /* the only member: broken.c passes a bare word to these ops */
 };
 
 static int futex3_init(void *p)
@@ -27,22 +27,39 @@ static int futex3_init(void *p)
 static void futex3_lock(void *p)
 {
 	struct futex3_lock *lock = p;
+	unsigned int c = 0;
 
-	lb_futex3_acquire(&lock->word);
+	/* acquire (CAS and exchanges): pairs with the release in futex3_unlock */
+	if (atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
+	                                            memory_order_relaxed))
+		return;
+	if (c != 2)
+		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
+	while (c != 0) {
+		futex_wait(&lock->word, 2);
+		c = atomic_exchange_explicit(&lock->word, 2, memory_order_acquire);
+	}
 }
 
 static bool futex3_trylock(void *p)
 {
 	struct futex3_lock *lock = p;
+	unsigned int c = 0;
 
-	return lb_futex3_tryacquire(&lock->word);
+	/* acquire: pairs with the release in futex3_unlock */
+	return atomic_compare_exchange_strong_explicit(&lock->word, &c, 1, memory_order_acquire,
+	                                               memory_order_relaxed);
 }
 
 static void futex3_unlock(void *p)
 {
 	struct futex3_lock *lock = p;
 
-	lb_futex3_release(&lock->word);
+	/* release: pairs with the acquire CAS/exchange in futex3_lock */
+	if (atomic_fetch_sub_explicit(&lock->word, 1, memory_order_release) != 1) {
+		atomic_store_explicit(&lock->word, 0, memory_order_release);
+		futex_wake(&lock->word, 1);
+	}
 }
 
 static void futex3_destroy(void *p)

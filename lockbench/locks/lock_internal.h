@@ -96,44 +96,6 @@ static inline void lb_spin_unlock(struct lb_spinlock *l)
 	atomic_store_explicit(&l->locked, 0, memory_order_release);
 }
 
-/*
- * The word of Drepper's mutex #3 (futex3.c, and broken.c's faulty copy):
- * 0 unlocked, 1 locked, 2 locked with maybe waiters.
- */
-static inline void lb_futex3_acquire(atomic_uint *word)
-{
-	unsigned int c = 0;
-
-	/* acquire (CAS and exchanges): pairs with the release in lb_futex3_release */
-	if (atomic_compare_exchange_strong_explicit(word, &c, 1, memory_order_acquire,
-	                                            memory_order_relaxed))
-		return;
-	if (c != 2)
-		c = atomic_exchange_explicit(word, 2, memory_order_acquire);
-	while (c != 0) {
-		futex_wait(word, 2);
-		c = atomic_exchange_explicit(word, 2, memory_order_acquire);
-	}
-}
-
-static inline bool lb_futex3_tryacquire(atomic_uint *word)
-{
-	unsigned int c = 0;
-
-	/* acquire: pairs with the release in lb_futex3_release */
-	return atomic_compare_exchange_strong_explicit(word, &c, 1, memory_order_acquire,
-	                                               memory_order_relaxed);
-}
-
-static inline void lb_futex3_release(atomic_uint *word)
-{
-	/* release: pairs with the acquire CAS/exchange in lb_futex3_acquire */
-	if (atomic_fetch_sub_explicit(word, 1, memory_order_release) != 1) {
-		atomic_store_explicit(word, 0, memory_order_release);
-		futex_wake(word, 1);
-	}
-}
-
 static inline uint64_t lb_now_ns(void)
 {
 	struct timespec ts;
