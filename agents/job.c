@@ -32,6 +32,8 @@ struct job {
 	char mirror[1100];
 	char base_rev[128];
 	char locks[1024]; /* --locks value, "" for the whole suite */
+	/* the lock run only as an untouched control ("controls" of each document), "" for none */
+	char controls[64];
 	struct variant v[MAX_VARIANTS];
 	int nv;
 	int npatches;
@@ -432,7 +434,7 @@ static void choose_locks(struct job *j)
 {
 	char cmd[8400], path[4096], names[64][64];
 	char chosen[1024] = "pthread";
-	bool shared = false, any_lock = false;
+	bool shared = false, any_lock = false, pthread_touched = false;
 	int nnames = known_locks(j->v[j->nv - 1].bin, names, 64);
 
 	snprintf(cmd, sizeof(cmd), "git -C '%s' diff --name-only '%s' HEAD", j->series_tree,
@@ -460,8 +462,12 @@ static void choose_locks(struct job *j)
 				for (int i = 0; i < nnames; i++) {
 					char quoted[4200];
 					snprintf(quoted, sizeof(quoted), "\"%s\"", names[i]);
-					if (!strstr(line, quoted) || !strcmp(names[i], "pthread"))
+					if (!strstr(line, quoted))
 						continue;
+					if (!strcmp(names[i], "pthread")) {
+						pthread_touched = true;
+						continue;
+					}
 					found = true;
 					char with[4200];
 					snprintf(with, sizeof(with), ",%s,", names[i]);
@@ -482,10 +488,14 @@ static void choose_locks(struct job *j)
 		any_lock |= found;
 	}
 	pclose(p);
-	if (!shared && any_lock)
+	if (!shared && (any_lock || pthread_touched))
 		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
-	agent_log("info", j->id, "measuring %s",
-	          j->locks[0] ? j->locks : "the whole suite (shared code changed)");
+	/* pthread, untouched, is measured beside the changed locks as a live A/A */
+	if (!shared && any_lock && !pthread_touched)
+		snprintf(j->controls, sizeof(j->controls), "pthread");
+	agent_log("info", j->id, "measuring %s%s",
+	          j->locks[0] ? j->locks : "the whole suite (shared code changed)",
+	          j->controls[0] ? " (pthread as the untouched control)" : "");
 }
 
 static void *heartbeat_thread(void *arg)
@@ -685,6 +695,25 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 			if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
 				doc = json_dumps(d, JSON_COMPACT);
 			json_decref(d);
+		} else if (doc) {
+			/*
+			 * Which lock is a control is the agent's word, not the measured
+			 * (untrusted) binary's: set or remove "controls".
+			 */
+			json_t *d = json_loads(doc, 0, NULL);
+			char *t = NULL;
+
+			if (d && j->controls[0])
+				json_object_set_new(d, "controls", json_pack("[s]", j->controls));
+			else if (d)
+				json_object_del(d, "controls");
+			if (d)
+				t = json_dumps(d, JSON_COMPACT);
+			if (t) {
+				free(doc);
+				doc = t;
+			} /* else posted as it is: the server says what is wrong with it */
+			json_decref(d);
 		}
 	}
 	if (!doc) {
@@ -763,6 +792,7 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 	    kernel_variant(j, patched_out, "patched"))
 		return -1;
 	j->locks[0] = 0;
+	j->controls[0] = 0;
 	return 0;
 }
 

@@ -61,6 +61,19 @@ is "$(printf '%s' "$out" | perl -MJSON::PP -e 'local $/; print decode_json(<STDI
   "lockbench-result/1" "--json - writes only the document to stdout"
 like "$(cat "$T/table.txt")" "uncontended +pthread .*ns_per_pair" "and the table to stderr"
 
+# --controls: an untouched lock is shown as the machine's A/A, and decides nothing
+for v in base patched; do
+  "$LB" run --locks pthread,tas --workloads uncontended --controls pthread --variant $v \
+    --quiet --json "$T/ctl-$v.json" || true
+done
+is "$(jq -c .controls "$T/ctl-base.json")" '["pthread"]' "run --controls records the control"
+out=$("$LB" compare "$T/ctl-base.json" "$T/ctl-patched.json" --format json)
+is "$(jq -c '[.rows[] | [.lock, .control]] | sort' <<<"$out")" '[["pthread",true],["tas",false]]' \
+  "compare marks the control's rows, and only them"
+out=$("$LB" run --locks tas --controls pthread 2>&1); is $? 2 "a control that is not run exits 2"
+like "$out" "controls: pthread is not one of --locks" "and says so"
+out=$("$LB" run --controls nosuch 2>&1); is $? 2 "an unknown control exits 2"
+
 # bad input
 out=$("$LB" run --locks nosuchlock 2>&1); rc=$?
 is "$rc" 2 "an unknown lock exits 2"

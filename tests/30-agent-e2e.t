@@ -26,13 +26,20 @@ submit_mbox "$T/nospin.mbox"; nospin=$SUB
 "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-a" \
   --native-tree "$T/tree" --once >"$T/agent-a.log" 2>&1
 ok $? "the agent runs the job and exits (--once)"
-like "$(cat "$T/agent-a.log")" 'measuring pthread,kmutex' "a kmutex-only series is measured on kmutex and the pthread baseline"
+like "$(cat "$T/agent-a.log")" 'measuring pthread,kmutex \(pthread as the untouched control\)' "a kmutex-only series is measured on kmutex and the pthread baseline"
 api GET "/api/v1/submissions/$nospin"
 is "$(jq -r .state <<<"$BODY")" done "the fence submission is done"
 is "$(jq -r .verdict <<<"$BODY")" regression "and its verdict is regression"
 report=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=text")
 like "$report" 'hot +kmutex .*ops_per_sec .*regression' "the table flags kmutex throughput on hot"
-unlike "$report" 'hot +pthread .*ops_per_sec .*regression' "and not the untouched pthread baseline"
+# the untouched pthread is the live A/A: shown, marked, never the verdict's cause
+is "$(jq '[.verdicts[] | select(.lock == "pthread") | .control] | (length > 0 and all)' <<<"$BODY")" true \
+  "every pthread row is a control row"
+is "$(jq '[.verdicts[] | select(.lock == "kmutex") | .control] | (length > 0 and (any | not))' <<<"$BODY")" true \
+  "no kmutex row is"
+unlike "$report" 'hot +pthread .*(regression|improvement|no-change|inconclusive)$' \
+  "the text table marks each pthread row (control)"
+like "$report" 'control = a lock the change did not touch' "and the legend says what that means"
 perf=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=perf")
 like "$perf" '\| threads \|' "the perf-style table renders"
 

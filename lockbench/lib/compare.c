@@ -301,6 +301,19 @@ static void copy_machine(struct lb_machine *dst, const struct lb_machine *src)
 	dst->kernel = strutil_xstrdup(src->kernel);
 }
 
+/* A control only when every document of both sides names it one. */
+static bool is_control(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
+                       size_t npatched, const char *lock)
+{
+	for (size_t d = 0; d < nbase; d++)
+		if (!result_is_control(&base[d], lock))
+			return false;
+	for (size_t d = 0; d < npatched; d++)
+		if (!result_is_control(&patched[d], lock))
+			return false;
+	return nbase + npatched > 0;
+}
+
 int compare_results(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
                     size_t npatched, const struct compare_opts *opts, struct comparison *out,
                     char *err, size_t errlen)
@@ -343,6 +356,7 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	for (size_t i = 0; i < pts.n; i++) {
 		const struct point *pt = &pts.v[i];
 		bool locked = pt->side[BASE].lockups || pt->side[PATCHED].lockups;
+		bool control = is_control(base, nbase, patched, npatched, pt->lock);
 		size_t before = out->nrows;
 
 		for (size_t k = 0; k < pt->side[PATCHED].nmetrics; k++) {
@@ -356,11 +370,13 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			struct compare_row *r =
 			    new_row(out, pt, pm->name, pm->unit, pm->higher_better);
 			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
+			r->control = control;
 			row_test(r, bm, pm, o);
 		}
 		if (locked && out->nrows == before) {
 			struct compare_row *r = new_row(out, pt, "lockup", "", false);
 			r->verdict = VERDICT_LOCKUP;
+			r->control = control;
 		}
 	}
 
@@ -417,12 +433,29 @@ bool compare_metric_is_headline(const char *metric)
 	return false;
 }
 
+bool compare_row_decides(const struct compare_row *r)
+{
+	if (r->verdict == VERDICT_LOCKUP)
+		return true;
+	if (r->control)
+		return false;
+	return r->verdict != VERDICT_INCONCLUSIVE || r->headline;
+}
+
+bool comparison_has_controls(const struct comparison *c)
+{
+	for (size_t i = 0; i < c->nrows; i++)
+		if (c->rows[i].control)
+			return true;
+	return false;
+}
+
 enum verdict comparison_overall(const struct comparison *c)
 {
 	enum verdict worst = VERDICT_NO_CHANGE;
 	for (size_t i = 0; i < c->nrows; i++) {
 		enum verdict v = c->rows[i].verdict;
-		if (v == VERDICT_INCONCLUSIVE && !c->rows[i].headline)
+		if (!compare_row_decides(&c->rows[i]))
 			continue;
 		if (verdict_rank(v) > verdict_rank(worst))
 			worst = v;

@@ -72,6 +72,12 @@ struct compare_row {
 	 * regression of any metric still counts.
 	 */
 	bool headline;
+	/*
+	 * The lock is a control on every document of both sides (result.h): the
+	 * change did not touch it, so its rows are the machine's A/A.  They are
+	 * reported with their own verdict but decide nothing, except a lockup.
+	 */
+	bool control;
 };
 
 struct comparison {
@@ -100,13 +106,19 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
                     size_t npatched, const struct compare_opts *opts, struct comparison *out,
                     char *err, size_t errlen);
 
+/* True when the row takes part in the overall verdict and the more-rounds decision. */
+bool compare_row_decides(const struct compare_row *r);
+
+/* True when any row is a control row. */
+bool comparison_has_controls(const struct comparison *c);
+
 /* True for the metrics that decide (see compare_row.headline). */
 bool compare_metric_is_headline(const char *metric);
 
 /*
  * Worst verdict of the comparison: lockup > regression > inconclusive >
  * improvement > no-change, where an inconclusive row counts only when it is
- * a headline row.
+ * a headline row, and a control row counts only when it locked up.
  */
 enum verdict comparison_overall(const struct comparison *c);
 

@@ -207,14 +207,22 @@ static void legend(FILE *out, const struct comparison *c)
 	        "n = samples per side; * = significant after Benjamini-Hochberg at q < %g and "
 	        "|change| >= %g%%\n",
 	        c->opts.alpha, c->opts.min_effect * 100);
+	if (comparison_has_controls(c))
+		fputs("control = a lock the change did not touch: its rows are this machine's own "
+		      "A/A "
+		      "variation and decide nothing but a lockup\n",
+		      out);
 }
 
 static void title(FILE *out, const struct compare_row *r)
 {
+	const char *control = r->control ? " (control)" : "";
+
 	if (r->unit && *r->unit)
-		fprintf(out, "%s %s: %s (%s)\n", r->workload, r->lock, r->metric, r->unit);
+		fprintf(out, "%s %s%s: %s (%s)\n", r->workload, r->lock, control, r->metric,
+		        r->unit);
 	else
-		fprintf(out, "%s %s: %s\n", r->workload, r->lock, r->metric);
+		fprintf(out, "%s %s%s: %s\n", r->workload, r->lock, control, r->metric);
 }
 
 static int finish(FILE *out)
@@ -757,6 +765,8 @@ static int render_lkp(const struct comparison *c, FILE *out)
 		strutil_buf_release(&sb);
 		if (r->verdict == VERDICT_LOCKUP)
 			fputs(" (lockup)", out);
+		if (r->control)
+			fputs(" (control)", out);
 		fputc('\n', out);
 	}
 	fputc('\n', out);
@@ -818,7 +828,8 @@ static int render_text(const struct comparison *c, FILE *out)
 			grid_set(&g, row, 7, "-");
 			grid_set(&g, row, 8, "-");
 		}
-		grid_set(&g, row, 9, "%s", verdict_name(r->verdict));
+		grid_set(&g, row, 9, "%s%s", verdict_name(r->verdict),
+		         r->control ? " (control)" : "");
 	}
 	for (size_t k = 0; k < NCOL; k++)
 		w[k] = grid_width(&g, k, strlen(heads[k]));
@@ -874,14 +885,15 @@ static int render_json(const struct comparison *c, FILE *out)
 			                   "stacks", jstr(r->lockup_stacks));
 		json_t *row = json_pack(
 		    "{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-		    "s:s, s:b, s:o}",
+		    "s:s, s:b, s:b, s:o}",
 		    "workload", r->workload, "lock", r->lock, "params", r->params_key, "metric",
 		    r->metric, "unit", r->unit ? r->unit : "", "better",
 		    r->higher_better ? "higher" : "lower", "users", (json_int_t)r->users, "base",
 		    summary_json(&r->base), "patched", summary_json(&r->patched), "change",
 		    jnum(r->change), "change_lo", jnum(r->change_lo), "change_hi",
 		    jnum(r->change_hi), "p", jnum(r->p), "q", jnum(r->q), "verdict",
-		    verdict_name(r->verdict), "significant", r->significant, "lockup", lockup);
+		    verdict_name(r->verdict), "significant", r->significant, "control", r->control,
+		    "lockup", lockup);
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:s, s:o}", "suite",

@@ -73,7 +73,26 @@ void result_release(struct lb_result *r)
 	for (size_t i = 0; i < r->nruns; i++)
 		run_release(&r->runs[i]);
 	free(r->runs);
+	for (size_t i = 0; i < r->ncontrols; i++)
+		free(r->controls[i]);
+	free(r->controls);
 	result_init(r);
+}
+
+bool result_is_control(const struct lb_result *r, const char *lock)
+{
+	for (size_t i = 0; i < r->ncontrols; i++)
+		if (strcmp(r->controls[i], lock) == 0)
+			return true;
+	return false;
+}
+
+void result_add_control(struct lb_result *r, const char *lock)
+{
+	if (result_is_control(r, lock))
+		return;
+	r->controls = strutil_xreallocarray(r->controls, r->ncontrols + 1, sizeof(*r->controls));
+	r->controls[r->ncontrols++] = strutil_xstrdup(lock);
 }
 
 static void set_str(char **dst, const char *s)
@@ -409,6 +428,13 @@ static json_t *build_json(const struct lb_result *r, char *err, size_t errlen)
 		json_array_append_new(runs, run);
 	}
 	put(doc, "runs", runs);
+	if (r->ncontrols) {
+		json_t *controls = json_array();
+
+		for (size_t i = 0; i < r->ncontrols; i++)
+			json_array_append_new(controls, json_string(r->controls[i]));
+		put(doc, "controls", controls);
+	}
 	return doc;
 fail:
 	json_decref(machine);
@@ -450,7 +476,10 @@ static void join(char *dst, size_t n, const char *path, const char *key)
 		snprintf(dst, n, "%s", key);
 }
 
-/* Every key of obj is in allowed and every key of required is present. */
+/*
+ * Every key of obj is in allowed, and every key of allowed is present except
+ * those written with a leading '?' (optional).
+ */
 static int check_keys(const json_t *obj, const char *path, const char *const *allowed, char *err,
                       size_t errlen)
 {
@@ -462,7 +491,7 @@ static int check_keys(const json_t *obj, const char *path, const char *const *al
 	{
 		bool ok = false;
 		for (size_t i = 0; allowed[i]; i++)
-			if (strcmp(allowed[i], key) == 0)
+			if (strcmp(allowed[i] + (allowed[i][0] == '?'), key) == 0)
 				ok = true;
 		if (!ok) {
 			join(p, sizeof(p), path, key);
@@ -470,7 +499,7 @@ static int check_keys(const json_t *obj, const char *path, const char *const *al
 		}
 	}
 	for (size_t i = 0; allowed[i]; i++) {
-		if (!json_object_get(obj, allowed[i])) {
+		if (allowed[i][0] != '?' && !json_object_get(obj, allowed[i])) {
 			join(p, sizeof(p), path, allowed[i]);
 			return fail(err, errlen, p, "missing");
 		}
@@ -727,8 +756,8 @@ out:
 
 int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"schema",  "suite",   "variant", "round",
-	                                   "started", "machine", "runs",    NULL};
+	static const char *const keys[] = {"schema",  "suite", "variant",   "round", "started",
+	                                   "machine", "runs",  "?controls", NULL};
 	static const char *const mkeys[] = {"hostname", "cpus", "model", "kernel", NULL};
 	json_t *v, *runs;
 	size_t i;
@@ -781,6 +810,25 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 		snprintf(path, sizeof(path), "runs[%zu]", i);
 		if (run_from_json(v, path, run, err, errlen))
 			goto fail;
+	}
+	v = json_object_get(doc, "controls");
+	if (v) {
+		if (!json_is_array(v)) {
+			fail(err, errlen, "controls", "expected an array of lock names");
+			goto fail;
+		}
+		json_array_foreach(v, i, runs)
+		{
+			if (!json_is_string(runs) || !*json_string_value(runs) ||
+			    strlen(json_string_value(runs)) > 64) {
+				char path[64];
+
+				snprintf(path, sizeof(path), "controls[%zu]", i);
+				fail(err, errlen, path, "expected a lock name (1 to 64 bytes)");
+				goto fail;
+			}
+			result_add_control(out, json_string_value(runs));
+		}
 	}
 	return 0;
 fail:

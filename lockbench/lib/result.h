@@ -68,10 +68,23 @@ struct lb_result {
 	struct lb_machine machine;
 	struct lb_run *runs;
 	size_t nruns;
+	/*
+	 * Locks run only as controls: code the submission did not touch, so
+	 * whatever they show between base and patched is the machine's (a live
+	 * A/A).  JSON "controls", optional; empty when the run names none.
+	 */
+	char **controls;
+	size_t ncontrols;
 };
 
 void result_init(struct lb_result *r);
 void result_release(struct lb_result *r);
+
+/* Add a control lock (copied); a name already there is not added twice. */
+void result_add_control(struct lb_result *r, const char *lock);
+
+/* True when lock is one of r's controls. */
+bool result_is_control(const struct lb_result *r, const char *lock);
 
 /* Fill machine from uname, sysconf and /proc/cpuinfo; started = now. */
 void result_fill_machine(struct lb_result *r);

@@ -75,6 +75,8 @@ static void print_help(FILE *f)
 	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
 	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
+	        "  --controls a,b       locks the change did not touch: compare reports their\n"
+	        "                       rows as the machine's A/A, not as the change's effect\n"
 	        "  --round N            round number recorded in the JSON [0]\n"
 	        "  --json FILE|-        write the lockbench-result/1 document\n"
 	        "  --quiet              no table (it goes to stderr with --json -)\n"
@@ -252,6 +254,7 @@ struct run_args {
 	const char *variant;
 	int round;
 	bool quiet;
+	const void **controls; /* lock_ops: run as untouched controls */
 	struct suite_overrides ov;
 	struct runner_opts ro;
 };
@@ -277,6 +280,7 @@ enum {
 	OPT_ROUND,
 	OPT_JSON,
 	OPT_QUIET,
+	OPT_CONTROLS,
 	OPT_FORMAT,
 	OPT_ALPHA,
 	OPT_MIN_EFFECT,
@@ -301,6 +305,7 @@ static const struct option run_options[] = {
     {"deadline-ms", required_argument, NULL, OPT_DEADLINE},
     {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
     {"variant", required_argument, NULL, OPT_VARIANT},
+    {"controls", required_argument, NULL, OPT_CONTROLS},
     {"round", required_argument, NULL, OPT_ROUND},
     {"json", required_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -410,6 +415,12 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case OPT_QUIET:
 			a->quiet = true;
 			break;
+		case OPT_CONTROLS:
+			free(a->controls);
+			a->controls = NULL;
+			if (parse_names(optarg, &a->controls, find_lock, "control", valid_locks()))
+				return EXIT_USAGE;
+			break;
 		case OPT_HELP:
 			print_help(stdout);
 			exit(0);
@@ -419,11 +430,21 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	for (int i = 0; a->controls && a->controls[i] && a->ov.locks; i++) {
+		bool listed = false;
+
+		for (int k = 0; a->ov.locks[k]; k++)
+			listed |= a->ov.locks[k] == a->controls[i];
+		if (!listed)
+			return usage_error("--controls: %s is not one of --locks",
+			                   ((const struct lock_ops *)a->controls[i])->name);
+	}
 	return 0;
 }
 
 static void free_run_args(struct run_args *a)
 {
+	free(a->controls);
 	free(a->ov.locks);
 	free(a->ov.workloads);
 	free(a->ov.threads);
@@ -456,6 +477,8 @@ static int cmd_run(int argc, char **argv)
 	res.suite = strdup(a.suite);
 	res.variant = strdup(a.variant);
 	res.round = a.round;
+	for (int i = 0; a.controls && a.controls[i]; i++)
+		result_add_control(&res, ((const struct lock_ops *)a.controls[i])->name);
 	/* with the JSON on stdout, the table goes to stderr */
 	FILE *tbl = a.quiet ? NULL : a.json && !strcmp(a.json, "-") ? stderr : stdout;
 	if (tbl) {

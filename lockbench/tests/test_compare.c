@@ -286,6 +286,68 @@ static void test_lockups(void **state)
 	result_release(&p);
 }
 
+/*
+ * A control (a lock the change did not touch, named by every document) keeps
+ * its own row verdict but decides nothing; a lock named on one side only is
+ * no control; a control that locks up still decides.
+ */
+static void test_controls(void **state)
+{
+	struct lb_result b, p;
+	struct comparison c;
+	char err[256];
+	const double same[] = {100, 101, 99, 100, 100, 101, 99, 100};
+	const double slow[] = {90, 91, 89, 90, 90, 91, 89, 90};
+
+	doc_init(&b, "base", 0);
+	doc_init(&p, "patched", 0);
+	/* the untouched pthread moved 10% (the machine), kmutex did not move */
+	add_point(&b, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, same, 8);
+	add_point(&p, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, slow, 8);
+	add_point(&b, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
+	add_point(&p, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
+	result_add_control(&b, "pthread");
+	result_add_control(&p, "pthread");
+	result_add_control(&p, "pthread"); /* once only */
+	assert_int_equal(p.ncontrols, 1);
+	assert_true(result_is_control(&p, "pthread"));
+	assert_false(result_is_control(&p, "kmutex"));
+
+	comparison_init(&c);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 2);
+	assert_true(comparison_has_controls(&c));
+	for (size_t i = 0; i < c.nrows; i++) {
+		const struct compare_row *r = &c.rows[i];
+		bool is_pthread = strcmp(r->lock, "pthread") == 0;
+		assert_int_equal(r->control, is_pthread);
+		assert_int_equal(compare_row_decides(r), !is_pthread);
+		if (is_pthread)
+			assert_int_equal(r->verdict, VERDICT_REGRESSION); /* said, not counted */
+	}
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+
+	/* named by the patched side only: not a control, the regression counts */
+	free(b.controls[0]);
+	free(b.controls);
+	b.controls = NULL;
+	b.ncontrols = 0;
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_false(comparison_has_controls(&c));
+	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
+
+	/* a control that locks up decides: the machine or the harness is broken */
+	result_add_control(&b, "pthread");
+	struct lb_run *run = result_add_run(&p, "hot", "pthread");
+	run_set_param_num(run, "threads", 4);
+	run_set_lockup(run, "stall", "no progress for 2.0 s", NULL);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(comparison_overall(&c), VERDICT_LOCKUP);
+	comparison_release(&c);
+	result_release(&b);
+	result_release(&p);
+}
+
 static void test_overall_and_names(void **state)
 {
 	struct comparison c;
@@ -347,6 +409,7 @@ int main(void)
 	    cmocka_unit_test(test_direction),
 	    cmocka_unit_test(test_rows_and_fields),
 	    cmocka_unit_test(test_lockups),
+	    cmocka_unit_test(test_controls),
 	    cmocka_unit_test(test_overall_and_names),
 	    cmocka_unit_test(test_bad_options),
 	};

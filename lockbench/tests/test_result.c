@@ -228,6 +228,35 @@ static void test_reject_wrong_types(void **state)
 	expect_reject_edit("\"variant\": \"base\"", "\"variant\": \"other\"", "variant: expected");
 	expect_reject_edit("2026-11-29T19:40:00Z", "yesterday", "started: expected");
 	expect_reject_edit("\"runs\": [", "\"runs\": 5, \"x\": [", "x: unknown key");
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"controls\": \"pthread\",",
+	                   "controls: expected an array of lock names");
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"controls\": [\"pthread\", \"\"],",
+	                   "controls[1]: expected a lock name");
+}
+
+static void test_controls_round_trip(void **state)
+{
+	struct lb_result r;
+	char err[256] = "";
+	char *text =
+	    replace(valid_doc, "\"round\": 0,", "\"round\": 0, \"controls\": [\"pthread\"],");
+
+	result_init(&r);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	assert_int_equal(r.ncontrols, 1);
+	assert_true(result_is_control(&r, "pthread"));
+	json_t *j = result_to_json(&r);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "controls"), 0)),
+	                    "pthread");
+	json_decref(j);
+	/* a document without controls writes none */
+	assert_int_equal(result_load_buffer(valid_doc, strlen(valid_doc), &r, err, sizeof(err)), 0);
+	j = result_to_json(&r);
+	assert_null(json_object_get(j, "controls"));
+	json_decref(j);
+	result_release(&r);
+	free(text);
 }
 
 static void test_accept_variants(void **state)
@@ -368,6 +397,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_foreign_schema),
 	    cmocka_unit_test(test_reject_unknown_keys),
 	    cmocka_unit_test(test_reject_wrong_types),
+	    cmocka_unit_test(test_controls_round_trip),
 	    cmocka_unit_test(test_accept_variants),
 	    cmocka_unit_test(test_reject_mismatched_units),
 	    cmocka_unit_test(test_reject_duplicate_keys),

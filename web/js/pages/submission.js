@@ -87,8 +87,9 @@ function verdictTable(rows, patches, jobStats) {
     el('tbody', {}, rows.map((v) => {
       const key = `${v.workload}|${v.lock}|${v.params}|${v.metric}`;
       const sig = v.significant || v.verdict === 'regression' || v.verdict === 'improvement';
-      return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}` },
-        el('td', {}, v.workload), el('td', {}, v.lock),
+      return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}${v.control ? ' control' : ''}` },
+        el('td', {}, v.workload),
+        el('td', {}, v.lock, v.control ? el('abbr', { class: 'control', title: 'untouched by the change: this row is the machine\'s own A/A variation and decides nothing but a lockup' }, ' (control)') : null),
         el('td', { class: 'params' }, (v.params || '').split(',').flatMap((x, i) => (i ? [',', el('wbr'), x] : [x]))),
         el('td', { class: 'metric' }, v.metric, v.unit ? el('span', { class: 'unit' }, ` (${v.unit})`) : null,
           el('span', { class: 'better', title: `${v.better} is better` }, v.better === 'higher' ? ' ↑' : ' ↓')),
