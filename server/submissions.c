@@ -445,7 +445,7 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'patched', json_build_object('n', v.patched_n, 'mean', v.patched_mean, "
 	    "     'stddev', v.patched_stddev),"
 	    "   'change', v.change, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
-	    "   'significant', v.significant, 'control', v.control)"
+	    "   'significant', v.significant, 'control', v.control, 'pairs', v.pairs)"
 	    "   ORDER BY c.job_id, v.idx), '[]') FROM comparisons c JOIN verdicts v ON "
 	    "   v.comparison_id = c.id JOIN jobs j ON j.id = c.job_id WHERE j.submission_id = "
 	    "   s.id),"

@@ -149,7 +149,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		const struct compare_row *r = &cmp->rows[i];
 		json_t *o = json_pack(
 		    "{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:s, s:i, "
-		    "s:i, s:i, s:i, s:s?, s:s?, s:b, s:b, s:b}",
+		    "s:i, s:i, s:i, s:s?, s:s?, s:b, s:b, s:b, s:I}",
 		    "idx", (json_int_t)i, "workload", r->workload, "lock", r->lock, "metric",
 		    r->metric, "unit", r->unit ? r->unit : "", "params_key",
 		    r->params_key ? r->params_key : "", "users", (json_int_t)r->users,
@@ -160,7 +160,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    verdict_name(r->verdict), "base_lockups", r->base_lockups, "patched_lockups",
 		    r->patched_lockups, "base_runs", r->base_runs, "patched_runs", r->patched_runs,
 		    "lockup_message", r->lockup_message, "lockup_stacks", r->lockup_stacks,
-		    "tested", r->tested, "significant", r->significant, "control", r->control);
+		    "tested", r->tested, "significant", r->significant, "control", r->control,
+		    "pairs", (json_int_t)r->pairs);
 
 		if (!o)
 			goto out;
@@ -223,7 +224,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "q float8, change_lo float8, change_hi float8, verdict text, "
 		    "base_lockups int, patched_lockups int, base_runs int, patched_runs int, "
 		    "lockup_message text, lockup_stacks text, tested boolean, "
-		    "significant boolean, control boolean)",
+		    "significant boolean, control boolean, pairs int)",
 		    2, p);
 	}
 out:
@@ -299,19 +300,19 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	               1, p);
 	if (!cres)
 		return db_failure();
-	vres =
-	    db_exec(c,
-	            "SELECT v.comparison_id, v.workload, v.lock, v.metric, v.unit, v.params_key, "
-	            "v.users, v.higher_better, v.base_n, v.base_mean, v.base_stddev, v.base_min, "
-	            "v.base_max, v.patched_n, v.patched_mean, v.patched_stddev, v.patched_min, "
-	            "v.patched_max, v.change, v.p, v.q, v.change_lo, v.change_hi, v.verdict, "
-	            "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
-	            "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control "
-	            "FROM verdicts v "
-	            "JOIN comparisons c ON "
-	            "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
-	            "j.submission_id = $1 ORDER BY c.job_id, v.idx",
-	            1, p);
+	vres = db_exec(
+	    c,
+	    "SELECT v.comparison_id, v.workload, v.lock, v.metric, v.unit, v.params_key, "
+	    "v.users, v.higher_better, v.base_n, v.base_mean, v.base_stddev, v.base_min, "
+	    "v.base_max, v.patched_n, v.patched_mean, v.patched_stddev, v.patched_min, "
+	    "v.patched_max, v.change, v.p, v.q, v.change_lo, v.change_hi, v.verdict, "
+	    "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
+	    "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control, v.pairs "
+	    "FROM verdicts v "
+	    "JOIN comparisons c ON "
+	    "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
+	    "j.submission_id = $1 ORDER BY c.job_id, v.idx",
+	    1, p);
 	if (!vres) {
 		rc = db_failure();
 		goto out;
@@ -383,6 +384,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->headline = compare_metric_is_headline(r->metric);
 			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
 			r->control = PQgetvalue(vres, k, 32)[0] == 't';
+			r->pairs = (size_t)atol(PQgetvalue(vres, k, 33));
 		}
 	}
 	*out = v;

@@ -20,6 +20,7 @@ struct pmetric {
 	const char *unit;
 	bool higher_better;
 	double *x;
+	int *round; /* the round (document) each sample came from */
 	size_t n;
 	size_t cap;
 };
@@ -132,16 +133,18 @@ static struct pmetric *pside_metric(struct pside *s, const char *name)
 	return NULL;
 }
 
-static void pmetric_push(struct pmetric *m, double v)
+static void pmetric_push(struct pmetric *m, double v, int round)
 {
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
 		m->x = strutil_xreallocarray(m->x, m->cap, sizeof(double));
+		m->round = strutil_xreallocarray(m->round, m->cap, sizeof(int));
 	}
+	m->round[m->n] = round;
 	m->x[m->n++] = v;
 }
 
-static void add_run(struct points *pts, int side, const struct lb_run *run)
+static void add_run(struct points *pts, int side, const struct lb_run *run, int round)
 {
 	struct point *pt = point_get(pts, run);
 	struct pside *s = &pt->side[side];
@@ -170,9 +173,9 @@ static void add_run(struct points *pts, int side, const struct lb_run *run)
 		}
 		if (lm->nsamples) {
 			for (size_t k = 0; k < lm->nsamples; k++)
-				pmetric_push(m, lm->samples[k]);
+				pmetric_push(m, lm->samples[k], round);
 		} else {
-			pmetric_push(m, lm->value);
+			pmetric_push(m, lm->value, round);
 		}
 	}
 }
@@ -181,8 +184,10 @@ static void points_release(struct points *pts)
 {
 	for (size_t i = 0; i < pts->n; i++) {
 		for (int s = 0; s < 2; s++) {
-			for (size_t k = 0; k < pts->v[i].side[s].nmetrics; k++)
+			for (size_t k = 0; k < pts->v[i].side[s].nmetrics; k++) {
 				free(pts->v[i].side[s].metrics[k].x);
+				free(pts->v[i].side[s].metrics[k].round);
+			}
 			free(pts->v[i].side[s].metrics);
 		}
 		free(pts->v[i].key);
@@ -223,19 +228,77 @@ static struct compare_row *new_row(struct comparison *c, const struct point *pt,
 	return r;
 }
 
-/* Summaries, relative change and, when possible, the test of one row. */
+/* Mean of m's samples from round; false when the round has none. */
+static bool round_mean(const struct pmetric *m, int round, double *mean)
+{
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->round[i] == round) {
+			sum += m->x[i];
+			n++;
+		}
+	if (n)
+		*mean = sum / (double)n;
+	return n > 0;
+}
+
+/*
+ * The rounds both sides ran, as pairs of per-round means (b[i], p[i]); the
+ * arrays hold bm->n entries.  Returns the number of pairs.
+ */
+static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, double *b, double *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < bm->n; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = bm->round[k] == bm->round[i];
+		if (seen || !round_mean(pm, bm->round[i], &p[n]))
+			continue;
+		round_mean(bm, bm->round[i], &b[n]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Summaries, relative change and, when possible, the test of one row.
+ *
+ * Interleaved rounds are pairs: base and patched of one round ran minutes
+ * apart at most, so a paired t-test over the per-round means cancels the
+ * drift of a shared machine and counts rounds, not the samples inside one
+ * run, as the independent units.  (Pooling every sample into Welch's test
+ * flagged 2 of 3 same-binary A/A comparisons of the smoke suite on this
+ * machine: samples of one run are not independent.)  With fewer than
+ * COMPARE_MIN_PAIRS pairs (one document a side, rounds not numbered)
+ * Welch's test over the pooled samples is the fallback.
+ */
 static void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
                      const struct compare_opts *o)
 {
 	struct stats_welch w;
-	double mb;
+	double mb, *pb = strutil_xreallocarray(NULL, bm->n + 1, sizeof(double)),
+	           *pp = strutil_xreallocarray(NULL, bm->n + 1, sizeof(double));
+	size_t npairs = round_pairs(bm, pm, pb, pp);
+	int rc;
 
 	stats_summarize(bm->x, bm->n, &r->base);
 	stats_summarize(pm->x, pm->n, &r->patched);
 	mb = r->base.mean;
 	r->change = mb != 0 ? (r->patched.mean - mb) / mb : 0;
 	r->change_lo = r->change_hi = r->change;
-	if (stats_welch(bm->x, bm->n, pm->x, pm->n, o->alpha, &w) != 0)
+	r->pairs = npairs >= COMPARE_MIN_PAIRS ? npairs : 0;
+	if (r->pairs)
+		rc = stats_paired(pb, pp, npairs, o->alpha, &w);
+	else
+		rc = stats_welch(bm->x, bm->n, pm->x, pm->n, o->alpha, &w);
+	free(pb);
+	free(pp);
+	if (rc != 0)
 		return;
 	r->p = w.p;
 	if (mb != 0) {
@@ -244,8 +307,11 @@ static void row_test(struct compare_row *r, const struct pmetric *bm, const stru
 		r->change_hi = lo < hi ? hi : lo;
 	}
 	/* only rows that may get a statistical verdict join the BH family */
-	r->tested =
-	    r->verdict != VERDICT_LOCKUP && bm->n >= o->min_samples && pm->n >= o->min_samples;
+	if (r->pairs)
+		r->tested = r->verdict != VERDICT_LOCKUP && r->pairs >= o->min_samples;
+	else
+		r->tested = r->verdict != VERDICT_LOCKUP && bm->n >= o->min_samples &&
+		            pm->n >= o->min_samples;
 }
 
 static enum verdict decide(const struct compare_row *r, const struct compare_opts *o)
@@ -348,10 +414,10 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 
 	for (size_t d = 0; d < nbase; d++)
 		for (size_t i = 0; i < base[d].nruns; i++)
-			add_run(&pts, BASE, &base[d].runs[i]);
+			add_run(&pts, BASE, &base[d].runs[i], base[d].round);
 	for (size_t d = 0; d < npatched; d++)
 		for (size_t i = 0; i < patched[d].nruns; i++)
-			add_run(&pts, PATCHED, &patched[d].runs[i]);
+			add_run(&pts, PATCHED, &patched[d].runs[i], patched[d].round);
 
 	for (size_t i = 0; i < pts.n; i++) {
 		const struct point *pt = &pts.v[i];

@@ -1,8 +1,10 @@
 /*
  * compare.h - base against patched: one row per (workload, lock, metric,
- * parameter point), samples pooled over every document (round) of a side,
- * Welch's t-test, Benjamini-Hochberg across all rows of the comparison, a
- * minimum effect and the metric's direction give each row a verdict.
+ * parameter point) over every document (round) of a side.  A paired t-test
+ * over the per-round means of the rounds both sides ran (Welch's test over
+ * the pooled samples when too few rounds pair), Benjamini-Hochberg across
+ * all rows of the comparison, a minimum effect and the metric's direction
+ * give each row a verdict.
  *
  * The server and `lockbench compare` both call this; neither computes
  * verdicts any other way.
@@ -26,11 +28,14 @@ enum verdict {
 /* "no-change", "improvement", "regression", "inconclusive", "lockup" */
 const char *verdict_name(enum verdict v);
 
+/* Rounds that must pair up before the paired test replaces Welch's (compare.c). */
+#define COMPARE_MIN_PAIRS 3
+
 struct compare_opts {
 	double alpha;        /* false discovery rate, default 0.05 */
 	double min_effect;   /* relative, default 0.02 */
 	double equiv_margin; /* relative; no-change needs the CI inside it, default 0.05 */
-	size_t min_samples;  /* per side, default 5 */
+	size_t min_samples;  /* paired rounds, or samples per side without pairs; default 5 */
 };
 
 #define COMPARE_OPTS_DEFAULT                                                                       \
@@ -49,7 +54,7 @@ struct compare_row {
 	struct stats_summary base;
 	struct stats_summary patched;
 	double change;    /* relative change of the mean, (p - b) / b */
-	double p;         /* Welch two-sided p, 1 when not computable */
+	double p;         /* two-sided p (paired or Welch), 1 when not computable */
 	double q;         /* BH-adjusted p */
 	double change_lo; /* relative CI of the change */
 	double change_hi;
@@ -60,7 +65,13 @@ struct compare_row {
 	int patched_runs;
 	char *lockup_message; /* first lockup message seen, patched first */
 	char *lockup_stacks;
-	/* p comes from a Welch test and q from the BH family */
+	/*
+	 * Rounds both sides ran when p comes from a paired t-test over the
+	 * per-round means (COMPARE_MIN_PAIRS or more); 0 when it comes from
+	 * Welch's test over the pooled samples.
+	 */
+	size_t pairs;
+	/* p comes from a test with enough data (min_samples) and q from the BH family */
 	bool tested;
 	/* tested, q < alpha and |change| >= min_effect (the "*" of reports) */
 	bool significant;

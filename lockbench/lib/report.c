@@ -203,10 +203,36 @@ static const char *users_word(const struct compare_row *r)
 
 static void legend(FILE *out, const struct comparison *c)
 {
+	size_t lo = 0, hi = 0, welch = 0;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		size_t k = c->rows[i].pairs;
+
+		if (lockup_only(&c->rows[i]))
+			continue;
+		if (!k) {
+			welch++;
+			continue;
+		}
+		lo = !lo || k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
 	fprintf(out,
 	        "n = samples per side; * = significant after Benjamini-Hochberg at q < %g and "
 	        "|change| >= %g%%\n",
 	        c->opts.alpha, c->opts.min_effect * 100);
+	if (hi && lo == hi)
+		fprintf(
+		    out, "p, q: paired t-test over the means of the %zu rounds both sides ran%s\n",
+		    hi, welch ? " (Welch's test over the samples where rounds do not pair)" : "");
+	else if (hi)
+		fprintf(
+		    out,
+		    "p, q: paired t-test over the means of the %zu-%zu rounds both sides ran%s\n",
+		    lo, hi,
+		    welch ? " (Welch's test over the samples where rounds do not pair)" : "");
+	else if (welch)
+		fputs("p, q: Welch's t-test over the samples (too few rounds to pair)\n", out);
 	if (comparison_has_controls(c))
 		fputs("control = a lock the change did not touch: its rows are this machine's own "
 		      "A/A "
@@ -885,7 +911,7 @@ static int render_json(const struct comparison *c, FILE *out)
 			                   "stacks", jstr(r->lockup_stacks));
 		json_t *row = json_pack(
 		    "{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-		    "s:s, s:b, s:b, s:o}",
+		    "s:s, s:b, s:b, s:I, s:o}",
 		    "workload", r->workload, "lock", r->lock, "params", r->params_key, "metric",
 		    r->metric, "unit", r->unit ? r->unit : "", "better",
 		    r->higher_better ? "higher" : "lower", "users", (json_int_t)r->users, "base",
@@ -893,7 +919,7 @@ static int render_json(const struct comparison *c, FILE *out)
 		    jnum(r->change), "change_lo", jnum(r->change_lo), "change_hi",
 		    jnum(r->change_hi), "p", jnum(r->p), "q", jnum(r->q), "verdict",
 		    verdict_name(r->verdict), "significant", r->significant, "control", r->control,
-		    "lockup", lockup);
+		    "pairs", (json_int_t)r->pairs, "lockup", lockup);
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:s, s:o}", "suite",

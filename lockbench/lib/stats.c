@@ -124,6 +124,40 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double a
 	return 0;
 }
 
+int stats_paired(const double *a, const double *b, size_t n, double alpha, struct stats_welch *out)
+{
+	double md = 0, vd = 0, se, half;
+
+	memset(out, 0, sizeof(*out));
+	out->p = 1;
+	if (n < 2)
+		return -1;
+	if (!(alpha > 0 && alpha < 1))
+		alpha = 0.05;
+	for (size_t i = 0; i < n; i++)
+		md += b[i] - a[i];
+	md /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		vd += (b[i] - a[i] - md) * (b[i] - a[i] - md);
+	vd /= (double)(n - 1);
+	out->df = (double)(n - 1);
+	se = sqrt(vd / (double)n);
+	if (se == 0 || !isfinite(se)) {
+		out->t = md == 0 ? 0 : (md > 0 ? HUGE_VAL : -HUGE_VAL);
+		out->p = md == 0 ? 1 : 0;
+		out->diff_lo = out->diff_hi = md;
+		return 0;
+	}
+	out->t = md / se;
+	out->p = 2 * gsl_cdf_tdist_Q(fabs(out->t), out->df);
+	if (out->p > 1)
+		out->p = 1;
+	half = gsl_cdf_tdist_Qinv(alpha / 2, out->df) * se;
+	out->diff_lo = md - half;
+	out->diff_hi = md + half;
+	return 0;
+}
+
 struct pidx {
 	double p;
 	size_t i;

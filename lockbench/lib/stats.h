@@ -43,6 +43,13 @@ struct stats_welch {
 int stats_welch(const double *a, size_t na, const double *b, size_t nb, double alpha,
                 struct stats_welch *out);
 
+/*
+ * Paired t-test of b[i] - a[i] over n pairs, the same result struct (t, df =
+ * n - 1, two-sided p, the interval of mean(b - a)).  Returns 0, or -1 when
+ * n < 2.  No spread in the differences: p is 1 when they are all 0, else 0.
+ */
+int stats_paired(const double *a, const double *b, size_t n, double alpha, struct stats_welch *out);
+
 /* Benjamini-Hochberg adjusted p-values (q), same order as p. */
 void stats_bh_adjust(const double *p, size_t n, double *q);
 

@@ -58,8 +58,8 @@ static void normal_samples(gsl_rng *rng, double mean, double cov, double *x, siz
  * One trial: nrounds documents a side, each carrying per_round samples of
  * hot/pthread ops_per_sec; returns the verdict of the single row.
  */
-static enum verdict trial(gsl_rng *rng, double base_mean, double patched_mean, double cov,
-                          int nrounds, size_t per_round, bool higher_better)
+static enum verdict trial_drift(gsl_rng *rng, double base_mean, double patched_mean, double cov,
+                                int nrounds, size_t per_round, bool higher_better, double drift)
 {
 	struct lb_result base[8], patched[8];
 	struct comparison c;
@@ -70,12 +70,15 @@ static enum verdict trial(gsl_rng *rng, double base_mean, double patched_mean, d
 
 	assert_true(nrounds <= 8 && per_round <= 64);
 	for (int d = 0; d < nrounds; d++) {
+		/* the machine's state during round d weighs on both sides alike */
+		double f = 1 + gsl_ran_gaussian(rng, drift);
+
 		doc_init(&base[d], "base", d);
 		doc_init(&patched[d], "patched", d);
-		normal_samples(rng, base_mean, cov, x, per_round);
+		normal_samples(rng, base_mean * f, cov, x, per_round);
 		add_point(&base[d], "hot", "pthread", 2, "ops_per_sec", "ops/s", higher_better, x,
 		          per_round);
-		normal_samples(rng, patched_mean, cov, x, per_round);
+		normal_samples(rng, patched_mean * f, cov, x, per_round);
 		add_point(&patched[d], "hot", "pthread", 2, "ops_per_sec", "ops/s", higher_better,
 		          x, per_round);
 	}
@@ -92,6 +95,37 @@ static enum verdict trial(gsl_rng *rng, double base_mean, double patched_mean, d
 		result_release(&patched[d]);
 	}
 	return v;
+}
+
+static enum verdict trial(gsl_rng *rng, double base_mean, double patched_mean, double cov,
+                          int nrounds, size_t per_round, bool higher_better)
+{
+	return trial_drift(rng, base_mean, patched_mean, cov, nrounds, per_round, higher_better, 0);
+}
+
+/*
+ * A shared machine: each round runs 10% faster or slower as a whole (sd),
+ * both sides alike, with 1% noise inside a run.  Pooled samples would see
+ * 10% noise or, worse, call an unlucky ordering a change; pairing the rounds
+ * cancels it: A/A stays quiet and a 5% change is still caught.
+ */
+static void test_rounds_pair_against_drift(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	int aa_flagged = 0, ab_caught = 0;
+
+	gsl_rng_set(rng, 7);
+	for (int i = 0; i < 200; i++) {
+		enum verdict v = trial_drift(rng, 1e6, 1e6, 0.01, 8, 3, true, 0.10);
+		aa_flagged += v == VERDICT_REGRESSION || v == VERDICT_IMPROVEMENT;
+		ab_caught +=
+		    trial_drift(rng, 1e6, 0.95e6, 0.01, 8, 3, true, 0.10) == VERDICT_REGRESSION;
+	}
+	gsl_rng_free(rng);
+	printf("drift 10%% a round, noise 1%%, 8 rounds: A/A flagged %d/200, 5%% caught %d/200\n",
+	       aa_flagged, ab_caught);
+	assert_true(aa_flagged < 10);
+	assert_true(ab_caught > 180);
 }
 
 static void test_aa_rarely_regresses(void **state)
@@ -405,6 +439,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_aa_rarely_regresses),
 	    cmocka_unit_test(test_five_percent_caught),
+	    cmocka_unit_test(test_rounds_pair_against_drift),
 	    cmocka_unit_test(test_min_samples_inconclusive),
 	    cmocka_unit_test(test_direction),
 	    cmocka_unit_test(test_rows_and_fields),

@@ -105,6 +105,28 @@ static void test_welch_too_few(void **state)
 	near(w.p, 1, 0);
 }
 
+/* Paired t-test against a hand computation: d = 1, 2, 3, 2, 2 -> mean 2, sd 0.7071 */
+static void test_paired(void **state)
+{
+	const double a[] = {10, 20, 30, 40, 50};
+	const double b[] = {11, 22, 33, 42, 52};
+	struct stats_welch w;
+
+	assert_int_equal(stats_paired(a, b, 5, 0.05, &w), 0);
+	assert_true(fabs(w.t - 2 / (sqrt(0.5) / sqrt(5))) < 1e-9); /* 6.3246 */
+	assert_true(w.df == 4);
+	assert_true(w.p > 0.0025 && w.p < 0.0035); /* t(4) = 6.32: p = 0.0032 */
+	assert_true(w.diff_lo < 2 && w.diff_hi > 2);
+	assert_true(fabs((w.diff_hi - 2) - 2.776445 * sqrt(0.5) / sqrt(5)) < 1e-5);
+	/* a constant offset is certain; no difference at all is p = 1 */
+	const double c[] = {12, 22, 32, 42, 52};
+	assert_int_equal(stats_paired(a, c, 5, 0.05, &w), 0);
+	assert_true(w.p == 0 && w.diff_lo == 2 && w.diff_hi == 2);
+	assert_int_equal(stats_paired(a, a, 5, 0.05, &w), 0);
+	assert_true(w.p == 1);
+	assert_int_equal(stats_paired(a, b, 1, 0.05, &w), -1);
+}
+
 static void test_bh(void **state)
 {
 	const double p[] = {0.01, 0.04, 0.03, 0.005, 0.5};
@@ -140,6 +162,7 @@ int main(void)
 	    cmocka_unit_test(test_welch_reference),
 	    cmocka_unit_test(test_welch_zero_variance),
 	    cmocka_unit_test(test_welch_too_few),
+	    cmocka_unit_test(test_paired),
 	    cmocka_unit_test(test_bh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
