@@ -31,7 +31,9 @@ api GET "/api/v1/submissions/$nospin"
 is "$(jq -r .state <<<"$BODY")" done "the fence submission is done"
 is "$(jq -r .verdict <<<"$BODY")" regression "and its verdict is regression"
 report=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=text")
-like "$report" 'hot +kmutex .*ops_per_sec .*regression' "the table flags kmutex throughput on hot"
+# which of kmutex's hot rows reaches significance varies with this machine's noise (throughput is
+# bimodal on 2 vCPUs); the fences cost both throughput and CPU time per operation
+like "$report" 'hot +kmutex .*(ops_per_sec|cpu_ns_per_op) .*regression$' "the table flags kmutex on hot"
 # the untouched pthread is the live A/A: shown, marked, never the verdict's cause
 is "$(jq '[.verdicts[] | select(.lock == "pthread") | .control] | (length > 0 and all)' <<<"$BODY")" true \
   "every pthread row is a control row"
