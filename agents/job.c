@@ -488,7 +488,7 @@ static void choose_locks(struct job *j)
 		any_lock |= found;
 	}
 	pclose(p);
-	if (!shared && (any_lock || pthread_touched))
+	if (!shared && any_lock)
 		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
 	/* pthread, untouched, is measured beside the changed locks as a live A/A */
 	if (!shared && any_lock && !pthread_touched)
