@@ -164,7 +164,8 @@ static const char *rounds_sql =
     "FROM r WHERE nv = 2 AND round < j.rounds_wanted), (SELECT coalesce(min(g), "
     "j.rounds_wanted) FROM generate_series(0, j.rounds_wanted - 1) g LEFT JOIN r ON r.round = "
     "g AND r.nv = 2 WHERE r.round IS NULL), j.state, to_char(j.lease_expires AT TIME ZONE "
-    "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), j.verdict FROM jobs j WHERE j.id = $1";
+    "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), j.verdict, j.confirm_from FROM jobs j WHERE "
+    "j.id = $1";
 
 /* {"rounds", "rounds_complete", "next_round", "more_rounds", "state", ...} */
 static json_t *job_progress(PGconn *c, long long id)
@@ -183,13 +184,14 @@ static json_t *job_progress(PGconn *c, long long id)
 	}
 	wanted = atoi(PQgetvalue(res, 0, 0));
 	complete = atoi(PQgetvalue(res, 0, 1));
-	o = json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:s?, s:s?}", "id", (json_int_t)id, "state",
-	              PQgetvalue(res, 0, 3), "rounds", wanted, "rounds_complete", complete,
-	              "next_round", atoi(PQgetvalue(res, 0, 2)), "more_rounds",
-	              strcmp(PQgetvalue(res, 0, 3), "running") == 0 && wanted > complete
-	                  ? wanted - complete
-	                  : 0,
-	              "lease_expires", db_value(res, 0, 4), "verdict", db_value(res, 0, 5));
+	o = json_pack(
+	    "{s:I, s:s, s:i, s:i, s:i, s:i, s:s?, s:s?, s:o}", "id", (json_int_t)id, "state",
+	    PQgetvalue(res, 0, 3), "rounds", wanted, "rounds_complete", complete, "next_round",
+	    atoi(PQgetvalue(res, 0, 2)), "more_rounds",
+	    strcmp(PQgetvalue(res, 0, 3), "running") == 0 && wanted > complete ? wanted - complete
+	                                                                       : 0,
+	    "lease_expires", db_value(res, 0, 4), "verdict", db_value(res, 0, 5), "confirm_from",
+	    PQgetisnull(res, 0, 6) ? json_null() : json_integer(atoi(PQgetvalue(res, 0, 6))));
 	PQclear(res);
 	return o;
 }
@@ -575,18 +577,48 @@ struct results_ctx {
 	json_t *progress;
 };
 
-/* After a document is stored: compare, ask for more rounds or finish. */
+/* The job's confirm_from, 0 while it has none; -1 on a database failure. */
+static int job_confirm_from(PGconn *c, const char *idbuf)
+{
+	const char *q[1] = {idbuf};
+	PGresult *res =
+	    db_exec(c, "SELECT coalesce(confirm_from, 0) FROM jobs WHERE id = $1", 1, q);
+	int v;
+
+	if (!res || PQntuples(res) != 1) {
+		PQclear(res);
+		return -1;
+	}
+	v = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return v;
+}
+
+/*
+ * After a document is stored and the wanted rounds are in: compare, then
+ * ask for more rounds, ask for a confirmation, or finish.
+ *
+ * A change found (a deciding regression or improvement) is never the answer
+ * at once: the job asks for --min-rounds more rounds, and the comparison of
+ * all of them counts the change only where the new rounds, on their own,
+ * find it again (compare_opts.confirm_from).  After that the job finishes
+ * whatever the rows say.  Inconclusive rows without a finding ask for
+ * --min-rounds more up to --max-rounds, as before; a lockup finishes the job
+ * at once.
+ */
 static int results_evaluate(PGconn *c, struct results_ctx *x, long long submission, int wanted)
 {
-	char idbuf[24];
+	char idbuf[24], add[16], max[16], from[16];
 	struct comparison cmp;
 	char err[256];
-	int rc;
-	bool more;
+	int rc, confirm_from;
+	bool confirm = false, more = false;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	if ((confirm_from = job_confirm_from(c, idbuf)) < 0)
+		return db_failure();
 	comparison_init(&cmp);
-	rc = verdicts_compute(c, x->id, &cmp, err, sizeof(err));
+	rc = verdicts_compute(c, x->id, confirm_from, &cmp, err, sizeof(err));
 	if (rc == -3) {
 		/* the documents do not compare (different suites, no common point) */
 		comparison_release(&cmp);
@@ -598,16 +630,24 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		comparison_release(&cmp);
 		return rc < 0 ? rc : DB_OK;
 	}
-	more = verdicts_want_more(&cmp) && wanted < srv_cfg.max_rounds;
-	rc = verdicts_store(c, x->id, &cmp, !more);
-	if (rc == DB_OK && more) {
-		char add[16];
-		const char *q[3] = {idbuf, add, NULL};
-		char max[16];
+	if (confirm_from == 0) {
+		confirm = verdicts_found_change(&cmp);
+		more = !confirm && verdicts_want_more(&cmp) && wanted < srv_cfg.max_rounds;
+	}
+	rc = verdicts_store(c, x->id, &cmp, !confirm && !more);
+	snprintf(add, sizeof(add), "%d", srv_cfg.min_rounds);
+	snprintf(max, sizeof(max), "%d", srv_cfg.max_rounds);
+	snprintf(from, sizeof(from), "%d", wanted);
+	if (rc == DB_OK && confirm) {
+		const char *q[3] = {idbuf, add, from};
 
-		snprintf(add, sizeof(add), "%d", srv_cfg.min_rounds);
-		snprintf(max, sizeof(max), "%d", srv_cfg.max_rounds);
-		q[2] = max;
+		rc = db_run(c,
+		            "UPDATE jobs SET confirm_from = $3::int, rounds_wanted = $3::int + "
+		            "$2::int, updated = now() WHERE id = $1",
+		            3, q);
+	} else if (rc == DB_OK && more) {
+		const char *q[3] = {idbuf, add, max};
+
 		rc = db_run(c,
 		            "UPDATE jobs SET rounds_wanted = least(rounds_wanted + $2::int, "
 		            "$3::int), updated = now() WHERE id = $1",
@@ -885,9 +925,10 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      "variant: base, patched or patch-K");
 		goto out;
 	}
-	if (res.round < 0 || res.round >= srv_cfg.max_rounds) {
+	/* --max-rounds, and --min-rounds more when a change is confirmed */
+	if (res.round < 0 || res.round >= srv_cfg.max_rounds + srv_cfg.min_rounds) {
 		rc = http_reply_error(req, 422, "invalid-result", "round: 0 to %d",
-		                      srv_cfg.max_rounds - 1);
+		                      srv_cfg.max_rounds + srv_cfg.min_rounds - 1);
 		goto out;
 	}
 	doc_text = json_dumps(doc, JSON_COMPACT);

@@ -33,7 +33,8 @@ static void free_results(struct lb_result *r, size_t n)
 	free(r);
 }
 
-int verdicts_compute(PGconn *c, long long job_id, struct comparison *out, char *err, size_t errlen)
+int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
+                     char *err, size_t errlen)
 {
 	char idbuf[24];
 	const char *p[1] = {idbuf};
@@ -78,6 +79,7 @@ int verdicts_compute(PGconn *c, long long job_id, struct comparison *out, char *
 	}
 	opts.alpha = srv_cfg.alpha;
 	opts.min_effect = srv_cfg.min_effect;
+	opts.confirm_from = confirm_from;
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	rc = 0;
@@ -102,6 +104,24 @@ bool verdicts_want_more(const struct comparison *cmp)
 			inconclusive = true;
 	}
 	return inconclusive;
+}
+
+bool verdicts_found_change(const struct comparison *cmp)
+{
+	for (size_t i = 0; i < cmp->nrows; i++) {
+		const struct compare_row *r = &cmp->rows[i];
+
+		if (r->verdict == VERDICT_LOCKUP)
+			return false; /* a lockup is a fact, not a finding to confirm */
+	}
+	for (size_t i = 0; i < cmp->nrows; i++) {
+		const struct compare_row *r = &cmp->rows[i];
+
+		if ((r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT) &&
+		    compare_row_decides(r))
+			return true;
+	}
+	return false;
 }
 
 /* JSON has no NaN or infinity: such statistics are stored as 0. */
@@ -180,8 +200,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 			goto out;
 	}
 	{
-		char alpha[32], effect[32], margin[32], minsamples[24];
-		const char *p[11] = {idbuf,
+		char alpha[32], effect[32], margin[32], minsamples[24], confirm[16];
+		const char *p[12] = {idbuf,
 		                     cmp->suite ? cmp->suite : "",
 		                     mtext,
 		                     br,
@@ -191,19 +211,21 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		                     alpha,
 		                     effect,
 		                     margin,
-		                     minsamples};
+		                     minsamples,
+		                     confirm};
 
 		snprintf(alpha, sizeof(alpha), "%.17g", cmp->opts.alpha);
 		snprintf(effect, sizeof(effect), "%.17g", cmp->opts.min_effect);
 		snprintf(margin, sizeof(margin), "%.17g", cmp->opts.equiv_margin);
 		snprintf(minsamples, sizeof(minsamples), "%zu", cmp->opts.min_samples);
+		snprintf(confirm, sizeof(confirm), "%d", cmp->opts.confirm_from);
 		res =
 		    db_exec(c,
 		            "INSERT INTO comparisons (job_id, suite, machine, base_rounds, "
 		            "patched_rounds, overall, final, alpha, min_effect, equiv_margin, "
-		            "min_samples) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, "
-		            "$11) RETURNING id",
-		            11, p);
+		            "min_samples, confirm_from) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, "
+		            "$8, $9, $10, $11, $12) RETURNING id",
+		            12, p);
 		if (!res) {
 			rc = db_failure();
 			goto out;
@@ -295,7 +317,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	cres = db_exec(c,
 	               "SELECT c.id, c.job_id, j.machine_class, c.final, c.suite, c.machine::text, "
 	               "c.base_rounds, c.patched_rounds, c.alpha, c.min_effect, c.equiv_margin, "
-	               "c.min_samples FROM comparisons c JOIN jobs j ON "
+	               "c.min_samples, c.confirm_from FROM comparisons c JOIN jobs j ON "
 	               "j.id = c.job_id WHERE j.submission_id = $1 ORDER BY c.job_id",
 	               1, p);
 	if (!cres)
@@ -340,6 +362,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		cmp->opts.min_effect = strtod(PQgetvalue(cres, i, 9), NULL);
 		cmp->opts.equiv_margin = strtod(PQgetvalue(cres, i, 10), NULL);
 		cmp->opts.min_samples = (size_t)atol(PQgetvalue(cres, i, 11));
+		cmp->opts.confirm_from = atoi(PQgetvalue(cres, i, 12));
 		for (k = 0; k < nv; k++)
 			nrows += strcmp(PQgetvalue(vres, k, 0), cid) == 0;
 		cmp->rows = calloc(nrows + 1, sizeof(*cmp->rows));

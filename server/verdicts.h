@@ -13,18 +13,26 @@
 #include "compare.h"
 
 /*
- * Compare every base and patched document of job_id.  Fills out (which
- * must be initialised).  Returns 0, 1 when a side has no document yet, or
+ * Compare every base and patched document of job_id, confirming from round
+ * confirm_from when it is > 0 (compare_opts).  Fills out (which must be
+ * initialised).  Returns 0, 1 when a side has no document yet, or
  * a db_tx code (DB_FAIL / DB_RETRY) / -3 with a reason in err when the
  * comparison itself failed.
  */
-int verdicts_compute(PGconn *c, long long job_id, struct comparison *out, char *err, size_t errlen);
+int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
+                     char *err, size_t errlen);
 
 /* Replace the job's stored comparison with cmp.  Returns 0 or a db_tx code. */
 int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bool final);
 
 /* True when some row of cmp is inconclusive and none locked up. */
 bool verdicts_want_more(const struct comparison *cmp);
+
+/*
+ * True when a deciding row of cmp is a regression or an improvement and
+ * nothing locked up: a finding the next rounds must confirm.
+ */
+bool verdicts_found_change(const struct comparison *cmp);
 
 struct stored_comparison {
 	long long job_id;

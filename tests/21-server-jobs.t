@@ -88,14 +88,27 @@ is "$CODE" 201 "the key may come in the body as idempotency_key"
 is "$(jq -r '[.rounds_complete, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "1,1,1" "round 0 is complete"
 post_round "$j1" "$A" base 1 1
 post_round "$j1" "$A" patched 1 0.9
-is "$CODE" 201 "the last round is stored"
+is "$CODE" 201 "the last wanted round is stored"
+is "$(jq -r '[.state, .rounds, .more_rounds, .next_round, .confirm_from] | join(",")' <<<"$BODY")" \
+  "running,4,2,2,2" "a 10% slowdown is found, and two more rounds must confirm it"
+api GET "/api/v1/submissions/$s1"
+is "$(jq -r '[.state, (.jobs[0].confirm_from | tostring)] | join(",")' <<<"$BODY")" "running,2" \
+  "the submission is still running, confirming from round 2"
+is "$(jq -r '[.verdicts[] | .verdict] | join(",")' <<<"$BODY")" "regression,regression,regression" \
+  "the finding is shown meanwhile"
+api GET "/api/v1/submissions/$s1/reply"
+is "$CODE" 409 "and no reply goes out for a finding not yet confirmed"
+post_round "$j1" "$A" base 2 1
+post_round "$j1" "$A" patched 2 0.9
+post_round "$j1" "$A" patched 3 0.9
+post_round "$j1" "$A" base 3 1
 is "$(jq -r '[.state, .more_rounds, .verdict] | join(",")' <<<"$BODY")" "done,0,regression" \
-  "a 10% slowdown finishes the job as a regression"
+  "confirmed by rounds 2 and 3, the 10% slowdown finishes the job as a regression"
 api GET "/api/v1/submissions/$s1"
 is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,regression" "the submission is done with the verdict"
 is "$(jq -r '[.verdicts[].verdict] | join(",")' <<<"$BODY")" "regression,regression,regression" \
   "every point is a regression"
-is "$(jq -r '.verdicts[0] | [.params, .base.n, .patched.n] | join(",")' <<<"$BODY")" "threads=1,10,10" \
+is "$(jq -r '.verdicts[0] | [.params, .base.n, .patched.n] | join(",")' <<<"$BODY")" "threads=1,20,20" \
   "a verdict row says its point and sample counts"
 api POST "/api/v1/jobs/$j1/heartbeat" -H "Authorization: Bearer $A"
 is "$CODE" 409 "a heartbeat for a finished job is 409"
@@ -131,6 +144,27 @@ like "$reply" 'lab1.*2 (CPUs|cpus)' "it names the machine"
 like "$reply" 'hot.*pthread.*regression' "it holds the table"
 unlike "$reply" 'Tested-by:' "a regression earns no Tested-by"
 is "$(sql "SELECT in_reply_to FROM outbox WHERE submission_id = $s1")" "$cover_id" "the reply is kept in the outbox"
+
+api GET "/api/v1/submissions/$s1/report?format=text"
+like "$BODY" 'rounds 0-1 found the change and rounds 2 and later found it again' \
+  "the legend says the change was confirmed, and on which rounds"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: late-1' \
+  -d "$(result_doc base 6 1)"
+is "$CODE" 422 "a round past --max-rounds plus the confirmation's rounds is 422"
+
+# a finding the next rounds do not repeat is no regression
+submit_mbox "$T/s/series.mbox"
+s7=$SUB
+claim "$A"
+j7=$JOB
+for r in 0 1; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 0.9; done
+is "$(jq -r '[.state, .confirm_from] | join(",")' <<<"$BODY")" "running,2" "a slowdown in rounds 0 and 1 is found"
+for r in 2 3; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 1; done
+v=$(jq -r .verdict <<<"$BODY")
+is "$(jq -r .state <<<"$BODY")" done "after the confirmation's rounds the job is done"
+[[ $v != regression ]]; ok $? "rounds 2 and 3 show no slowdown: the finding is not confirmed (verdict: $v)"
+api GET "/api/v1/submissions/$s7"
+is "$(jq '[.verdicts[] | select(.significant)] | length' <<<"$BODY")" 0 "no row is marked significant"
 
 # A/A: no change earns Tested-by
 submit_mbox "$T/s/series.mbox"
@@ -198,7 +232,7 @@ for ((i = 0; i < 50; i++)); do
 done
 j6=$JOB
 ok $([[ "$j6" != null ]]; echo $?) "the waited-for submission's job is claimed"
-for r in 0 1; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
+for r in 0 1 2 3; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
 wait $waiter
 ok $? "locklab submit --wait exits 0 once the submission is done"
 like "$(cat "$T/wait.out")" '^submission [0-9]+ queued' "it says the submission was queued"
@@ -206,7 +240,7 @@ like "$(cat "$T/wait.out")" 'hot +pthread .*regression' "and prints the report a
 
 # metrics
 api GET /metrics
-like "$BODY" '^locklab_jobs\{state="done"\} 5$' "metrics count jobs by state"
+like "$BODY" '^locklab_jobs\{state="done"\} 6$' "metrics count jobs by state"
 like "$BODY" '^locklab_http_requests_total\{code="201"\} [0-9]+' "metrics count requests by code"
 like "$BODY" '^locklab_queue_oldest_seconds [0-9.]+' "metrics give the oldest queued age"
 

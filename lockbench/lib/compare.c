@@ -1,11 +1,14 @@
 /*
  * compare.c - base against patched.  Runs are grouped by point (workload,
  * lock, parameters) over every document of a side; each metric present on
- * both sides becomes a row with Welch's test, and Benjamini-Hochberg runs
- * over all rows that were tested.  Lockups win over everything.
+ * both sides becomes a row with a paired t-test over rounds (Welch's test
+ * without them), and Benjamini-Hochberg runs over all rows that were
+ * tested, or, when confirming, over the rounds that found a change and then
+ * over the rounds that must confirm it.  Lockups win over everything.
  */
 #include "compare.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +231,19 @@ static struct compare_row *new_row(struct comparison *c, const struct point *pt,
 	return r;
 }
 
+/* The rounds a test looks at: [from, to). */
+struct round_range {
+	int from;
+	int to;
+};
+
+static const struct round_range all_rounds = {INT_MIN, INT_MAX};
+
+static bool in_range(int round, struct round_range rr)
+{
+	return round >= rr.from && round < rr.to;
+}
+
 /* Mean of m's samples from round; false when the round has none. */
 static bool round_mean(const struct pmetric *m, int round, double *mean)
 {
@@ -245,16 +261,19 @@ static bool round_mean(const struct pmetric *m, int round, double *mean)
 }
 
 /*
- * The rounds both sides ran, as pairs of per-round means (b[i], p[i]); the
- * arrays hold bm->n entries.  Returns the number of pairs.
+ * The rounds in rr both sides ran, as pairs of per-round means (b[i], p[i]);
+ * the arrays hold bm->n entries.  Returns the number of pairs.
  */
-static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, double *b, double *p)
+static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
+                          double *b, double *p)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < bm->n; i++) {
 		bool seen = false;
 
+		if (!in_range(bm->round[i], rr))
+			continue;
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = bm->round[k] == bm->round[i];
 		if (seen || !round_mean(pm, bm->round[i], &p[n]))
@@ -265,8 +284,30 @@ static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, do
 	return n;
 }
 
+/* m's samples from the rounds in rr, into x (m->n entries); returns how many. */
+static size_t range_samples(const struct pmetric *m, struct round_range rr, double *x)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (in_range(m->round[i], rr))
+			x[n++] = m->x[i];
+	return n;
+}
+
+/* What one test of a row over some rounds gave. */
+struct range_test {
+	double p;      /* two-sided, 1 when not computable */
+	double mb, mp; /* base and patched means over these rounds */
+	double change; /* relative change of the mean, 0 when mb is 0 */
+	double lo, hi; /* relative interval of the change */
+	size_t pairs;  /* paired rounds, 0 for Welch over pooled samples */
+	bool computed; /* a test ran (2 or more values a side, or pairs) */
+	bool tested;   /* computed, with enough data (min_samples) for a verdict */
+};
+
 /*
- * Summaries, relative change and, when possible, the test of one row.
+ * One row's test over the rounds in rr.
  *
  * Interleaved rounds are pairs: base and patched of one round ran minutes
  * apart at most, so a paired t-test over the per-round means cancels the
@@ -277,46 +318,87 @@ static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, do
  * COMPARE_MIN_PAIRS pairs (one document a side, rounds not numbered)
  * Welch's test over the pooled samples is the fallback.
  */
+static void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
+                       const struct compare_opts *o, struct range_test *t)
+{
+	struct stats_welch w;
+	size_t cap = (bm->n > pm->n ? bm->n : pm->n) + 1;
+	double *b = strutil_xreallocarray(NULL, cap, sizeof(double)),
+	       *p = strutil_xreallocarray(NULL, cap, sizeof(double));
+	size_t nb, np, npairs = round_pairs(bm, pm, rr, b, p);
+	double mb = 0, mp = 0;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->p = 1;
+	if (npairs >= COMPARE_MIN_PAIRS) {
+		t->pairs = npairs;
+		nb = np = npairs;
+		rc = stats_paired(b, p, npairs, o->alpha, &w);
+		t->tested = npairs >= o->min_samples;
+	} else {
+		nb = range_samples(bm, rr, b);
+		np = range_samples(pm, rr, p);
+		rc = stats_welch(b, nb, p, np, o->alpha, &w);
+		t->tested = nb >= o->min_samples && np >= o->min_samples;
+	}
+	for (size_t i = 0; i < nb; i++)
+		mb += b[i] / (double)nb;
+	for (size_t i = 0; i < np; i++)
+		mp += p[i] / (double)np;
+	free(b);
+	free(p);
+	t->mb = mb;
+	t->mp = mp;
+	t->change = mb != 0 ? (mp - mb) / mb : 0;
+	t->lo = t->hi = t->change;
+	if (rc != 0) {
+		t->tested = false;
+		return;
+	}
+	t->computed = true;
+	t->p = w.p;
+	if (mb != 0) {
+		double lo = w.diff_lo / mb, hi = w.diff_hi / mb;
+		t->lo = lo < hi ? lo : hi;
+		t->hi = lo < hi ? hi : lo;
+	}
+}
+
+/* Summaries, relative change and, when possible, the test of one row over every round. */
 static void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
                      const struct compare_opts *o)
 {
-	struct stats_welch w;
-	double mb, *pb = strutil_xreallocarray(NULL, bm->n + 1, sizeof(double)),
-	           *pp = strutil_xreallocarray(NULL, bm->n + 1, sizeof(double));
-	size_t npairs = round_pairs(bm, pm, pb, pp);
-	int rc;
+	struct range_test t;
+	double mb;
 
 	stats_summarize(bm->x, bm->n, &r->base);
 	stats_summarize(pm->x, pm->n, &r->patched);
 	mb = r->base.mean;
 	r->change = mb != 0 ? (r->patched.mean - mb) / mb : 0;
 	r->change_lo = r->change_hi = r->change;
-	r->pairs = npairs >= COMPARE_MIN_PAIRS ? npairs : 0;
-	if (r->pairs)
-		rc = stats_paired(pb, pp, npairs, o->alpha, &w);
-	else
-		rc = stats_welch(bm->x, bm->n, pm->x, pm->n, o->alpha, &w);
-	free(pb);
-	free(pp);
-	if (rc != 0)
+	range_test(bm, pm, all_rounds, o, &t);
+	r->pairs = t.pairs;
+	if (!t.computed)
 		return;
-	r->p = w.p;
+	r->p = t.p;
 	if (mb != 0) {
-		double lo = w.diff_lo / mb, hi = w.diff_hi / mb;
-		r->change_lo = lo < hi ? lo : hi;
-		r->change_hi = lo < hi ? hi : lo;
+		r->change_lo = t.lo;
+		r->change_hi = t.hi;
 	}
 	/* only rows that may get a statistical verdict join the BH family */
-	if (r->pairs)
-		r->tested = r->verdict != VERDICT_LOCKUP && r->pairs >= o->min_samples;
-	else
-		r->tested = r->verdict != VERDICT_LOCKUP && bm->n >= o->min_samples &&
-		            pm->n >= o->min_samples;
+	r->tested = r->verdict != VERDICT_LOCKUP && t.tested;
 }
 
-static enum verdict decide(const struct compare_row *r, const struct compare_opts *o)
+/* A move big enough to report: min_effect, or any move off a zero base. */
+static bool big_enough(double mb, double mp, double change, const struct compare_opts *o)
 {
-	bool sig = r->q < o->alpha;
+	return mb == 0 ? mp != 0 : fabs(change) >= o->min_effect;
+}
+
+/* sig: the test found the row's change (and, when confirming, confirmed it). */
+static enum verdict decide(const struct compare_row *r, bool sig, const struct compare_opts *o)
+{
 	double mb = r->base.mean;
 
 	if (mb == 0) {
@@ -380,6 +462,118 @@ static bool is_control(const struct lb_result *base, size_t nbase, const struct 
 	return nbase + npatched > 0;
 }
 
+/* The two tests of a row when the comparison confirms (compare_opts.confirm_from). */
+struct stages {
+	struct range_test found; /* the rounds before confirm_from */
+	struct range_test again; /* confirm_from and later */
+};
+
+/* BH over p[0..n), written to q. */
+static void bh(const double *p, size_t n, double *q)
+{
+	if (n)
+		stats_bh_adjust(p, n, q);
+}
+
+/* Every round tested at once: BH over all tested rows, then the verdicts. */
+static void judge(struct comparison *out, const struct compare_opts *o)
+{
+	double *p = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
+	       *q = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double));
+	size_t n = 0;
+
+	for (size_t i = 0; i < out->nrows; i++)
+		if (out->rows[i].tested)
+			p[n++] = out->rows[i].p;
+	bh(p, n, q);
+	n = 0;
+	for (size_t i = 0; i < out->nrows; i++) {
+		struct compare_row *r = &out->rows[i];
+		if (!r->tested)
+			continue; /* lockup, too few samples or no spread to test */
+		r->q = q[n++];
+		r->verdict = decide(r, r->q < o->alpha, o);
+		r->significant =
+		    r->q < o->alpha && big_enough(r->base.mean, r->patched.mean, r->change, o);
+	}
+	free(p);
+	free(q);
+}
+
+/*
+ * Found, then confirmed on rounds the finding did not see.  The rounds
+ * before confirm_from are tested as one comparison (BH over every row, as
+ * judge() does): the rows that come out significant and big enough are
+ * what was found.  The rounds from confirm_from on test those rows alone,
+ * BH over them, and a row is significant only when that second test agrees
+ * too, in the same direction.  Its q is the larger of the two; a row not
+ * found keeps the finding's q and cannot be significant, whatever the
+ * pooled rounds say.  A false finding must then happen twice on
+ * independent rounds: on the smoke suite's A/A this took the false
+ * regressions of one submission from about one in ten to well under one in
+ * a hundred (README, make bench-verdicts).
+ */
+static void judge_confirmed(struct comparison *out, const struct stages *st,
+                            const struct compare_opts *o)
+{
+	double *p = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
+	       *qf = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
+	       *qa = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double));
+	bool *found = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(bool));
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < out->nrows; i++)
+		if (out->rows[i].verdict != VERDICT_LOCKUP && st[i].found.tested)
+			p[n++] = st[i].found.p;
+	bh(p, n, qf);
+	for (size_t i = 0, j = 0; i < out->nrows; i++) {
+		const struct range_test *f = &st[i].found;
+		bool in = out->rows[i].verdict != VERDICT_LOCKUP && f->tested;
+
+		found[i] = in && qf[j] < o->alpha && big_enough(f->mb, f->mp, f->change, o);
+		p[i] = in ? qf[j++] : 1; /* the finding's q, by row */
+	}
+	memcpy(qf, p, out->nrows * sizeof(double));
+	n = 0;
+	for (size_t i = 0; i < out->nrows; i++)
+		if (found[i] && st[i].again.tested)
+			p[n++] = st[i].again.p;
+	bh(p, n, qa);
+	k = 0;
+	for (size_t i = 0; i < out->nrows; i++) {
+		struct compare_row *r = &out->rows[i];
+		const struct range_test *f = &st[i].found, *a = &st[i].again;
+		bool sig = false;
+
+		/*
+		 * The halves decide: a row joins when the finding's rounds could
+		 * test it, though all rounds pooled may be too few pairs to.
+		 */
+		if (r->verdict == VERDICT_LOCKUP || !(r->tested || f->tested))
+			continue;
+		r->tested = true;
+		r->q = qf[i];
+		if (found[i] && a->tested) {
+			double qagain = qa[k++];
+			bool same = (a->mp - a->mb > 0) == (f->mp - f->mb > 0);
+
+			if (!same)
+				r->q = 1; /* the new rounds move the other way */
+			else if (qagain > r->q)
+				r->q = qagain;
+			sig = same && qagain < o->alpha;
+		} else if (found[i]) {
+			r->q = 1; /* found, but the new rounds cannot test it */
+		}
+		r->verdict = decide(r, sig, o);
+		r->significant = sig && big_enough(r->base.mean, r->patched.mean, r->change, o);
+	}
+	free(p);
+	free(qf);
+	free(qa);
+	free(found);
+}
+
 int compare_results(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
                     size_t npatched, const struct compare_opts *opts, struct comparison *out,
                     char *err, size_t errlen)
@@ -387,13 +581,17 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	static const struct compare_opts def = COMPARE_OPTS_DEFAULT;
 	const struct compare_opts *o = opts ? opts : &def;
 	struct points pts = {NULL, 0};
-	double *p = NULL, *q = NULL;
-	size_t ntested = 0;
+	struct stages *st = NULL;
 
 	comparison_release(out);
 	if (!(o->alpha > 0 && o->alpha < 1)) {
 		strutil_errf(err, errlen, "alpha: expected a value between 0 and 1, got %g",
 		             o->alpha);
+		return -1;
+	}
+	if (o->confirm_from < 0) {
+		strutil_errf(err, errlen, "confirm_from: expected a round >= 0, got %d",
+		             o->confirm_from);
 		return -1;
 	}
 	if (!(o->min_effect >= 0) || !(o->equiv_margin >= 0)) {
@@ -438,35 +636,31 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
 			r->control = control;
 			row_test(r, bm, pm, o);
+			st = strutil_xreallocarray(st, out->nrows, sizeof(*st));
+			memset(&st[out->nrows - 1], 0, sizeof(*st));
+			if (o->confirm_from > 0) {
+				struct round_range found = {INT_MIN, o->confirm_from},
+				                   again = {o->confirm_from, INT_MAX};
+				range_test(bm, pm, found, o, &st[out->nrows - 1].found);
+				range_test(bm, pm, again, o, &st[out->nrows - 1].again);
+			}
 		}
 		if (locked && out->nrows == before) {
 			struct compare_row *r = new_row(out, pt, "lockup", "", false);
 			r->verdict = VERDICT_LOCKUP;
 			r->control = control;
+			st = strutil_xreallocarray(st, out->nrows, sizeof(*st));
+			memset(&st[out->nrows - 1], 0, sizeof(*st));
 		}
 	}
 
-	p = strutil_xreallocarray(NULL, out->nrows ? out->nrows : 1, sizeof(double));
-	q = strutil_xreallocarray(NULL, out->nrows ? out->nrows : 1, sizeof(double));
-	for (size_t i = 0; i < out->nrows; i++)
-		if (out->rows[i].tested)
-			p[ntested++] = out->rows[i].p;
-	stats_bh_adjust(p, ntested, q);
-	ntested = 0;
-	for (size_t i = 0; i < out->nrows; i++) {
-		struct compare_row *r = &out->rows[i];
-		if (!r->tested)
-			continue; /* lockup, too few samples or no spread to test */
-		r->q = q[ntested++];
-		r->verdict = decide(r, o);
-		r->significant =
-		    r->q < o->alpha &&
-		    (r->base.mean == 0 ? r->patched.mean != 0 : fabs(r->change) >= o->min_effect);
-	}
+	if (o->confirm_from > 0)
+		judge_confirmed(out, st, o);
+	else
+		judge(out, o);
 	if (out->nrows)
 		qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
-	free(p);
-	free(q);
+	free(st);
 	points_release(&pts);
 	return 0;
 }

@@ -36,11 +36,17 @@ struct compare_opts {
 	double min_effect;   /* relative, default 0.02 */
 	double equiv_margin; /* relative; no-change needs the CI inside it, default 0.05 */
 	size_t min_samples;  /* paired rounds, or samples per side without pairs; default 5 */
+	/*
+	 * 0, or the first round of a confirmation: a row is then significant
+	 * only when the rounds before it find the change and the rounds from
+	 * it on confirm it (compare.c, judge_confirmed).  Default 0.
+	 */
+	int confirm_from;
 };
 
 #define COMPARE_OPTS_DEFAULT                                                                       \
 	{                                                                                          \
-		0.05, 0.02, 0.05, 5                                                                \
+		0.05, 0.02, 0.05, 5, 0                                                             \
 	}
 
 struct compare_row {

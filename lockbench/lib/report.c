@@ -233,6 +233,12 @@ static void legend(FILE *out, const struct comparison *c)
 		    welch ? " (Welch's test over the samples where rounds do not pair)" : "");
 	else if (welch)
 		fputs("p, q: Welch's t-test over the samples (too few rounds to pair)\n", out);
+	if (c->opts.confirm_from > 0)
+		fprintf(out,
+		        "* also means confirmed: rounds 0-%d found the change and rounds %d and "
+		        "later found it again on their own, the same way; q is the larger of the "
+		        "two\n",
+		        c->opts.confirm_from - 1, c->opts.confirm_from);
 	if (comparison_has_controls(c))
 		fputs("control = a lock the change did not touch: its rows are this machine's own "
 		      "A/A "

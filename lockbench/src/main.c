@@ -85,6 +85,8 @@ static void print_help(FILE *f)
 	        "  --format F           aim7, perf, lkp, text or json [text]\n"
 	        "  --alpha A            false discovery rate [0.05]\n"
 	        "  --min-effect E       smallest change that counts, relative [0.02]\n"
+	        "  --confirm-from N     rounds before N find a change, rounds N and later\n"
+	        "                       must confirm it on their own [off]\n"
 	        "\n"
 	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
 	        "failed)\n");
@@ -284,6 +286,7 @@ enum {
 	OPT_FORMAT,
 	OPT_ALPHA,
 	OPT_MIN_EFFECT,
+	OPT_CONFIRM_FROM,
 	OPT_HELP,
 };
 
@@ -641,6 +644,7 @@ static const struct option compare_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+    {"confirm-from", required_argument, NULL, OPT_CONFIRM_FROM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -703,6 +707,18 @@ out:
 	return rc;
 }
 
+/* True when docs hold a round before from and one at or after it. */
+static bool has_rounds(const struct lb_result *docs, size_t n, int from)
+{
+	bool before = false, after = false;
+
+	for (size_t i = 0; i < n; i++) {
+		before |= docs[i].round < from;
+		after |= docs[i].round >= from;
+	}
+	return before && after;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	enum report_format fmt = REPORT_TEXT;
@@ -739,6 +755,16 @@ static int cmd_compare(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_CONFIRM_FROM: {
+			long long v;
+			if (lb_parse_int(optarg, 1, 1000000, &v, "--confirm-from", err,
+			                 sizeof(err))) {
+				rc = usage_error("%s", err);
+				goto out;
+			}
+			co.confirm_from = (int)v;
+			break;
+		}
 		case OPT_HELP:
 			print_help(stdout);
 			rc = 0;
@@ -755,6 +781,13 @@ static int cmd_compare(int argc, char **argv)
 	if (load_side(argv[optind], &base, &nbase) ||
 	    load_side(argv[optind + 1], &patched, &npatched))
 		goto out;
+	if (co.confirm_from && (!has_rounds(base, nbase, co.confirm_from) ||
+	                        !has_rounds(patched, npatched, co.confirm_from))) {
+		fprintf(stderr,
+		        "%s: --confirm-from %d: each side needs rounds before %d and from %d on\n",
+		        prog, co.confirm_from, co.confirm_from, co.confirm_from);
+		goto out;
+	}
 	if (compare_results(base, nbase, patched, npatched, &co, &cmp, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;

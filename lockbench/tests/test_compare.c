@@ -128,6 +128,119 @@ static void test_rounds_pair_against_drift(void **state)
 	assert_true(ab_caught > 180);
 }
 
+/* What confirm_trial saw of its single row. */
+struct confirm_seen {
+	enum verdict verdict;
+	double q;
+	bool significant;
+};
+
+/*
+ * nfound rounds where patched is base * (1 + found), then nagain rounds
+ * where it is base * (1 + again), 3 samples of hot ops_per_sec a side per
+ * round, CoV cov; compared with confirm_from (0: every round at once).
+ */
+static struct confirm_seen confirm_trial(gsl_rng *rng, double found, double again, int nfound,
+                                         int nagain, double cov, int confirm_from)
+{
+	struct lb_result base[32], patched[32];
+	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
+	struct comparison c;
+	struct confirm_seen seen;
+	char err[256];
+	double x[3];
+	int n = nfound + nagain;
+
+	assert_true(n <= 32);
+	opts.confirm_from = confirm_from;
+	for (int d = 0; d < n; d++) {
+		doc_init(&base[d], "base", d);
+		doc_init(&patched[d], "patched", d);
+		normal_samples(rng, 1e6, cov, x, 3);
+		add_point(&base[d], "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, x, 3);
+		normal_samples(rng, 1e6 * (1 + (d < nfound ? found : again)), cov, x, 3);
+		add_point(&patched[d], "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, x, 3);
+	}
+	comparison_init(&c);
+	assert_int_equal(
+	    compare_results(base, (size_t)n, patched, (size_t)n, &opts, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 1);
+	assert_int_equal(c.opts.confirm_from, confirm_from);
+	seen.verdict = c.rows[0].verdict;
+	seen.q = c.rows[0].q;
+	seen.significant = c.rows[0].significant;
+	comparison_release(&c);
+	for (int d = 0; d < n; d++) {
+		result_release(&base[d]);
+		result_release(&patched[d]);
+	}
+	return seen;
+}
+
+/*
+ * Confirmation: a change found in the first rounds counts only when the
+ * later rounds find it again, on their own and in the same direction.
+ */
+static void test_confirmation(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	struct confirm_seen s;
+
+	gsl_rng_set(rng, 11);
+	/* a 10% drop in both halves: found, confirmed */
+	s = confirm_trial(rng, -0.10, -0.10, 8, 8, 0.01, 8);
+	assert_int_equal(s.verdict, VERDICT_REGRESSION);
+	assert_true(s.significant && s.q < 0.05);
+	/* a fluke in the first half only: pooled, all 16 rounds call it a regression ... */
+	s = confirm_trial(rng, -0.10, 0, 8, 8, 0.01, 0);
+	assert_int_equal(s.verdict, VERDICT_REGRESSION);
+	/* ... confirmation does not */
+	s = confirm_trial(rng, -0.10, 0, 8, 8, 0.01, 8);
+	assert_int_not_equal(s.verdict, VERDICT_REGRESSION);
+	assert_false(s.significant);
+	assert_true(s.q >= 0.05);
+	/* the later rounds move the other way: not confirmed, q is 1 */
+	s = confirm_trial(rng, -0.10, 0.10, 8, 8, 0.01, 8);
+	assert_int_not_equal(s.verdict, VERDICT_REGRESSION);
+	assert_int_not_equal(s.verdict, VERDICT_IMPROVEMENT);
+	assert_true(s.q == 1);
+	/* a change only the later rounds see was not found: nothing to confirm */
+	s = confirm_trial(rng, 0, -0.10, 8, 8, 0.01, 8);
+	assert_int_not_equal(s.verdict, VERDICT_REGRESSION);
+	assert_false(s.significant);
+	gsl_rng_free(rng);
+}
+
+/*
+ * What confirmation buys and costs on well-behaved data (normal, CoV 3%, 3
+ * samples a round): 5 rounds that find and 5 that confirm against one look
+ * at 10.  Real A/A data is worse behaved (bimodal throughput, several looks),
+ * which is where confirmation earns its keep: see make bench-verdicts.
+ */
+static void test_confirmation_rates(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	int aa_once = 0, aa_confirmed = 0, ab_once = 0, ab_confirmed = 0;
+
+	gsl_rng_set(rng, 12);
+	for (int i = 0; i < 400; i++) {
+		aa_once += confirm_trial(rng, 0, 0, 10, 0, 0.03, 0).significant;
+		aa_confirmed += confirm_trial(rng, 0, 0, 5, 5, 0.03, 5).significant;
+		ab_once +=
+		    confirm_trial(rng, -0.05, 0, 10, 0, 0.03, 0).verdict == VERDICT_REGRESSION;
+		ab_confirmed +=
+		    confirm_trial(rng, -0.05, -0.05, 5, 5, 0.03, 5).verdict == VERDICT_REGRESSION;
+	}
+	gsl_rng_free(rng);
+	printf("A/A flagged: one look at 10 rounds %d/400, found and confirmed (5+5) %d/400; "
+	       "5%% drop caught: %d/400, %d/400\n",
+	       aa_once, aa_confirmed, ab_once, ab_confirmed);
+	assert_true(aa_confirmed <= 2);       /* <= 0.5% */
+	assert_true(aa_confirmed <= aa_once); /* never worse than one look */
+	/* the price: both halves must reach significance on 5 rounds each */
+	assert_true(ab_confirmed >= 330); /* >= 82% */
+}
+
 static void test_aa_rarely_regresses(void **state)
 {
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -427,6 +540,10 @@ static void test_bad_options(void **state)
 	o.alpha = 0;
 	assert_int_equal(compare_results(NULL, 0, NULL, 0, &o, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "alpha"));
+	o.alpha = 0.05;
+	o.confirm_from = -1;
+	assert_int_equal(compare_results(NULL, 0, NULL, 0, &o, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "confirm_from"));
 	/* nothing on either side: an empty comparison, no change */
 	assert_int_equal(compare_results(NULL, 0, NULL, 0, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.nrows, 0);
@@ -440,6 +557,8 @@ int main(void)
 	    cmocka_unit_test(test_aa_rarely_regresses),
 	    cmocka_unit_test(test_five_percent_caught),
 	    cmocka_unit_test(test_rounds_pair_against_drift),
+	    cmocka_unit_test(test_confirmation),
+	    cmocka_unit_test(test_confirmation_rates),
 	    cmocka_unit_test(test_min_samples_inconclusive),
 	    cmocka_unit_test(test_direction),
 	    cmocka_unit_test(test_rows_and_fields),
