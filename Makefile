@@ -46,7 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-server bench-kernel \
+.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT)
 
@@ -147,6 +147,9 @@ demo-stop:
 
 bench-verdicts: all
 	@BUILD=$(BUILD) scripts/bench-verdicts.sh
+
+bench-aa: all
+	@BUILD=$(BUILD) scripts/bench-aa.sh
 
 bench-kernel: all
 	@BUILD=$(BUILD) scripts/bench-kernel.sh

@@ -47,6 +47,7 @@ struct job {
 	/* progress as the server last said it */
 	int more_rounds;
 	int next_round;
+	int confirm_from; /* 0, or the round from which a change found must be confirmed */
 	char fail_reason[8192];
 };
 
@@ -534,9 +535,17 @@ static void *heartbeat_thread(void *arg)
 static void update_progress(struct job *j, json_t *reply)
 {
 	json_int_t more = -1, next = -1;
+	json_t *from = json_object_get(reply, "confirm_from");
+
 	if (reply && !json_unpack(reply, "{s:I, s:I}", "more_rounds", &more, "next_round", &next)) {
 		j->more_rounds = (int)more;
 		j->next_round = (int)next;
+	}
+	if (json_is_integer(from) && json_integer_value(from) > 0 && !j->confirm_from) {
+		j->confirm_from = (int)json_integer_value(from);
+		agent_log("info", j->id,
+		          "rounds 0-%d found a change: rounds %d and later must confirm it",
+		          j->confirm_from - 1, j->confirm_from);
 	}
 }
 

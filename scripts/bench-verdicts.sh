@@ -4,8 +4,9 @@
 # both sides) and 50 A/B comparisons with a real, calibrated 5% slowdown of one
 # lock (delay-pthread, test build: LOCKBENCH_DELAY_LOOPS of extra work in
 # lock()), on the uncontended workload.  Each comparison follows the server's
-# policy: interleaved rounds (ABBA), 5 rounds first, 5 more while any point
-# is inconclusive, at most 20, and the verdict from compare_results - the
+# policy (scripts/verdict-policy.sh): interleaved rounds (ABBA), 5 rounds
+# first; a change found is confirmed on 5 more; otherwise 5 more while any
+# point is inconclusive, at most 20; the verdicts from compare_results - the
 # code the server calls - through `lockbench compare --format json`.
 # Prints the false-regression rate (goal <= 2%) and the detection rate (goal
 # >= 90%).  Each round gives REPEAT samples a side, as the suites do (3).
@@ -18,6 +19,7 @@ MIN_ROUNDS=${MIN_ROUNDS:-5}
 MAX_ROUNDS=${MAX_ROUNDS:-20}
 TARGET=${TARGET:-0.05}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$top/scripts/verdict-policy.sh"
 run1() { # run1 DELAY VARIANT ROUND OUT
   LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads uncontended \
     --duration-ms 30 --repeat "${REPEAT:-3}" --variant "$2" --round "$3" --json "$4" --quiet
@@ -43,33 +45,25 @@ done
 DELAY=$hi
 echo "calibration: $DELAY loops of extra work make delay-pthread $(ratio_at "$DELAY" | awk '{ printf "%+.1f%%", ($1 - 1) * 100 }') slower per uncontended lock/unlock pair (median of 9 interleaved pairs)"
 
-# compare DELAY_A DELAY_B -> "verdict rounds"
-compare() {
-  local da=$1 db=$2 r=0 want=$MIN_ROUNDS v bs ps
-  rm -f "$tmp"/r-*.json
-  while :; do
-    while ((r < want)); do
-      if ((r % 2 == 0)); then run1 "$da" base $r "$tmp/r-b$r.json"; run1 "$db" patched $r "$tmp/r-p$r.json"
-      else run1 "$db" patched $r "$tmp/r-p$r.json"; run1 "$da" base $r "$tmp/r-b$r.json"; fi
-      r=$((r + 1))
-    done
-    bs=$(ls "$tmp"/r-b*.json | paste -sd,); ps=$(ls "$tmp"/r-p*.json | paste -sd,)
-    v=$("$LB" compare "$bs" "$ps" --format json | perl -MJSON::PP -0777 -ne 'print decode_json($_)->{overall}')
-    if [[ $v == inconclusive && $want -lt $MAX_ROUNDS ]]; then want=$((want + MIN_ROUNDS)); continue; fi
-    echo "$v $r"; return
-  done
+# one side of a round: the A side runs DELAY_A loops of delay, the B side DELAY_B
+side() { # side VARIANT ROUND OUT
+  if [[ $1 == base ]]; then run1 "$DELAY_A" base "$2" "$3"; else run1 "$DELAY_B" patched "$2" "$3"; fi
+}
+compare() { # compare DELAY_A DELAY_B -> "verdict rounds"
+  DELAY_A=$1 DELAY_B=$2 policy_verdict side "$tmp"
 }
 
 tally() { # tally LABEL DELAY_A DELAY_B
-  local i v r reg=0 imp=0 inc=0 same=0 rounds=0
+  local i v r f reg=0 imp=0 inc=0 same=0 rounds=0 found=0
   for ((i = 1; i <= N; i++)); do
-    read -r v r < <(compare "$2" "$3")
+    read -r v r f < <(compare "$2" "$3")
     rounds=$((rounds + r))
+    ((f)) && found=$((found + 1))
     case $v in regression) reg=$((reg + 1)) ;; improvement) imp=$((imp + 1)) ;;
       inconclusive) inc=$((inc + 1)) ;; *) same=$((same + 1)) ;; esac
   done
-  printf '%-4s %3d comparisons: %3d regression, %3d improvement, %3d no-change, %3d inconclusive; %.1f rounds a side on average\n' \
-    "$1" "$N" "$reg" "$imp" "$same" "$inc" "$(echo "$rounds $N" | awk '{ print $1 / $2 }')"
+  printf '%-4s %3d comparisons: %3d found a change and went on to confirm it; final: %3d regression, %3d improvement, %3d no-change, %3d inconclusive; %.1f rounds a side on average\n' \
+    "$1" "$N" "$found" "$reg" "$imp" "$same" "$inc" "$(echo "$rounds $N" | awk '{ print $1 / $2 }')"
   eval "${1}_REG=$reg"
 }
 tally AA 0 0

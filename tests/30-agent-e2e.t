@@ -30,6 +30,9 @@ like "$(cat "$T/agent-a.log")" 'measuring pthread,kmutex \(pthread as the untouc
 api GET "/api/v1/submissions/$nospin"
 is "$(jq -r .state <<<"$BODY")" done "the fence submission is done"
 is "$(jq -r .verdict <<<"$BODY")" regression "and its verdict is regression"
+is "$(jq '.jobs[0].confirm_from | type' <<<"$BODY")" '"number"' "found, then confirmed on rounds of its own"
+like "$(cat "$T/agent-a.log")" 'rounds 0-[0-9]+ found a change: rounds [0-9]+ and later must confirm it' \
+  "the agent says it is confirming"
 report=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=text")
 # which of kmutex's hot rows reaches significance varies with this machine's noise (throughput is
 # bimodal on 2 vCPUs); the fences cost both throughput and CPU time per operation
@@ -42,6 +45,8 @@ is "$(jq '[.verdicts[] | select(.lock == "kmutex") | .control] | (length > 0 and
 unlike "$report" 'hot +pthread .*(regression|improvement|no-change|inconclusive)$' \
   "the text table marks each pthread row (control)"
 like "$report" 'control = a lock the change did not touch' "and the legend says what that means"
+like "$report" 'rounds 0-[0-9]+ found the change and rounds [0-9]+ and later found it again' \
+  "the legend says which rounds found and which confirmed"
 perf=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=perf")
 like "$perf" '\| threads \|' "the perf-style table renders"
 

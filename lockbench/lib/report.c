@@ -928,11 +928,11 @@ static int render_json(const struct comparison *c, FILE *out)
 		    "pairs", (json_int_t)r->pairs, "lockup", lockup);
 		json_array_append_new(rows, row);
 	}
-	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:s, s:o}", "suite",
+	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",
 	                c->suite ? c->suite : "", "machine", "hostname", jstr(c->machine.hostname),
 	                "cpus", c->machine.cpus, "model", jstr(c->machine.model), "kernel",
 	                jstr(c->machine.kernel), "base_rounds", c->base_rounds, "patched_rounds",
-	                c->patched_rounds, "overall", verdict_name(comparison_overall(c)), "rows",
+	                c->patched_rounds, "confirm_from", c->opts.confirm_from, "overall", verdict_name(comparison_overall(c)), "rows",
 	                rows);
 	if (!doc)
 		return -1;

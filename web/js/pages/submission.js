@@ -300,10 +300,14 @@ export function render(main, params, match) {
       compBox.append(el('section', { class: 'comparison', dataset: { job } },
         el('h3', {}, `Suite ${rows[0].suite}`, m ? ` on ${m.hostname}` : '', ` (machine class ${j.machine_class || '?'}, job #${job})`),
         el('p', { class: 'muted' }, m ? `${m.cpus} cpus, ${m.model}, kernel ${m.kernel}. ` : '',
-          fin ? 'Final comparison.' : 'More rounds running: this comparison is not final.',
+          fin ? 'Final comparison.' : (j.state === 'running' && j.confirm_from != null
+            ? `Confirming: rounds 0-${j.confirm_from - 1} found a change, and rounds ${j.confirm_from} and later must find it again before it counts.`
+            : 'More rounds running: this comparison is not final.'),
           patches.length ? ` Per-patch columns: the first K patches of the series (${patches.join(', ')}); not tested for significance.` : ''),
         el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
-        el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect; ↑/↓ = higher/lower is better'),
+        el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
+          fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
+          '; ↑/↓ = higher/lower is better'),
         charts));
       await drawCharts(charts, rows, patches, jobStats);
     }

@@ -1,0 +1,48 @@
+# scripts/verdict-policy.sh - the server's round policy, for the bench scripts
+# that measure how often verdicts are wrong (sourced, not run).
+#
+# policy_verdict RUNNER DIR: runs rounds with RUNNER VARIANT ROUND OUT (one
+# side of one round, a lockbench-result/1 document to OUT) into DIR and prints
+# "VERDICT ROUNDS FOUND", FOUND being the round from which a change found was
+# confirmed (0 when nothing was found).  As server/jobs.c does: interleaved rounds (ABBA),
+# MIN_ROUNDS first; a change found (a regression or improvement of a row that
+# is no control) buys MIN_ROUNDS more that must confirm it (compare
+# --confirm-from), and that comparison is the answer; otherwise an
+# inconclusive comparison buys MIN_ROUNDS more, up to MAX_ROUNDS.  A lockup
+# ends it at once.  The verdicts come from `lockbench compare`, the code the
+# server calls.
+policy_verdict() {
+  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json
+  rm -f "$dir"/r-*.json
+  while :; do
+    while ((r < want)); do
+      if ((r % 2 == 0)); then
+        "$runner" base $r "$dir/r-b$r.json"; "$runner" patched $r "$dir/r-p$r.json"
+      else
+        "$runner" patched $r "$dir/r-p$r.json"; "$runner" base $r "$dir/r-b$r.json"
+      fi
+      r=$((r + 1))
+    done
+    bs=$(ls "$dir"/r-b*.json | paste -sd,)
+    ps=$(ls "$dir"/r-p*.json | paste -sd,)
+    if ((confirm)); then
+      json=$("$LB" compare "$bs" "$ps" --format json --confirm-from "$confirm")
+    else
+      json=$("$LB" compare "$bs" "$ps" --format json)
+    fi
+    # found: a change in a row that is no control; more: an inconclusive headline
+    # row that is no control (the overall verdict says so); lockup: at once
+    set -- $(perl -MJSON::PP -0777 -ne '
+      my $d = decode_json($_); my ($found, $lockup) = (0, 0);
+      for my $r (@{ $d->{rows} }) {
+        $lockup = 1 if $r->{verdict} eq "lockup";
+        $found = 1 if !$r->{control} && $r->{verdict} =~ /^(regression|improvement)$/;
+      }
+      print "$d->{overall} ", ($lockup ? 0 : $found), "\n"' <<<"$json")
+    if ((!confirm && $2)); then confirm=$r; want=$((r + MIN_ROUNDS)); continue; fi
+    if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < MAX_ROUNDS)); then
+      want=$((want + MIN_ROUNDS)); continue
+    fi
+    echo "$1 $r $confirm"; return
+  done
+}
