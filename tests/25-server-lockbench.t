@@ -18,23 +18,32 @@ api POST /api/v1/submissions -d @"$T/req.json"
 s=$(jq -r .id <<<"$BODY")
 claim "$A"
 j=$JOB
-for v in base patched; do
-  "$BIN/lockbench" run --suite smoke --locks pthread,ticket --workloads hot --repeat 5 \
-    --variant $v --round 0 --json "$T/$v.json" --quiet
-  ok $? "lockbench run of the $v variant"
-  api POST "/api/v1/jobs/$j/results" -H "Authorization: Bearer $A" -H "Idempotency-Key: lb-$v" \
-    -d @"$T/$v.json"
-  is "$CODE" 201 "the server takes lockbench's $v document"
+# round 0, and round 1 too when round 0 found a change that must be confirmed
+bs= ps= confirm=()
+for r in 0 1; do
+  for v in base patched; do
+    "$BIN/lockbench" run --suite smoke --locks pthread,ticket --workloads hot --repeat 5 \
+      --variant $v --round $r --json "$T/$v-$r.json" --quiet
+    ok $? "lockbench run of the $v variant, round $r"
+    api POST "/api/v1/jobs/$j/results" -H "Authorization: Bearer $A" -H "Idempotency-Key: lb-$v-$r" \
+      -d @"$T/$v-$r.json"
+    is "$CODE" 201 "the server takes lockbench's $v document of round $r"
+  done
+  bs+=${bs:+,}$T/base-$r.json ps+=${ps:+,}$T/patched-$r.json
+  [[ $(jq -r .state <<<"$BODY") == done ]] && break
+  is "$(jq -r '[.state, .confirm_from, .more_rounds] | join(",")' <<<"$BODY")" running,1,1 \
+    "round 0 found a change: one more round must confirm it"
+  confirm=(--confirm-from 1)
 done
-is "$(jq -r .state <<<"$BODY")" done "one round each finishes the job (--max-rounds 1)"
+is "$(jq -r .state <<<"$BODY")" done "one round each finishes the job (--max-rounds 1), or two with a confirmation"
 is "$(sql "SELECT count(*) FROM runs r JOIN results x ON x.id = r.result_id WHERE x.job_id = $j")" \
-  "$(( $(jq '.runs | length' "$T/base.json") + $(jq '.runs | length' "$T/patched.json") ))" \
-  "every run of both documents is stored"
-is "$(sql "SELECT document->'runs'->0->>'lock' FROM results WHERE idempotency_key = 'lb-base'")" \
-  "$(jq -r '.runs[0].lock' "$T/base.json")" "the document is kept as posted"
+  "$(cat "$T"/base-*.json "$T"/patched-*.json | jq -s '[.[].runs | length] | add')" \
+  "every run of every document is stored"
+is "$(sql "SELECT document->'runs'->0->>'lock' FROM results WHERE idempotency_key = 'lb-base-0'")" \
+  "$(jq -r '.runs[0].lock' "$T/base-0.json")" "the document is kept as posted"
 for f in text lkp; do
   api GET "/api/v1/submissions/$s/report?format=$f"
-  "$BIN/lockbench" compare "$T/base.json" "$T/patched.json" --format $f >"$T/want.$f"
+  "$BIN/lockbench" compare "$bs" "$ps" "${confirm[@]}" --format $f >"$T/want.$f"
   printf '%s\n' "$BODY" >"$T/got.$f"
   diff -u "$T/want.$f" "$T/got.$f" >"$T/diff.$f"
   ok $? "the $f report equals lockbench compare on the same documents"
@@ -42,7 +51,7 @@ for f in text lkp; do
 done
 api GET "/api/v1/submissions/$s"
 is "$(jq -r .verdict <<<"$BODY")" \
-  "$("$BIN/lockbench" compare "$T/base.json" "$T/patched.json" --format json | jq -r .overall)" \
+  "$("$BIN/lockbench" compare "$bs" "$ps" "${confirm[@]}" --format json | jq -r .overall)" \
   "the overall verdict is lockbench's"
 
 done_testing
