@@ -932,8 +932,8 @@ static int render_json(const struct comparison *c, FILE *out)
 	                c->suite ? c->suite : "", "machine", "hostname", jstr(c->machine.hostname),
 	                "cpus", c->machine.cpus, "model", jstr(c->machine.model), "kernel",
 	                jstr(c->machine.kernel), "base_rounds", c->base_rounds, "patched_rounds",
-	                c->patched_rounds, "confirm_from", c->opts.confirm_from, "overall", verdict_name(comparison_overall(c)), "rows",
-	                rows);
+	                c->patched_rounds, "confirm_from", c->opts.confirm_from, "overall",
+	                verdict_name(comparison_overall(c)), "rows", rows);
 	if (!doc)
 		return -1;
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
