@@ -42,6 +42,9 @@ v=$(jq -r .verdict <<<"$BODY")
 report=$(curl -s "$URL/api/v1/submissions/$sub/report?format=text")
 like "$report" "locktorture +mutex_lock .*writes_per_sec" "locktorture's mutex_lock writes/s are compared"
 like "$report" "futex-wake +kernel .*wake_ms" "the guest lockbench's futex-wake is compared"
-is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" 2 "one round of base and patched is stored"
+# one round (--max-rounds 1), two when round 0 found a change that round 1 had to confirm
+is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" \
+  "$(sql "SELECT 2 * rounds_wanted FROM jobs WHERE submission_id = $sub")" "each wanted round of base and patched is stored"
+like "$(sql "SELECT rounds_wanted FROM jobs WHERE submission_id = $sub")" '^[12]$' "one round, or two with a confirmation"
 is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
 done_testing

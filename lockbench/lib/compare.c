@@ -509,9 +509,9 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * too, in the same direction.  Its q is the larger of the two; a row not
  * found keeps the finding's q and cannot be significant, whatever the
  * pooled rounds say.  A false finding must then happen twice on
- * independent rounds: on the smoke suite's A/A this took the false
- * regressions of one submission from about one in ten to well under one in
- * a hundred (README, make bench-verdicts).
+ * independent rounds, so its rate is about the product of the two stages'
+ * (test_confirmation_rates; README, make bench-aa and bench-verdicts, for
+ * real runs).
  */
 static void judge_confirmed(struct comparison *out, const struct stages *st,
                             const struct compare_opts *o)
