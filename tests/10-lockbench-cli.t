@@ -41,6 +41,7 @@ fix() { # fix FACTOR VARIANT: kmutex on hot gets samples 1e6 x FACTOR x (1, 1.01
       $r->{metrics}{ops_per_sec} = 1e6 * $f;
     }
     $d->{variant} = $v;
+    $d->{round} = ($ENV{R} // 0) + 0;
     print JSON::PP->new->canonical->pretty->encode($d);'
 }
 fix 1 base <"$T/a.json" >"$T/base.json"
@@ -54,6 +55,19 @@ for f in text aim7 perf lkp json; do
   [[ $f == lkp ]] && like "$out" "%stddev +%change +%stddev" "lkp: the %stddev %change %stddev block"
   [[ $f == json ]] && like "$out" '"verdict": "regression"' "json: the regression is in the rows"
 done
+
+# --confirm-from: round 0 finds the 20% drop; round 1 must find it again
+fix 1 base <"$T/a.json" >"$T/cb0.json"; R=1 fix 1 base <"$T/a.json" >"$T/cb1.json"
+fix 0.8 patched <"$T/a.json" >"$T/cp0.json"
+R=1 fix 0.8 patched <"$T/a.json" >"$T/cp1.json"; R=1 fix 1 patched <"$T/a.json" >"$T/cq1.json"
+out=$("$LB" compare "$T/cb0.json,$T/cb1.json" "$T/cp0.json,$T/cp1.json" --confirm-from 1)
+like "$out" "hot +kmutex .*regression" "--confirm-from: a drop both rounds show is a regression"
+like "$out" "rounds 0-0 found the change and rounds 1 and later found it again" "and the legend says so"
+out=$("$LB" compare "$T/cb0.json,$T/cb1.json" "$T/cp0.json,$T/cq1.json" --confirm-from 1)
+unlike "$out" "hot +kmutex .*(regression|improvement)" "a drop round 1 does not repeat is not confirmed"
+out=$("$LB" compare "$T/cb0.json" "$T/cp0.json" --confirm-from 1 2>&1); is $? 1 "--confirm-from past the last round exits 1"
+like "$out" "each side needs rounds before 1 and from 1 on" "saying what is missing"
+out=$("$LB" compare "$T/cb0.json" "$T/cp0.json" --confirm-from 0 2>&1); is $? 2 "--confirm-from 0 is bad usage"
 
 # --json -: the document alone on stdout, the table on stderr
 out=$("$LB" run --locks pthread --workloads uncontended --json - 2>"$T/table.txt")
