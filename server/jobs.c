@@ -691,8 +691,8 @@ static int results_body(PGconn *c, void *arg)
 
 		res = db_exec(c,
 		              "SELECT state, claimed_by, submission_id, lease_expires < now(), "
-		              "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2) "
-		              "FROM jobs WHERE id = $1 FOR UPDATE",
+		              "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
+		              "rounds_wanted FROM jobs WHERE id = $1 FOR UPDATE",
 		              3, p);
 	}
 	if (!res)
@@ -725,6 +725,15 @@ static int results_body(PGconn *c, void *arg)
 		x->status = 422;
 		snprintf(x->msg, sizeof(x->msg), "suite '%s' is not the suite of job %lld",
 		         x->res->suite, x->id);
+	} else if (x->res->round >= atoi(PQgetvalue(res, 0, 6))) {
+		/*
+		 * A round the job has not asked for yet: stored now, it would
+		 * count among rounds the server has not decided to run, and a
+		 * confirmation must stand on rounds run after the finding.
+		 */
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg), "round %d is not wanted: job %lld wants rounds 0-%d",
+		         x->res->round, x->id, atoi(PQgetvalue(res, 0, 6)) - 1);
 	} else {
 		rc = DB_OK;
 	}

@@ -157,6 +157,9 @@ submit_mbox "$T/s/series.mbox"
 s7=$SUB
 claim "$A"
 j7=$JOB
+post_round "$j7" "$A" base 2 1
+is "$CODE" 409 "a round the job has not asked for is 409"
+like "$(jq -r .detail <<<"$BODY")" 'round 2 is not wanted: job [0-9]+ wants rounds 0-1' "saying which rounds it wants"
 for r in 0 1; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 0.9; done
 is "$(jq -r '[.state, .confirm_from] | join(",")' <<<"$BODY")" "running,2" "a slowdown in rounds 0 and 1 is found"
 for r in 2 3; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 1; done
