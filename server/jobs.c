@@ -689,11 +689,12 @@ static int results_body(PGconn *c, void *arg)
 	{
 		const char *p[3] = {idbuf, x->key, x->res->suite};
 
-		res = db_exec(c,
-		              "SELECT state, claimed_by, submission_id, lease_expires < now(), "
-		              "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
-		              "rounds_wanted FROM jobs WHERE id = $1 FOR UPDATE",
-		              3, p);
+		res =
+		    db_exec(c,
+		            "SELECT state, claimed_by, submission_id, lease_expires < now(), "
+		            "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
+		            "rounds_wanted FROM jobs WHERE id = $1 FOR UPDATE",
+		            3, p);
 	}
 	if (!res)
 		return db_failure();
@@ -732,8 +733,9 @@ static int results_body(PGconn *c, void *arg)
 		 * confirmation must stand on rounds run after the finding.
 		 */
 		x->status = 409;
-		snprintf(x->msg, sizeof(x->msg), "round %d is not wanted: job %lld wants rounds 0-%d",
-		         x->res->round, x->id, atoi(PQgetvalue(res, 0, 6)) - 1);
+		snprintf(x->msg, sizeof(x->msg),
+		         "round %d is not wanted: job %lld wants rounds 0-%d", x->res->round, x->id,
+		         atoi(PQgetvalue(res, 0, 6)) - 1);
 	} else {
 		rc = DB_OK;
 	}
