@@ -3,7 +3,7 @@
 # this machine.  N A/A comparisons (the same binary on both sides) of the
 # smoke suite narrowed to kmutex with pthread as the untouched control, under
 # the policy tests/30 gives the server (10 rounds first, at most 30, a change
-# found confirmed on 10 more: scripts/verdict-policy.sh).  This is the
+# found confirmed on as many again: scripts/verdict-policy.sh).  This is the
 # comment-only series of tests/30 and tests/60 without the server around it.
 # Prints each comparison's verdict and rounds, then the false regressions
 # and improvements.  N=20 MIN_ROUNDS=10 MAX_ROUNDS=30 may be overridden.

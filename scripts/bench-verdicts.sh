@@ -5,8 +5,8 @@
 # lock (delay-pthread, test build: LOCKBENCH_DELAY_LOOPS of extra work in
 # lock()), on the uncontended workload.  Each comparison follows the server's
 # policy (scripts/verdict-policy.sh): interleaved rounds (ABBA), 5 rounds
-# first; a change found is confirmed on 5 more; otherwise 5 more while any
-# point is inconclusive, at most 20; the verdicts from compare_results - the
+# first; a change found is confirmed on as many rounds again; otherwise 5 more
+# while any point is inconclusive, at most 20; the verdicts from compare_results - the
 # code the server calls - through `lockbench compare --format json`.
 # Prints the false-regression rate (goal <= 2%) and the detection rate (goal
 # >= 90%).  Each round gives REPEAT samples a side, as the suites do (3).

@@ -6,7 +6,7 @@
 # "VERDICT ROUNDS FOUND", FOUND being the round from which a change found was
 # confirmed (0 when nothing was found).  As server/jobs.c does: interleaved rounds (ABBA),
 # MIN_ROUNDS first; a change found (a regression or improvement of a row that
-# is no control) buys MIN_ROUNDS more that must confirm it (compare
+# is no control) buys as many rounds again, which must confirm it (compare
 # --confirm-from), and that comparison is the answer; otherwise an
 # inconclusive comparison buys MIN_ROUNDS more, up to MAX_ROUNDS.  A lockup
 # ends it at once.  The verdicts come from `lockbench compare`, the code the
@@ -39,7 +39,7 @@ policy_verdict() {
         $found = 1 if !$r->{control} && $r->{verdict} =~ /^(regression|improvement)$/;
       }
       print "$d->{overall} ", ($lockup ? 0 : $found), "\n"' <<<"$json")
-    if ((!confirm && $2)); then confirm=$r; want=$((r + MIN_ROUNDS)); continue; fi
+    if ((!confirm && $2)); then confirm=$r; want=$((2 * r)); continue; fi
     if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < MAX_ROUNDS)); then
       want=$((want + MIN_ROUNDS)); continue
     fi

@@ -82,8 +82,25 @@ int db_failure(void)
 	return DB_FAIL;
 }
 
-/* The name of sql's prepared statement on c, preparing it when new; NULL to run it unprepared. */
-static const char *db_prepared(PGconn *c, const char *sql, int nparams, char name[16])
+/* Keep res's error as the last one, and say it unless it is a conflict to retry. */
+static void db_note_error(PGconn *c, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	snprintf(db_state, sizeof(db_state), "%s", state ? state : "");
+	snprintf(db_error, sizeof(db_error), "%s",
+	         res ? PQresultErrorMessage(res) : PQerrorMessage(c));
+	if (db_failure() != DB_RETRY)
+		fprintf(stderr, "locklab-server: sql failed (%s): %s", db_state, db_error);
+}
+
+/*
+ * The name of sql's prepared statement on c, preparing it when new; NULL to
+ * run it unprepared.  *failed is set when the statement does not prepare:
+ * its error is the one to report (running it anyway, inside a transaction,
+ * would only report "current transaction is aborted").
+ */
+static const char *db_prepared(PGconn *c, const char *sql, int nparams, char name[16], bool *failed)
 {
 	PGresult *res;
 	int i;
@@ -104,8 +121,10 @@ static const char *db_prepared(PGconn *c, const char *sql, int nparams, char nam
 	snprintf(name, 16, "s%d", db_nstmts);
 	res = PQprepare(c, name, sql, nparams, NULL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		db_note_error(c, res);
+		*failed = true;
 		PQclear(res);
-		return NULL; /* PQexecParams below reports the error */
+		return NULL;
 	}
 	PQclear(res);
 	db_stmts[db_nstmts++] = sql;
@@ -115,21 +134,20 @@ static const char *db_prepared(PGconn *c, const char *sql, int nparams, char nam
 PGresult *db_exec(PGconn *c, const char *sql, int nparams, const char *const *params)
 {
 	char name[16];
-	const char *stmt = db_prepared(c, sql, nparams, name);
-	PGresult *res = stmt ? PQexecPrepared(c, stmt, nparams, params, NULL, NULL, 0)
-	                     : PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, 0);
-	ExecStatusType st = PQresultStatus(res);
-	const char *state;
+	bool failed = false;
+	const char *stmt = db_prepared(c, sql, nparams, name, &failed);
+	PGresult *res;
+	ExecStatusType st;
 
+	if (failed)
+		return NULL;
+	res = stmt ? PQexecPrepared(c, stmt, nparams, params, NULL, NULL, 0)
+	           : PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(res);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return res;
-	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	snprintf(db_state, sizeof(db_state), "%s", state ? state : "");
-	snprintf(db_error, sizeof(db_error), "%s",
-	         res ? PQresultErrorMessage(res) : PQerrorMessage(c));
 	/* conflicts are expected and retried; anything else is worth a line */
-	if (db_failure() != DB_RETRY)
-		fprintf(stderr, "locklab-server: sql failed (%s): %s", db_state, db_error);
+	db_note_error(c, res);
 	PQclear(res);
 	return NULL;
 }

@@ -149,8 +149,8 @@ api GET "/api/v1/submissions/$s1/report?format=text"
 like "$BODY" 'rounds 0-1 found the change and rounds 2 and later found it again' \
   "the legend says the change was confirmed, and on which rounds"
 api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: late-1' \
-  -d "$(result_doc base 6 1)"
-is "$CODE" 422 "a round past --max-rounds plus the confirmation's rounds is 422"
+  -d "$(result_doc base 8 1)"
+is "$CODE" 422 "a round past twice --max-rounds (the most a confirmation can ask for) is 422"
 
 # a finding the next rounds do not repeat is no regression
 submit_mbox "$T/s/series.mbox"
@@ -226,7 +226,7 @@ api GET "/api/v1/submissions/$s5/reply"
 like "$BODY" 'could not test.*patch does not apply' "the reply tells the developer why"
 
 # locklab submit --wait follows the submission to its report
-LOCKLAB_SERVER="$URL" "$BIN/locklab" submit --wait "$T/s/series.mbox" >"$T/wait.out" 2>&1 &
+LOCKLAB_SERVER="$URL" timeout 120 "$BIN/locklab" submit --wait "$T/s/series.mbox" >"$T/wait.out" 2>&1 &
 waiter=$!
 for ((i = 0; i < 50; i++)); do
   claim "$A"

@@ -468,6 +468,12 @@ struct stages {
 	struct range_test again; /* confirm_from and later */
 };
 
+/* True when both tests saw the patched side move the same way. */
+static bool same_way(const struct range_test *a, const struct range_test *b)
+{
+	return (a->mp - a->mb > 0) == (b->mp - b->mb > 0);
+}
+
 /* BH over p[0..n), written to q. */
 static void bh(const double *p, size_t n, double *q)
 {
@@ -505,8 +511,8 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * before confirm_from are tested as one comparison (BH over every row, as
  * judge() does): the rows that come out significant and big enough are
  * what was found.  The rounds from confirm_from on test those rows alone,
- * BH over them, and a row is significant only when that second test agrees
- * too, in the same direction.  Its q is the larger of the two; a row not
+ * one-sided in the direction found, BH over them, and a row is significant
+ * only when that second test agrees too.  Its q is the larger of the two; a row not
  * found keeps the finding's q and cannot be significant, whatever the
  * pooled rounds say.  A false finding must then happen twice on
  * independent rounds, so its rate is about the product of the two stages'
@@ -534,10 +540,15 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 		p[i] = in ? qf[j++] : 1; /* the finding's q, by row */
 	}
 	memcpy(qf, p, out->nrows * sizeof(double));
+	/*
+	 * The finding fixed the direction before the new rounds ran, so their
+	 * test is one-sided, in that direction.
+	 */
 	n = 0;
 	for (size_t i = 0; i < out->nrows; i++)
 		if (found[i] && st[i].again.tested)
-			p[n++] = st[i].again.p;
+			p[n++] = same_way(&st[i].found, &st[i].again) ? st[i].again.p / 2
+			                                              : 1 - st[i].again.p / 2;
 	bh(p, n, qa);
 	k = 0;
 	for (size_t i = 0; i < out->nrows; i++) {
@@ -555,7 +566,7 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 		r->q = qf[i];
 		if (found[i] && a->tested) {
 			double qagain = qa[k++];
-			bool same = (a->mp - a->mb > 0) == (f->mp - f->mb > 0);
+			bool same = same_way(f, a);
 
 			if (!same)
 				r->q = 1; /* the new rounds move the other way */
