@@ -98,6 +98,8 @@ is "$(jq -r '[.verdicts[] | .verdict] | join(",")' <<<"$BODY")" "regression,regr
   "the finding is shown meanwhile"
 api GET "/api/v1/submissions/$s1/reply"
 is "$CODE" 409 "and no reply goes out for a finding not yet confirmed"
+like "$(LOCKLAB_SERVER="$URL" "$BIN/locklab" status "$s1")" 'quick: running, 2/4 rounds, confirming a change from round 2$' \
+  "locklab status shows the rounds and the confirmation"
 post_round "$j1" "$A" base 2 1
 post_round "$j1" "$A" patched 2 0.9
 post_round "$j1" "$A" patched 3 0.9

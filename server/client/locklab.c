@@ -204,15 +204,23 @@ static int print_status(long long id, char *state_out, size_t len)
 	jobs = json_object_get(doc, "jobs");
 	json_array_foreach(jobs, i, job)
 	{
-		const char *suite = "", *jstate = "", *jverdict = NULL;
-		json_int_t jid = 0;
-		int rounds = 0, complete = 0;
+		const char *suite = "", *jstate = "";
+		json_int_t jid = 0, rounds = 0, complete = 0;
+		/* verdict and confirm_from are null until set: read them apart */
+		json_t *jverdict = json_object_get(job, "verdict");
+		json_t *confirm = json_object_get(job, "confirm_from");
+		char confirming[96] = "";
 
-		json_unpack(job, "{s?I, s?s, s?s, s?s, s?i, s?i}", "id", &jid, "suite", &suite,
-		            "state", &jstate, "verdict", &jverdict, "rounds", &rounds,
-		            "rounds_complete", &complete);
-		printf("  job %lld %s: %s, %d/%d rounds%s%s\n", (long long)jid, suite, jstate,
-		       complete, rounds, jverdict ? ", " : "", jverdict ? jverdict : "");
+		json_unpack(job, "{s?I, s?s, s?s, s?I, s?I}", "id", &jid, "suite", &suite, "state",
+		            &jstate, "rounds", &rounds, "rounds_complete", &complete);
+		if (json_is_integer(confirm) && strcmp(jstate, "running") == 0)
+			snprintf(confirming, sizeof(confirming),
+			         ", confirming a change from round %lld",
+			         (long long)json_integer_value(confirm));
+		printf("  job %lld %s: %s, %lld/%lld rounds%s%s%s\n", (long long)jid, suite, jstate,
+		       (long long)complete, (long long)rounds, confirming,
+		       json_is_string(jverdict) ? ", " : "",
+		       json_is_string(jverdict) ? json_string_value(jverdict) : "");
 	}
 	if (state_out)
 		snprintf(state_out, len, "%s", state);
