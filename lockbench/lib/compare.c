@@ -468,42 +468,67 @@ struct stages {
 	struct range_test again; /* confirm_from and later */
 };
 
+/* The stages of row nrows - 1, zeroed, growing *st to nrows entries. */
+static struct stages *stage_add(struct stages **st, size_t nrows)
+{
+	*st = strutil_xreallocarray(*st, nrows, sizeof(**st));
+	memset(&(*st)[nrows - 1], 0, sizeof(**st));
+	return &(*st)[nrows - 1];
+}
+
 /* True when both tests saw the patched side move the same way. */
 static bool same_way(const struct range_test *a, const struct range_test *b)
 {
 	return (a->mp - a->mb > 0) == (b->mp - b->mb > 0);
 }
 
-/* BH over p[0..n), written to q. */
-static void bh(const double *p, size_t n, double *q)
+/*
+ * Benjamini-Hochberg over the rows with in[i]: q[i] is row i's adjusted
+ * p-value, 1 for the rows left out.  p, in and q hold n entries.
+ */
+static void bh_rows(const double *p, const bool *in, size_t n, double *q)
 {
-	if (n)
-		stats_bh_adjust(p, n, q);
+	double *pin = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
+	       *qin = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (in[i])
+			pin[m++] = p[i];
+	if (m)
+		stats_bh_adjust(pin, m, qin);
+	m = 0;
+	for (size_t i = 0; i < n; i++)
+		q[i] = in[i] ? qin[m++] : 1;
+	free(pin);
+	free(qin);
 }
 
 /* Every round tested at once: BH over all tested rows, then the verdicts. */
 static void judge(struct comparison *out, const struct compare_opts *o)
 {
-	double *p = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
-	       *q = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double));
-	size_t n = 0;
+	size_t n = out->nrows;
+	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
+	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
 
-	for (size_t i = 0; i < out->nrows; i++)
-		if (out->rows[i].tested)
-			p[n++] = out->rows[i].p;
-	bh(p, n, q);
-	n = 0;
-	for (size_t i = 0; i < out->nrows; i++) {
+	for (size_t i = 0; i < n; i++) {
+		in[i] = out->rows[i].tested;
+		p[i] = out->rows[i].p;
+	}
+	bh_rows(p, in, n, q);
+	for (size_t i = 0; i < n; i++) {
 		struct compare_row *r = &out->rows[i];
 		if (!r->tested)
 			continue; /* lockup, too few samples or no spread to test */
-		r->q = q[n++];
+		r->q = q[i];
 		r->verdict = decide(r, r->q < o->alpha, o);
 		r->significant =
 		    r->q < o->alpha && big_enough(r->base.mean, r->patched.mean, r->change, o);
 	}
 	free(p);
 	free(q);
+	free(in);
 }
 
 /*
@@ -512,9 +537,9 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * judge() does): the rows that come out significant and big enough are
  * what was found.  The rounds from confirm_from on test those rows alone,
  * one-sided in the direction found, BH over them, and a row is significant
- * only when that second test agrees too.  Its q is the larger of the two; a row not
- * found keeps the finding's q and cannot be significant, whatever the
- * pooled rounds say.  A false finding must then happen twice on
+ * only when that second test agrees too.  Its q is the larger of the two; a
+ * row not found keeps the finding's q and cannot be significant, whatever
+ * the pooled rounds say.  A false finding must then happen twice on
  * independent rounds, so its rate is about the product of the two stages'
  * (test_confirmation_rates; README, make bench-aa and bench-verdicts, for
  * real runs).
@@ -522,36 +547,31 @@ static void judge(struct comparison *out, const struct compare_opts *o)
 static void judge_confirmed(struct comparison *out, const struct stages *st,
                             const struct compare_opts *o)
 {
-	double *p = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
-	       *qf = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double)),
-	       *qa = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(double));
-	bool *found = strutil_xreallocarray(NULL, out->nrows + 1, sizeof(bool));
-	size_t n = 0, k;
+	size_t n = out->nrows;
+	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
+	       *qf = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
+	       *qa = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool)),
+	     *found = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
 
-	for (size_t i = 0; i < out->nrows; i++)
-		if (out->rows[i].verdict != VERDICT_LOCKUP && st[i].found.tested)
-			p[n++] = st[i].found.p;
-	bh(p, n, qf);
-	for (size_t i = 0, j = 0; i < out->nrows; i++) {
-		const struct range_test *f = &st[i].found;
-		bool in = out->rows[i].verdict != VERDICT_LOCKUP && f->tested;
-
-		found[i] = in && qf[j] < o->alpha && big_enough(f->mb, f->mp, f->change, o);
-		p[i] = in ? qf[j++] : 1; /* the finding's q, by row */
+	for (size_t i = 0; i < n; i++) {
+		in[i] = out->rows[i].verdict != VERDICT_LOCKUP && st[i].found.tested;
+		p[i] = st[i].found.p;
 	}
-	memcpy(qf, p, out->nrows * sizeof(double));
-	/*
-	 * The finding fixed the direction before the new rounds ran, so their
-	 * test is one-sided, in that direction.
-	 */
-	n = 0;
-	for (size_t i = 0; i < out->nrows; i++)
-		if (found[i] && st[i].again.tested)
-			p[n++] = same_way(&st[i].found, &st[i].again) ? st[i].again.p / 2
-			                                              : 1 - st[i].again.p / 2;
-	bh(p, n, qa);
-	k = 0;
-	for (size_t i = 0; i < out->nrows; i++) {
+	bh_rows(p, in, n, qf);
+	for (size_t i = 0; i < n; i++) {
+		const struct range_test *f = &st[i].found, *a = &st[i].again;
+
+		found[i] = in[i] && qf[i] < o->alpha && big_enough(f->mb, f->mp, f->change, o);
+		/*
+		 * The finding fixed the direction before the new rounds ran, so
+		 * their test is one-sided, in that direction.
+		 */
+		in[i] = found[i] && a->tested;
+		p[i] = same_way(f, a) ? a->p / 2 : 1 - a->p / 2;
+	}
+	bh_rows(p, in, n, qa);
+	for (size_t i = 0; i < n; i++) {
 		struct compare_row *r = &out->rows[i];
 		const struct range_test *f = &st[i].found, *a = &st[i].again;
 		bool sig = false;
@@ -565,14 +585,13 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 		r->tested = true;
 		r->q = qf[i];
 		if (found[i] && a->tested) {
-			double qagain = qa[k++];
 			bool same = same_way(f, a);
 
 			if (!same)
 				r->q = 1; /* the new rounds move the other way */
-			else if (qagain > r->q)
-				r->q = qagain;
-			sig = same && qagain < o->alpha;
+			else if (qa[i] > r->q)
+				r->q = qa[i];
+			sig = same && qa[i] < o->alpha;
 		} else if (found[i]) {
 			r->q = 1; /* found, but the new rounds cannot test it */
 		}
@@ -582,6 +601,7 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 	free(p);
 	free(qf);
 	free(qa);
+	free(in);
 	free(found);
 }
 
@@ -647,21 +667,20 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
 			r->control = control;
 			row_test(r, bm, pm, o);
-			st = strutil_xreallocarray(st, out->nrows, sizeof(*st));
-			memset(&st[out->nrows - 1], 0, sizeof(*st));
 			if (o->confirm_from > 0) {
 				struct round_range found = {INT_MIN, o->confirm_from},
 				                   again = {o->confirm_from, INT_MAX};
-				range_test(bm, pm, found, o, &st[out->nrows - 1].found);
-				range_test(bm, pm, again, o, &st[out->nrows - 1].again);
+				struct stages *sr = stage_add(&st, out->nrows);
+				range_test(bm, pm, found, o, &sr->found);
+				range_test(bm, pm, again, o, &sr->again);
 			}
 		}
 		if (locked && out->nrows == before) {
 			struct compare_row *r = new_row(out, pt, "lockup", "", false);
 			r->verdict = VERDICT_LOCKUP;
 			r->control = control;
-			st = strutil_xreallocarray(st, out->nrows, sizeof(*st));
-			memset(&st[out->nrows - 1], 0, sizeof(*st));
+			if (o->confirm_from > 0)
+				stage_add(&st, out->nrows);
 		}
 	}
 
