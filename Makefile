@@ -46,7 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT)
 
@@ -137,10 +137,14 @@ $(BUILD)/locklab-init: lockbench/kernel/init.c
 	$(CC) -std=gnu11 -Wall -Wextra -O2 -static $< -o $@
 all: $(BUILD)/lockbench-static $(BUILD)/locklab-init
 
-# The whole service on this machine (README); demo-stop ends it.
-demo: deps
-	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) scripts/demo.sh
+# The programs alone, without the unit tests and the kernel guest's files.
+programs: $(PROGRAMS)
+
+# The whole service on this machine (README); demo-stop ends it.  It installs
+# only what the demo needs (deps.sh --demo) and times itself from here.
+demo:
+	@t0=$$(date +%s.%N) && scripts/deps.sh --demo && \
+	$(MAKE) --no-print-directory programs && DEMO_T0=$$t0 BUILD=$(BUILD) scripts/demo.sh
 
 demo-stop:
 	@scripts/demo-stop.sh

@@ -45,6 +45,13 @@ struct agent {
 	char *mirrors_dir;
 	char *jobs_dir;
 	atomic_int stop; /* SIGTERM/SIGINT seen */
+	/*
+	 * The accelerator for `lockbench kernel run`: "auto" until a kernel run
+	 * has probed it, then what that run settled on ("kvm" or "tcg", read
+	 * from the document's machine.model), kept for the agent's lifetime so
+	 * the probe (and a KVM that aborts or hangs) is paid once per start.
+	 */
+	char accel[8];
 };
 
 /* Make the work folders; returns 0 or -1 with a message on stderr. */

@@ -16,6 +16,8 @@
 #include "sandbox.h"
 
 #define MAX_VARIANTS 8
+/* how a failure that is the machine's, not the patch's, starts its reason */
+#define INFRA "infrastructure failure, not a finding about the patch"
 
 struct variant {
 	char name[24];  /* base, patch-K, patched */
@@ -89,6 +91,7 @@ int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 	char p[4096];
 	memset(ag, 0, sizeof(*ag));
 	ag->cfg = *cfg;
+	snprintf(ag->accel, sizeof(ag->accel), "auto"); /* probed again at each start */
 	if (mkdirs(cfg->workdir)) {
 		fprintf(stderr, "locklab-agent: cannot create workdir %s: %s\n", cfg->workdir,
 		        strerror(errno));
@@ -133,10 +136,19 @@ static int run_git(struct job *j, const char *log, char *const argv[])
 	return r.status == 0 && !r.timed_out ? 0 : -1;
 }
 
+/*
+ * The job's reason: what failed and the log's last lines.  A log that ran out
+ * of disk says so first: that is the build machine's failure, not a patch
+ * that does not build.
+ */
 static void fail_with_tail(struct job *j, const char *what, const char *log, int lines)
 {
 	char *tail = sandbox_tail(log, lines);
-	snprintf(j->fail_reason, sizeof(j->fail_reason), "%s:\n%s", what, tail);
+	if (strstr(tail, "No space left on device") || strstr(tail, "Disk quota exceeded"))
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: the agent's disk is full (%s):\n%s", INFRA, what, tail);
+	else
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s:\n%s", what, tail);
 	free(tail);
 }
 
@@ -213,7 +225,8 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	struct sandbox_result r;
 	char err[256];
 	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "build of %s: %s", what, err);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: build of %s: %s", INFRA, what,
+		         err);
 		return -1;
 	}
 	if (r.timed_out) {
@@ -320,8 +333,8 @@ static int kernel_build(struct job *j, const char *tree, const char *out, const 
 	struct sandbox_result r;
 	char err[256];
 	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "kernel build of %s: %s", what,
-		         err);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: kernel build of %s: %s",
+		         INFRA, what, err);
 		return -1;
 	}
 	if (r.timed_out || r.status) {
@@ -634,8 +647,30 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 	return text;
 }
 
+/*
+ * Keep the accelerator a kernel run settled on (its machine.model says
+ * "QEMU KVM guest ..." or "QEMU TCG guest ...") for the agent's lifetime.
+ */
+static void note_accel(struct job *j, const char *doc)
+{
+	json_t *d = json_loads(doc, 0, NULL);
+	const char *model =
+	    json_string_value(json_object_get(json_object_get(d, "machine"), "model"));
+	const char *now = NULL;
+	if (model && !strncmp(model, "QEMU KVM guest", 14))
+		now = "kvm";
+	else if (model && !strncmp(model, "QEMU TCG guest", 14))
+		now = "tcg";
+	if (now && strcmp(now, j->ag->accel)) {
+		agent_log("info", j->id,
+		          "kernel runs use %s from now on (until the agent restarts)", now);
+		snprintf(j->ag->accel, sizeof(j->ag->accel), "%s", now);
+	}
+	json_decref(d);
+}
+
 /* Run one variant for one round and post it. */
-static int run_variant(struct job *j, const struct variant *v, int round)
+static int run_variant_once(struct job *j, const struct variant *v, int round, bool *retry)
 {
 	char out[4096], log[4096], rs[24];
 	struct stack_arg sa;
@@ -655,6 +690,8 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 		argv[k++] = (char *)v->bin;
 		argv[k++] = "--suite";
 		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
+		argv[k++] = "--accel";
+		argv[k++] = j->ag->accel;
 	} else {
 		argv[k++] = (char *)v->bin;
 		argv[k++] = "run";
@@ -681,8 +718,10 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 	struct sandbox_result r;
 	char err[256];
 	agent_log("info", j->id, "round %d: running %s", round, v->name);
+	*retry = false;
 	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot run lockbench: %s", err);
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: cannot start lockbench in the sandbox: %s", INFRA, err);
 		return -1;
 	}
 	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
@@ -693,9 +732,29 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
 		free(stacks);
 		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
+	} else if (r.status >= 128) {
+		/* not the watchdog's kill: the OOM killer, an operator, a limit */
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+		         "%s: lockbench (%s, round %d) was killed by signal %d (%s)%s", INFRA,
+		         v->name, round, r.status - 128, strsignal(r.status - 128),
+		         r.status - 128 == SIGKILL ? "; the OOM killer? see dmesg" : "");
+		fail_with_tail(j, msg, log, 15);
+		*retry = true;
+		return -1;
+	} else if (j->kernel && r.status == 1) {
+		/* a boot that qemu could not run (it says why), or a guest with no result */
+		fail_with_tail(j,
+		               "lockbench kernel run failed: qemu or the guest gave no result "
+		               "(infrastructure, not a finding about the patch)",
+		               log, 15);
+		*retry = true;
+		return -1;
 	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
 		doc = agent_read_file(
 		    out); /* 3: lockups inside, still a result; 1: some points failed */
+		if (doc && j->kernel)
+			note_accel(j, doc);
 		if (doc && j->kernel) {
 			/* `kernel run` names its suite kernel-S; the round belongs to the job's */
 			json_t *d = json_loads(doc, 0, NULL);
@@ -733,6 +792,23 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 	          r.wall_s, r.status);
 	int rc = post_result(j, v->name, round, doc);
 	free(doc);
+	return rc;
+}
+
+/*
+ * Run one variant for one round and post it.  A run that failed for the
+ * machine's reasons (killed, qemu failing) is tried once more before the
+ * job fails with the reason; nothing of it is posted as a finding.
+ */
+static int run_variant(struct job *j, const struct variant *v, int round)
+{
+	bool retry = false;
+	int rc = run_variant_once(j, v, round, &retry);
+	if (rc && retry && !atomic_load(&j->lost) && !atomic_load(&j->ag->stop)) {
+		agent_log("warn", j->id, "round %d: %s failed (%s); trying once more", round,
+		          v->name, j->fail_reason);
+		rc = run_variant_once(j, v, round, &retry);
+	}
 	return rc;
 }
 

@@ -21,7 +21,9 @@ stop_pid() { # stop_pid NAME FILE: SIGTERM, wait up to 30 s, then SIGKILL
 }
 stop_pid locklab-agent "$VAR/agent.pid"
 stop_pid locklab-server "$VAR/server.pid"
-if [[ -d $VAR/pg/data ]] && as_pg "$PG_BIN/pg_ctl" -D "$VAR/pg/data" status >/dev/null 2>&1; then
-  as_pg "$PG_BIN/pg_ctl" -D "$VAR/pg/data" -m fast -w stop >/dev/null && echo "stopped PostgreSQL ($VAR/pg)"
+PGDIR=$VAR/pg
+[[ -s $VAR/pgdir ]] && PGDIR=$(cat "$VAR/pgdir")  # where make demo put the cluster
+if [[ -d $PGDIR/data ]] && as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" status >/dev/null 2>&1; then
+  as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null && echo "stopped PostgreSQL ($PGDIR)"
 fi
 exit 0

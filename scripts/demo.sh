@@ -24,16 +24,21 @@ die() { echo "demo: $*" >&2; exit 1; }
 as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-# 1. PostgreSQL: the one given, or a private cluster (unix socket only)
+# 1. PostgreSQL: the one given, or a private cluster (unix socket only).  As
+# root the cluster runs as `postgres`, who must be able to enter its folder:
+# in a clone under a private (0700) home it goes to /var/lib/locklab-demo
+# instead (scripts/demo-pgdir.sh decides, and var/pgdir remembers it).
 if [[ -z ${LOCKLAB_DB:-} ]]; then
-  PGDIR="$VAR/pg"
+  PGDIR=$(scripts/demo-pgdir.sh "$VAR") || die "no folder for the PostgreSQL cluster"
   if [[ ! -d $PGDIR/data ]]; then
     say "creating a private PostgreSQL cluster in $PGDIR"
+    [[ $PGDIR == "$VAR/pg" ]] || echo "  (the postgres user cannot enter $VAR: a folder above it is private)"
     mkdir -p "$PGDIR"
-    [[ $(id -u) -eq 0 ]] && chown postgres: "$PGDIR" && chmod 755 "$VAR"
+    [[ $(id -u) -eq 0 ]] && chown postgres: "$PGDIR"
     as_pg "$PG_BIN/initdb" -D "$PGDIR/data" --auth=trust --username=postgres --encoding=UTF8 \
       --locale=C.UTF-8 >"$VAR/initdb.log" 2>&1 || die "initdb failed: see $VAR/initdb.log"
   fi
+  echo "$PGDIR" >"$VAR/pgdir"
   if ! as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" status >/dev/null 2>&1; then
     say "starting PostgreSQL (socket in $PGDIR)"
     as_pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/postgres.log" -w -t 60 \
@@ -75,6 +80,7 @@ fi
 
 # 4. the example series
 say "submitting examples/kmutex-woken-waiter.mbox (suite $SUITE)"
+t_submit=$(date +%s.%N)
 body=$(jq -n --rawfile m examples/kmutex-woken-waiter.mbox --arg s "$SUITE" '{mbox: $m, suites: [$s]}')
 answer=$(curl -sS -X POST -H 'Content-Type: application/json' -d "$body" "$URL/api/v1/submissions")
 id=$(jq -r '.id // empty' <<<"$answer")
@@ -98,7 +104,10 @@ for f in aim7 perf; do
   say "report ($f)"
   curl -sS "$URL/api/v1/submissions/$id/report?format=$f"
 done
+t_tables=$(date +%s.%N)
 say "reply mail"
 curl -sS "$URL/api/v1/submissions/$id/reply"
 echo
+say "$(awk -v a="${DEMO_T0:-$t_submit}" -v s="$t_submit" -v b="$t_tables" \
+  'BEGIN { printf "time: %.0f s from make demo to the tables (%.0f s from submission to verdict and tables)", b - a, b - s }')"
 say "dashboard: $URL/   (stop everything with: make demo-stop)"

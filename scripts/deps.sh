@@ -1,36 +1,62 @@
 #!/usr/bin/env bash
-# Install the Debian packages locklab needs to build and test, when missing.
-# As root it runs apt-get; otherwise it prints the exact command and fails.
-# Add a package here when code starts to need it, never in .ci/run.
+# Install the Debian and npm packages locklab needs, when missing.  As root it
+# runs apt-get; otherwise it prints the exact command and fails.
+#
+#   scripts/deps.sh           everything `make test` needs (the default)
+#   scripts/deps.sh --demo    only what `make demo` needs: build the programs
+#                             and run PostgreSQL, the server, an agent and the
+#                             dashboard (no browser, qemu, kernel source, ...)
+#   scripts/deps.sh [--demo] --list   print the Debian packages and stop
+#
+# Add a package here when code starts to need it, never in .ci/run; a package
+# only tests use goes to TEST_PACKAGES.
 set -euo pipefail
 
-PACKAGES=(
-  build-essential pkg-config git curl ca-certificates perl
-  libjansson-dev libgsl-dev libcmocka-dev
-  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev
+# building the programs and running the service (make demo)
+DEMO_PACKAGES=(
+  build-essential pkg-config git curl ca-certificates jq procps
+  libjansson-dev libgsl-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
   postgresql-15
-  gdb linux-perf clang-format bubblewrap
-  zlib1g-dev jq python3 procps iproute2
+  bubblewrap gdb  # the agent: sandbox, stacks of a hung run
+)
+# the tests and benchmarks on top
+TEST_PACKAGES=(
+  perl libcmocka-dev linux-perf clang-format python3 iproute2
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
+  chromium  # the dashboard's browser tests use Debian's chromium
 )
 
-# the dashboard's browser tests use Debian's chromium; node and npm may come
-# with the machine (newer than Debian's): take Debian's only when absent
-PACKAGES+=(chromium)
+demo=0 list=0
+for a in "$@"; do
+  case $a in
+    --demo) demo=1 ;;
+    --list) list=1 ;;
+    *) echo "deps: unknown option '$a' (valid: --demo, --list)" >&2; exit 2 ;;
+  esac
+done
+PACKAGES=("${DEMO_PACKAGES[@]}")
+[[ $demo -eq 1 ]] || PACKAGES+=("${TEST_PACKAGES[@]}")
+# node and npm may come with the machine (newer than Debian's): take Debian's only when absent
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+if [[ $list -eq 1 ]]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
-web_deps() { # the dashboard's npm packages, from the lock file
-  local top
+web_deps() { # the dashboard's npm packages, from the lock file (the demo: no dev ones)
+  local top want=web/node_modules/playwright-core/package.json omit=()
   top=$(cd "$(dirname "$0")/.." && pwd)
-  if [[ ! -f $top/web/node_modules/.package-lock.json || $top/web/package-lock.json -nt $top/web/node_modules/.package-lock.json ]]; then
-    echo "deps: npm ci in web/" >&2
-    (cd "$top/web" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  if [[ $demo -eq 1 ]]; then want=web/node_modules/uplot/package.json; omit=(--omit=dev); fi
+  if [[ ! -f $top/$want || ! -f $top/web/node_modules/.package-lock.json ||
+    $top/web/package-lock.json -nt $top/web/node_modules/.package-lock.json ]]; then
+    echo "deps: npm ci ${omit[*]} in web/" >&2
+    (cd "$top/web" && npm ci "${omit[@]}" --no-audit --no-fund --loglevel=error >&2)
   fi
 }
 if [[ ${#missing[@]} -eq 0 ]]; then

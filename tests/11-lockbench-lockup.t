@@ -23,4 +23,24 @@ out=$("$LB" validate --locks broken-lostwake --stall-ms 500 2>&1); rc=$?
 is "$rc" 3 "validate fails the broken lock"
 like "$out" "FAIL broken-lostwake +stall" "and says it stalled"
 pgrep -f 'lockbench-test run' >/dev/null; is $? 1 "no benchmark process is left behind"
+
+# a benchmark process killed from outside (what the OOM killer does) is the
+# machine's failure: an error naming the signal, no lockup, the suite goes on
+"$LB" run --workloads hot --locks pthread,ttas --threads 2 --duration-ms 4000 --repeat 1 \
+  --json "$T/k.json" >"$T/kout" 2>"$T/kerr" &
+lb=$!
+child=""
+for ((i = 0; i < 100; i++)); do
+  sleep 0.1
+  child=$(pgrep -P $lb | head -n 1)
+  [[ -n $child ]] && break
+done
+[[ -n $child ]] && kill -KILL "$child"
+wait $lb
+is $? 1 "a point killed from outside fails the run (exit 1), it is no lockup (exit 3)"
+like "$(cat "$T/kerr")" "killed from outside by signal 9 \(Killed; the OOM killer\?\): a failure of the machine, not a lockup" \
+  "stderr names the signal and says it is the machine's failure"
+rows=$("$J" "$T/k.json")
+unlike "$rows" $'\tLOCKUP\t' "the JSON records no lockup"
+like "$rows" $'^hot\tttas\t.*\tops_per_sec\t' "the suite went on to the next lock"
 done_testing

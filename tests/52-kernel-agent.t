@@ -47,4 +47,38 @@ is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHER
   "$(sql "SELECT 2 * rounds_wanted FROM jobs WHERE submission_id = $sub")" "each wanted round of base and patched is stored"
 like "$(sql "SELECT rounds_wanted FROM jobs WHERE submission_id = $sub")" '^[12]$' "one round, or two with a confirmation"
 is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
+# the accelerator is probed once for the agent's lifetime, then passed on
+is "$(cat "$T"/agent/jobs/*/run-*.log | grep -c '^accel:')" "$(grep -c 'kernel runs use' "$T/agent.log")" \
+  "the probe ran once, in the agent's first kernel run"
+like "$log" "kernel runs use (kvm|tcg) from now on" "the agent keeps the accelerator that run settled on"
+
+# qemu failing on this machine (a wrapper that aborts as qemu does when KVM
+# refuses an MSR, under any accelerator): the job fails with qemu's words, and
+# nothing is recorded against the patch
+real=$(command -v qemu-system-x86_64)
+mkdir -p "$T/qbad"
+cat >"$T/qbad/qemu-system-x86_64" <<'EOF2'
+#!/bin/bash
+echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2
+echo "qemu-system-x86_64: kvm_buf_set_msrs: Assertion failed." >&2
+kill -ABRT $$
+EOF2
+chmod +x "$T/qbad/qemu-system-x86_64"
+api POST /api/v1/submissions -H 'Content-Type: application/json' \
+  -d "$(jq -n --rawfile m "$T/k.mbox" '{mbox: $m, tree: "linux-6.1", suites: ["smoke"]}')"
+is "$CODE" 202 "the same patch is submitted again"
+sub2=$(jq -r .id <<<"$BODY")
+PATH="$T/qbad:$PATH" "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
+  --lockbench "$BIN/lockbench" --kernel-cache /var/cache/locklab/agent-kernel-cache --once \
+  >"$T/agent2.log" 2>&1
+api GET "/api/v1/submissions/$sub2"
+is "$(jq -r .state <<<"$BODY")" failed "with qemu aborting, the submission fails"
+reason=$(jq -r .reason <<<"$BODY")
+like "$reason" "infrastructure, not a finding about the patch" "its reason says the machine failed, not the patch"
+like "$reason" "failed to set MSR 0x10a" "and gives qemu's own words"
+like "$(cat "$T/agent2.log")" "trying once more" "the agent tried the round once more"
+is "$(jq -r '.verdict // "none"' <<<"$BODY")" none "there is no verdict"
+is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded anywhere"
+is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $sub2)")" 0 \
+  "and no result of the failed job is stored"
 done_testing

@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
 # make demo from a fresh clone, as a newcomer runs it: the whole service comes
 # up on a private cluster, the example series gets its tables and reply, the
-# dashboard answers, and make demo-stop leaves nothing running.
+# dashboard answers, and make demo-stop leaves nothing running.  The clone is
+# made where root naturally clones, in a private (0700) folder like a home
+# directory, which the cluster's `postgres` user cannot enter.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/server.sh"
 
-git clone -q "$TOP" "$T/clone" || exit 1
+mkdir -m 700 "$T/home" && git clone -q "$TOP" "$T/home/clone" || exit 1
+C="$T/home/clone"
 # the npm packages are already fetched for this checkout: reuse them
-[[ -d $TOP/web/node_modules ]] && cp -a "$TOP/web/node_modules" "$T/clone/web/" &&
-  touch "$T/clone/web/node_modules/.package-lock.json"
+[[ -d $TOP/web/node_modules ]] && cp -a "$TOP/web/node_modules" "$C/web/" &&
+  touch "$C/web/node_modules/.package-lock.json"
 port=$(free_port)
-export DEMO_VAR="$T/var" DEMO_SUITE=smoke LOCKLAB_LISTEN="127.0.0.1:$port" MAKEFLAGS=-j2
-unset LOCKLAB_DB
-at_exit "make -C '$T/clone' demo-stop"
-out=$(make -C "$T/clone" demo 2>&1); rc=$?
+export DEMO_SUITE=smoke LOCKLAB_LISTEN="127.0.0.1:$port" MAKEFLAGS=-j2
+unset LOCKLAB_DB DEMO_VAR
+mkdir -p "$C/var"
+pgdir=$("$C/scripts/demo-pgdir.sh" "$C/var")
+at_exit "rm -rf '$(dirname "$pgdir")'"
+at_exit "make -C '$C' demo-stop"
+out=$(make -C "$C" demo 2>&1); rc=$?
 printf '%s\n' "$out" >"${TEST_OUTPUT:-$T}/demo.log"
 is "$rc" 0 "make demo exits 0"
-like "$out" "creating a private PostgreSQL cluster in $T/var/pg" "it makes a private cluster under var/"
+if [[ $(id -u) -eq 0 ]]; then
+  like "$pgdir" "^/var/lib/locklab-demo/[0-9a-f]{16}/pg$" "as root, a clone under a 0700 folder keeps its cluster where postgres can reach it"
+  like "$out" "creating a private PostgreSQL cluster in $pgdir" "make demo says where the cluster is"
+  like "$out" "the postgres user cannot enter $C/var" "and why it is not under var/"
+else
+  is "$pgdir" "$C/var/pg" "not root: the cluster is under var/"
+fi
+like "$out" "time: [0-9]+ s from make demo to the tables \([0-9]+ s from submission to verdict and tables\)" \
+  "make demo prints its own start-to-tables time"
+unlike "$out" "deps: installing.*(chromium|qemu|linux-source|docker-compose)" "it installs nothing only tests need"
 like "$out" "submission [0-9]+: \[PATCH 0/2\] locking/kmutex: woken waiters stop spinning" "it submits the example series with its cover letter"
 like "$out" "job [0-9]+ smoke: running, round [0-9]+/" "it shows progress while the job runs"
 like "$out" "\| +(users|threads) +\| avg throughput +\| avg throughput +\|" "it prints the AIM7-style table"
@@ -27,14 +42,29 @@ curl -fsS "http://127.0.0.1:$port/" | grep -qi '<html'; ok $? "the dashboard ans
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null; ok $? "the server is healthy"
 
 # a second run reuses the cluster and the running programs
-out=$(make -C "$T/clone" demo 2>&1); rc=$?
+out=$(make -C "$C" demo 2>&1); rc=$?
 is "$rc" 0 "make demo works a second time"
 like "$out" "locklab-server already running" "it reuses the running server"
 unlike "$out" "creating a private PostgreSQL cluster" "and the cluster"
 
-make -C "$T/clone" demo-stop >"$T/stop.log" 2>&1; ok $? "make demo-stop exits 0"
+make -C "$C" demo-stop >"$T/stop.log" 2>&1; ok $? "make demo-stop exits 0"
+like "$(cat "$T/stop.log")" "stopped PostgreSQL \($pgdir\)" "it stops the cluster where make demo put it"
 sleep 1
-pgrep -f "$T/clone/build/" >/dev/null; is $? 1 "no locklab process is left running"
-pgrep -f "$T/var/pg" >/dev/null; is $? 1 "PostgreSQL is stopped"
+pgrep -f "$C/build/" >/dev/null; is $? 1 "no locklab process is left running"
+pgrep -f "$pgdir" >/dev/null; is $? 1 "PostgreSQL is stopped"
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; is $? 7 "nothing answers on the demo's port"
+
+# what make demo installs, against what make test installs
+demo_pkgs=$("$TOP/scripts/deps.sh" --demo --list)
+all_pkgs=$("$TOP/scripts/deps.sh" --list)
+for p in chromium qemu-system-x86 linux-source-6.1 docker-compose libcmocka-dev; do
+  grep -qx "$p" <<<"$demo_pkgs"; is $? 1 "make demo does not install $p"
+  grep -qx "$p" <<<"$all_pkgs"; ok $? "make test does"
+done
+for p in postgresql-15 libmicrohttpd-dev bubblewrap; do
+  grep -qx "$p" <<<"$demo_pkgs"; ok $? "make demo installs $p"
+done
+# a clone postgres can reach keeps the cluster under var/
+mkdir -p "$T/open/var"
+is "$("$TOP/scripts/demo-pgdir.sh" "$T/open/var")" "$T/open/var/pg" "a reachable clone keeps its cluster under var/"
 done_testing

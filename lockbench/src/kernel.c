@@ -702,12 +702,16 @@ struct boot {
 	const char *end_tag; /* the line that says the guest finished */
 	int cpus;
 	char guest_out[PATH_MAX]; /* the second serial port (ttyS1) goes here */
+	char qemu_log[PATH_MAX];  /* qemu's own stderr goes here, apart from the console */
 	/* filled by boot_run */
-	struct kbuf console;
+	struct kbuf console; /* what the guest printed on ttyS0, nothing of qemu's */
 	double secs;
 	bool ended;     /* end_tag seen */
 	bool timed_out; /* the deadline ended it */
 	bool no_output; /* KVM probe: nothing printed in time */
+	bool reported;  /* the guest printed a lockup report of its own */
+	/* why qemu failed (boot_run returned -1): qemu's words or the errno */
+	char qemu_error[1024];
 };
 
 /* Kind of lockup a console line reports, or NULL. */
@@ -738,45 +742,88 @@ static bool torture_failed(const char *line)
 	return f && atoi(f + 6) > 0;
 }
 
-/* End qemu; returns its exit status when it had already exited by itself, else -1. */
-static int kill_qemu(pid_t pid)
+/*
+ * End qemu.  Returns true when it had already ended by itself, with its wait
+ * status in *status; false when it had to be killed here.
+ */
+static bool end_qemu(pid_t pid, int *status)
 {
-	int status = 0;
-	pid_t done = waitpid(pid, &status, WNOHANG);
-	if (done == pid)
-		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	*status = 0;
+	if (waitpid(pid, status, WNOHANG) == pid)
+		return true;
 	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
-	return -1;
+	return false;
+}
+
+/* qemu's stderr, last lines first cut to fit, on one line each "; "-joined. */
+static void qemu_words(const char *log, char *out, size_t len)
+{
+	struct kbuf e = {0};
+	out[0] = 0;
+	if (read_file(log, &e) || !e.len) {
+		free(e.p);
+		return;
+	}
+	while (e.len && (e.p[e.len - 1] == '\n' || e.p[e.len - 1] == '\r'))
+		e.p[--e.len] = 0;
+	const char *from = e.p;
+	if (e.len > len - 1)
+		from = e.p + e.len - (len - 1); /* the end says why it stopped */
+	size_t k = 0;
+	for (const char *c = from; *c && k + 3 < len; c++) {
+		if (*c == '\n') {
+			out[k++] = ';';
+			out[k++] = ' ';
+		} else if (*c != '\r') {
+			out[k++] = *c;
+		}
+	}
+	out[k] = 0;
+	free(e.p);
 }
 
 /*
- * Boot once; the console goes to b->console.  Ends qemu on "reboot: Power
- * down", LOCKUP_GRACE_MS after a lockup report, or at the deadline.
+ * Boot once; the console (ttyS0, the guest's words only) goes to b->console
+ * and qemu's own stderr to b->qemu_log.  Ends qemu on "reboot: Power down",
+ * LOCKUP_GRACE_MS after a lockup report, or at the deadline.
  * probe_ms > 0: give up (b->no_output) when nothing is printed that long.
- * Returns 0, or -1 when qemu cannot start.
+ *
+ * Returns 0 when the guest ran and its console is to be read (a lockup the
+ * guest reported counts even when qemu then died), or -1 when qemu failed:
+ * it could not start, it exited non-zero or on a signal, or it printed
+ * nothing of the guest's by the deadline.  b->qemu_error says why, in
+ * qemu's words when it said any.  A qemu failure is the machine's, never a
+ * finding about the kernel under test.
  */
 static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel accel,
                     int probe_ms)
 {
-	int pfd[2] = {-1, -1}, rc = -1;
+	int pfd[2] = {-1, -1}, rc = -1, status = 0;
 	pid_t pid = -1;
 	size_t scanned = 0;
 	double start = now_s(), lockup_at = 0, ended_at = 0;
-	bool powered_off = false;
+	bool powered_off = false, by_itself = false;
 
 	b->console.len = 0;
 	if (b->console.p)
 		b->console.p[0] = 0;
-	b->ended = b->timed_out = b->no_output = false;
+	b->ended = b->timed_out = b->no_output = b->reported = false;
+	b->qemu_error[0] = 0;
 	if (pipe2(pfd, O_CLOEXEC)) {
-		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+		snprintf(b->qemu_error, sizeof(b->qemu_error), "pipe: %s", strerror(errno));
 		goto out;
 	}
 	char serial2[PATH_MAX + 8];
 	strf(serial2, sizeof(serial2), "file:%s", b->guest_out);
 	unlink(b->guest_out);
+	int errfd = open(b->qemu_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (errfd < 0) {
+		snprintf(b->qemu_error, sizeof(b->qemu_error), "cannot create %.400s: %s",
+		         b->qemu_log, strerror(errno));
+		goto out;
+	}
 	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
 	char smp[64];
 	strf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
@@ -809,7 +856,8 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 	                NULL};
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+		snprintf(b->qemu_error, sizeof(b->qemu_error), "fork: %s", strerror(errno));
+		close(errfd);
 		goto out;
 	}
 	if (pid == 0) {
@@ -817,12 +865,13 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 		if (in >= 0)
 			dup2(in, 0);
 		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
+		dup2(errfd, 2);
 		setpgid(0, 0);
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run qemu-system-x86_64: %s\n", strerror(errno));
 		_exit(127);
 	}
+	close(errfd);
 	close(pfd[1]);
 	pfd[1] = -1;
 	for (;;) {
@@ -875,20 +924,39 @@ static int boot_run(struct boot *b, const char *kernel, const char *initrd, enum
 			break;
 	}
 	b->ended = ended_at > 0;
-	if (!powered_off && !lockup_at && !ended_at)
+	b->reported = lockup_at > 0;
+	if (!powered_off && !lockup_at && !ended_at && !b->timed_out && !b->no_output)
 		usleep(100 * 1000); /* qemu closed its output: let it finish exiting */
-	int st = kill_qemu(pid);
+	by_itself = end_qemu(pid, &status);
 	pid = -1;
-	/* the guest's reboot ends qemu with 0 (-no-reboot); anything else is qemu failing */
-	if (st > 0) {
-		fprintf(stderr, "%s: qemu-system-x86_64 failed (exit %d): %.300s\n", prog, st,
-		        b->console.p ? b->console.p : "");
-		goto out;
-	}
-	rc = 0;
+	char words[768];
+	qemu_words(b->qemu_log, words, sizeof(words));
+	/*
+	 * The guest's reboot or power-off ends qemu with 0 (-no-reboot).  qemu
+	 * ending any other way by itself is qemu failing (an assertion, a
+	 * signal, a bad option, the OOM killer); so is a deadline or a probe
+	 * with nothing of the guest's on the console.
+	 */
+	if (by_itself && WIFSIGNALED(status))
+		snprintf(b->qemu_error, sizeof(b->qemu_error),
+		         "qemu-system-x86_64 (-accel %s) was killed by signal %d (%s)%s%s",
+		         accel == ACCEL_KVM ? "kvm" : "tcg", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)), *words ? ": " : "", words);
+	else if (by_itself && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		snprintf(b->qemu_error, sizeof(b->qemu_error),
+		         "qemu-system-x86_64 (-accel %s) exited with status %d%s%s",
+		         accel == ACCEL_KVM ? "kvm" : "tcg", WEXITSTATUS(status),
+		         *words ? ": " : "", words);
+	else if (b->console.len == 0 && !b->no_output)
+		snprintf(b->qemu_error, sizeof(b->qemu_error),
+		         "qemu-system-x86_64 (-accel %s) showed no guest output in %.0f s%s%s",
+		         accel == ACCEL_KVM ? "kvm" : "tcg", now_s() - start, *words ? ": " : "",
+		         words);
+	/* a report the guest made before qemu died is still the guest's report */
+	rc = b->qemu_error[0] && !b->reported ? -1 : 0;
 out:
 	if (pid > 0)
-		kill_qemu(pid);
+		end_qemu(pid, &status);
 	b->secs = now_s() - start;
 	if (pfd[0] >= 0)
 		close(pfd[0]);
@@ -1152,28 +1220,53 @@ static int save_console(const char *dir, const char *name, const struct kbuf *c)
 }
 
 /*
- * Boot b, choosing the accelerator on the first boot: KVM when asked or
- * when /dev/kvm opens and the guest prints within KVM_PROBE_MS, else TCG.
+ * Boot b, choosing the accelerator on the first boot of a run: KVM when
+ * asked, or (auto) when /dev/kvm opens and a KVM guest prints within
+ * KVM_PROBE_MS; otherwise TCG.  A KVM probe whose qemu hangs, aborts or
+ * exits before the guest says anything settles it for TCG: said once in
+ * tbl, and *accel keeps the choice for the rest of the run.  A boot whose
+ * qemu fails is tried once more (a transient failure: memory, a signal);
+ * returns -1 with qemu's words on stderr when it fails again.
  */
 static int boot_with_accel(struct boot *b, const char *kernel, const char *initrd,
                            enum accel *accel, FILE *tbl)
 {
 	if (*accel == ACCEL_AUTO) {
-		int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+		/* $LOCKLAB_KVM_DEVICE: another device node to open, for tests */
+		const char *dev = getenv("LOCKLAB_KVM_DEVICE");
+		int fd = open(dev && *dev ? dev : "/dev/kvm", O_RDWR | O_CLOEXEC);
 		if (fd >= 0) {
 			close(fd);
-			if (boot_run(b, kernel, initrd, ACCEL_KVM, KVM_PROBE_MS))
-				return -1;
-			if (!b->no_output) {
+			int prc = boot_run(b, kernel, initrd, ACCEL_KVM, KVM_PROBE_MS);
+			if (prc == 0 && !b->no_output) {
 				*accel = ACCEL_KVM;
 				return 0;
 			}
-			fprintf(tbl, "kvm: no console output in %d s, using tcg\n",
-			        KVM_PROBE_MS / 1000);
+			if (b->no_output)
+				fprintf(tbl,
+				        "accel: kvm guest printed nothing in %d s: using tcg for "
+				        "this run\n",
+				        KVM_PROBE_MS / 1000);
+			else
+				fprintf(tbl, "accel: kvm unusable (%s): using tcg for this run\n",
+				        b->qemu_error);
+			fflush(tbl);
+		} else {
+			fprintf(tbl, "accel: %s: %s: using tcg for this run\n",
+			        dev && *dev ? dev : "/dev/kvm", strerror(errno));
 		}
 		*accel = ACCEL_TCG;
 	}
-	return boot_run(b, kernel, initrd, *accel, 0);
+	for (int attempt = 1;; attempt++) {
+		if (boot_run(b, kernel, initrd, *accel, 0) == 0)
+			return 0;
+		if (attempt == 2)
+			break;
+		fprintf(stderr, "%s: %s: %s; trying once more\n", prog, b->label, b->qemu_error);
+	}
+	fprintf(stderr, "%s: %s: %s (a failure of qemu, not of the kernel under test)\n", prog,
+	        b->label, b->qemu_error);
+	return -1;
 }
 
 static void print_run_line(FILE *tbl, const struct lb_run *run)
@@ -1252,6 +1345,7 @@ static int cmd_run(int argc, char **argv)
 	char err[1024], guest_dir[PATH_MAX], initrd[PATH_MAX], tmpdir[PATH_MAX] = "";
 	long long v;
 	int c, rc = 1, lockups = 0, failures = 0, nboots = 0;
+	bool qemu_down = false;
 	double t_all = now_s();
 
 	result_init(&res);
@@ -1444,6 +1538,7 @@ static int cmd_run(int argc, char **argv)
 
 	b.cpus = a.cpus;
 	strf(b.guest_out, sizeof(b.guest_out), "%s/ttyS1.out", tmpdir);
+	strf(b.qemu_log, sizeof(b.qemu_log), "%s/qemu.err", tmpdir);
 	result_fill_machine(&res);
 	res.suite = xstrdup(quick ? "kernel-quick" : "kernel-smoke");
 	res.variant = xstrdup(a.variant);
@@ -1458,7 +1553,7 @@ static int cmd_run(int argc, char **argv)
 	     tsc, a.extra ? " " : "", a.extra ? a.extra : "");
 	int nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + (a.no_lockbench ? 0 : 1);
 
-	for (int i = 0; !a.no_torture && i < a.ntypes; i++) {
+	for (int i = 0; !a.no_torture && !qemu_down && i < a.ntypes; i++) {
 		for (int k = 0; k < a.nwriters; k++) {
 			char label[128], name[128];
 			const char *type = a.types[i];
@@ -1476,7 +1571,8 @@ static int cmd_run(int argc, char **argv)
 			     common, a.hung_s, type, a.writers[k], a.torture_s);
 			if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 				failures++;
-				continue;
+				qemu_down = true; /* twice in a row: the rest would fail alike */
+				break;
 			}
 			nboots++;
 			if (a.console_dir)
@@ -1513,7 +1609,7 @@ static int cmd_run(int argc, char **argv)
 			free(lines);
 		}
 	}
-	if (!a.no_lockbench) {
+	if (!a.no_lockbench && !qemu_down) {
 		b.label = "lockbench";
 		b.end_tag = "LOCKLAB-END";
 		b.deadline_s = a.timeout_s ? a.timeout_s : 300;
@@ -1525,6 +1621,7 @@ static int cmd_run(int argc, char **argv)
 		     common, a.hung_s, a.suite, a.workloads, a.locks);
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
+			qemu_down = true;
 			goto write;
 		}
 		nboots++;
@@ -1579,6 +1676,9 @@ static int cmd_run(int argc, char **argv)
 		free(lines);
 	}
 write:
+	if (qemu_down)
+		fprintf(tbl, "qemu failed twice: %d planned boots not run\n",
+		        nplanned - nboots - failures);
 	if (a.json && result_write_file(&res, a.json, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;
@@ -1590,6 +1690,7 @@ out:
 	if (tmpdir[0]) {
 		unlink(initrd);
 		unlink(b.guest_out);
+		unlink(b.qemu_log);
 		rmdir(tmpdir);
 	}
 	free(b.console.p);

@@ -352,6 +352,18 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		         out.s + 1);
 		goto out;
 	}
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM)) {
+		/*
+		 * Nothing in a lock sends these: the OOM killer, an operator or a
+		 * sandbox limit did.  The machine's failure, not a lockup.
+		 */
+		snprintf(err, errlen,
+		         "%s with %s: the benchmark process was killed from outside by signal %d "
+		         "(%s; the OOM killer?): a failure of the machine, not a lockup",
+		         w->name, ops ? ops->name : "kernel", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+		goto out;
+	}
 	if (WIFSIGNALED(status) || !out.len || out.s[0] != 'R') {
 		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
 		workload_record_params(w, p, run);
