@@ -141,10 +141,14 @@ all: $(BUILD)/lockbench-static $(BUILD)/locklab-init
 programs: $(PROGRAMS)
 
 # The whole service on this machine (README); demo-stop ends it.  It installs
-# only what the demo needs (deps.sh --demo) and times itself from here.
+# only what the demo needs (deps.sh --demo) and times itself from here.  The
+# script runs on a line of its own: a line holding $(MAKE) would hand make's
+# jobserver to the server and agent it leaves running, and make would wait.
 demo:
-	@t0=$$(date +%s.%N) && scripts/deps.sh --demo && \
-	$(MAKE) --no-print-directory programs && DEMO_T0=$$t0 BUILD=$(BUILD) scripts/demo.sh
+	@mkdir -p $(BUILD) && date +%s.%N >$(BUILD)/.demo-start
+	@scripts/deps.sh --demo
+	@$(MAKE) --no-print-directory programs
+	@DEMO_T0=$$(cat $(BUILD)/.demo-start) BUILD=$(BUILD) scripts/demo.sh
 
 demo-stop:
 	@scripts/demo-stop.sh
