@@ -47,6 +47,9 @@ static struct opt opts[] = {
      "seconds allowed to fetch a patch URL"},
     {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
      1, 1e10, "largest fetched patch in bytes, after gunzip"},
+    {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &srv_cfg.fetch_allow, "", 0, 0,
+     "comma list of host:port or CIDR that patch URLs may reach although loopback, private, "
+     "link-local, ... (see docs/api.md)"},
     {"lease-seconds", "LOCKLAB_LEASE_SECONDS", OPT_INT, &srv_cfg.lease_seconds, "300", 1, 86400,
      "job lease; heartbeats extend it"},
     {"max-attempts", "LOCKLAB_MAX_ATTEMPTS", OPT_INT, &srv_cfg.max_attempts, "3", 1, 100,
@@ -202,6 +205,14 @@ int main(int argc, char **argv)
 	if (fetch_global_init() != 0) {
 		fprintf(stderr, "locklab-server: cannot initialise libcurl\n");
 		return 1;
+	}
+	{
+		char err[256];
+
+		if (fetch_policy_init(srv_cfg.fetch_allow, err, sizeof(err)) != 0) {
+			fprintf(stderr, "locklab-server: --fetch-allow: %s\n", err);
+			goto out;
+		}
 	}
 	applied = db_migrate(srv_cfg.sql_dir);
 	if (applied < 0) {

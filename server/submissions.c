@@ -315,7 +315,13 @@ enum handler_rc api_submission_create(struct http_request *req)
 			                      s.url);
 			goto out;
 		}
-		if (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err)) != 0) {
+		switch (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err))) {
+		case FETCH_OK:
+			break;
+		case FETCH_REFUSED:
+			rc = http_reply_error(req, 422, "fetch-refused", "%s", err);
+			goto out;
+		default:
 			rc = http_reply_error(req, 422, "fetch-failed", "%s", err);
 			goto out;
 		}

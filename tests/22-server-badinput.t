@@ -6,7 +6,8 @@ source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --max-body 65536 || { echo "Bail out! no server"; exit 1; }
+dead=$(free_port)
+server_start --max-body 65536 --fetch-allow "127.0.0.1:$dead" || { echo "Bail out! no server"; exit 1; }
 make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
 
 counts() {
@@ -55,7 +56,8 @@ refused 422 "an mbox without a patch" POST /api/v1/submissions \
 like "$(jq -r .detail <<<"$BODY")" 'no patch found' "the reason says no patch was found"
 refused 422 "a reply that only quotes a diff" POST /api/v1/submissions \
   -d '{"mbox": "From: a@b.c\nSubject: Re: [PATCH] x\n\n> diff --git a/x b/x\n> --- a/x\n> +++ b/x\n"}'
-refused 422 "a URL nobody answers" POST /api/v1/submissions -d "{\"url\": \"http://127.0.0.1:$(free_port)/x.mbox\"}"
+refused 422 "a URL nobody answers" POST /api/v1/submissions -d "{\"url\": \"http://127.0.0.1:$dead/x.mbox\"}"
+is "$(jq -r .error <<<"$BODY")" fetch-failed "it is allowed, so it fails on the connection"
 jq '. + {tree: "no-such-tree"}' "$T/ok.json" >"$T/tree.json"
 refused 422 "an unknown tree" POST /api/v1/submissions -d @"$T/tree.json"
 
