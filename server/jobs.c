@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "ingest.h"
 #include "reports.h"
 #include "result.h"
 #include "verdicts.h"
@@ -929,7 +930,8 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      "\"idempotency_key\") of 1 to 200 bytes is required");
 		goto out;
 	}
-	if (result_from_json(doc, &res, err, sizeof(err)) != 0) {
+	if (result_from_json(doc, &res, err, sizeof(err)) != 0 ||
+	    ingest_check_document(doc, err, sizeof(err)) != 0) {
 		rc = http_reply_error(req, 422, "invalid-result", "%s", err);
 		goto out;
 	}
