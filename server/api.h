@@ -44,4 +44,13 @@ enum handler_rc api_history(struct http_request *req);
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what);
 
+/*
+ * The reply to a failed database call, by whose fault db_last_fault() says
+ * it was: 422 (the data was refused, class 22 or 23), 409 (23505), 503 with
+ * Retry-After (connection, shutdown, resources, conflicts still there after
+ * the retries), else 500.  what ("cannot store the tree") opens the detail;
+ * 503 and 500 bodies carry no libpq text (the log has it).
+ */
+enum handler_rc api_reply_db_error(struct http_request *req, const char *what);
+
 #endif

@@ -59,6 +59,9 @@ static enum handler_rc http_queue(struct http_request *req, unsigned status,
 	if (content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	/* every 503 is a passing state (database, load): say when to come back */
+	if (status == 503)
+		MHD_add_response_header(resp, "Retry-After", HTTP_RETRY_AFTER);
 	ret = MHD_queue_response(req->conn, status, resp);
 	MHD_destroy_response(resp);
 	if (ret != MHD_YES)

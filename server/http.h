@@ -13,6 +13,9 @@
 
 struct MHD_Connection;
 
+/* Seconds a 503 reply asks the client to wait (its Retry-After header). */
+#define HTTP_RETRY_AFTER "5"
+
 /*
  * What a handler returns: OK (its reply is queued), HANDLED (an error reply
  * is queued) or FATAL (nothing could be queued; the connection is closed).

@@ -57,18 +57,19 @@ static int ingest_walk(const json_t *v, char *path, size_t plen, size_t cap, cha
 	switch (json_typeof(v)) {
 	case JSON_REAL:
 		if (fabs(json_real_value(v)) >= INGEST_REAL_LIMIT) {
-			snprintf(err, errlen,
-			         "%s: %.17g cannot be stored: jsonb keeps it as an integer of %.0f "
-			         "digits, which does not read back as a number; magnitudes from 2^63 "
-			         "on are refused",
-			         path, json_real_value(v), floor(log10(fabs(json_real_value(v)))) + 1);
+			snprintf(
+			    err, errlen,
+			    "%s: %.17g cannot be stored: jsonb keeps it as an integer of %.0f "
+			    "digits, which does not read back as a number; magnitudes from 2^63 "
+			    "on are refused",
+			    path, json_real_value(v), floor(log10(fabs(json_real_value(v)))) + 1);
 			return -1;
 		}
 		return 0;
 	case JSON_STRING:
 		if (json_string_length(v) > ingest_string_cap(path)) {
-			snprintf(err, errlen, "%s: a string of %zu bytes, over the %zu allowed", path,
-			         json_string_length(v), ingest_string_cap(path));
+			snprintf(err, errlen, "%s: a string of %zu bytes, over the %zu allowed",
+			         path, json_string_length(v), ingest_string_cap(path));
 			return -1;
 		}
 		return 0;

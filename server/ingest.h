@@ -20,10 +20,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define INGEST_MAX_KEY 256
-#define INGEST_MAX_STRING 4096
+#define INGEST_MAX_KEY     256
+#define INGEST_MAX_STRING  4096
 #define INGEST_MAX_MACHINE 256
-#define INGEST_MAX_STACKS (1024 * 1024)
+#define INGEST_MAX_STACKS  (1024 * 1024)
 
 /*
  * 0 when doc (borrowed) may be stored, else -1 with the path and the reason

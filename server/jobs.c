@@ -132,7 +132,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 	auth_sha256_hex(secret, strlen(secret), hash);
 	c = db_conn();
 	if (!c) {
-		rc = http_reply_error(req, 503, "database", "database unavailable");
+		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
 	{
@@ -144,7 +144,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 		              4, p);
 	}
 	if (!res) {
-		rc = http_reply_error(req, 503, "database", "cannot store the agent");
+		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
 	rc =
@@ -304,7 +304,7 @@ static enum handler_rc agent_request(struct http_request *req, PGconn **c, struc
 {
 	*c = db_conn();
 	if (!*c)
-		return http_reply_error(req, 503, "database", "database unavailable");
+		return api_reply_db_error(req, "cannot check the token");
 	return auth_require_agent(req, *c, "agent", agent);
 }
 
@@ -331,7 +331,7 @@ enum handler_rc api_job_claim(struct http_request *req)
 	jobs_reap(c);
 	if (db_tx(claim_body, &x) != DB_OK) {
 		json_decref(x.job);
-		return http_reply_error(req, 503, "database", "cannot claim a job");
+		return api_reply_db_error(req, "cannot claim a job");
 	}
 	if (!x.job)
 		return http_reply_json(req, 200, json_pack("{s:n, s:i}", "job", "retry_after", 5));
@@ -438,7 +438,7 @@ enum handler_rc api_job_heartbeat(struct http_request *req, long long id)
 		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK) {
 		json_decref(x.progress);
-		return http_reply_error(req, 503, "database", "cannot extend the lease");
+		return api_reply_db_error(req, "cannot extend the lease");
 	}
 	return http_reply_json(req, 200, x.progress);
 }
@@ -506,7 +506,7 @@ enum handler_rc api_job_fail(struct http_request *req, long long id)
 	if (dbrc == DB_ABORT)
 		rc = lease_refusal(req, x.status, x.msg);
 	else if (dbrc != DB_OK)
-		rc = http_reply_error(req, 503, "database", "cannot record the failure");
+		rc = api_reply_db_error(req, "cannot record the failure");
 	else
 		rc = http_reply_json(req, 200,
 		                     json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "state",
@@ -559,7 +559,7 @@ enum handler_rc api_job_release(struct http_request *req, long long id)
 	if (dbrc == DB_ABORT)
 		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK)
-		return http_reply_error(req, 503, "database", "cannot release the job");
+		return api_reply_db_error(req, "cannot release the job");
 	return http_reply_json(req, 200,
 	                       json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "queued"));
 }
@@ -963,7 +963,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                                        : "conflict",
 		                      "%s", x.msg);
 	else if (dbrc != DB_OK)
-		rc = http_reply_error(req, 503, "database", "cannot store the result");
+		rc = api_reply_db_error(req, "cannot store the result");
 	else {
 		json_object_set_new(x.progress, "stored", json_boolean(!x.duplicate));
 		json_object_set_new(x.progress, "duplicate", json_boolean(x.duplicate));

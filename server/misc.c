@@ -13,23 +13,12 @@
 
 enum handler_rc api_tree_list(struct http_request *req)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
-	enum handler_rc rc;
-
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c,
-	              "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', "
-	              "id, 'name', name, 'url', url, 'branch', branch, 'kind', kind, 'created', "
-	              "created) ORDER BY id), '[]'))::text FROM trees",
-	              0, NULL);
-	if (!res)
-		return http_reply_error(req, 503, "database", "query failed");
-	rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
-	                (size_t)PQgetlength(res, 0, 0));
-	PQclear(res);
-	return rc;
+	return api_reply_sql(
+	    req,
+	    "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', id, "
+	    "'name', name, 'url', url, 'branch', branch, 'kind', kind, 'created', created) "
+	    "ORDER BY id), '[]')) FROM trees",
+	    0, NULL, "trees");
 }
 
 enum handler_rc api_tree_create(struct http_request *req)
@@ -66,7 +55,7 @@ enum handler_rc api_tree_create(struct http_request *req)
 	}
 	c = db_conn();
 	if (!c) {
-		rc = http_reply_error(req, 503, "database", "database unavailable");
+		rc = api_reply_db_error(req, "cannot store the tree");
 		goto out;
 	}
 	{
@@ -78,7 +67,7 @@ enum handler_rc api_tree_create(struct http_request *req)
 		              4, p);
 	}
 	if (!res) {
-		rc = http_reply_error(req, 503, "database", "cannot store the tree");
+		rc = api_reply_db_error(req, "cannot store the tree");
 		goto out;
 	}
 	if (PQntuples(res) == 0)
@@ -97,16 +86,34 @@ out:
 
 enum handler_rc api_healthz(struct http_request *req)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
+	PGresult *res = db_read("SELECT 1", 0, NULL);
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c, "SELECT 1", 0, NULL);
 	if (!res)
-		return http_reply_error(req, 503, "database", "%s", db_last_error());
+		return http_reply_json(req, 503,
+		                       json_pack("{s:s, s:s, s:s, s:s}", "status", "unavailable",
+		                                 "database", "unavailable", "error", "database",
+		                                 "detail", "the database does not answer"));
 	PQclear(res);
 	return http_reply_json(req, 200, json_pack("{s:s, s:s}", "status", "ok", "database", "ok"));
+}
+
+enum handler_rc api_reply_db_error(struct http_request *req, const char *what)
+{
+	switch (db_last_fault()) {
+	case DB_FAULT_DATA:
+		return http_reply_error(req, 422, "invalid", "%s: the database refused a value: %s",
+		                        what, db_last_primary());
+	case DB_FAULT_DUPLICATE:
+		return http_reply_error(req, 409, "conflict", "%s: %s", what, db_last_primary());
+	case DB_FAULT_UNAVAILABLE:
+		return http_reply_error(req, 503, "database",
+		                        "%s: the database is unavailable, try again later", what);
+	case DB_FAULT_INTERNAL:
+		return http_reply_error(req, 500, "database",
+		                        "%s: a database error (the server's log has it)", what);
+	default:
+		return http_reply_error(req, 500, "internal", "%s", what);
+	}
 }
 
 enum handler_rc api_metrics(struct http_request *req)
@@ -179,15 +186,11 @@ enum handler_rc api_metrics(struct http_request *req)
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
+	PGresult *res = db_read(sql, n, p);
 	enum handler_rc rc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c, sql, n, p);
 	if (!res)
-		return http_reply_error(req, 503, "database", "query failed");
+		return api_reply_db_error(req, "cannot read the database");
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
 		rc = http_reply_error(req, 404, "not-found", "no such %s", what);
 	else

@@ -238,7 +238,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 		PGconn *c = db_conn();
 
 		if (!c) {
-			rc = http_reply_error(req, 503, "database", "database unavailable");
+			rc = api_reply_db_error(req, "cannot check the token");
 			goto out;
 		}
 		rc = auth_require_agent(req, c, "submitter", &who);
@@ -343,7 +343,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 		goto out;
 	}
 	if (dbrc != DB_OK) {
-		rc = http_reply_error(req, 503, "database", "cannot store the submission");
+		rc = api_reply_db_error(req, "cannot store the submission");
 		goto out;
 	}
 	{
