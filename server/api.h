@@ -6,6 +6,8 @@
 #ifndef LOCKLAB_SERVER_API_H
 #define LOCKLAB_SERVER_API_H
 
+#include <stdbool.h>
+
 #include "http.h"
 
 /* submissions.c */
@@ -43,6 +45,15 @@ enum handler_rc api_history(struct http_request *req);
  */
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what);
+
+/* A git revision a client names: 1 to 255 bytes, no whitespace or control
+ * bytes, not starting with '-' (submissions.c). */
+bool api_git_ref_ok(const char *s);
+
+/* A tree's name (misc.c): API_TREE_NAME_RULE says it for error replies. */
+bool api_tree_name_ok(const char *s);
+#define API_TREE_NAME_RULE                                                                         \
+	"a name of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 /*
  * The reply to a failed database call, by whose fault db_last_fault() says

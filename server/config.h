@@ -25,6 +25,7 @@ struct srv_config {
 	double alpha;            /* false discovery rate */
 	double min_effect;       /* relative */
 	bool submit_token_required;
+	bool allow_local_trees; /* trees may be local paths or file:// URLs */
 	unsigned max_connections;
 	unsigned connection_timeout; /* seconds */
 };

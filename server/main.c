@@ -64,6 +64,8 @@ static struct opt opts[] = {
      "smallest relative change called a regression or improvement"},
     {"submit-token-required", "LOCKLAB_SUBMIT_TOKEN_REQUIRED", OPT_BOOL,
      &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
+    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_BOOL, &srv_cfg.allow_local_trees, "0", 0,
+     1, "trees may name a local path or file:// URL (agents sharing this filesystem)"},
     {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
      10000, "concurrent HTTP connections (each may hold a database connection)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",

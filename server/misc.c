@@ -2,29 +2,53 @@
  * misc.c - trees, /healthz and /metrics; the read-only views the dashboard
  * needs: agents, a submission's stored results, history of a metric.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api.h"
 #include "auth.h"
+#include "config.h"
 #include "db.h"
+#include "url.h"
 
 enum handler_rc api_tree_list(struct http_request *req)
 {
 	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', id, "
-	    "'name', name, 'url', url, 'branch', branch, 'kind', kind, 'created', created) "
+	    "'name', name, 'url', url_public(url), 'branch', branch, 'kind', kind, 'created', "
+	    "created) "
 	    "ORDER BY id), '[]')) FROM trees",
 	    0, NULL, "trees");
+}
+
+bool api_tree_name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 64 || !isalnum((unsigned char)s[0]))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* A local path or file:// URL: only with --allow-local-trees. */
+static bool misc_tree_local(const char *url)
+{
+	return url[0] == '/' || strncasecmp(url, "file://", 7) == 0;
 }
 
 enum handler_rc api_tree_create(struct http_request *req)
 {
 	const char *token = http_bearer(req);
 	const char *name, *url, *branch = "master", *kind = "native";
+	char err[256];
 	json_t *doc;
 	json_error_t jerr;
 	PGconn *c;
@@ -48,9 +72,24 @@ enum handler_rc api_tree_create(struct http_request *req)
 		rc = http_reply_error(req, 400, "invalid", "kind: native or kernel");
 		goto out;
 	}
-	if (!*name || !*url || !*branch) {
-		rc =
-		    http_reply_error(req, 400, "invalid", "name, url and branch must not be empty");
+	if (!api_tree_name_ok(name)) {
+		rc = http_reply_error(req, 400, "invalid", "name: %s", API_TREE_NAME_RULE);
+		goto out;
+	}
+	if (!api_git_ref_ok(branch)) {
+		rc = http_reply_error(req, 400, "invalid", "branch: a git branch name");
+		goto out;
+	}
+	if (misc_tree_local(url) && srv_cfg.allow_local_trees) {
+		if (strlen(url) > URL_MAX) {
+			rc =
+			    http_reply_error(req, 400, "bad-url", "url: at most %d bytes", URL_MAX);
+			goto out;
+		}
+	} else if (url_check(url, URL_HTTP | URL_GIT, err, sizeof(err)) != 0) {
+		rc = http_reply_error(
+		    req, 400, "bad-url", "url: %s%s", err,
+		    misc_tree_local(url) ? " (local trees need --allow-local-trees)" : "");
 		goto out;
 	}
 	c = db_conn();
