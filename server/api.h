@@ -1,7 +1,8 @@
 /*
  * api.h - the /api/v1 handlers.  Each one reads the request (body already
- * accumulated, ids already parsed from the path), does its work in the
- * database and queues exactly one reply.  See docs/api.md for the contract.
+ * accumulated, ids already parsed from the path, the caller's token checked
+ * by the route table's access rule: routes.c), does its work in the database
+ * and queues exactly one reply.  See docs/api.md for the contract.
  */
 #ifndef LOCKLAB_SERVER_API_H
 #define LOCKLAB_SERVER_API_H

@@ -17,6 +17,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "jobs.h"
+#include "routes.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
 
@@ -91,6 +92,7 @@ static void usage(FILE *out)
 		        opts[i].def ? opts[i].def : "unset", opts[i].def ? "'" : "", opts[i].env);
 	}
 	fprintf(out, "  %-32s this text\n", "--help");
+	fprintf(out, "  %-32s the routes: method, path, who may call it\n", "--routes");
 }
 
 /* Set option o from text; 0 or -1 with a message. */
@@ -147,7 +149,7 @@ bad:
 
 static int parse_config(int argc, char **argv)
 {
-	struct option longopts[NOPTS + 2];
+	struct option longopts[NOPTS + 3];
 	size_t i;
 	int c, idx;
 
@@ -164,10 +166,15 @@ static int parse_config(int argc, char **argv)
 		longopts[i].val = 1000 + (int)i;
 	}
 	longopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[NOPTS + 1] = (struct option){NULL, 0, NULL, 0};
+	longopts[NOPTS + 1] = (struct option){"routes", no_argument, NULL, 'r'};
+	longopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
 	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			exit(0);
+		}
+		if (c == 'r') {
+			routes_print(stdout);
 			exit(0);
 		}
 		if (c < 1000 || c >= 1000 + (int)NOPTS) {

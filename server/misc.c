@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #include "api.h"
-#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "url.h"
@@ -46,7 +45,6 @@ static bool misc_tree_local(const char *url)
 
 enum handler_rc api_tree_create(struct http_request *req)
 {
-	const char *token = http_bearer(req);
 	const char *name, *url, *branch = "master", *kind = "native";
 	char err[256];
 	json_t *doc;
@@ -55,11 +53,6 @@ enum handler_rc api_tree_create(struct http_request *req)
 	PGresult *res;
 	enum handler_rc rc;
 
-	if (!token)
-		return http_reply_error(req, 401, "unauthorized",
-		                        "missing Authorization: Bearer <admin token>");
-	if (!auth_is_admin(token))
-		return http_reply_error(req, 403, "forbidden", "not the admin token");
 	doc = http_body_json(req);
 	if (!doc)
 		return HANDLER_HANDLED;

@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "api.h"
-#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
@@ -227,18 +226,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 
 	memset(&s, 0, sizeof(s));
 	mbox_series_init(&s.series);
-	if (srv_cfg.submit_token_required && !auth_is_admin(http_bearer(req))) {
-		struct auth_agent who;
-		PGconn *c = db_conn();
-
-		if (!c) {
-			rc = api_reply_db_error(req, "cannot check the token");
-			goto out;
-		}
-		rc = auth_require_agent(req, c, "submitter", &who);
-		if (rc != HANDLER_OK)
-			goto out;
-	}
 	doc = http_body_json(req);
 	if (!doc) {
 		rc = HANDLER_HANDLED;

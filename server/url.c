@@ -34,7 +34,10 @@ static const char *url_scheme_list(unsigned mask, char *buf, size_t len)
 		if (!(mask & url_schemes[i].mask))
 			continue;
 		k++;
-		snprintf(buf + used, len - used, "%s%s", k == 1 ? "" : k == n ? " and " : ", ",
+		snprintf(buf + used, len - used, "%s%s",
+		         k == 1   ? ""
+		         : k == n ? " and "
+		                  : ", ",
 		         url_schemes[i].name);
 	}
 	return buf;

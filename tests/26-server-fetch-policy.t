@@ -58,7 +58,7 @@ api POST /api/v1/submissions -d "{\"url\": \"$ok_URL/redirect?to=$ok_URL/t.mbox\
 is "$CODE" 202 "a redirect to an allowed port is followed"
 
 api POST /api/v1/submissions -d '{"url": "http://[::1"}'
-is "$CODE:$(jq -r .error <<<"$BODY")" "422:fetch-refused" "a URL without a parsable host is refused"
+is "$CODE:$(jq -r .error <<<"$BODY")" "400:bad-url" "a URL without a parsable host is refused at the door"
 
 # size caps after decompression: the gzip bomb stops at --fetch-max-bytes
 before=$(count)
