@@ -14,7 +14,7 @@
 #include "db.h"
 
 struct route {
-	const char *method; /* "GET" (HEAD is served as GET) or "POST" */
+	const char *method;  /* "GET" (HEAD is served as GET) or "POST" */
 	const char *pattern; /* segments; "{id}" is a positive decimal id */
 	/* one of the two, by whether the pattern has an {id} */
 	enum handler_rc (*handler)(struct http_request *req);
@@ -135,8 +135,9 @@ static enum handler_rc routes_check_access(struct http_request *req, enum route_
 		return routes_caller(req, "submitter");
 	case ROUTE_AGENT:
 		if (admin)
-			return http_reply_error(req, 403, "forbidden",
-			                        "the admin token cannot do this: an agent token can");
+			return http_reply_error(
+			    req, 403, "forbidden",
+			    "the admin token cannot do this: an agent token can");
 		return routes_caller(req, "agent");
 	case ROUTE_ADMIN:
 		if (admin)
@@ -147,8 +148,9 @@ static enum handler_rc routes_check_access(struct http_request *req, enum route_
 		/* a known agent or submitter token is 403, anything else 401 */
 		if (routes_caller(req, NULL) != HANDLER_OK)
 			return HANDLER_HANDLED;
-		return http_reply_error(req, 403, "forbidden", "a %s token cannot do this: the "
-		                                                "admin token can",
+		return http_reply_error(req, 403, "forbidden",
+		                        "a %s token cannot do this: the "
+		                        "admin token can",
 		                        req->caller.role);
 	}
 	return http_reply_error(req, 500, "internal", "a route without an access rule");
