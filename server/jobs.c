@@ -498,6 +498,12 @@ enum handler_rc api_job_fail(struct http_request *req, long long id)
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
 		goto out;
 	}
+	/* shown in every public view of the submission: bounded like a document's strings */
+	if (!*x.reason || strlen(x.reason) > JOBS_MAX_REASON) {
+		rc =
+		    http_reply_error(req, 400, "invalid", "reason: 1 to %d bytes", JOBS_MAX_REASON);
+		goto out;
+	}
 	dbrc = db_tx(fail_body, &x);
 	if (dbrc == DB_ABORT)
 		rc = lease_refusal(req, x.status, x.msg);

@@ -237,6 +237,10 @@ enum handler_rc api_submission_create(struct http_request *req)
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
 		goto out;
 	}
+	if (s.notify && strlen(s.notify) > 1024) {
+		rc = http_reply_error(req, 400, "invalid", "notify: at most 1024 bytes");
+		goto out;
+	}
 	nsrc = (s.url != NULL) + (mbox != NULL) + (git != NULL);
 	if (nsrc != 1) {
 		rc = http_reply_error(req, 400, "invalid",

@@ -97,6 +97,11 @@ refused 422 "a negative round" POST "/api/v1/jobs/$job/results" -H "Authorizatio
 jq '.suite = "full"' "$T/r.json" >"$T/suite.json"
 refused 422 "a document of another suite" POST "/api/v1/jobs/$job/results" -H "Authorization: Bearer $A" \
   -H 'Idempotency-Key: suite' -d @"$T/suite.json"
+python3 -c 'import json; print(json.dumps({"reason": "x" * 16385}))' >"$T/reason.json"
+refused 400 "a fail reason over 16 KiB" POST "/api/v1/jobs/$job/fail" -H "Authorization: Bearer $A" -d @"$T/reason.json"
+is "$(sql "SELECT state FROM jobs WHERE id = $job")" running "the job is still running"
+jq '. + {notify: ("n" * 1025)}' "$T/ok.json" >"$T/notify.json"
+refused 400 "a notify over 1024 bytes" POST /api/v1/submissions -d @"$T/notify.json"
 refused 401 "a tree without a token" POST /api/v1/trees -d '{"name": "linux", "url": "https://h/l.git"}'
 refused 403 "a tree with an agent token" POST /api/v1/trees -H "Authorization: Bearer $A" \
   -d '{"name": "linux", "url": "https://h/l.git"}'

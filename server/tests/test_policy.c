@@ -39,17 +39,41 @@ static int allowed(const char *addr, int port)
 static void test_default_policy(void **state)
 {
 	static const char *const refused[] = {
-	    "0.0.0.0",         "0.1.2.3",        "10.0.0.1",        "10.255.255.255",
-	    "100.64.0.1",      "100.127.255.254", "127.0.0.1",      "127.255.0.9",
-	    "169.254.169.254", "172.16.0.1",     "172.31.255.255",  "192.0.0.8",
-	    "192.168.1.1",     "198.18.0.1",     "224.0.0.1",       "239.255.255.250",
-	    "240.0.0.1",       "255.255.255.255", "::",             "::1",
-	    "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::127.0.0.1",    "64:ff9b::a00:1",
-	    "64:ff9b:1::1",    "100::1",         "fc00::1",         "fd12:3456::1",
-	    "fe80::1",         "febf::1",        "fec0::1",         "ff02::1",
+	    "0.0.0.0",
+	    "0.1.2.3",
+	    "10.0.0.1",
+	    "10.255.255.255",
+	    "100.64.0.1",
+	    "100.127.255.254",
+	    "127.0.0.1",
+	    "127.255.0.9",
+	    "169.254.169.254",
+	    "172.16.0.1",
+	    "172.31.255.255",
+	    "192.0.0.8",
+	    "192.168.1.1",
+	    "198.18.0.1",
+	    "224.0.0.1",
+	    "239.255.255.250",
+	    "240.0.0.1",
+	    "255.255.255.255",
+	    "::",
+	    "::1",
+	    "::ffff:127.0.0.1",
+	    "::ffff:8.8.8.8",
+	    "::127.0.0.1",
+	    "64:ff9b::a00:1",
+	    "64:ff9b:1::1",
+	    "100::1",
+	    "fc00::1",
+	    "fd12:3456::1",
+	    "fe80::1",
+	    "febf::1",
+	    "fec0::1",
+	    "ff02::1",
 	};
 	static const char *const public[] = {
-	    "1.1.1.1",    "8.8.8.8",         "100.63.255.255", "100.128.0.0", "172.15.255.255",
+	    "1.1.1.1",    "8.8.8.8",         "100.63.255.255",  "100.128.0.0", "172.15.255.255",
 	    "172.32.0.0", "169.253.255.255", "223.255.255.255", "2001:db8::1", "2606:4700::1111",
 	};
 	size_t i;
@@ -71,8 +95,8 @@ static void test_allow_list(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(fetch_policy_init(" 127.0.0.1:8081, 10.1.0.0/16,[::1]:9000,192.168.5.5 ", err,
-	                                   sizeof(err)),
+	assert_int_equal(fetch_policy_init(" 127.0.0.1:8081, 10.1.0.0/16,[::1]:9000,192.168.5.5 ",
+	                                   err, sizeof(err)),
 	                 0);
 	assert_int_equal(allowed("127.0.0.1", 8081), 0);
 	assert_int_equal(allowed("127.0.0.1", 8082), -1);
@@ -101,14 +125,13 @@ static void test_url_check(void **state)
 	char big[URL_MAX + 16];
 
 	(void)state;
-	assert_int_equal(url_check("https://lore.kernel.org/x/t.mbox.gz", URL_HTTP, err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    url_check("https://lore.kernel.org/x/t.mbox.gz", URL_HTTP, err, sizeof(err)), 0);
 	assert_int_equal(url_check("HTTP://h/x", URL_HTTP, err, sizeof(err)), 0);
 	assert_int_equal(url_check("git://h/l.git", URL_HTTP, err, sizeof(err)), -1);
 	assert_int_equal(url_check("git://h/l.git", URL_HTTP | URL_GIT, err, sizeof(err)), 0);
-	assert_int_equal(url_check("file:///etc/passwd", URL_HTTP | URL_GIT | URL_SSH, err,
-	                           sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    url_check("file:///etc/passwd", URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)), -1);
 	assert_int_equal(url_check("https://u:p@h/x", URL_HTTP, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "credentials"));
 	assert_int_equal(url_check("https://token@h/x", URL_HTTP, err, sizeof(err)), -1);
