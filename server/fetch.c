@@ -361,7 +361,10 @@ static int fetch_gunzip(const char *in, size_t inlen, size_t max, char **out, si
 	zs.avail_in = (uInt)inlen;
 	zs.next_out = (Bytef *)buf;
 	zs.avail_out = (uInt)max;
-	zr = inflate(&zs, Z_FINISH);
+	/* a .gz may be several members (cat a.gz b.gz): all of them, not the first only */
+	while ((zr = inflate(&zs, Z_FINISH)) == Z_STREAM_END && zs.avail_in > 0)
+		if (inflateReset(&zs) != Z_OK)
+			break;
 	if (zr != Z_STREAM_END) {
 		if (zs.avail_out == 0)
 			snprintf(err, errlen, "the patch is over %zu bytes once unpacked", max);
@@ -371,7 +374,7 @@ static int fetch_gunzip(const char *in, size_t inlen, size_t max, char **out, si
 		free(buf);
 		return -1;
 	}
-	*outlen = zs.total_out;
+	*outlen = max - zs.avail_out; /* total_out restarts with each member */
 	buf[*outlen] = '\0';
 	inflateEnd(&zs);
 	*out = buf;

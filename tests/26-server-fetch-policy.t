@@ -72,6 +72,12 @@ is "$(count)" "$before" "nothing is stored for the bombs"
 api GET /healthz
 is "$CODE" 200 "the server is fine after them"
 
+# a .gz of two members (cat a.gz b.gz) is unpacked whole
+head -c 300 "$T/s/series.mbox" | gzip >"$T/www/two.gz"
+tail -c +301 "$T/s/series.mbox" | gzip >>"$T/www/two.gz"
+api POST /api/v1/submissions -d "{\"url\": \"$ok_URL/two.gz\"}"
+is "$CODE:$(jq -r .patches <<<"$BODY")" "202:2" "a two-member .gz is unpacked whole"
+
 # a CIDR entry allows a range; a proxy in the environment is not used
 http_proxy="$other_URL" HTTP_PROXY="$other_URL" server_spawn --fetch-allow 127.0.0.0/8
 server_wait "$URL" "$SERVER_PID" "$SERVER_LOG" || { echo "Bail out! no second server"; exit 1; }
@@ -81,6 +87,12 @@ is "$CODE" 202 "--fetch-allow 127.0.0.0/8 allows 127.0.0.2"
 is "$(connections "$other_LOG")" "$conns" "http_proxy is not used (the policy must see the real peer)"
 api POST /api/v1/submissions -d "{\"url\": \"http://[::1]:$other_PORT/t.mbox\"}"
 is "$(jq -r .error <<<"$BODY")" fetch-refused "but not ::1, which is outside that range"
+
+# the time cap: a body dripping one byte a second stops at --fetch-timeout
+server_start --fetch-allow "127.0.0.1:$ok_PORT" --fetch-timeout 2 || { echo "Bail out! no third server"; exit 1; }
+api POST /api/v1/submissions -d "{\"url\": \"$ok_URL/drip\"}"
+is "$CODE:$(jq -r .error <<<"$BODY")" "422:fetch-failed" "a URL that drips is refused"
+like "$(jq -r .detail <<<"$BODY")" 'timed out' "when --fetch-timeout runs out"
 
 # bad allow lists stop the server at start, with the reason
 # (no unresolvable name here: resolving one may ask a DNS server off this machine)

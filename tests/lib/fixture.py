@@ -9,11 +9,13 @@ every TCP connection it accepts (before any request is read), so a test can
 show that nothing connected.  Serves:
   /redirect?to=URL   302 to URL
   /gz/NAME           DIR/NAME with Content-Encoding: gzip (NAME is gzip'd)
+  /drip              200, then one byte a second for up to 60 s
   /NAME              DIR/NAME as is
 """
 import http.server
 import os
 import sys
+import time
 import urllib.parse
 
 portfile, logfile, root = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -33,6 +35,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", to)
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if u.path == "/drip":
+            self.send_response(200)
+            self.send_header("Content-Length", "60")
+            self.end_headers()
+            for _ in range(60):
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                time.sleep(1)
             return
         encoded = u.path.startswith("/gz/")
         name = u.path[4:] if encoded else u.path[1:]
