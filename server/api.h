@@ -1,10 +1,13 @@
 /*
  * api.h - the /api/v1 handlers.  Each one reads the request (body already
- * accumulated, ids already parsed from the path), does its work in the
- * database and queues exactly one reply.  See docs/api.md for the contract.
+ * accumulated, ids already parsed from the path, the caller's token checked
+ * by the route table's access rule: routes.c), does its work in the database
+ * and queues exactly one reply.  See docs/api.md for the contract.
  */
 #ifndef LOCKLAB_SERVER_API_H
 #define LOCKLAB_SERVER_API_H
+
+#include <stdbool.h>
 
 #include "http.h"
 
@@ -43,5 +46,23 @@ enum handler_rc api_history(struct http_request *req);
  */
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what);
+
+/* A git revision a client names: 1 to 255 bytes, no whitespace or control
+ * bytes, not starting with '-' (submissions.c). */
+bool api_git_ref_ok(const char *s);
+
+/* A tree's name (misc.c): API_TREE_NAME_RULE says it for error replies. */
+bool api_tree_name_ok(const char *s);
+#define API_TREE_NAME_RULE                                                                         \
+	"a name of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+/*
+ * The reply to a failed database call, by whose fault db_last_fault() says
+ * it was: 422 (the data was refused, class 22 or 23), 409 (23505), 503 with
+ * Retry-After (connection, shutdown, resources, conflicts still there after
+ * the retries), else 500.  what ("cannot store the tree") opens the detail;
+ * 503 and 500 bodies carry no libpq text (the log has it).
+ */
+enum handler_rc api_reply_db_error(struct http_request *req, const char *what);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "config.h"
 #include "db.h"
 
@@ -126,7 +127,7 @@ enum handler_rc auth_require_agent(struct http_request *req, PGconn *c, const ch
 	auth_sha256_hex(token, strlen(token), hash);
 	res = db_exec(c, "SELECT id, role, machine_class FROM agents WHERE token_hash = $1", 1, p);
 	if (!res)
-		return http_reply_error(req, 503, "database", "%s", db_last_error());
+		return api_reply_db_error(req, "cannot check the token");
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return http_reply_error(req, 401, "unauthorized", "unknown token");

@@ -21,14 +21,8 @@ int auth_new_token(char out[65]);
 /* True when token equals the configured admin token (constant time). */
 bool auth_is_admin(const char *token);
 
-struct auth_agent {
-	long long id;
-	char role[16]; /* "agent" or "submitter" */
-	char machine_class[128];
-};
-
 /*
- * The request's bearer token as an agent.  Returns HANDLER_OK with *out
+ * The request's bearer token as an agent (struct auth_agent: http.h).  Returns HANDLER_OK with *out
  * filled, or HANDLER_HANDLED after replying 401 (no or unknown token) or
  * 403 (a token of another role than want_role, when want_role is not NULL).
  */

@@ -17,6 +17,7 @@ struct srv_config {
 	size_t max_body;         /* bytes of a request body */
 	long fetch_timeout;      /* seconds, total */
 	size_t fetch_max_bytes;  /* of a fetched patch, after gunzip */
+	const char *fetch_allow; /* comma list of host:port or CIDR the fetch policy allows */
 	int lease_seconds;       /* job lease */
 	int max_attempts;        /* expired leases before a job fails */
 	int min_rounds;          /* rounds a job asks for first */
@@ -24,6 +25,7 @@ struct srv_config {
 	double alpha;            /* false discovery rate */
 	double min_effect;       /* relative */
 	bool submit_token_required;
+	bool allow_local_trees; /* trees may be local paths or file:// URLs */
 	unsigned max_connections;
 	unsigned connection_timeout; /* seconds */
 };

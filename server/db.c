@@ -17,6 +17,7 @@ static pthread_key_t db_key;
 static pthread_once_t db_once = PTHREAD_ONCE_INIT;
 static __thread char db_state[8];
 static __thread char db_error[512];
+static __thread char db_primary[256];
 
 /*
  * Statements with parameters are prepared once per connection, found by
@@ -42,7 +43,17 @@ PGconn *db_conn(void)
 	PGconn *c;
 
 	pthread_once(&db_once, db_init_key);
+	/* a new request's errors are its own */
+	db_state[0] = db_error[0] = db_primary[0] = '\0';
 	c = pthread_getspecific(db_key);
+	/*
+	 * An idle connection reads what is pending without waiting (libpq's
+	 * socket is non-blocking): a database that shut down or restarted since
+	 * has closed it, which turns the status bad here rather than failing
+	 * the request's first statement.
+	 */
+	if (c && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE)
+		PQconsumeInput(c);
 	if (c && PQstatus(c) == CONNECTION_OK)
 		return c;
 	if (c) {
@@ -55,6 +66,9 @@ PGconn *db_conn(void)
 	}
 	c = PQconnectdb(srv_cfg.db ? srv_cfg.db : "");
 	if (PQstatus(c) != CONNECTION_OK) {
+		/* 08001 sqlclient_unable_to_establish_sqlconnection: libpq sets no SQLSTATE */
+		snprintf(db_state, sizeof(db_state), "08001");
+		snprintf(db_primary, sizeof(db_primary), "cannot connect");
 		snprintf(db_error, sizeof(db_error), "%s", PQerrorMessage(c));
 		fprintf(stderr, "locklab-server: database: %s", PQerrorMessage(c));
 		PQfinish(c);
@@ -75,6 +89,29 @@ const char *db_last_error(void)
 	return db_error;
 }
 
+const char *db_last_primary(void)
+{
+	return db_primary;
+}
+
+enum db_fault db_last_fault(void)
+{
+	if (!db_state[0])
+		return DB_FAULT_NONE;
+	if (strncmp(db_state, "22", 2) == 0)
+		return DB_FAULT_DATA;
+	if (strcmp(db_state, "23505") == 0)
+		return DB_FAULT_DUPLICATE;
+	if (strncmp(db_state, "23", 2) == 0)
+		return DB_FAULT_DATA;
+	/* connection, shutdown, resources, and conflicts still there after the retries */
+	if (strncmp(db_state, "08", 2) == 0 || strcmp(db_state, "57P01") == 0 ||
+	    strcmp(db_state, "57P02") == 0 || strcmp(db_state, "57P03") == 0 ||
+	    strncmp(db_state, "53", 2) == 0 || db_failure() == DB_RETRY)
+		return DB_FAULT_UNAVAILABLE;
+	return DB_FAULT_INTERNAL;
+}
+
 int db_failure(void)
 {
 	if (strcmp(db_state, "40001") == 0 || strcmp(db_state, "40P01") == 0)
@@ -86,8 +123,13 @@ int db_failure(void)
 static void db_note_error(PGconn *c, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
-	snprintf(db_state, sizeof(db_state), "%s", state ? state : "");
+	/* libpq's own errors carry no SQLSTATE; a lost connection is 08006 */
+	if (!state && PQstatus(c) == CONNECTION_BAD)
+		state = "08006";
+	snprintf(db_state, sizeof(db_state), "%s", state ? state : "XX000");
+	snprintf(db_primary, sizeof(db_primary), "%s", primary ? primary : "no message");
 	snprintf(db_error, sizeof(db_error), "%s",
 	         res ? PQresultErrorMessage(res) : PQerrorMessage(c));
 	if (db_failure() != DB_RETRY)
@@ -152,6 +194,23 @@ PGresult *db_exec(PGconn *c, const char *sql, int nparams, const char *const *pa
 	return NULL;
 }
 
+PGresult *db_read(const char *sql, int nparams, const char *const *params)
+{
+	int attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		PGconn *c = db_conn();
+		PGresult *res;
+
+		if (!c)
+			return NULL;
+		res = db_exec(c, sql, nparams, params);
+		if (res || PQstatus(c) != CONNECTION_BAD)
+			return res;
+	}
+	return NULL;
+}
+
 int db_run(PGconn *c, const char *sql, int nparams, const char *const *params)
 {
 	PGresult *res = db_exec(c, sql, nparams, params);
@@ -178,8 +237,12 @@ int db_tx(int (*body)(PGconn *c, void *arg), void *arg)
 
 		if (!c)
 			return DB_FAIL;
-		if (db_run(c, "BEGIN", 0, NULL) != DB_OK)
+		if (db_run(c, "BEGIN", 0, NULL) != DB_OK) {
+			/* nothing ran yet: a connection found broken is opened again once */
+			if (attempt == 0 && PQstatus(c) == CONNECTION_BAD)
+				continue;
 			return DB_FAIL;
+		}
 		rc = body(c, arg);
 		if (rc == DB_OK) {
 			rc = db_run(c, "COMMIT", 0, NULL);

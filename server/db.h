@@ -23,9 +23,33 @@ PGconn *db_conn(void);
  */
 PGresult *db_exec(PGconn *c, const char *sql, int nparams, const char *const *params);
 
-/* SQLSTATE and message of this thread's last failed statement. */
+/*
+ * SQLSTATE and message of this thread's last failed statement since its
+ * last db_conn() (a lost connection is 08006, one that cannot be opened
+ * 08001).  db_last_error() is libpq's whole text, for the log only;
+ * db_last_primary() the primary message alone ("invalid byte sequence for
+ * encoding \"UTF8\": 0xff"), fit for a 4xx reply.
+ */
 const char *db_last_state(void);
 const char *db_last_error(void);
+const char *db_last_primary(void);
+
+/* Whose fault the last failure was, by its SQLSTATE. */
+enum db_fault {
+	DB_FAULT_NONE,        /* no database error: the caller failed on its own */
+	DB_FAULT_DATA,        /* class 22, or 23 but 23505: the data sent was refused */
+	DB_FAULT_DUPLICATE,   /* 23505 unique_violation */
+	DB_FAULT_UNAVAILABLE, /* 08, 53, 57P01-57P03, 40001/40P01 after the retries */
+	DB_FAULT_INTERNAL,    /* anything else */
+};
+enum db_fault db_last_fault(void);
+
+/*
+ * A read-only statement outside a transaction on this thread's connection;
+ * when that connection turns out broken (the database restarted since it was
+ * last used), run once more on a new one.  Like db_exec: the result or NULL.
+ */
+PGresult *db_read(const char *sql, int nparams, const char *const *params);
 
 /* db_exec that only needs success; returns 0 or a db_tx code (DB_FAIL/DB_RETRY). */
 int db_run(PGconn *c, const char *sql, int nparams, const char *const *params);
@@ -43,7 +67,8 @@ int db_failure(void);
 
 /*
  * BEGIN; rc = body(c, arg); COMMIT when rc is DB_OK, else ROLLBACK.  A body
- * or COMMIT failing with DB_RETRY runs again (up to 10 times).  Returns the
+ * or COMMIT failing with DB_RETRY runs again (up to 10 times); a BEGIN on a
+ * connection found broken runs again once on a new one.  Returns the
  * body's final code, or DB_FAIL when no connection could be had.
  */
 int db_tx(int (*body)(PGconn *c, void *arg), void *arg);

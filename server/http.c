@@ -1,6 +1,6 @@
 /*
  * http.c - libmicrohttpd front end: body accumulation with a hard cap,
- * routing, replies, static files and request counters.
+ * replies, static files and request counters; routing is routes.c.
  */
 #include "http.h"
 
@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "config.h"
+#include "routes.h"
 
 static struct MHD_Daemon *http_daemon;
 
@@ -59,6 +59,11 @@ static enum handler_rc http_queue(struct http_request *req, unsigned status,
 	if (content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	/* every 503 is a passing state (database, load): say when to come back */
+	if (status == 503)
+		MHD_add_response_header(resp, "Retry-After", HTTP_RETRY_AFTER);
+	if (status == 405 && req->allow)
+		MHD_add_response_header(resp, "Allow", req->allow);
 	ret = MHD_queue_response(req->conn, status, resp);
 	MHD_destroy_response(resp);
 	if (ret != MHD_YES)
@@ -156,8 +161,7 @@ static const char *http_mime(const char *path)
 	return "application/octet-stream";
 }
 
-/* Serve a file under the web root; refuses ".." and anything outside it. */
-static enum handler_rc http_static(struct http_request *req)
+enum handler_rc http_static(struct http_request *req)
 {
 	char root[PATH_MAX], want[PATH_MAX], real[PATH_MAX];
 	const char *url = req->url;
@@ -187,119 +191,6 @@ static enum handler_rc http_static(struct http_request *req)
 	/* MHD owns fd from here and closes it with the response. */
 	return http_queue(req, 200, MHD_create_response_from_fd((uint64_t)st.st_size, fd),
 	                  http_mime(real));
-}
-
-/* "/api/v1/submissions/12/report" -> segments; returns their count. */
-static int http_split(const char *url, char seg[][64], int max)
-{
-	int n = 0;
-	const char *p = url;
-
-	while (*p) {
-		const char *e;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchr(p, '/');
-		len = e ? (size_t)(e - p) : strlen(p);
-		if (n == max || len >= 64)
-			return -1;
-		memcpy(seg[n], p, len);
-		seg[n][len] = '\0';
-		n++;
-		p += len;
-	}
-	return n;
-}
-
-static long long http_id(const char *s)
-{
-	char *end;
-	long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v <= 0)
-		return -1;
-	return v;
-}
-
-static enum handler_rc http_route(struct http_request *req)
-{
-	char seg[8][64];
-	int n = http_split(req->url, seg, 8);
-	bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-	bool post = strcmp(req->method, "POST") == 0;
-	long long id;
-
-	if (n < 0)
-		return http_reply_error(req, 404, "not-found", "no such path");
-	if (n == 1 && strcmp(seg[0], "healthz") == 0)
-		return get ? api_healthz(req) : http_reply_error(req, 405, "method", "use GET");
-	if (n == 1 && strcmp(seg[0], "metrics") == 0)
-		return get ? api_metrics(req) : http_reply_error(req, 405, "method", "use GET");
-	if (n < 3 || strcmp(seg[0], "api") != 0 || strcmp(seg[1], "v1") != 0) {
-		if (n >= 1 && strcmp(seg[0], "api") == 0)
-			return http_reply_error(req, 404, "not-found", "no such endpoint");
-		if (!get)
-			return http_reply_error(req, 405, "method", "use GET");
-		return http_static(req);
-	}
-	if (strcmp(seg[2], "submissions") == 0) {
-		if (n == 3) {
-			if (post)
-				return api_submission_create(req);
-			if (get)
-				return api_submission_list(req);
-			return http_reply_error(req, 405, "method", "use GET or POST");
-		}
-		if ((id = http_id(seg[3])) < 0)
-			return http_reply_error(req, 404, "not-found", "bad submission id");
-		if (!get)
-			return http_reply_error(req, 405, "method", "use GET");
-		if (n == 4)
-			return api_submission_get(req, id);
-		if (n == 5 && strcmp(seg[4], "report") == 0)
-			return api_submission_report(req, id);
-		if (n == 5 && strcmp(seg[4], "reply") == 0)
-			return api_submission_reply(req, id);
-		if (n == 5 && strcmp(seg[4], "results") == 0)
-			return api_submission_results(req, id);
-	} else if (strcmp(seg[2], "agents") == 0 && n == 3) {
-		return get ? api_agent_list(req) : http_reply_error(req, 405, "method", "use GET");
-	} else if (strcmp(seg[2], "history") == 0 && n == 3) {
-		return get ? api_history(req) : http_reply_error(req, 405, "method", "use GET");
-	} else if (strcmp(seg[2], "agents") == 0 && n == 4 && strcmp(seg[3], "register") == 0) {
-		return post ? api_agent_register(req)
-		            : http_reply_error(req, 405, "method", "use POST");
-	} else if (strcmp(seg[2], "jobs") == 0 && n >= 4) {
-		if (!post)
-			return http_reply_error(req, 405, "method", "use POST");
-		if (n == 4 && strcmp(seg[3], "claim") == 0)
-			return api_job_claim(req);
-		if (n == 5 && (id = http_id(seg[3])) > 0) {
-			if (strcmp(seg[4], "heartbeat") == 0)
-				return api_job_heartbeat(req, id);
-			if (strcmp(seg[4], "results") == 0)
-				return api_job_results(req, id);
-			if (strcmp(seg[4], "fail") == 0)
-				return api_job_fail(req, id);
-			if (strcmp(seg[4], "release") == 0)
-				return api_job_release(req, id);
-		}
-	} else if (strcmp(seg[2], "trees") == 0 && n == 3) {
-		if (get)
-			return api_tree_list(req);
-		if (post)
-			return api_tree_create(req);
-		return http_reply_error(req, 405, "method", "use GET or POST");
-	}
-	return http_reply_error(req, 404, "not-found", "no such endpoint");
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -355,7 +246,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		rc = http_reply_error(req, 413, "too-large", "request body over %zu bytes",
 		                      srv_cfg.max_body);
 	else
-		rc = http_route(req);
+		rc = routes_dispatch(req);
 	if (!req->replied && rc != HANDLER_FATAL)
 		rc = http_reply_error(req, 500, "internal", "no reply");
 	return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;

@@ -13,6 +13,9 @@
 
 struct MHD_Connection;
 
+/* Seconds a 503 reply asks the client to wait (its Retry-After header). */
+#define HTTP_RETRY_AFTER "5"
+
 /*
  * What a handler returns: OK (its reply is queued), HANDLED (an error reply
  * is queued) or FATAL (nothing could be queued; the connection is closed).
@@ -21,6 +24,13 @@ enum handler_rc {
 	HANDLER_OK,
 	HANDLER_HANDLED,
 	HANDLER_FATAL,
+};
+
+/* A caller known by its token (auth.c): an agent or a submitter. */
+struct auth_agent {
+	long long id;
+	char role[16]; /* "agent" or "submitter" */
+	char machine_class[128];
 };
 
 struct http_request {
@@ -32,6 +42,9 @@ struct http_request {
 	bool body_too_large;
 	bool replied;
 	int status; /* of the reply, for /metrics */
+	/* set by the router (routes.c) */
+	struct auth_agent caller; /* on agent routes, and submitter calls of submit routes */
+	const char *allow;        /* the methods of a 405 reply's Allow header */
 };
 
 /* A header of the request or NULL; borrowed. */
@@ -58,6 +71,9 @@ enum handler_rc http_reply_error(struct http_request *req, unsigned status, cons
  * Returns a new reference, or NULL after queueing a 400 reply.
  */
 json_t *http_body_json(struct http_request *req);
+
+/* Serve a file under srv_cfg.web_root; refuses ".." and anything outside it. */
+enum handler_rc http_static(struct http_request *req);
 
 /* Start the daemon on srv_cfg.listen; returns 0 or -1 with a message on stderr. */
 int http_start(void);

@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "ingest.h"
 #include "reports.h"
 #include "result.h"
 #include "verdicts.h"
@@ -91,7 +92,6 @@ void jobs_reaper_stop(void)
 /* POST /api/v1/agents/register */
 enum handler_rc api_agent_register(struct http_request *req)
 {
-	const char *token = http_bearer(req);
 	const char *name = "", *mclass = "default", *role = "agent";
 	char secret[65], hash[65];
 	json_t *doc = NULL;
@@ -100,11 +100,6 @@ enum handler_rc api_agent_register(struct http_request *req)
 	PGresult *res;
 	enum handler_rc rc;
 
-	if (!token)
-		return http_reply_error(req, 401, "unauthorized",
-		                        "missing Authorization: Bearer <admin token>");
-	if (!auth_is_admin(token))
-		return http_reply_error(req, 403, "forbidden", "not the admin token");
 	if (req->body_len) {
 		doc = http_body_json(req);
 		if (!doc)
@@ -131,7 +126,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 	auth_sha256_hex(secret, strlen(secret), hash);
 	c = db_conn();
 	if (!c) {
-		rc = http_reply_error(req, 503, "database", "database unavailable");
+		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
 	{
@@ -143,7 +138,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 		              4, p);
 	}
 	if (!res) {
-		rc = http_reply_error(req, 503, "database", "cannot store the agent");
+		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
 	rc =
@@ -296,15 +291,17 @@ static int claim_body(PGconn *c, void *arg)
 }
 
 /*
- * The database connection and the calling agent (role "agent") of an agent
- * endpoint; anything but HANDLER_OK means the refusal is already queued.
+ * The database connection and the calling agent of an agent route (the
+ * router checked the token: routes.c); anything but HANDLER_OK means the
+ * refusal is already queued.
  */
 static enum handler_rc agent_request(struct http_request *req, PGconn **c, struct auth_agent *agent)
 {
+	*agent = req->caller;
 	*c = db_conn();
 	if (!*c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	return auth_require_agent(req, *c, "agent", agent);
+		return api_reply_db_error(req, "no database connection");
+	return HANDLER_OK;
 }
 
 /* The reply for a job_lock refusal (404, 403 or 409). */
@@ -330,7 +327,7 @@ enum handler_rc api_job_claim(struct http_request *req)
 	jobs_reap(c);
 	if (db_tx(claim_body, &x) != DB_OK) {
 		json_decref(x.job);
-		return http_reply_error(req, 503, "database", "cannot claim a job");
+		return api_reply_db_error(req, "cannot claim a job");
 	}
 	if (!x.job)
 		return http_reply_json(req, 200, json_pack("{s:n, s:i}", "job", "retry_after", 5));
@@ -437,7 +434,7 @@ enum handler_rc api_job_heartbeat(struct http_request *req, long long id)
 		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK) {
 		json_decref(x.progress);
-		return http_reply_error(req, 503, "database", "cannot extend the lease");
+		return api_reply_db_error(req, "cannot extend the lease");
 	}
 	return http_reply_json(req, 200, x.progress);
 }
@@ -501,11 +498,17 @@ enum handler_rc api_job_fail(struct http_request *req, long long id)
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
 		goto out;
 	}
+	/* shown in every public view of the submission: bounded like a document's strings */
+	if (!*x.reason || strlen(x.reason) > JOBS_MAX_REASON) {
+		rc =
+		    http_reply_error(req, 400, "invalid", "reason: 1 to %d bytes", JOBS_MAX_REASON);
+		goto out;
+	}
 	dbrc = db_tx(fail_body, &x);
 	if (dbrc == DB_ABORT)
 		rc = lease_refusal(req, x.status, x.msg);
 	else if (dbrc != DB_OK)
-		rc = http_reply_error(req, 503, "database", "cannot record the failure");
+		rc = api_reply_db_error(req, "cannot record the failure");
 	else
 		rc = http_reply_json(req, 200,
 		                     json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "state",
@@ -558,7 +561,7 @@ enum handler_rc api_job_release(struct http_request *req, long long id)
 	if (dbrc == DB_ABORT)
 		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK)
-		return http_reply_error(req, 503, "database", "cannot release the job");
+		return api_reply_db_error(req, "cannot release the job");
 	return http_reply_json(req, 200,
 	                       json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "queued"));
 }
@@ -929,7 +932,8 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      "\"idempotency_key\") of 1 to 200 bytes is required");
 		goto out;
 	}
-	if (result_from_json(doc, &res, err, sizeof(err)) != 0) {
+	if (result_from_json(doc, &res, err, sizeof(err)) != 0 ||
+	    ingest_check_document(doc, err, sizeof(err)) != 0) {
 		rc = http_reply_error(req, 422, "invalid-result", "%s", err);
 		goto out;
 	}
@@ -961,7 +965,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                                        : "conflict",
 		                      "%s", x.msg);
 	else if (dbrc != DB_OK)
-		rc = http_reply_error(req, 503, "database", "cannot store the result");
+		rc = api_reply_db_error(req, "cannot store the result");
 	else {
 		json_object_set_new(x.progress, "stored", json_boolean(!x.duplicate));
 		json_object_set_new(x.progress, "duplicate", json_boolean(x.duplicate));

@@ -4,6 +4,9 @@
 #ifndef LOCKLAB_SERVER_JOBS_H
 #define LOCKLAB_SERVER_JOBS_H
 
+/* Longest reason of POST /api/v1/jobs/{id}/fail, in bytes. */
+#define JOBS_MAX_REASON 16384
+
 #include <libpq-fe.h>
 
 /*

@@ -17,6 +17,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "jobs.h"
+#include "routes.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
 
@@ -47,6 +48,9 @@ static struct opt opts[] = {
      "seconds allowed to fetch a patch URL"},
     {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
      1, 1e10, "largest fetched patch in bytes, after gunzip"},
+    {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &srv_cfg.fetch_allow, "", 0, 0,
+     "comma list of host:port or CIDR that patch URLs may reach although loopback, private, "
+     "link-local, ... (see docs/api.md)"},
     {"lease-seconds", "LOCKLAB_LEASE_SECONDS", OPT_INT, &srv_cfg.lease_seconds, "300", 1, 86400,
      "job lease; heartbeats extend it"},
     {"max-attempts", "LOCKLAB_MAX_ATTEMPTS", OPT_INT, &srv_cfg.max_attempts, "3", 1, 100,
@@ -61,6 +65,8 @@ static struct opt opts[] = {
      "smallest relative change called a regression or improvement"},
     {"submit-token-required", "LOCKLAB_SUBMIT_TOKEN_REQUIRED", OPT_BOOL,
      &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
+    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_BOOL, &srv_cfg.allow_local_trees, "0", 0,
+     1, "trees may name a local path or file:// URL (agents sharing this filesystem)"},
     {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
      10000, "concurrent HTTP connections (each may hold a database connection)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
@@ -86,6 +92,7 @@ static void usage(FILE *out)
 		        opts[i].def ? opts[i].def : "unset", opts[i].def ? "'" : "", opts[i].env);
 	}
 	fprintf(out, "  %-32s this text\n", "--help");
+	fprintf(out, "  %-32s the routes: method, path, who may call it\n", "--routes");
 }
 
 /* Set option o from text; 0 or -1 with a message. */
@@ -142,7 +149,7 @@ bad:
 
 static int parse_config(int argc, char **argv)
 {
-	struct option longopts[NOPTS + 2];
+	struct option longopts[NOPTS + 3];
 	size_t i;
 	int c, idx;
 
@@ -159,10 +166,15 @@ static int parse_config(int argc, char **argv)
 		longopts[i].val = 1000 + (int)i;
 	}
 	longopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[NOPTS + 1] = (struct option){NULL, 0, NULL, 0};
+	longopts[NOPTS + 1] = (struct option){"routes", no_argument, NULL, 'r'};
+	longopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
 	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			exit(0);
+		}
+		if (c == 'r') {
+			routes_print(stdout);
 			exit(0);
 		}
 		if (c < 1000 || c >= 1000 + (int)NOPTS) {
@@ -202,6 +214,14 @@ int main(int argc, char **argv)
 	if (fetch_global_init() != 0) {
 		fprintf(stderr, "locklab-server: cannot initialise libcurl\n");
 		return 1;
+	}
+	{
+		char err[256];
+
+		if (fetch_policy_init(srv_cfg.fetch_allow, err, sizeof(err)) != 0) {
+			fprintf(stderr, "locklab-server: --fetch-allow: %s\n", err);
+			goto out;
+		}
 	}
 	applied = db_migrate(srv_cfg.sql_dir);
 	if (applied < 0) {

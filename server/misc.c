@@ -2,51 +2,57 @@
  * misc.c - trees, /healthz and /metrics; the read-only views the dashboard
  * needs: agents, a submission's stored results, history of a metric.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api.h"
-#include "auth.h"
+#include "config.h"
 #include "db.h"
+#include "url.h"
 
 enum handler_rc api_tree_list(struct http_request *req)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
-	enum handler_rc rc;
+	return api_reply_sql(
+	    req,
+	    "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', id, "
+	    "'name', name, 'url', url_public(url), 'branch', branch, 'kind', kind, 'created', "
+	    "created) "
+	    "ORDER BY id), '[]')) FROM trees",
+	    0, NULL, "trees");
+}
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c,
-	              "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', "
-	              "id, 'name', name, 'url', url, 'branch', branch, 'kind', kind, 'created', "
-	              "created) ORDER BY id), '[]'))::text FROM trees",
-	              0, NULL);
-	if (!res)
-		return http_reply_error(req, 503, "database", "query failed");
-	rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 0),
-	                (size_t)PQgetlength(res, 0, 0));
-	PQclear(res);
-	return rc;
+bool api_tree_name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 64 || !isalnum((unsigned char)s[0]))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* A local path or file:// URL: only with --allow-local-trees. */
+static bool misc_tree_local(const char *url)
+{
+	return url[0] == '/' || strncasecmp(url, "file://", 7) == 0;
 }
 
 enum handler_rc api_tree_create(struct http_request *req)
 {
-	const char *token = http_bearer(req);
 	const char *name, *url, *branch = "master", *kind = "native";
+	char err[256];
 	json_t *doc;
 	json_error_t jerr;
 	PGconn *c;
 	PGresult *res;
 	enum handler_rc rc;
 
-	if (!token)
-		return http_reply_error(req, 401, "unauthorized",
-		                        "missing Authorization: Bearer <admin token>");
-	if (!auth_is_admin(token))
-		return http_reply_error(req, 403, "forbidden", "not the admin token");
 	doc = http_body_json(req);
 	if (!doc)
 		return HANDLER_HANDLED;
@@ -59,14 +65,29 @@ enum handler_rc api_tree_create(struct http_request *req)
 		rc = http_reply_error(req, 400, "invalid", "kind: native or kernel");
 		goto out;
 	}
-	if (!*name || !*url || !*branch) {
-		rc =
-		    http_reply_error(req, 400, "invalid", "name, url and branch must not be empty");
+	if (!api_tree_name_ok(name)) {
+		rc = http_reply_error(req, 400, "invalid", "name: %s", API_TREE_NAME_RULE);
+		goto out;
+	}
+	if (!api_git_ref_ok(branch)) {
+		rc = http_reply_error(req, 400, "invalid", "branch: a git branch name");
+		goto out;
+	}
+	if (misc_tree_local(url) && srv_cfg.allow_local_trees) {
+		if (strlen(url) > URL_MAX) {
+			rc =
+			    http_reply_error(req, 400, "bad-url", "url: at most %d bytes", URL_MAX);
+			goto out;
+		}
+	} else if (url_check(url, URL_HTTP | URL_GIT, err, sizeof(err)) != 0) {
+		rc = http_reply_error(
+		    req, 400, "bad-url", "url: %s%s", err,
+		    misc_tree_local(url) ? " (local trees need --allow-local-trees)" : "");
 		goto out;
 	}
 	c = db_conn();
 	if (!c) {
-		rc = http_reply_error(req, 503, "database", "database unavailable");
+		rc = api_reply_db_error(req, "cannot store the tree");
 		goto out;
 	}
 	{
@@ -78,7 +99,7 @@ enum handler_rc api_tree_create(struct http_request *req)
 		              4, p);
 	}
 	if (!res) {
-		rc = http_reply_error(req, 503, "database", "cannot store the tree");
+		rc = api_reply_db_error(req, "cannot store the tree");
 		goto out;
 	}
 	if (PQntuples(res) == 0)
@@ -97,16 +118,34 @@ out:
 
 enum handler_rc api_healthz(struct http_request *req)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
+	PGresult *res = db_read("SELECT 1", 0, NULL);
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c, "SELECT 1", 0, NULL);
 	if (!res)
-		return http_reply_error(req, 503, "database", "%s", db_last_error());
+		return http_reply_json(req, 503,
+		                       json_pack("{s:s, s:s, s:s, s:s}", "status", "unavailable",
+		                                 "database", "unavailable", "error", "database",
+		                                 "detail", "the database does not answer"));
 	PQclear(res);
 	return http_reply_json(req, 200, json_pack("{s:s, s:s}", "status", "ok", "database", "ok"));
+}
+
+enum handler_rc api_reply_db_error(struct http_request *req, const char *what)
+{
+	switch (db_last_fault()) {
+	case DB_FAULT_DATA:
+		return http_reply_error(req, 422, "invalid", "%s: the database refused a value: %s",
+		                        what, db_last_primary());
+	case DB_FAULT_DUPLICATE:
+		return http_reply_error(req, 409, "conflict", "%s: %s", what, db_last_primary());
+	case DB_FAULT_UNAVAILABLE:
+		return http_reply_error(req, 503, "database",
+		                        "%s: the database is unavailable, try again later", what);
+	case DB_FAULT_INTERNAL:
+		return http_reply_error(req, 500, "database",
+		                        "%s: a database error (the server's log has it)", what);
+	default:
+		return http_reply_error(req, 500, "internal", "%s", what);
+	}
 }
 
 enum handler_rc api_metrics(struct http_request *req)
@@ -179,15 +218,11 @@ enum handler_rc api_metrics(struct http_request *req)
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what)
 {
-	PGconn *c = db_conn();
-	PGresult *res;
+	PGresult *res = db_read(sql, n, p);
 	enum handler_rc rc;
 
-	if (!c)
-		return http_reply_error(req, 503, "database", "database unavailable");
-	res = db_exec(c, sql, n, p);
 	if (!res)
-		return http_reply_error(req, 503, "database", "query failed");
+		return api_reply_db_error(req, "cannot read the database");
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
 		rc = http_reply_error(req, 404, "not-found", "no such %s", what);
 	else

@@ -9,11 +9,11 @@
 #include <strings.h>
 
 #include "api.h"
-#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
 #include "mbox.h"
+#include "url.h"
 
 #define MAX_SUITES 16
 
@@ -200,8 +200,7 @@ static bool sub_name_ok(const char *s, size_t max)
 	return true;
 }
 
-/* A git ref or base: no whitespace or control bytes, no leading '-'. */
-static bool sub_ref_ok(const char *s)
+bool api_git_ref_ok(const char *s)
 {
 	size_t n = strlen(s), i;
 
@@ -211,12 +210,6 @@ static bool sub_ref_ok(const char *s)
 		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
 			return false;
 	return true;
-}
-
-static bool sub_git_url_ok(const char *u)
-{
-	return strncasecmp(u, "https://", 8) == 0 || strncasecmp(u, "http://", 7) == 0 ||
-	       strncasecmp(u, "git://", 6) == 0 || strncasecmp(u, "ssh://", 6) == 0;
 }
 
 enum handler_rc api_submission_create(struct http_request *req)
@@ -233,18 +226,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 
 	memset(&s, 0, sizeof(s));
 	mbox_series_init(&s.series);
-	if (srv_cfg.submit_token_required && !auth_is_admin(http_bearer(req))) {
-		struct auth_agent who;
-		PGconn *c = db_conn();
-
-		if (!c) {
-			rc = http_reply_error(req, 503, "database", "database unavailable");
-			goto out;
-		}
-		rc = auth_require_agent(req, c, "submitter", &who);
-		if (rc != HANDLER_OK)
-			goto out;
-	}
 	doc = http_body_json(req);
 	if (!doc) {
 		rc = HANDLER_HANDLED;
@@ -254,6 +235,10 @@ enum handler_rc api_submission_create(struct http_request *req)
 	                   "mbox", &mbox, "git", &git, "tree", &s.tree, "suites", &suites, "notify",
 	                   &s.notify) != 0) {
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	if (s.notify && strlen(s.notify) > 1024) {
+		rc = http_reply_error(req, 400, "invalid", "notify: at most 1024 bytes");
 		goto out;
 	}
 	nsrc = (s.url != NULL) + (mbox != NULL) + (git != NULL);
@@ -287,8 +272,8 @@ enum handler_rc api_submission_create(struct http_request *req)
 	} else {
 		s.suites[s.nsuites++] = "quick";
 	}
-	if (s.tree && !*s.tree) {
-		rc = http_reply_error(req, 400, "invalid", "tree: empty name");
+	if (s.tree && !api_tree_name_ok(s.tree)) {
+		rc = http_reply_error(req, 400, "invalid", "tree: %s", API_TREE_NAME_RULE);
 		goto out;
 	}
 	if (git) {
@@ -298,24 +283,28 @@ enum handler_rc api_submission_create(struct http_request *req)
 			rc = http_reply_error(req, 400, "invalid", "git: %s", jerr.text);
 			goto out;
 		}
-		if (!sub_git_url_ok(s.git_url)) {
-			rc = http_reply_error(req, 400, "bad-url",
-			                      "git.url: only http, https, git and ssh URLs");
+		if (url_check(s.git_url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 400, "bad-url", "git.url: %s", err);
 			goto out;
 		}
-		if (!sub_ref_ok(s.git_ref) || (s.git_base && !sub_ref_ok(s.git_base))) {
+		if (!api_git_ref_ok(s.git_ref) || (s.git_base && !api_git_ref_ok(s.git_base))) {
 			rc = http_reply_error(req, 400, "invalid",
 			                      "git.ref and git.base must be git revisions");
 			goto out;
 		}
 	} else if (s.url) {
 		s.source = "url";
-		if (!fetch_url_allowed(s.url)) {
-			rc = http_reply_error(req, 400, "bad-url", "only http and https URLs: %s",
-			                      s.url);
+		if (url_check(s.url, URL_HTTP, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
 			goto out;
 		}
-		if (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err)) != 0) {
+		switch (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err))) {
+		case FETCH_OK:
+			break;
+		case FETCH_REFUSED:
+			rc = http_reply_error(req, 422, "fetch-refused", "%s", err);
+			goto out;
+		default:
 			rc = http_reply_error(req, 422, "fetch-failed", "%s", err);
 			goto out;
 		}
@@ -337,7 +326,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 		goto out;
 	}
 	if (dbrc != DB_OK) {
-		rc = http_reply_error(req, 503, "database", "cannot store the submission");
+		rc = api_reply_db_error(req, "cannot store the submission");
 		goto out;
 	}
 	{
@@ -390,7 +379,8 @@ enum handler_rc api_submission_list(struct http_request *req)
 	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object('submissions', coalesce(json_agg(x ORDER BY x.id DESC), "
-	    "'[]')) FROM (SELECT s.id, s.state, s.source, s.subject, s.verdict, s.reason, s.url, "
+	    "'[]')) FROM (SELECT s.id, s.state, s.source, s.subject, s.verdict, s.reason, "
+	    "url_public(s.url) AS url, "
 	    "s.suites, s.created, s.updated,"
 	    " (SELECT author FROM patches WHERE submission_id = s.id ORDER BY seq = 0, seq "
 	    "  LIMIT 1) AS author,"
@@ -416,10 +406,11 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	return api_reply_sql(
 	    req,
 	    "SELECT json_build_object("
-	    " 'id', s.id, 'state', s.state, 'source', s.source, 'url', s.url,"
+	    " 'id', s.id, 'state', s.state, 'source', s.source, 'url', url_public(s.url),"
 	    " 'git', CASE WHEN s.git_url IS NULL THEN NULL ELSE json_build_object('url', "
-	    "   s.git_url, 'ref', s.git_ref, 'base', s.git_base) END,"
-	    " 'tree', (SELECT json_build_object('name', t.name, 'url', t.url, 'branch', t.branch, "
+	    "   url_public(s.git_url), 'ref', s.git_ref, 'base', s.git_base) END,"
+	    " 'tree', (SELECT json_build_object('name', t.name, 'url', url_public(t.url), "
+	    "   'branch', t.branch, "
 	    "   'kind', t.kind) FROM trees t WHERE t.id = s.tree_id),"
 	    " 'suites', s.suites, 'notify', s.notify, 'subject', s.subject,"
 	    " 'message_id', s.reply_to_msgid, 'version', s.version,"

@@ -6,7 +6,10 @@ source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start || { echo "Bail out! no server"; exit 1; }
+mkdir -p "$T/www"
+file_server "$T/www" || { echo "Bail out! no file server"; exit 1; }
+# the fixture is on loopback, which the fetch policy refuses unless allowed
+server_start --fetch-allow "127.0.0.1:$FILES_PORT" || { echo "Bail out! no server"; exit 1; }
 make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
 
 # by mbox
@@ -41,12 +44,10 @@ is "$(jq -r .message_id <<<"$detail")" "$(grep -hi '^Message-ID:' "$T"/s/out/v2-
   "the reply threads to the cover letter"
 
 # by URL: the series as one mbox, gzip'd like lore's t.mbox.gz, and one patch
-mkdir -p "$T/www"
 cp "$T/s/series.mbox" "$T/www/t.mbox"
 gzip -c "$T/s/series.mbox" >"$T/www/t.mbox.gz"
 cp "$T/s/single.patch" "$T/www/raw"
 cp "$T"/s/out/v2-0001-*.patch "$T/www/part1"
-file_server "$T/www" || { echo "Bail out! no file server"; exit 1; }
 api POST /api/v1/submissions -d "{\"url\": \"$FILES_URL/t.mbox\"}"
 body=$BODY
 is "$CODE" 202 "URL submission is fetched and accepted"

@@ -21,7 +21,8 @@ if [[ ! -f $kcache/$rev/arch/x86/boot/bzImage && -f $src/locklab-out/arch/x86/bo
     mv "$kcache/$rev.tmp" "$kcache/$rev" && diag "the agent's base build is shared with the tree's ($rev)"
 fi
 pg_start || exit 1
-server_start --min-rounds 1 --max-rounds 1 || exit 1
+# the tree is the local cache of scripts/kernel-source.sh: a path, allowed by --allow-local-trees
+server_start --min-rounds 1 --max-rounds 1 --allow-local-trees || exit 1
 register_agent
 api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
   -d "$(jq -n --arg u "$src" '{name: "linux-6.1", url: $u, branch: "master", kind: "kernel"}')"

@@ -10,6 +10,8 @@
 #   submit_mbox FILE          sets SUB;  claim TOKEN  sets JOB (id or null)
 #   result_doc / post_round   lockbench-result/1 documents with chosen figures
 #   make_series DIR, file_server DIR   a git format-patch series; an http server
+#   fixture NAME DIR [BIND]   tests/lib/fixture.py (redirects, Content-Encoding,
+#                             a log line per accepted connection)
 ADMIN_TOKEN=${ADMIN_TOKEN:-test-admin-token}
 _srv_n=0
 
@@ -142,17 +144,41 @@ make_series() {
   cat "$d"/out/*.patch >"$d/series.mbox"
 }
 
-# file_server DIR: serve DIR over http on a free port; sets FILES_URL
+# file_server DIR: serve DIR over http on a free port; sets FILES_URL and FILES_PORT
+# (a server fetching from it needs --fetch-allow 127.0.0.1:$FILES_PORT)
 file_server() {
   local port pid i
   port=$(free_port)
   python3 -m http.server --bind 127.0.0.1 --directory "$1" "$port" >"$T/http.log" 2>&1 &
   pid=$!
   at_exit "kill $pid"
+  FILES_PORT=$port
   FILES_URL="http://127.0.0.1:$port"
   for ((i = 0; i < 50; i++)); do
     curl -fsS -o /dev/null "$FILES_URL/" 2>/dev/null && return 0
     sleep 0.1
   done
   return 1
+}
+
+# fixture NAME DIR [BIND]: tests/lib/fixture.py serving DIR on a free port of
+# BIND (default 127.0.0.1); sets NAME_PORT, NAME_URL and NAME_LOG, the file
+# that gets one "connection from ..." line per TCP connection accepted
+fixture() {
+  local name=$1 dir=$2 bind=${3:-127.0.0.1} pid i host
+  rm -f "$T/$name.port"
+  python3 "$TOP/tests/lib/fixture.py" "$T/$name.port" "$T/$name.log" "$dir" "$bind" \
+    >"$T/$name.err" 2>&1 &
+  pid=$!
+  at_exit "kill $pid"
+  for ((i = 0; i < 100; i++)); do
+    [[ -s $T/$name.port ]] && break
+    sleep 0.05
+  done
+  [[ -s $T/$name.port ]] || { diag "fixture $name did not start:" "$(cat "$T/$name.err")"; return 1; }
+  host=$bind
+  [[ $bind == *:* ]] && host="[$bind]"
+  printf -v "${name}_PORT" '%s' "$(cat "$T/$name.port")"
+  printf -v "${name}_URL" 'http://%s:%s' "$host" "$(cat "$T/$name.port")"
+  printf -v "${name}_LOG" '%s' "$T/$name.log"
 }
