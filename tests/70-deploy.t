@@ -267,7 +267,7 @@ like "$(cat "$T/ep3.log")" 'no agent token' "with a message saying what to set"
 
 ep "$T/ag3" LOCKLAB_ADMIN_TOKEN=wrong docker/entrypoint-agent.sh --once >"$T/ep4.log" 2>&1
 is "$?" 1 "a wrong admin token: exit 1"
-like "$(cat "$T/ep4.log")" 'registration .*failed.*forbidden' "with the server's reason"
+like "$(cat "$T/ep4.log")" 'registration .*failed.*"unauthorized".*unknown token' "with the server's reason"
 ok "$([[ ! -e $T/ag3/agent.token ]]; echo $?)" "and no token file"
 
 # the agent, and so every build it runs, never sees the admin token
