@@ -647,6 +647,15 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 	return text;
 }
 
+/* Whether the file at path holds text. */
+static bool log_says(const char *path, const char *text)
+{
+	char *all = agent_read_file(path);
+	bool yes = all && strstr(all, text);
+	free(all);
+	return yes;
+}
+
 /*
  * Keep the accelerator a kernel run settled on (its machine.model says
  * "QEMU KVM guest ..." or "QEMU TCG guest ...") for the agent's lifetime.
@@ -748,6 +757,11 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 		               "lockbench kernel run failed: qemu or the guest gave no result "
 		               "(infrastructure, not a finding about the patch)",
 		               log, 15);
+		*retry = true;
+		return -1;
+	} else if (r.status == 1 && log_says(log, "a failure of the machine, not a lockup")) {
+		/* a point killed from outside (lockbench's runner says so): a partial round */
+		fail_with_tail(j, INFRA ": a benchmark point was killed from outside", log, 15);
 		*retry = true;
 		return -1;
 	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
