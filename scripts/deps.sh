@@ -7,10 +7,11 @@ set -euo pipefail
 PACKAGES=(
   build-essential pkg-config git curl ca-certificates perl
   libjansson-dev libgsl-dev libcmocka-dev
-  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev
+  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libgmime-3.0-dev
   postgresql-15
   gdb linux-perf clang-format bubblewrap
   zlib1g-dev jq python3 procps iproute2
+  python3-aiosmtpd  # tests/26-server-mail-out.t: a real SMTP server on loopback
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
 )

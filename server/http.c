@@ -21,6 +21,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "outbox.h"
 
 static struct MHD_Daemon *http_daemon;
 
@@ -292,6 +293,12 @@ static enum handler_rc http_route(struct http_request *req)
 			if (strcmp(seg[4], "release") == 0)
 				return api_job_release(req, id);
 		}
+	} else if (strcmp(seg[2], "outbox") == 0 && n == 3) {
+		return get ? api_outbox_list(req) : http_reply_error(req, 405, "method", "use GET");
+	} else if (strcmp(seg[2], "outbox") == 0 && n == 5 && strcmp(seg[4], "retry") == 0 &&
+	           (id = http_id(seg[3])) > 0) {
+		return post ? api_outbox_retry(req, id)
+		            : http_reply_error(req, 405, "method", "use POST");
 	} else if (strcmp(seg[2], "trees") == 0 && n == 3) {
 		if (get)
 			return api_tree_list(req);

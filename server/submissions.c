@@ -126,7 +126,7 @@ static int sub_store(PGconn *c, void *arg)
 		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
 		snprintf(total, sizeof(total), "%zu", s->series.npatches);
 		{
-			const char *p[11] = {idbuf,
+			const char *p[12] = {idbuf,
 			                     seq,
 			                     total,
 			                     k == 0 ? "t" : "f",
@@ -136,13 +136,15 @@ static int sub_store(PGconn *c, void *arg)
 			                     m->subject,
 			                     m->date,
 			                     m->body,
-			                     m->diff ? m->diff : ""};
+			                     m->diff ? m->diff : "",
+			                     m->references};
 
 			rc = db_run(c,
 			            "INSERT INTO patches (submission_id, seq, total, is_cover, "
-			            "message_id, in_reply_to, author, subject, date, body, diff) "
-			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-			            11, p);
+			            "message_id, in_reply_to, author, subject, date, body, diff, "
+			            "mail_references) "
+			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+			            12, p);
 		}
 		if (rc != DB_OK)
 			goto out;
@@ -454,7 +456,12 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'variant', l.variant, 'round', l.round, 'workload', l.workload, 'lock', l.lock,"
 	    "   'params', l.params_key, 'kind', l.kind, 'message', l.message, 'stacks', "
 	    "   l.stacks) ORDER BY l.id), '[]') FROM lockups l JOIN jobs j ON j.id = l.job_id "
-	    "   WHERE j.submission_id = s.id)"
+	    "   WHERE j.submission_id = s.id),"
+	    " 'mails', (SELECT coalesce(json_agg(json_build_object('id', o.id, 'kind', o.kind, "
+	    "   'state', o.state, 'message_id', o.message_id, 'recipients', o.recipients, "
+	    "   'subject', o.subject, 'attempts', o.attempts, 'next_attempt', o.next_attempt, "
+	    "   'last_error', o.last_error, 'created', o.created, 'sent', o.sent) ORDER BY o.id), "
+	    "   '[]') FROM outbox o WHERE o.submission_id = s.id)"
 	    ") FROM submissions s WHERE s.id = $1",
 	    1, p, "submission");
 }
