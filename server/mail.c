@@ -43,7 +43,8 @@ static void mail_add_list(InternetAddressList *dst, InternetAddressList *src, GP
 		InternetAddress *a = internet_address_list_get_address(src, i);
 
 		if (INTERNET_ADDRESS_IS_GROUP(a)) {
-			mail_add_list(dst, internet_address_group_get_members((InternetAddressGroup *)a),
+			mail_add_list(dst,
+			              internet_address_group_get_members((InternetAddressGroup *)a),
 			              seen);
 			continue;
 		}
@@ -83,7 +84,8 @@ static char *mail_references(const char *refs, const char *extra)
 	for (int i = 0; e && i < g_mime_references_length(e); i++)
 		g_mime_references_append(r, g_mime_references_get_message_id(e, i));
 	for (int i = 0; i < g_mime_references_length(r); i++)
-		g_string_append_printf(out, "%s<%s>", i ? " " : "", g_mime_references_get_message_id(r, i));
+		g_string_append_printf(out, "%s<%s>", i ? " " : "",
+		                       g_mime_references_get_message_id(r, i));
 	g_mime_references_free(r);
 	if (e)
 		g_mime_references_free(e);
@@ -218,8 +220,8 @@ char **mail_recipients(const char *message, size_t len)
 	char **out = NULL;
 
 	if (m) {
-		static const GMimeAddressType types[] = {GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC,
-		                                         GMIME_ADDRESS_TYPE_BCC};
+		static const GMimeAddressType types[] = {
+		    GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC, GMIME_ADDRESS_TYPE_BCC};
 
 		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
 			mail_add_list(NULL, g_mime_message_get_addresses(m, types[t]), seen);

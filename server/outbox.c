@@ -102,16 +102,17 @@ static int outbox_mark(PGconn *c, const char *id, const char *state, const char 
 	 * 'unknown' may turn into 'sent' (a late answer of ours is still the
 	 * truth); nothing else is changed once the lease is gone.
 	 */
-	return db_run(c,
-	              "UPDATE outbox SET lease_expires = NULL, last_error = $3, "
-	              "smtp_reply = coalesce($4, smtp_reply), "
-	              "sent = CASE WHEN $2 = 'sent' THEN now() ELSE sent END, "
-	              "state = CASE WHEN $2 IS NOT NULL THEN $2 "
-	              "  WHEN attempts >= $6::int THEN 'failed' ELSE 'queued' END, "
-	              "next_attempt = now() + make_interval(secs => least(3600, $5::int * "
-	              "  power(2, greatest(attempts - 1, 0)))) "
-	              "WHERE id = $1 AND (state = 'sending' OR (state = 'unknown' AND $2 = 'sent'))",
-	              6, p);
+	return db_run(
+	    c,
+	    "UPDATE outbox SET lease_expires = NULL, last_error = $3, "
+	    "smtp_reply = coalesce($4, smtp_reply), "
+	    "sent = CASE WHEN $2 = 'sent' THEN now() ELSE sent END, "
+	    "state = CASE WHEN $2 IS NOT NULL THEN $2 "
+	    "  WHEN attempts >= $6::int THEN 'failed' ELSE 'queued' END, "
+	    "next_attempt = now() + make_interval(secs => least(3600, $5::int * "
+	    "  power(2, greatest(attempts - 1, 0)))) "
+	    "WHERE id = $1 AND (state = 'sending' OR (state = 'unknown' AND $2 = 'sent'))",
+	    6, p);
 }
 
 /* Send one claimed row; returns 1 when the server accepted it, 0 otherwise, -1 on db failure. */
@@ -128,7 +129,8 @@ static int outbox_send_row(PGconn *c, CURL *curl, const char *id, const char *me
 
 	s.data = outbox_crlf(message, &s.len);
 	if (!to || !to[0] || !from || !s.data) {
-		rc = outbox_mark(c, id, "failed", !s.data ? "out of memory" : "no recipient in the message",
+		rc = outbox_mark(c, id, "failed",
+		                 !s.data ? "out of memory" : "no recipient in the message",
 		                 NULL) == DB_OK
 		         ? 0
 		         : -1;
@@ -152,7 +154,8 @@ static int outbox_send_row(PGconn *c, CURL *curl, const char *id, const char *me
 #if defined(CURLOPT_MAIL_RCPT_ALLOWFAILS)
 	curl_easy_setopt(curl, CURLOPT_MAIL_RCPT_ALLOWFAILS, 1L);
 #else
-	curl_easy_setopt(curl, CURLOPT_MAIL_RCPT_ALLLOWFAILS, 1L); /* one bad Cc does not stop the rest */
+	curl_easy_setopt(curl, CURLOPT_MAIL_RCPT_ALLLOWFAILS,
+	                 1L); /* one bad Cc does not stop the rest */
 #endif
 	curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
 	curl_easy_setopt(curl, CURLOPT_READFUNCTION, outbox_read);
@@ -181,13 +184,16 @@ static int outbox_send_row(PGconn *c, CURL *curl, const char *id, const char *me
 	} else if (s.lease_lost) {
 		rc = 0; /* someone else owns the row now; nothing went out */
 	} else if (!s.body_done) {
-		/* no closing dot was sent: the server delivers nothing; retry or, on 5xx, give up */
-		rc = outbox_mark(c, id, code >= 500 && code < 600 ? "failed" : NULL, why, reply) == DB_OK
+		/* no closing dot was sent: the server delivers nothing; retry or, on 5xx, give up
+		 */
+		rc = outbox_mark(c, id, code >= 500 && code < 600 ? "failed" : NULL, why, reply) ==
+		             DB_OK
 		         ? 0
 		         : -1;
 	} else if (code >= 400 && code < 600 && code != 354) {
 		/* the server answered the message itself: 4xx try again, 5xx refused */
-		rc = outbox_mark(c, id, code >= 500 ? "failed" : NULL, why, reply) == DB_OK ? 0 : -1;
+		rc =
+		    outbox_mark(c, id, code >= 500 ? "failed" : NULL, why, reply) == DB_OK ? 0 : -1;
 	} else {
 		/* the whole message went and no answer came: maybe delivered */
 		rc = outbox_mark(c, id, "unknown", why, reply) == DB_OK ? 0 : -1;
@@ -213,14 +219,15 @@ int outbox_run_once(PGconn *c)
 	if (!curl && !(curl = curl_easy_init()))
 		return -1;
 	/* a sender that died: before the first byte, queue again; after, maybe delivered */
-	res = db_exec(c,
-	              "UPDATE outbox SET lease_expires = NULL, next_attempt = now(), "
-	              "state = CASE WHEN data_started THEN 'unknown' ELSE 'queued' END, "
-	              "last_error = CASE WHEN data_started THEN 'the sender stopped after the message "
-	              "began to go out: it may have been delivered, it is not sent again by itself' "
-	              "ELSE 'the sender stopped before the message went out' END "
-	              "WHERE state = 'sending' AND lease_expires < now()",
-	              0, NULL);
+	res = db_exec(
+	    c,
+	    "UPDATE outbox SET lease_expires = NULL, next_attempt = now(), "
+	    "state = CASE WHEN data_started THEN 'unknown' ELSE 'queued' END, "
+	    "last_error = CASE WHEN data_started THEN 'the sender stopped after the message "
+	    "began to go out: it may have been delivered, it is not sent again by itself' "
+	    "ELSE 'the sender stopped before the message went out' END "
+	    "WHERE state = 'sending' AND lease_expires < now()",
+	    0, NULL);
 	if (!res)
 		return -1;
 	PQclear(res);
@@ -228,13 +235,14 @@ int outbox_run_once(PGconn *c)
 	for (;;) {
 		int rc;
 
-		res = db_exec(c,
-		              "UPDATE outbox o SET state = 'sending', attempts = o.attempts + 1, "
-		              "data_started = false, lease_expires = now() + make_interval(secs => "
-		              "$1::int) WHERE o.id = (SELECT id FROM outbox WHERE state = 'queued' AND "
-		              "next_attempt <= now() ORDER BY next_attempt, id LIMIT 1 FOR UPDATE SKIP "
-		              "LOCKED) RETURNING o.id, o.message",
-		              1, p);
+		res = db_exec(
+		    c,
+		    "UPDATE outbox o SET state = 'sending', attempts = o.attempts + 1, "
+		    "data_started = false, lease_expires = now() + make_interval(secs => "
+		    "$1::int) WHERE o.id = (SELECT id FROM outbox WHERE state = 'queued' AND "
+		    "next_attempt <= now() ORDER BY next_attempt, id LIMIT 1 FOR UPDATE SKIP "
+		    "LOCKED) RETURNING o.id, o.message",
+		    1, p);
 		if (!res)
 			return -1;
 		if (PQntuples(res) != 1) {
@@ -302,7 +310,8 @@ void outbox_sender_stop(void)
 
 static bool outbox_state_ok(const char *s)
 {
-	static const char *const states[] = {"held", "queued", "sending", "sent", "unknown", "failed"};
+	static const char *const states[] = {"held", "queued",  "sending",
+	                                     "sent", "unknown", "failed"};
 
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		if (strcmp(s, states[i]) == 0)
@@ -342,8 +351,10 @@ enum handler_rc api_outbox_list(struct http_request *req)
 	p[3] = outbox_sending() ? "true" : "false";
 	return api_reply_sql(
 	    req,
-	    "SELECT json_build_object('sending', $4::boolean, 'mails', coalesce(json_agg(x ORDER BY "
-	    "x.id DESC), '[]')) FROM (SELECT id, submission_id, kind, state, message_id, recipients, "
+	    "SELECT json_build_object('sending', $4::boolean, 'mails', coalesce(json_agg(x ORDER "
+	    "BY "
+	    "x.id DESC), '[]')) FROM (SELECT id, submission_id, kind, state, message_id, "
+	    "recipients, "
 	    "subject, in_reply_to, attempts, next_attempt, last_error, smtp_reply, created, sent "
 	    "FROM outbox WHERE ($1::text IS NULL OR state = $1) AND ($2::bigint IS NULL OR "
 	    "submission_id = $2) ORDER BY id DESC LIMIT $3::int) x",

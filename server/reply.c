@@ -23,9 +23,10 @@
 
 struct reply_data {
 	long long id;
-	PGresult *sub;  /* state, subject, reply_to_msgid, notify, reason, verdict, suites, source,
-	                   url, git_url, git_ref, git_base, tree, branch */
-	PGresult *head; /* author, subject, message_id, mail_references, mail_to, mail_cc, patches */
+	PGresult *sub; /* state, subject, reply_to_msgid, notify, reason, verdict, suites, source,
+	                  url, git_url, git_ref, git_base, tree, branch */
+	PGresult
+	    *head; /* author, subject, message_id, mail_references, mail_to, mail_cc, patches */
 	PGresult *jobs; /* not done, regression or lockup, all, not build */
 	PGresult *reviewers;
 	struct stored_comparison *cmps;
@@ -126,7 +127,8 @@ static const struct compare_row *reply_worst(const struct reply_data *d, enum ve
 		for (size_t k = 0; k < c->nrows; k++) {
 			const struct compare_row *r = &c->rows[k];
 
-			if (r->verdict != want || (want != VERDICT_LOCKUP && !compare_row_decides(r)))
+			if (r->verdict != want ||
+			    (want != VERDICT_LOCKUP && !compare_row_decides(r)))
 				continue;
 			(*count)++;
 			if (!best || fabs(r->change) > fabs(best->change))
@@ -238,7 +240,8 @@ static void reply_what(FILE *f, const struct reply_data *d)
 		fputc('\n', f);
 	}
 	if (db_value(d->sub, 0, 12))
-		fprintf(f, "tree:    %s (%s)\n", PQgetvalue(d->sub, 0, 12), PQgetvalue(d->sub, 0, 13));
+		fprintf(f, "tree:    %s (%s)\n", PQgetvalue(d->sub, 0, 12),
+		        PQgetvalue(d->sub, 0, 13));
 	fprintf(f, "suites:  %s\n", PQgetvalue(d->sub, 0, 6));
 }
 
@@ -280,7 +283,7 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 {
 	const struct comparison *c = &sc->cmp;
 	const struct lb_machine *m = &c->machine;
-	size_t hidden = 0, lo = 0, hi = 0;
+	size_t hidden = 0, lo = 0, hi = 0, welch = 0;
 	char line[256];
 
 	fprintf(f, "suite %s, machine class %s%s\n", c->suite ? c->suite : "?", sc->machine_class,
@@ -289,8 +292,8 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	         m->cpus, m->model ? m->model : "?", m->kernel ? m->kernel : "?");
 	fputs("machine: ", f);
 	reply_wrap(f, line, 9, 9);
-	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n\n", c->base_rounds,
-	        c->patched_rounds);
+	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n\n",
+	        c->base_rounds, c->patched_rounds);
 	fprintf(f, "%11s%6s%10s%11s%6s%8s%7s  %s\n", "base", "%sd", "%change", "patched", "%sd",
 	        "+-ci95", "n", "metric");
 	for (size_t i = 0; i < c->nrows; i++) {
@@ -305,6 +308,8 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		if (r->pairs) {
 			lo = !lo || r->pairs < lo ? r->pairs : lo;
 			hi = r->pairs > hi ? r->pairs : hi;
+		} else if (r->tested) {
+			welch++;
 		}
 		if (r->base.n)
 			reply_num(r->base.mean, b, sizeof(b));
@@ -329,8 +334,8 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 			snprintf(n, sizeof(n), "%zu", r->base.n);
 		else
 			snprintf(n, sizeof(n), "%zu/%zu", r->base.n, r->patched.n);
-		w = snprintf(name, sizeof(name), "%s.%s.%s%s%s%s%s", r->workload, r->lock, r->metric,
-		             *r->params_key ? "." : "", r->params_key,
+		w = snprintf(name, sizeof(name), "%s.%s.%s%s%s%s%s", r->workload, r->lock,
+		             r->metric, *r->params_key ? "." : "", r->params_key,
 		             r->verdict == VERDICT_LOCKUP ? " (lockup)" : "",
 		             r->control ? " (control)" : "");
 		snprintf(line, sizeof(line), "%11s%6s%10s%11s%6s%8s%7s  ", b, bs, ch, p, ps, ci, n);
@@ -343,20 +348,28 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		}
 	}
 	fputc('\n', f);
-	snprintf(line, sizeof(line),
-	         "* = significant: Benjamini-Hochberg q < %g and |change| >= %g%%; +-ci95 = half "
-	         "the 95%% interval of the change, the smallest change the row can tell from noise; "
-	         "n = samples per side",
-	         c->opts.alpha, c->opts.min_effect * 100);
+	snprintf(
+	    line, sizeof(line),
+	    "* = significant: Benjamini-Hochberg q < %g and |change| >= %g%%; +-ci95 = half "
+	    "the 95%% interval of the change, the smallest change the row can tell from noise; "
+	    "n = samples per side",
+	    c->opts.alpha, c->opts.min_effect * 100);
 	reply_wrap(f, line, 0, 0);
 	if (hi && lo == hi)
-		fprintf(f, "p: paired t-test over the means of the %zu rounds both sides ran\n", hi);
-	else if (hi)
-		fprintf(f, "p: paired t-test over the means of the %zu-%zu rounds both sides ran\n", lo,
+		fprintf(f, "p: paired t-test over the means of the %zu rounds both sides ran\n",
 		        hi);
+	else if (hi)
+		fprintf(f, "p: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
+		        lo, hi);
+	if (welch)
+		fprintf(
+		    f, "p: Welch's t-test over the samples where too few rounds pair (%zu row%s)\n",
+		    welch, welch == 1 ? "" : "s");
 	if (hidden)
-		fprintf(f, "%zu more row%s (descriptive metrics, controls) changed nothing significant.\n",
-		        hidden, hidden == 1 ? "" : "s");
+		fprintf(
+		    f,
+		    "%zu more row%s (descriptive metrics, controls) changed nothing significant.\n",
+		    hidden, hidden == 1 ? "" : "s");
 }
 
 /* The stuck threads of each lockup: each thread's top frames. */
@@ -377,7 +390,8 @@ static void reply_stacks(FILE *f, const struct comparison *c)
 		any = true;
 		fprintf(f, "%s.%s%s%s:\n", r->workload, r->lock, *r->params_key ? "." : "",
 		        r->params_key);
-		for (p = r->lockup_stacks; *p && lines < 40; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+		for (p = r->lockup_stacks; *p && lines < 40;
+		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
 			size_t n = strcspn(p, "\n");
 			bool frame = p[0] == '#';
 
@@ -387,8 +401,8 @@ static void reply_stacks(FILE *f, const struct comparison *c)
 				frames = 0; /* a thread's header: its frames follow */
 			else if (++frames > 4)
 				continue;
-			fprintf(f, "  %.*s\n", (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n),
-			        p);
+			fprintf(f, "  %.*s\n",
+			        (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n), p);
 			lines++;
 		}
 	}
@@ -444,10 +458,11 @@ static char *reply_body(const struct reply_data *d)
 	} else if (d->done && verdict &&
 	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "lockup") == 0)) {
 		fputc('\n', f);
-		reply_wrap(f,
-		           "If you fix the issue in a separate patch (not just a new version of this "
-		           "one), kindly add these tags:",
-		           0, 0);
+		reply_wrap(
+		    f,
+		    "If you fix the issue in a separate patch (not just a new version of this "
+		    "one), kindly add these tags:",
+		    0, 0);
 		fprintf(f, "| Reported-by: %s\n| Closes: %s\n", reply_identity(), link);
 	}
 	if (fclose(f) != 0) {
@@ -468,12 +483,13 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	memset(d, 0, sizeof(*d));
 	d->id = id;
 	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	d->sub = db_exec(c,
-	                 "SELECT s.state, s.subject, s.reply_to_msgid, s.notify, s.reason, s.verdict, "
-	                 "array_to_string(s.suites, ', '), s.source, s.url, s.git_url, s.git_ref, "
-	                 "s.git_base, t.name, t.branch FROM submissions s LEFT JOIN trees t ON "
-	                 "t.id = s.tree_id WHERE s.id = $1",
-	                 1, p);
+	d->sub =
+	    db_exec(c,
+	            "SELECT s.state, s.subject, s.reply_to_msgid, s.notify, s.reason, s.verdict, "
+	            "array_to_string(s.suites, ', '), s.source, s.url, s.git_url, s.git_ref, "
+	            "s.git_base, t.name, t.branch FROM submissions s LEFT JOIN trees t ON "
+	            "t.id = s.tree_id WHERE s.id = $1",
+	            1, p);
 	if (!d->sub)
 		return db_failure();
 	if (PQntuples(d->sub) != 1) {
@@ -489,22 +505,24 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 		         state);
 		return DB_ABORT;
 	}
-	d->head = db_exec(c,
-	                  "SELECT author, subject, message_id, mail_references, mail_to, mail_cc, "
-	                  "(SELECT count(*) FROM patches WHERE submission_id = $1 AND NOT is_cover) "
-	                  "FROM patches WHERE submission_id = $1 ORDER BY seq LIMIT 1",
-	                  1, p);
+	d->head =
+	    db_exec(c,
+	            "SELECT author, subject, message_id, mail_references, mail_to, mail_cc, "
+	            "(SELECT count(*) FROM patches WHERE submission_id = $1 AND NOT is_cover) "
+	            "FROM patches WHERE submission_id = $1 ORDER BY seq LIMIT 1",
+	            1, p);
 	d->jobs = db_exec(c,
 	                  "SELECT count(*) FILTER (WHERE state <> 'done'), count(*) FILTER (WHERE "
 	                  "verdict IN ('regression', 'lockup')), count(*), count(*) FILTER (WHERE "
 	                  "suite <> 'build') FROM jobs WHERE submission_id = $1",
 	                  1, p);
 	/* the reviewers: Reviewed-by and Acked-by trailers the list gave */
-	d->reviewers = db_exec(c,
-	                       "SELECT string_agg(DISTINCT m[2], ', ') FROM patches, "
-	                       "regexp_matches(body, '^(Reviewed-by|Acked-by):[ \\t]*(.+?)[ \\t]*$', "
-	                       "'gn') m WHERE submission_id = $1",
-	                       1, p);
+	d->reviewers =
+	    db_exec(c,
+	            "SELECT string_agg(DISTINCT m[2], ', ') FROM patches, "
+	            "regexp_matches(body, '^(Reviewed-by|Acked-by):[ \\t]*(.+?)[ \\t]*$', "
+	            "'gn') m WHERE submission_id = $1",
+	            1, p);
 	if (!d->head || !d->jobs || !d->reviewers)
 		return db_failure();
 	if (d->done)
@@ -573,7 +591,8 @@ static int reply_build(const struct reply_data *d, char **out, char **msgid, cha
 
 		*rcpt = malloc(n);
 		if (*rcpt)
-			snprintf(*rcpt, n, "%s%s%s", to, cc && *cc ? ", " : "", cc && *cc ? cc : "");
+			snprintf(*rcpt, n, "%s%s%s", to, cc && *cc ? ", " : "",
+			         cc && *cc ? cc : "");
 	}
 	rc = DB_OK;
 out:
@@ -591,8 +610,9 @@ int reply_queue(PGconn *c, long long submission)
 	snprintf(idbuf, sizeof(idbuf), "%lld", submission);
 	{
 		const char *p[1] = {idbuf};
-		PGresult *res = db_exec(c, "SELECT 1 FROM outbox WHERE submission_id = $1 AND kind = "
-		                           "'reply'",
+		PGresult *res = db_exec(c,
+		                        "SELECT 1 FROM outbox WHERE submission_id = $1 AND kind = "
+		                        "'reply'",
 		                        1, p);
 
 		if (!res)
@@ -608,21 +628,18 @@ int reply_queue(PGconn *c, long long submission)
 	if (rc == DB_OK) {
 		bool send = srv_cfg.smtp_url && *srv_cfg.smtp_url && !srv_cfg.mail_dry_run;
 		char *subj = mail_reply_subject(PQntuples(d.head) == 1 ? PQgetvalue(d.head, 0, 1)
-		                                                        : PQgetvalue(d.sub, 0, 1));
+		                                                       : PQgetvalue(d.sub, 0, 1));
 
 		{
-			const char *q[7] = {idbuf,
-			                    rcpt,
-			                    subj ? subj : "",
-			                    db_value(d.sub, 0, 2),
-			                    mail,
-			                    msgid,
-			                    send ? "queued" : "held"};
+			const char *q[7] = {
+			    idbuf, rcpt,  subj ? subj : "",        db_value(d.sub, 0, 2),
+			    mail,  msgid, send ? "queued" : "held"};
 
-			rc = db_run(c,
-			            "INSERT INTO outbox (submission_id, recipients, subject, in_reply_to, "
-			            "message, message_id, state) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-			            7, q);
+			rc = db_run(
+			    c,
+			    "INSERT INTO outbox (submission_id, recipients, subject, in_reply_to, "
+			    "message, message_id, state) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+			    7, q);
 		}
 		free(subj);
 	} else if (rc == DB_ABORT) {
@@ -637,8 +654,7 @@ int reply_queue(PGconn *c, long long submission)
 	return rc;
 }
 
-int reply_get(PGconn *c, long long submission, char **out, int *status, char *msg,
-              size_t msglen)
+int reply_get(PGconn *c, long long submission, char **out, int *status, char *msg, size_t msglen)
 {
 	struct reply_data d;
 	char idbuf[24], *msgid = NULL, *rcpt = NULL;

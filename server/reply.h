@@ -30,7 +30,6 @@ int reply_queue(PGconn *c, long long submission);
  * built now.  Returns 0, a db_tx code, or DB_ABORT with an HTTP *status
  * and msg (404 no submission, 409 not finished, 422 nobody to send to).
  */
-int reply_get(PGconn *c, long long submission, char **out, int *status, char *msg,
-              size_t msglen);
+int reply_get(PGconn *c, long long submission, char **out, int *status, char *msg, size_t msglen);
 
 #endif
