@@ -111,6 +111,7 @@ char *mail_build_reply(const struct mail_reply *r, char **msgid, char *err, size
 	GMimePart *text = NULL;
 	GMimeStream *stream = NULL;
 	GMimeDataWrapper *content = NULL;
+	GMimeContentEncoding encoding;
 	GMimeFormatOptions *fo = NULL;
 	GPtrArray *seen = g_ptr_array_new_with_free_func(g_free);
 	GDateTime *date = NULL;
@@ -169,8 +170,11 @@ char *mail_build_reply(const struct mail_reply *r, char **msgid, char *err, size
 	                                           r->body ? strlen(r->body) : 0);
 	content = g_mime_data_wrapper_new_with_stream(stream, GMIME_CONTENT_ENCODING_DEFAULT);
 	g_mime_part_set_content(text, content);
-	g_mime_part_set_content_encoding(
-	    text, g_mime_part_get_best_content_encoding(text, GMIME_ENCODING_CONSTRAINT_7BIT));
+	encoding = g_mime_part_get_best_content_encoding(text, GMIME_ENCODING_CONSTRAINT_7BIT);
+	/* said, not left to the default */
+	g_mime_part_set_content_encoding(text, encoding == GMIME_CONTENT_ENCODING_DEFAULT
+	                                           ? GMIME_CONTENT_ENCODING_7BIT
+	                                           : encoding);
 	g_mime_message_set_mime_part(m, GMIME_OBJECT(text));
 
 	fo = g_mime_format_options_new();
