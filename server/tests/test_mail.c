@@ -91,8 +91,8 @@ static void test_threading_and_ids(void **state)
 	assert_non_null(m1);
 	assert_non_null(m2);
 	assert_non_null(strstr(m1, "\nIn-Reply-To: <cover@example.org>\n"));
-	assert_non_null(
-	    strstr(m1, "\nReferences: <v1@example.org> <v1-reply@example.org> <cover@example.org>\n"));
+	assert_non_null(strstr(
+	    m1, "\nReferences: <v1@example.org> <v1-reply@example.org> <cover@example.org>\n"));
 	assert_int_equal(strncmp(id1, "<locklab.7.", 11), 0);
 	assert_non_null(strstr(id1, "@lab.example.org>"));
 	assert_string_not_equal(id1, id2);
