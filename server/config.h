@@ -34,6 +34,7 @@ struct srv_config {
 	const char *smtp_url;      /* smtp://host:port or smtps://; "" = dry run */
 	const char *smtp_user;     /* login; "" = none */
 	const char *smtp_password; /* with smtp_user */
+	const char *smtp_ca_file;  /* CA bundle for the SMTP server's certificate; "" = system's */
 	bool smtp_starttls;        /* smtp:// must upgrade with STARTTLS */
 	bool mail_dry_run;         /* keep mail in the outbox only */
 	int smtp_timeout;          /* seconds per delivery attempt */

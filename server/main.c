@@ -81,6 +81,8 @@ static struct opt opts[] = {
      "SMTP login name (empty: no login)"},
     {"smtp-password", "LOCKLAB_SMTP_PASSWORD", OPT_STR, &srv_cfg.smtp_password, "", 0, 0,
      "SMTP password (prefer the variable to the flag)"},
+    {"smtp-ca-file", "LOCKLAB_SMTP_CA_FILE", OPT_STR, &srv_cfg.smtp_ca_file, "", 0, 0,
+     "CA certificates (PEM) the SMTP server's certificate must chain to (empty: the system's)"},
     {"smtp-starttls", "LOCKLAB_SMTP_STARTTLS", OPT_BOOL, &srv_cfg.smtp_starttls, "0", 0, 1,
      "smtp:// must switch to TLS with STARTTLS before anything is sent"},
     {"mail-dry-run", "LOCKLAB_MAIL_DRY_RUN", OPT_BOOL, &srv_cfg.mail_dry_run, "0", 0, 1,

@@ -166,6 +166,8 @@ static int outbox_send_row(PGconn *c, CURL *curl, const char *id, const char *me
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT,
 	                 (long)(srv_cfg.smtp_timeout < 10 ? srv_cfg.smtp_timeout : 10));
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)srv_cfg.smtp_timeout);
+	if (srv_cfg.smtp_ca_file && *srv_cfg.smtp_ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, srv_cfg.smtp_ca_file);
 	if (srv_cfg.smtp_starttls)
 		curl_easy_setopt(curl, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
 	if (srv_cfg.smtp_user && *srv_cfg.smtp_user) {
@@ -184,12 +186,15 @@ static int outbox_send_row(PGconn *c, CURL *curl, const char *id, const char *me
 	} else if (s.lease_lost) {
 		rc = 0; /* someone else owns the row now; nothing went out */
 	} else if (!s.body_done) {
-		/* no closing dot was sent: the server delivers nothing; retry or, on 5xx, give up
+		/*
+		 * No closing dot was sent: the server delivers nothing.  A 5xx
+		 * to MAIL, RCPT or DATA refuses this mail for good; a refused
+		 * or missing login (530) is our configuration, so the mail
+		 * waits for a fix.
 		 */
-		rc = outbox_mark(c, id, code >= 500 && code < 600 ? "failed" : NULL, why, reply) ==
-		             DB_OK
-		         ? 0
-		         : -1;
+		bool refused = code >= 500 && code < 600 && code != 530 && cr != CURLE_LOGIN_DENIED;
+
+		rc = outbox_mark(c, id, refused ? "failed" : NULL, why, reply) == DB_OK ? 0 : -1;
 	} else if (code >= 400 && code < 600 && code != 354) {
 		/* the server answered the message itself: 4xx try again, 5xx refused */
 		rc =
