@@ -372,34 +372,86 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		    hidden, hidden == 1 ? "" : "s");
 }
 
-/* The stuck threads of each lockup: each thread's top frames. */
+#define REPLY_FRAMES      4  /* top frames per thread */
+#define REPLY_STACK_LINES 40 /* per mail */
+
+static bool reply_prefix(const char *p, const char *prefix)
+{
+	return strncmp(p, prefix, strlen(prefix)) == 0;
+}
+
+/* Where reply_stack_line is in a stacks text. */
+struct reply_stack_pos {
+	enum { STACK_NONE, STACK_GDB, STACK_TASK, STACK_TRACE } in;
+	int frames; /* shown since the last header */
+};
+
+/*
+ * Whether a reader needs line p of a lockup's stacks.  gdb's "thread apply
+ * all bt" (lockbench/src/runner.c): each "Thread N (...)" header and its
+ * top frames ("#0 ..."); the kernel's view of each task ("task TID (comm)
+ * state S wchan ..." and its kernel stack); a kernel console: the "INFO:
+ * task ... blocked" / "BUG:" / "watchdog:" lines and the top frames after
+ * each "Call Trace:".  gdb's chatter is left out.  Text in none of these
+ * forms (structured false): its first lines.
+ */
+static bool reply_stack_line(const char *p, bool structured, struct reply_stack_pos *pos)
+{
+	if (!structured)
+		return ++pos->frames <= REPLY_FRAMES * 2;
+	if (reply_prefix(p, "Thread ") || reply_prefix(p, "task ") || strstr(p, "Call Trace:")) {
+		pos->in = p[0] == 'T' ? STACK_GDB : p[0] == 't' ? STACK_TASK : STACK_TRACE;
+		pos->frames = 0;
+		return true;
+	}
+	if (reply_prefix(p, "INFO: ") || reply_prefix(p, "BUG: ") ||
+	    reply_prefix(p, "watchdog: ")) {
+		pos->in = STACK_NONE;
+		return true;
+	}
+	switch (pos->in) {
+	case STACK_GDB:
+		return p[0] == '#' && ++pos->frames <= REPLY_FRAMES;
+	case STACK_TASK:
+		return (p[0] == ' ' || reply_prefix(p, "[<")) && ++pos->frames <= REPLY_FRAMES;
+	case STACK_TRACE:
+		return !strstr(p, "TASK>") && ++pos->frames <= REPLY_FRAMES;
+	default:
+		return false;
+	}
+}
+
+/* The stuck threads of each locked-up point (once per point): their top frames. */
 static void reply_stacks(FILE *f, const struct comparison *c)
 {
 	int lines = 0;
 	bool any = false;
 
-	for (size_t i = 0; i < c->nrows && lines < 40; i++) {
+	for (size_t i = 0; i < c->nrows && lines < REPLY_STACK_LINES; i++) {
 		const struct compare_row *r = &c->rows[i];
-		const char *p;
-		int frames = 0;
+		const char *st = r->lockup_stacks, *p;
+		bool structured, seen = false;
+		struct reply_stack_pos pos = {STACK_NONE, 0};
 
-		if (r->verdict != VERDICT_LOCKUP || !r->lockup_stacks || !*r->lockup_stacks)
+		if (r->verdict != VERDICT_LOCKUP || !st || !*st)
 			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen =
+			    c->rows[k].lockup_stacks && strcmp(c->rows[k].lockup_stacks, st) == 0;
+		if (seen)
+			continue;
+		structured =
+		    strstr(st, "Thread ") || strstr(st, "task ") || strstr(st, "Call Trace:");
 		if (!any)
 			fputs("\nthe stuck threads, top frames:\n", f);
 		any = true;
 		fprintf(f, "%s.%s%s%s:\n", r->workload, r->lock, *r->params_key ? "." : "",
 		        r->params_key);
-		for (p = r->lockup_stacks; *p && lines < 40;
+		for (p = st; *p && lines < REPLY_STACK_LINES;
 		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
 			size_t n = strcspn(p, "\n");
-			bool frame = p[0] == '#';
 
-			if (n == 0)
-				continue;
-			if (!frame)
-				frames = 0; /* a thread's header: its frames follow */
-			else if (++frames > 4)
+			if (n == 0 || !reply_stack_line(p, structured, &pos))
 				continue;
 			fprintf(f, "  %.*s\n",
 			        (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n), p);

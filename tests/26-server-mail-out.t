@@ -129,13 +129,41 @@ ok $? "each reply has its own Message-ID"
 submit_mbox "$T/series.mbox"
 s3=$SUB
 claim "$AGENT_TOKEN"
-for r in 0 1; do post_round "$JOB" "$AGENT_TOKEN" base $r 1; post_round "$JOB" "$AGENT_TOKEN" patched $r 1 0.002 1; done
+# what lockbench's runner captures: gdb's backtraces, then the kernel's view
+stacks='--- gdb: thread apply all bt ---
+[New LWP 4242]
+[Thread debugging using libthread_db enabled]
+0x00007f0000000001 in clock_nanosleep () from /lib/x86_64-linux-gnu/libc.so.6
+Thread 2 (Thread 0x7f0000001000 (LWP 4242) "lockbench"):
+#0  0x00007f0000000002 in syscall () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x0000555500000001 in futex_wait (uaddr=0x55550001) at lockbench/locks/futex.h:30
+#2  0x0000555500000002 in kmutex_lock_slow (l=0x55550001) at lockbench/locks/kmutex.c:210
+#3  0x0000555500000003 in kmutex_lock (l=0x55550001) at lockbench/locks/kmutex.c:250
+#4  0x0000555500000004 in hot_worker (arg=0x55550002) at lockbench/src/workload_lock.c:80
+#5  0x00007f0000000003 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6
+[Inferior 1 (process 4240) detached]
+task 4242 (lockbench) state S wchan futex_wait_queue
+  [<0>] futex_wait_queue+0x60/0x90
+[<0>] futex_wait+0x17a/0x260
+[<0>] do_futex+0x106/0x1b0
+[<0>] __x64_sys_futex+0x8e/0x1d0
+[<0>] do_syscall_64+0x55/0xb0'
+for r in 0 1; do
+  post_round "$JOB" "$AGENT_TOKEN" base $r 1
+  result_doc patched $r 1 quick 0.002 1 | jq --arg s "$stacks" '(.runs[] | select(.lockup) | .lockup.stacks) = $s' >"$T/lk.json"
+  api POST "/api/v1/jobs/$JOB/results" -H "Authorization: Bearer $AGENT_TOKEN" -H "Idempotency-Key: lk-$JOB-$r" -d @"$T/lk.json"
+done
 wait_mails 3
 info=$(mailinfo "$MAILS/0003.eml")
 like "$(jq -r .first_paragraph <<<"$info")" '^locklab noticed a lockup: at 4 threads, the patched build locked up on hot with pthread' \
   "a lockup is said first"
-like "$(jq -r .body <<<"$info")" '^  thread 3: futex_wait$' "with the stuck threads' frames"
+frames=$(jq -r .body <<<"$info" | sed -n '/^the stuck threads, top frames:$/,/^$/p')
+is "$(grep -c '^  #[0-9]' <<<"$frames")" 4 "the stuck thread's top four frames are quoted"
+like "$frames" '^  #2 .* in kmutex_lock_slow ' "the frame that matters among them"
+like "$frames" '^  task 4242 \(lockbench\) state S wchan futex_wait_queue$' "with the kernel's view of the thread"
+unlike "$frames" 'New LWP|libthread_db|Inferior|hot_worker|do_syscall_64' "without gdb's chatter or the deeper frames"
 unlike "$(jq -r .body <<<"$info")" 'Tested-by' "and no Tested-by"
+ok $(( $(jq .max_body_columns <<<"$info") <= 100 ? 0 : 1 )) "every line fits 100 columns, stacks too"
 
 # the SMTP server down: the reply waits, then goes out once
 sink_stop
