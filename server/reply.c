@@ -348,13 +348,11 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		}
 	}
 	fputc('\n', f);
-	snprintf(
-	    line, sizeof(line),
-	    "* = significant: Benjamini-Hochberg q < %g and |change| >= %g%%; +-ci95 = half "
-	    "the 95%% interval of the change, the smallest change the row can tell from noise; "
-	    "n = samples per side",
-	    c->opts.alpha, c->opts.min_effect * 100);
-	reply_wrap(f, line, 0, 0);
+	fprintf(f, "*: significant, Benjamini-Hochberg q < %g and |change| >= %g%%\n",
+	        c->opts.alpha, c->opts.min_effect * 100);
+	fputs("+-ci95: half the 95% interval of the change, the smallest change the row can tell "
+	      "from noise\nn: samples per side\n",
+	      f);
 	if (hi && lo == hi)
 		fprintf(f, "p: paired t-test over the means of the %zu rounds both sides ran\n",
 		        hi);
