@@ -46,6 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
+.PHONY: bench-mail bench-mail-out
 .PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT)
@@ -156,6 +157,11 @@ bench-kernel: all
 
 bench-server: $(BUILD)/locklab-server
 	@BUILD=$(BUILD) server/bench/bench-server.sh
+
+# the outgoing half of bench-mail: replies rendered and sent per second
+bench-mail: bench-mail-out
+bench-mail-out: all
+	@BUILD=$(BUILD) server/bench/bench-mail-out.sh
 
 clean:
 	rm -rf build build-asan
