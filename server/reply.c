@@ -15,6 +15,7 @@
 #include "config.h"
 #include "db.h"
 #include "mail.h"
+#include "outbox.h"
 #include "report.h"
 #include "verdicts.h"
 
@@ -676,7 +677,7 @@ int reply_queue(PGconn *c, long long submission)
 	if (rc == DB_OK)
 		rc = reply_build(&d, &mail, &msgid, &rcpt, &status, msg, sizeof(msg));
 	if (rc == DB_OK) {
-		bool send = srv_cfg.smtp_url && *srv_cfg.smtp_url && !srv_cfg.mail_dry_run;
+		bool send = outbox_sending();
 		char *subj = mail_reply_subject(PQntuples(d.head) == 1 ? PQgetvalue(d.head, 0, 1)
 		                                                       : PQgetvalue(d.sub, 0, 1));
 
