@@ -213,16 +213,20 @@ out:
 	return rc;
 }
 
+/* The calling thread's easy handle, reused across mails; the sender thread cleans it up. */
+static _Thread_local CURL *outbox_curl;
+
 int outbox_run_once(PGconn *c)
 {
-	static _Thread_local CURL *curl;
+	CURL *curl;
 	char lease[16];
 	const char *p[1] = {lease};
 	int sent = 0;
 	PGresult *res;
 
-	if (!curl && !(curl = curl_easy_init()))
+	if (!outbox_curl && !(outbox_curl = curl_easy_init()))
 		return -1;
+	curl = outbox_curl;
 	/* a sender that died: before the first byte, queue again; after, maybe delivered */
 	res = db_exec(
 	    c,
@@ -288,6 +292,8 @@ static void *outbox_sender(void *arg)
 			pthread_cond_timedwait(&sender_wake, &sender_lock, &until);
 		pthread_mutex_unlock(&sender_lock);
 	}
+	curl_easy_cleanup(outbox_curl);
+	outbox_curl = NULL;
 	return NULL;
 }
 
