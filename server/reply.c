@@ -139,6 +139,42 @@ static const struct compare_row *reply_worst(const struct reply_data *d, enum ve
 	return best;
 }
 
+/*
+ * The deciding headline rows a test stands on, and in *bound the widest
+ * change their 95% intervals allow (relative).
+ */
+static size_t reply_measured(const struct reply_data *d, double *bound)
+{
+	size_t rows = 0;
+
+	*bound = 0;
+	for (size_t i = 0; i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
+			const struct compare_row *x = &d->cmps[i].cmp.rows[k];
+
+			if (!x->headline || !x->tested || !compare_row_decides(x))
+				continue;
+			rows++;
+			*bound = fmax(*bound, fmax(fabs(x->change_lo), fabs(x->change_hi)));
+		}
+	return rows;
+}
+
+/*
+ * Tested-by: every job ran, none regressed or locked up, not build-only,
+ * conclusive, and some headline row was measured.
+ */
+static bool reply_tested(const struct reply_data *d)
+{
+	const char *verdict = db_value(d->sub, 0, 5);
+	double bound;
+
+	return d->done && reply_measured(d, &bound) > 0 && atoi(PQgetvalue(d->jobs, 0, 0)) == 0 &&
+	       atoi(PQgetvalue(d->jobs, 0, 1)) == 0 && atoi(PQgetvalue(d->jobs, 0, 2)) > 0 &&
+	       atoi(PQgetvalue(d->jobs, 0, 3)) > 0 && verdict &&
+	       (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
+}
+
 /* The first paragraph: the finding in one sentence. */
 static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 {
@@ -190,22 +226,23 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		        "inconclusive at the most rounds allowed.",
 		        count, count == 1 ? "" : "s");
 	} else if (verdict && strcmp(verdict, "no-change") == 0) {
-		double bound = 0;
-		size_t rows = 0;
+		double bound;
+		size_t rows = reply_measured(d, &bound);
 
-		for (size_t i = 0; i < d->ncmps; i++)
-			for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
-				const struct compare_row *x = &d->cmps[i].cmp.rows[k];
-
-				if (!x->headline || !x->tested || !compare_row_decides(x))
-					continue;
-				rows++;
-				bound = fmax(bound, fmax(fabs(x->change_lo), fabs(x->change_hi)));
-			}
-		fprintf(s, "locklab found no change beyond +-%.1f%% on %zu row%s of the %s suite%s",
-		        bound * 100, rows, rows == 1 ? "" : "s", PQgetvalue(d->sub, 0, 6),
-		        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
-		fputs(tested ? " - Tested-by below." : ".", s);
+		if (rows == 0)
+			fprintf(
+			    s,
+			    "locklab built and ran the %s suite%s: no benchmark row to compare, so "
+			    "no Tested-by.",
+			    PQgetvalue(d->sub, 0, 6),
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+		else
+			fprintf(s,
+			        "locklab found no change beyond +-%.1f%% on %zu row%s of the %s "
+			        "suite%s%s",
+			        bound * 100, rows, rows == 1 ? "" : "s", PQgetvalue(d->sub, 0, 6),
+			        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
+			        tested ? " - Tested-by below." : ".");
 	} else {
 		fprintf(s, "locklab finished with the verdict %s.", verdict ? verdict : "none");
 	}
@@ -457,17 +494,6 @@ static void reply_stacks(FILE *f, const struct comparison *c)
 			lines++;
 		}
 	}
-}
-
-/* Tested-by: every job ran, none regressed or locked up, not build-only, conclusive. */
-static bool reply_tested(const struct reply_data *d)
-{
-	const char *verdict = db_value(d->sub, 0, 5);
-
-	return d->done && atoi(PQgetvalue(d->jobs, 0, 0)) == 0 &&
-	       atoi(PQgetvalue(d->jobs, 0, 1)) == 0 && atoi(PQgetvalue(d->jobs, 0, 2)) > 0 &&
-	       atoi(PQgetvalue(d->jobs, 0, 3)) > 0 && verdict &&
-	       (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
 }
 
 static const char *reply_identity(void)
