@@ -245,6 +245,54 @@ char **mail_recipients(const char *message, size_t len)
 	return out;
 }
 
+/* The list as "Name <a@b>, ..." (decoded), new; NULL when empty. */
+static char *mail_list_text(InternetAddressList *l)
+{
+	char *g, *out;
+
+	if (!l || internet_address_list_length(l) == 0)
+		return NULL;
+	g = internet_address_list_to_string(l, NULL, FALSE);
+	out = g ? strdup(g) : NULL;
+	g_free(g);
+	return out;
+}
+
+int mail_find_recipients(const char *buf, size_t len, const char *msgid, char **to, char **cc)
+{
+	GMimeStream *st;
+	GMimeParser *p;
+	size_t idlen;
+	int rc = -1;
+
+	*to = *cc = NULL;
+	if (!msgid || *msgid != '<' || (idlen = strlen(msgid)) < 3)
+		return -1;
+	st = g_mime_stream_mem_new_with_buffer(buf, len);
+	p = g_mime_parser_new_with_stream(st);
+	g_mime_parser_set_format(
+	    p, len >= 5 && memcmp(buf, "From ", 5) == 0 ? GMIME_FORMAT_MBOX : GMIME_FORMAT_MESSAGE);
+	while (rc != 0 && !g_mime_parser_eos(p)) {
+		GMimeMessage *m = g_mime_parser_construct_message(p, NULL);
+		const char *id;
+
+		if (!m)
+			break;
+		id = g_mime_message_get_message_id(m); /* without the angle brackets */
+		if (id && strlen(id) == idlen - 2 && strncmp(id, msgid + 1, idlen - 2) == 0) {
+			*to =
+			    mail_list_text(g_mime_message_get_addresses(m, GMIME_ADDRESS_TYPE_TO));
+			*cc =
+			    mail_list_text(g_mime_message_get_addresses(m, GMIME_ADDRESS_TYPE_CC));
+			rc = 0;
+		}
+		g_object_unref(m);
+	}
+	g_object_unref(p);
+	g_object_unref(st);
+	return rc;
+}
+
 void mail_strv_free(char **v)
 {
 	if (!v)

@@ -53,6 +53,14 @@ char *mail_reply_subject(const char *subject);
 char **mail_recipients(const char *message, size_t len);
 void mail_strv_free(char **v);
 
+/*
+ * The To and Cc address lists (decoded, "Name <a@b>, ...") of the message
+ * whose Message-ID is msgid ("<...>") in buf (an mbox, or one message
+ * when it does not start with "From "): new strings in *to and *cc, NULL
+ * when the header is missing.  Returns 0, or -1 when no such message.
+ */
+int mail_find_recipients(const char *buf, size_t len, const char *msgid, char **to, char **cc);
+
 /* The addr-spec of the first mailbox in an address list ("Name <a@b>" -> "a@b"); new or NULL. */
 char *mail_addr_spec(const char *addresses);
 

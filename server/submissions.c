@@ -13,6 +13,7 @@
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
+#include "mail.h"
 #include "mbox.h"
 
 #define MAX_SUITES 16
@@ -26,6 +27,7 @@ struct sub_new {
 	const char *suites[MAX_SUITES];
 	size_t nsuites;
 	struct mbox_series series;
+	char *head_to, *head_cc; /* the cover's (else first patch's) To and Cc, for the reply */
 	/* out */
 	long long id;
 	json_t *jobs;
@@ -126,7 +128,7 @@ static int sub_store(PGconn *c, void *arg)
 		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
 		snprintf(total, sizeof(total), "%zu", s->series.npatches);
 		{
-			const char *p[12] = {idbuf,
+			const char *p[14] = {idbuf,
 			                     seq,
 			                     total,
 			                     k == 0 ? "t" : "f",
@@ -137,14 +139,17 @@ static int sub_store(PGconn *c, void *arg)
 			                     m->date,
 			                     m->body,
 			                     m->diff ? m->diff : "",
-			                     m->references};
+			                     m->references,
+			                     m == head ? s->head_to : NULL,
+			                     m == head ? s->head_cc : NULL};
 
-			rc = db_run(c,
-			            "INSERT INTO patches (submission_id, seq, total, is_cover, "
-			            "message_id, in_reply_to, author, subject, date, body, diff, "
-			            "mail_references) "
-			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-			            12, p);
+			rc = db_run(
+			    c,
+			    "INSERT INTO patches (submission_id, seq, total, is_cover, "
+			    "message_id, in_reply_to, author, subject, date, body, diff, "
+			    "mail_references, mail_to, mail_cc) VALUES ($1, $2, $3, $4, $5, $6, "
+			    "$7, $8, $9, $10, $11, $12, $13, $14)",
+			    14, p);
 		}
 		if (rc != DB_OK)
 			goto out;
@@ -333,6 +338,18 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	}
 
+	if (s.series.npatches) {
+		/* the list the reply goes back to (mail.h); outside the transaction */
+		const struct mbox_mail *head =
+		    s.series.cover ? s.series.cover : &s.series.patches[0];
+
+		if (fetched)
+			mail_find_recipients(fetched, fetched_len, head->message_id, &s.head_to,
+			                     &s.head_cc);
+		else if (mbox)
+			mail_find_recipients(mbox, strlen(mbox), head->message_id, &s.head_to,
+			                     &s.head_cc);
+	}
 	dbrc = db_tx(sub_store, &s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);
@@ -359,6 +376,8 @@ out:
 	json_decref(s.jobs);
 	json_decref(doc);
 	free(fetched);
+	free(s.head_to);
+	free(s.head_cc);
 	mbox_series_release(&s.series);
 	return rc;
 }

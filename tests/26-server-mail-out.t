@@ -28,7 +28,8 @@ make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
   cd "$T/s/repo" && git commit -q --amend -m 'locking/mutex: add pickup' -m 'From the waiter side.' \
     -m 'Reviewed-by: Peter Zijlsträ <peterz@infradead.org>' &&
     rm -rf ../out && git format-patch -q --cover-letter --thread --in-reply-to='<v1-cover@example.org>' \
-      -v2 -o ../out HEAD~2
+      --to='LKML <linux-kernel@vger.kernel.org>' --cc='Ingo Mølnar <mingo@kernel.org>' \
+      --cc=robot@lab.example.org -v2 -o ../out HEAD~2
 ) || { echo "Bail out! git format-patch failed"; exit 1; }
 SUBJECT='[PATCH v2 0/2] locking/mutex: hand the lock to the top waiter — sœur «pickup» for früh wakers, and a much longer tail'
 python3 - "$T/s/out" "$SUBJECT" <<'PY'
@@ -49,8 +50,9 @@ is "$(sql "SELECT subject FROM patches WHERE submission_id = $s1 AND seq = 0")" 
   "the cover letter's folded encoded subject is stored decoded"
 is "$(sql "SELECT mail_references FROM patches WHERE submission_id = $s1 AND seq = 0")" "<v1-cover@example.org>" \
   "the cover letter's own References are stored"
-# the list and Cc of the cover, as the mail intake stores them (issue 13, "In")
-sql "UPDATE patches SET mail_to = 'LKML <linux-kernel@vger.kernel.org>', mail_cc = 'Ingo Mølnar <mingo@kernel.org>, robot@lab.example.org' WHERE submission_id = $s1 AND seq = 0"
+is "$(sql "SELECT mail_to || ' / ' || mail_cc FROM patches WHERE submission_id = $s1 AND seq = 0")" \
+  "LKML <linux-kernel@vger.kernel.org> / Ingo Mølnar <mingo@kernel.org>, robot@lab.example.org" \
+  "and its To (the list) and Cc, decoded"
 finish "$s1" 1
 is "$(sql "SELECT state || ',' || verdict FROM submissions WHERE id = $s1")" "done,no-change" \
   "the same code on both sides finishes as no-change"

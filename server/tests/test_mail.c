@@ -144,6 +144,31 @@ static void test_ascii_and_no_recipient(void **state)
 	assert_non_null(strstr(err, "no address"));
 }
 
+static void test_find_recipients(void **state)
+{
+	static const char mbox[] =
+	    "From a@b Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nTo: x@y\nMessage-ID: <one@b>\n"
+	    "Subject: one\n\nbody\n\nFrom a@b Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\n"
+	    "To: LKML <linux-kernel@vger.kernel.org>\nCc: =?UTF-8?Q?Ingo_M=C3=B8lnar?= "
+	    "<mingo@kernel.org>,\n peterz@infradead.org\nMessage-ID: <two@b>\nSubject: two\n\n"
+	    "body\n";
+	static const char bare[] =
+	    "From: A <a@b>\nTo: list@example.org\nMessage-Id: <bare@b>\n\nx\n";
+	char *to, *cc;
+
+	assert_int_equal(mail_find_recipients(mbox, strlen(mbox), "<two@b>", &to, &cc), 0);
+	assert_string_equal(to, "LKML <linux-kernel@vger.kernel.org>");
+	assert_string_equal(cc, "Ingo M\xc3\xb8lnar <mingo@kernel.org>, peterz@infradead.org");
+	free(to);
+	free(cc);
+	assert_int_equal(mail_find_recipients(bare, strlen(bare), "<bare@b>", &to, &cc), 0);
+	assert_string_equal(to, "list@example.org");
+	assert_null(cc);
+	free(to);
+	assert_int_equal(mail_find_recipients(mbox, strlen(mbox), "<three@b>", &to, &cc), -1);
+	assert_null(to);
+}
+
 static void test_addr_spec(void **state)
 {
 	char *a = mail_addr_spec("Tested \xc3\x9c. Bot <bot@example.org>");
@@ -160,6 +185,7 @@ int main(void)
 	    cmocka_unit_test(test_threading_and_ids),
 	    cmocka_unit_test(test_recipients),
 	    cmocka_unit_test(test_ascii_and_no_recipient),
+	    cmocka_unit_test(test_find_recipients),
 	    cmocka_unit_test(test_addr_spec),
 	};
 
