@@ -174,7 +174,7 @@ s4=$SUB
 finish "$s4" 1
 o4=$(sql "SELECT id FROM outbox WHERE submission_id = $s4")
 for ((i = 0; i < 200; i++)); do
-  [[ $(sql "SELECT attempts >= 2 FROM outbox WHERE id = $o4") == t ]] && break
+  [[ $(sql "SELECT attempts >= 2 AND state = 'queued' FROM outbox WHERE id = $o4") == t ]] && break
   sleep 0.1
 done
 is "$(sql "SELECT state || ',' || (attempts >= 2) || ',' || (last_error IS NOT NULL) FROM outbox WHERE id = $o4")" "queued,true,true" \

@@ -35,11 +35,12 @@ is "$(jq -c .defects <(mailinfo "$MAILS/0001.eml"))" '[]' "and reads the mail wi
 kill "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null
 
-# attempts_past N: wait up to 20 s for the waiting mail to be tried more than N times
+# attempts_past N: wait up to 20 s for the waiting mail to be tried more
+# than N times, the last attempt over
 attempts_past() {
   local i
   for ((i = 0; i < 200; i++)); do
-    [[ $(sql "SELECT attempts > $1 FROM outbox WHERE id = $o2") == t ]] && return 0
+    [[ $(sql "SELECT attempts > $1 AND state <> 'sending' FROM outbox WHERE id = $o2") == t ]] && return 0
     sleep 0.1
   done
   return 1
