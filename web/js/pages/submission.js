@@ -354,7 +354,9 @@ export function render(main, params, match) {
       loadReport();
     }
     lastState = s.state;
-    return s.state === 'queued' || s.state === 'running';
+    // a finished submission is still followed while its reply is on its way
+    return s.state === 'queued' || s.state === 'running'
+      || (s.mails || []).some((m) => m.state === 'queued' || m.state === 'sending');
   }
 
   return poll(refresh, POLL_MS);
