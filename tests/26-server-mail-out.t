@@ -211,4 +211,19 @@ is "$(sql "SELECT state FROM outbox WHERE submission_id = $s5")" held "its reply
 sleep 1 # the sending server polls every 100 ms
 is "$(ls "$MAILS"/*.eml | wc -l)" 5 "and the sending server does not send it"
 
+# noise that hides any change: said so, no Tested-by
+submit_mbox "$T/series.mbox"
+s6=$SUB
+claim "$AGENT_TOKEN"
+for r in 0 1 2 3; do
+  post_round "$JOB" "$AGENT_TOKEN" base $r 1 0.3
+  post_round "$JOB" "$AGENT_TOKEN" patched $r 1.01 0.3
+done
+is "$(sql "SELECT verdict FROM submissions WHERE id = $s6")" inconclusive "a noisy run ends inconclusive"
+api GET "/api/v1/submissions/$s6/reply"
+info=$(mailinfo <<<"$BODY")
+like "$(jq -r .first_paragraph <<<"$info")" '^locklab could not tell a change from noise: [0-9]+ rows? stayed inconclusive' \
+  "the reply says so first"
+unlike "$(jq -r .body <<<"$info")" 'Tested-by|Reported-by' "with neither Tested-by nor Reported-by"
+
 done_testing
