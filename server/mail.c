@@ -181,13 +181,8 @@ char *mail_build_reply(const struct mail_reply *r, char **msgid, char *err, size
 	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
 	s = g_mime_object_to_string(GMIME_OBJECT(m), fo);
 	out = s ? strdup(s) : NULL;
-	*msgid = out ? g_strdup_printf("<%s>", id) : NULL;
-	if (*msgid) {
-		char *copy = strdup(*msgid);
-
-		g_free(*msgid);
-		*msgid = copy;
-	}
+	if (out && asprintf(msgid, "<%s>", id) < 0)
+		*msgid = NULL;
 	if (!out || !*msgid) {
 		free(out);
 		free(*msgid);

@@ -210,8 +210,7 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		fprintf(s, "locklab noticed a %.1f%% %s of ", fabs(r->change) * 100, verdict);
 		reply_point(s, r);
 		if (count > 1)
-			fprintf(s, " and %zu more %s%s", count - 1, verdict == NULL ? "" : verdict,
-			        count > 2 ? "s" : "");
+			fprintf(s, " and %zu more %s%s", count - 1, verdict, count > 2 ? "s" : "");
 		fputc('.', s);
 	} else if (verdict && strcmp(verdict, "inconclusive") == 0) {
 		for (size_t i = 0; i < d->ncmps; i++)
