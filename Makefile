@@ -5,7 +5,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
-PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib
+PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib gmime-3.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
@@ -46,6 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
+.PHONY: bench-mail bench-mail-out
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT)
@@ -164,6 +165,11 @@ bench-kernel: all
 
 bench-server: $(BUILD)/locklab-server
 	@BUILD=$(BUILD) server/bench/bench-server.sh
+
+# the outgoing half of bench-mail: replies rendered and sent per second
+bench-mail: bench-mail-out
+bench-mail-out: all
+	@BUILD=$(BUILD) server/bench/bench-mail-out.sh
 
 clean:
 	rm -rf build build-asan

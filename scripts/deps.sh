@@ -16,12 +16,14 @@ set -euo pipefail
 DEMO_PACKAGES=(
   build-essential pkg-config git curl ca-certificates jq procps
   libjansson-dev libgsl-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
+  libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(
   perl libcmocka-dev linux-perf clang-format python3 iproute2
+  python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
   chromium  # the dashboard's browser tests use Debian's chromium

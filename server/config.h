@@ -28,6 +28,21 @@ struct srv_config {
 	bool allow_local_trees; /* trees may be local paths or file:// URLs */
 	unsigned max_connections;
 	unsigned connection_timeout; /* seconds */
+	/* outgoing mail (reply.c, outbox.c) */
+	const char *mail_from;     /* "Name <addr>": From and the SMTP envelope sender */
+	const char *mail_domain;   /* right-hand side of Message-IDs */
+	const char *tested_by;     /* "Name <addr>" of Tested-by/Reported-by; "" = mail_from */
+	const char *public_url;    /* dashboard base for links; "" = http://listen */
+	const char *smtp_url;      /* smtp://host:port or smtps://; "" = dry run */
+	const char *smtp_user;     /* login; "" = none */
+	const char *smtp_password; /* with smtp_user */
+	const char *smtp_ca_file;  /* CA bundle for the SMTP server's certificate; "" = system's */
+	bool smtp_starttls;        /* smtp:// must upgrade with STARTTLS */
+	bool mail_dry_run;         /* keep mail in the outbox only */
+	int smtp_timeout;          /* seconds per delivery attempt */
+	int mail_retry_seconds;    /* first retry delay; doubles up to an hour */
+	int mail_max_attempts;     /* then the mail is 'failed' */
+	int mail_poll_ms;          /* how often the sender looks at the outbox */
 };
 
 /* Defined in config.c, filled by main.c. */

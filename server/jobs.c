@@ -20,9 +20,15 @@
 #include "config.h"
 #include "db.h"
 #include "ingest.h"
+#include "reply.h"
 #include "reports.h"
 #include "result.h"
 #include "verdicts.h"
+
+static int jobs_reply_body(PGconn *c, void *arg)
+{
+	return reply_queue(c, *(long long *)arg);
+}
 
 int jobs_reap(PGconn *c)
 {
@@ -47,11 +53,25 @@ int jobs_reap(PGconn *c)
 	    "  reason = format('job %s (%s) failed: %s', upd.id, upd.suite, upd.reason) "
 	    "  FROM upd WHERE s.id = upd.submission_id AND upd.state = 'failed' AND "
 	    "  s.state IN ('queued', 'running') RETURNING s.id) "
-	    "SELECT count(*) FROM upd",
+	    "SELECT (SELECT count(*) FROM upd), (SELECT string_agg(id::text, ' ') FROM sub)",
 	    1, p);
 	if (!res)
 		return -1;
 	n = atoi(PQgetvalue(res, 0, 0));
+	/*
+	 * The submissions this failed get their reply, each in its own
+	 * transaction.  A crash right here loses those replies (the failure
+	 * itself is kept); GET .../reply still builds them.
+	 */
+	for (const char *s = PQgetvalue(res, 0, 1); *s;) {
+		char *end;
+		long long id = strtoll(s, &end, 10);
+
+		if (end == s)
+			break;
+		db_tx(jobs_reply_body, &id);
+		s = end;
+	}
 	PQclear(res);
 	return n;
 }
@@ -475,6 +495,8 @@ static int fail_body(PGconn *c, void *arg)
 			    "('queued', 'running')",
 			    3, p);
 	}
+	if (rc == DB_OK)
+		rc = reply_queue(c, submission); /* the developer hears why */
 	return rc;
 }
 

@@ -17,6 +17,8 @@
 #include "fetch.h"
 #include "http.h"
 #include "jobs.h"
+#include "mail.h"
+#include "outbox.h"
 #include "routes.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
@@ -71,6 +73,34 @@ static struct opt opts[] = {
      10000, "concurrent HTTP connections (each may hold a database connection)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
      1, 86400, "seconds an idle HTTP connection stays open"},
+    {"mail-from", "LOCKLAB_MAIL_FROM", OPT_STR, &srv_cfg.mail_from, "locklab <locklab@localhost>",
+     0, 0, "From of every mail and the SMTP envelope sender, \"Name <address>\""},
+    {"mail-domain", "LOCKLAB_MAIL_DOMAIN", OPT_STR, &srv_cfg.mail_domain, "", 0, 0,
+     "domain of Message-IDs (empty: the --mail-from address's domain)"},
+    {"tested-by", "LOCKLAB_TESTED_BY", OPT_STR, &srv_cfg.tested_by, "", 0, 0,
+     "\"Name <address>\" of Tested-by and Reported-by trailers (empty: --mail-from)"},
+    {"public-url", "LOCKLAB_PUBLIC_URL", OPT_STR, &srv_cfg.public_url, "", 0, 0,
+     "dashboard address mails link to (empty: http://<listen>)"},
+    {"smtp-url", "LOCKLAB_SMTP_URL", OPT_STR, &srv_cfg.smtp_url, "", 0, 0,
+     "smtp://host:port or smtps://host:port the outbox is sent to (empty: dry run)"},
+    {"smtp-user", "LOCKLAB_SMTP_USER", OPT_STR, &srv_cfg.smtp_user, "", 0, 0,
+     "SMTP login name (empty: no login)"},
+    {"smtp-password", "LOCKLAB_SMTP_PASSWORD", OPT_STR, &srv_cfg.smtp_password, "", 0, 0,
+     "SMTP password (prefer the variable to the flag)"},
+    {"smtp-ca-file", "LOCKLAB_SMTP_CA_FILE", OPT_STR, &srv_cfg.smtp_ca_file, "", 0, 0,
+     "CA certificates (PEM) the SMTP server's certificate must chain to (empty: the system's)"},
+    {"smtp-starttls", "LOCKLAB_SMTP_STARTTLS", OPT_BOOL, &srv_cfg.smtp_starttls, "0", 0, 1,
+     "smtp:// must switch to TLS with STARTTLS before anything is sent"},
+    {"mail-dry-run", "LOCKLAB_MAIL_DRY_RUN", OPT_BOOL, &srv_cfg.mail_dry_run, "0", 0, 1,
+     "keep replies in the outbox ('held') and send nothing, even with --smtp-url"},
+    {"smtp-timeout", "LOCKLAB_SMTP_TIMEOUT", OPT_INT, &srv_cfg.smtp_timeout, "60", 1, 3600,
+     "seconds one delivery attempt may take"},
+    {"mail-retry-seconds", "LOCKLAB_MAIL_RETRY_SECONDS", OPT_INT, &srv_cfg.mail_retry_seconds, "30",
+     1, 86400, "delay before the first retry of a mail; doubles each time, up to an hour"},
+    {"mail-max-attempts", "LOCKLAB_MAIL_MAX_ATTEMPTS", OPT_INT, &srv_cfg.mail_max_attempts, "12", 1,
+     1000, "delivery attempts before a mail is marked failed"},
+    {"mail-poll-ms", "LOCKLAB_MAIL_POLL_MS", OPT_INT, &srv_cfg.mail_poll_ms, "1000", 10, 600000,
+     "how often the sender looks for due mail, in ms"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -147,6 +177,38 @@ bad:
 	return -1;
 }
 
+/*
+ * Check the mail identities and default --mail-domain to the --mail-from
+ * address's domain.  The domain string lives until exit.
+ */
+static int mail_config(void)
+{
+	static char *domain;
+	char *from = mail_addr_spec(srv_cfg.mail_from), *tested = NULL;
+	int rc = -1;
+
+	if (!from || !strchr(from, '@')) {
+		fprintf(stderr, "locklab-server: --mail-from '%s' holds no address\n",
+		        srv_cfg.mail_from);
+		goto out;
+	}
+	if (*srv_cfg.tested_by && !(tested = mail_addr_spec(srv_cfg.tested_by))) {
+		fprintf(stderr, "locklab-server: --tested-by '%s' holds no address\n",
+		        srv_cfg.tested_by);
+		goto out;
+	}
+	if (!*srv_cfg.mail_domain) {
+		free(domain);
+		domain = strdup(strchr(from, '@') + 1);
+		srv_cfg.mail_domain = domain ? domain : "localhost";
+	}
+	rc = 0;
+out:
+	free(from);
+	free(tested);
+	return rc;
+}
+
 static int parse_config(int argc, char **argv)
 {
 	struct option longopts[NOPTS + 3];
@@ -189,6 +251,8 @@ static int parse_config(int argc, char **argv)
 		fprintf(stderr, "locklab-server: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (mail_config() != 0)
+		return -1;
 	if (srv_cfg.max_rounds < srv_cfg.min_rounds) {
 		fprintf(stderr, "locklab-server: --max-rounds %d is below --min-rounds %d\n",
 		        srv_cfg.max_rounds, srv_cfg.min_rounds);
@@ -202,6 +266,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int sig, applied, ret = 1;
 
+	mail_global_init();
 	if (parse_config(argc, argv) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
@@ -235,14 +300,25 @@ int main(int argc, char **argv)
 		http_stop();
 		goto out;
 	}
+	if (outbox_sender_start() != 0) {
+		fprintf(stderr, "locklab-server: cannot start the mail sender\n");
+		jobs_reaper_stop();
+		http_stop();
+		goto out;
+	}
+	fprintf(stderr, "locklab-server: mail: %s\n",
+	        outbox_sending() ? srv_cfg.smtp_url
+	                         : "dry run, replies are kept in the outbox ('held')");
 	fprintf(stderr, "locklab-server: listening on %s (%d migration(s) applied)\n",
 	        srv_cfg.listen, applied);
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "locklab-server: stopping on signal %d\n", sig);
 	http_stop();
 	jobs_reaper_stop();
+	outbox_sender_stop();
 	ret = 0;
 out:
 	fetch_global_cleanup();
+	mail_global_cleanup();
 	return ret;
 }

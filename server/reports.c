@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "db.h"
+#include "reply.h"
 #include "report.h"
 #include "verdicts.h"
 
@@ -62,206 +63,6 @@ static int reports_render(PGconn *c, long long submission, enum report_format fm
 		return DB_FAIL;
 	}
 	return DB_OK;
-}
-
-/* A header value on one line: CR and LF become spaces. */
-static void header_line(FILE *f, const char *name, const char *value)
-{
-	const char *p;
-	bool ascii = true;
-
-	if (!value)
-		return;
-	for (p = value; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			ascii = false;
-	fprintf(f, "%s: ", name);
-	if (ascii) {
-		for (p = value; *p; p++)
-			fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
-	} else {
-		/* RFC 2047: =?UTF-8?B?...?= */
-		static const char b64[] =
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		size_t n = strlen(value), i;
-		const unsigned char *u = (const unsigned char *)value;
-
-		fputs("=?UTF-8?B?", f);
-		for (i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)u[i] << 16 |
-			             (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0) |
-			             (i + 2 < n ? u[i + 2] : 0);
-
-			fputc(b64[(v >> 18) & 63], f);
-			fputc(b64[(v >> 12) & 63], f);
-			fputc(i + 1 < n ? b64[(v >> 6) & 63] : '=', f);
-			fputc(i + 2 < n ? b64[v & 63] : '=', f);
-		}
-		fputs("?=", f);
-	}
-	fputc('\n', f);
-}
-
-/*
- * The reply mail of a finished submission in *out (new string).  Returns 0,
- * a db_tx code, or DB_ABORT with *status and msg when there is none yet.
- */
-static int reports_reply(PGconn *c, long long submission, enum report_format fmt, char **out,
-                         char **subject_out, char **msgid_out, int *status, char *msg,
-                         size_t msglen)
-{
-	char idbuf[24];
-	const char *p[1] = {idbuf};
-	PGresult *s = NULL, *head = NULL, *jobs = NULL;
-	char *table = NULL, *mail = NULL, *subject = NULL;
-	size_t len = 0, subject_len = 0;
-	const char *state, *sub_subject, *msgid, *verdict;
-	FILE *f = NULL, *sf = NULL;
-	bool tested = true, done;
-	int rc = DB_FAIL;
-
-	*out = NULL;
-	snprintf(idbuf, sizeof(idbuf), "%lld", submission);
-	s = db_exec(c,
-	            "SELECT state, subject, reply_to_msgid, notify, reason, verdict, "
-	            "array_to_string(suites, ', '), to_char(updated AT TIME ZONE 'UTC', "
-	            "'Dy, DD Mon YYYY HH24:MI:SS \"+0000\"'), source, url, git_url, git_ref "
-	            "FROM submissions WHERE id = $1",
-	            1, p);
-	if (!s)
-		return db_failure();
-	if (PQntuples(s) != 1) {
-		*status = 404;
-		snprintf(msg, msglen, "no submission %lld", submission);
-		rc = DB_ABORT;
-		goto out;
-	}
-	state = PQgetvalue(s, 0, 0);
-	sub_subject = PQgetvalue(s, 0, 1);
-	msgid = db_value(s, 0, 2);
-	verdict = db_value(s, 0, 5);
-	done = strcmp(state, "done") == 0;
-	if (!done && strcmp(state, "failed") != 0) {
-		*status = 409;
-		snprintf(msg, msglen, "submission %lld is %s: no reply before it is finished",
-		         submission, state);
-		rc = DB_ABORT;
-		goto out;
-	}
-	head = db_exec(c,
-	               "SELECT author, date, body, (SELECT count(*) FROM patches WHERE "
-	               "submission_id = $1 AND NOT is_cover) FROM patches WHERE submission_id = $1 "
-	               "ORDER BY seq LIMIT 1",
-	               1, p);
-	jobs = db_exec(c,
-	               "SELECT count(*) FILTER (WHERE state <> 'done'), count(*) FILTER (WHERE "
-	               "verdict IN ('regression', 'lockup')), count(*), count(*) FILTER (WHERE "
-	               "suite <> 'build') FROM jobs WHERE submission_id = $1",
-	               1, p);
-	if (!head || !jobs) {
-		rc = db_failure();
-		goto out;
-	}
-	/*
-	 * Tested-by: every suite ran, nothing regressed or locked up, not
-	 * build-only, and the numbers came to a conclusion: an inconclusive
-	 * comparison is not a test the submitter can quote.
-	 */
-	tested = done && atoi(PQgetvalue(jobs, 0, 0)) == 0 && atoi(PQgetvalue(jobs, 0, 1)) == 0 &&
-	         atoi(PQgetvalue(jobs, 0, 2)) > 0 && atoi(PQgetvalue(jobs, 0, 3)) > 0 && verdict &&
-	         (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
-	if (done) {
-		rc = reports_render(c, submission, fmt, &table);
-		if (rc != DB_OK)
-			goto out;
-	}
-
-	sf = open_memstream(&subject, &subject_len);
-	if (!sf)
-		goto out;
-	fprintf(sf, "%s%s", strncasecmp(sub_subject, "re:", 3) == 0 ? "" : "Re: ", sub_subject);
-	fclose(sf);
-	sf = NULL;
-
-	f = open_memstream(&mail, &len);
-	if (!f)
-		goto out;
-	header_line(f, "From", "locklab <locklab@localhost>");
-	if (db_value(s, 0, 3))
-		header_line(f, "To", db_value(s, 0, 3));
-	else if (PQntuples(head) == 1)
-		header_line(f, "To", PQgetvalue(head, 0, 0));
-	header_line(f, "Subject", subject);
-	header_line(f, "Date", PQgetvalue(s, 0, 7));
-	fprintf(f, "Message-ID: <locklab-submission-%lld@localhost>\n", submission);
-	if (msgid) {
-		header_line(f, "In-Reply-To", msgid);
-		header_line(f, "References", msgid);
-	}
-	fprintf(f, "MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n"
-	           "Content-Transfer-Encoding: 8bit\n\n");
-	if (PQntuples(head) == 1) {
-		const char *body = PQgetvalue(head, 0, 2);
-		int lines = 0;
-
-		fprintf(f, "On %s, %s wrote:\n",
-		        *PQgetvalue(head, 0, 1) ? PQgetvalue(head, 0, 1) : "an unknown date",
-		        PQgetvalue(head, 0, 0));
-		while (*body && lines < 6) {
-			const char *nl = strchr(body, '\n');
-			size_t n = nl ? (size_t)(nl - body) : strlen(body);
-
-			fprintf(f, ">%s%.*s\n", n ? " " : "", (int)n, body);
-			lines++;
-			body += n + (nl ? 1 : 0);
-		}
-		if (*body)
-			fprintf(f, "> [...]\n");
-		fputc('\n', f);
-	} else {
-		fprintf(f, "Tested %s %s.\n\n", db_value(s, 0, 10) ? db_value(s, 0, 10) : "",
-		        db_value(s, 0, 11) ? db_value(s, 0, 11) : "");
-	}
-	if (!done) {
-		fprintf(f, "locklab could not test this: %s\n",
-		        db_value(s, 0, 4) ? db_value(s, 0, 4) : "the job failed");
-		tested = false;
-	} else {
-		fprintf(f,
-		        "locklab ran the %s suite(s) with and without the %s, in interleaved "
-		        "rounds.\n\n",
-		        PQgetvalue(s, 0, 6),
-		        PQntuples(head) == 1 && atoi(PQgetvalue(head, 0, 3)) > 1 ? "series"
-		                                                                 : "patch");
-		fputs(table ? table : "", f);
-		fprintf(f, "\nVerdict: %s.\n", verdict ? verdict : "none");
-	}
-	if (tested)
-		fprintf(f, "\nTested-by: locklab <locklab@localhost>\n");
-	if (fclose(f) != 0) {
-		f = NULL;
-		goto out;
-	}
-	f = NULL;
-	*out = mail;
-	mail = NULL;
-	if (subject_out) {
-		*subject_out = subject;
-		subject = NULL;
-	}
-	if (msgid_out)
-		*msgid_out = msgid ? strdup(msgid) : NULL;
-	rc = DB_OK;
-out:
-	if (f)
-		fclose(f);
-	free(mail);
-	free(table);
-	free(subject);
-	PQclear(s);
-	PQclear(head);
-	PQclear(jobs);
-	return rc;
 }
 
 int reports_job_done(PGconn *c, long long submission)
@@ -317,30 +118,7 @@ int reports_job_done(PGconn *c, long long submission)
 		if (rc != DB_OK)
 			return rc;
 	}
-	{
-		char *mail = NULL, *subject = NULL, *msgid = NULL;
-		int status = 0;
-		char msg[128];
-
-		rc = reports_reply(c, submission, REPORT_TEXT, &mail, &subject, &msgid, &status,
-		                   msg, sizeof(msg));
-		if (rc == DB_OK) {
-			const char *q[4] = {idbuf, subject, msgid, mail};
-
-			rc = db_run(c,
-			            "INSERT INTO outbox (submission_id, recipients, subject, "
-			            "in_reply_to, message) SELECT $1, coalesce(s.notify, (SELECT "
-			            "author FROM patches WHERE submission_id = s.id ORDER BY seq "
-			            "LIMIT 1)), $2, $3, $4 FROM submissions s WHERE s.id = $1",
-			            4, q);
-		}
-		free(mail);
-		free(subject);
-		free(msgid);
-		if (rc == DB_ABORT)
-			rc = DB_FAIL;
-	}
-	return rc;
+	return reply_queue(c, submission);
 }
 
 static int report_parse_query(struct http_request *req, enum report_format *fmt)
@@ -393,24 +171,24 @@ enum handler_rc api_submission_report(struct http_request *req, long long id)
 
 enum handler_rc api_submission_reply(struct http_request *req, long long id)
 {
-	enum report_format fmt;
 	PGconn *c = db_conn();
 	char *mail = NULL;
 	char msg[256];
 	int status = 500, rc;
 	enum handler_rc hrc;
 
-	if (report_parse_query(req, &fmt) != 0)
-		return http_reply_error(req, 400, "invalid", "format: aim7, perf, lkp or text");
 	if (!c)
 		return http_reply_error(req, 503, "database", "database unavailable");
 	if (db_run(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL) != DB_OK)
 		return http_reply_error(req, 503, "database", "query failed");
-	rc = reports_reply(c, id, fmt, &mail, NULL, NULL, &status, msg, sizeof(msg));
+	rc = reply_get(c, id, &mail, &status, msg, sizeof(msg));
 	db_run(c, "COMMIT", 0, NULL);
 	if (rc == DB_ABORT)
 		return http_reply_error(req, (unsigned)status,
-		                        status == 404 ? "not-found" : "not-ready", "%s", msg);
+		                        status == 404   ? "not-found"
+		                        : status == 409 ? "not-ready"
+		                                        : "no-recipient",
+		                        "%s", msg);
 	if (rc != DB_OK)
 		return http_reply_error(req, 503, "database", "cannot build the reply");
 	hrc = http_reply(req, 200, "message/rfc822", mail, strlen(mail));

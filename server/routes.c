@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "outbox.h"
 
 struct route {
 	const char *method;  /* "GET" (HEAD is served as GET) or "POST" */
@@ -41,6 +42,8 @@ static const struct route routes[] = {
     {"POST", "/api/v1/jobs/{id}/release", NULL, api_job_release, ROUTE_AGENT},
     {"GET", "/api/v1/trees", api_tree_list, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/trees", api_tree_create, NULL, ROUTE_ADMIN},
+    {"GET", "/api/v1/outbox", api_outbox_list, NULL, ROUTE_ANYONE},
+    {"POST", "/api/v1/outbox/{id}/retry", NULL, api_outbox_retry, ROUTE_ADMIN},
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
+#include "mail.h"
 #include "mbox.h"
 #include "url.h"
 
@@ -26,6 +27,7 @@ struct sub_new {
 	const char *suites[MAX_SUITES];
 	size_t nsuites;
 	struct mbox_series series;
+	char *head_to, *head_cc; /* the cover's (else first patch's) To and Cc, for the reply */
 	/* out */
 	long long id;
 	json_t *jobs;
@@ -126,7 +128,7 @@ static int sub_store(PGconn *c, void *arg)
 		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
 		snprintf(total, sizeof(total), "%zu", s->series.npatches);
 		{
-			const char *p[11] = {idbuf,
+			const char *p[14] = {idbuf,
 			                     seq,
 			                     total,
 			                     k == 0 ? "t" : "f",
@@ -136,13 +138,18 @@ static int sub_store(PGconn *c, void *arg)
 			                     m->subject,
 			                     m->date,
 			                     m->body,
-			                     m->diff ? m->diff : ""};
+			                     m->diff ? m->diff : "",
+			                     m->references,
+			                     m == head ? s->head_to : NULL,
+			                     m == head ? s->head_cc : NULL};
 
-			rc = db_run(c,
-			            "INSERT INTO patches (submission_id, seq, total, is_cover, "
-			            "message_id, in_reply_to, author, subject, date, body, diff) "
-			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-			            11, p);
+			rc = db_run(
+			    c,
+			    "INSERT INTO patches (submission_id, seq, total, is_cover, "
+			    "message_id, in_reply_to, author, subject, date, body, diff, "
+			    "mail_references, mail_to, mail_cc) VALUES ($1, $2, $3, $4, $5, $6, "
+			    "$7, $8, $9, $10, $11, $12, $13, $14)",
+			    14, p);
 		}
 		if (rc != DB_OK)
 			goto out;
@@ -320,6 +327,18 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	}
 
+	if (s.series.npatches) {
+		/* the list the reply goes back to (mail.h); outside the transaction */
+		const struct mbox_mail *head =
+		    s.series.cover ? s.series.cover : &s.series.patches[0];
+
+		if (fetched)
+			mail_find_recipients(fetched, fetched_len, head->message_id, &s.head_to,
+			                     &s.head_cc);
+		else if (mbox)
+			mail_find_recipients(mbox, strlen(mbox), head->message_id, &s.head_to,
+			                     &s.head_cc);
+	}
 	dbrc = db_tx(sub_store, &s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);
@@ -346,6 +365,8 @@ out:
 	json_decref(s.jobs);
 	json_decref(doc);
 	free(fetched);
+	free(s.head_to);
+	free(s.head_cc);
 	mbox_series_release(&s.series);
 	return rc;
 }
@@ -445,7 +466,12 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'variant', l.variant, 'round', l.round, 'workload', l.workload, 'lock', l.lock,"
 	    "   'params', l.params_key, 'kind', l.kind, 'message', l.message, 'stacks', "
 	    "   l.stacks) ORDER BY l.id), '[]') FROM lockups l JOIN jobs j ON j.id = l.job_id "
-	    "   WHERE j.submission_id = s.id)"
+	    "   WHERE j.submission_id = s.id),"
+	    " 'mails', (SELECT coalesce(json_agg(json_build_object('id', o.id, 'kind', o.kind, "
+	    "   'state', o.state, 'message_id', o.message_id, 'recipients', o.recipients, "
+	    "   'subject', o.subject, 'attempts', o.attempts, 'next_attempt', o.next_attempt, "
+	    "   'last_error', o.last_error, 'created', o.created, 'sent', o.sent) ORDER BY o.id), "
+	    "   '[]') FROM outbox o WHERE o.submission_id = s.id)"
 	    ") FROM submissions s WHERE s.id = $1",
 	    1, p, "submission");
 }

@@ -141,9 +141,12 @@ reply=$BODY
 like "$reply" "^In-Reply-To: $cover_id" "it threads to the cover letter"
 like "$reply" "^References: $cover_id" "with References too"
 like "$reply" '^Subject: Re: \[PATCH v2 0/2\]' "its subject is Re: the cover letter's"
-like "$reply" '^> ' "it quotes the cover letter"
+like "$reply" '^series: +\[PATCH v2 0/2\]' "it names the series it answers"
 like "$reply" 'lab1.*2 (CPUs|cpus)' "it names the machine"
-like "$reply" 'hot.*pthread.*regression' "it holds the table"
+info=$(python3 "$TOP/tests/lib/mailinfo.py" <<<"$reply")
+like "$(jq -r .first_paragraph <<<"$info")" '^locklab noticed a 10\.0% regression of hot\.pthread\.ops_per_sec' \
+  "it says the finding first"
+like "$(jq -r .body <<<"$info")" '-10\.0%\*.*hot\.pthread\.ops_per_sec' "it holds the table"
 unlike "$reply" 'Tested-by:' "a regression earns no Tested-by"
 is "$(sql "SELECT in_reply_to FROM outbox WHERE submission_id = $s1")" "$cover_id" "the reply is kept in the outbox"
 
@@ -225,7 +228,9 @@ is "$(sql "SELECT state || ': ' || reason FROM jobs WHERE id = $j5")" "failed: g
 like "$(sql "SELECT state || ': ' || reason FROM submissions WHERE id = $s5")" '^failed: .*patch does not apply' \
   "the submission fails with it"
 api GET "/api/v1/submissions/$s5/reply"
-like "$BODY" 'could not test.*patch does not apply' "the reply tells the developer why"
+like "$(python3 "$TOP/tests/lib/mailinfo.py" <<<"$BODY" | jq -r .first_paragraph)" \
+  '^locklab could not test this: .*patch does not apply' "the reply tells the developer why, first"
+is "$(sql "SELECT count(*) FROM outbox WHERE submission_id = $s5")" 1 "a failed submission's reply is kept in the outbox too"
 
 # locklab submit --wait follows the submission to its report
 LOCKLAB_SERVER="$URL" timeout 120 "$BIN/locklab" submit --wait "$T/s/series.mbox" >"$T/wait.out" 2>&1 &

@@ -56,6 +56,8 @@ like "$(sql "SELECT reason FROM jobs WHERE id = $j")" 'lease expired 2 times' "t
 is "$(sql "SELECT state FROM submissions WHERE id = $s")" failed "the submission fails"
 like "$(sql "SELECT reason FROM submissions WHERE id = $s")" "job $j \\(quick\\) failed: lease expired" \
   "the submission says which job failed and why"
+like "$(sql "SELECT message FROM outbox WHERE submission_id = $s")" 'locklab could not test this: job [0-9]+ \(quick\)' \
+  "and its reply, saying why, is kept in the outbox"
 api GET /metrics
 like "$BODY" '^locklab_jobs\{state="failed"\} 1$' "metrics count the failed job"
 

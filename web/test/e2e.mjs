@@ -119,6 +119,10 @@ try {
   const wantReply = await (await fetch(`${origin}/api/v1/submissions/${id}/reply`)).text();
   check(reply === wantReply, 'the reply mail is shown as it will be sent', reply.slice(0, 400));
   check(/^In-Reply-To: </m.test(reply) && /^Subject: Re: /m.test(reply), 'it threads to the series', reply.slice(0, 600));
+  const mails = (await (await fetch(`${origin}/api/v1/outbox?submission=${id}`)).json()).mails;
+  const mailStates = await page.locator('#mails tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.state));
+  check(mails.length === 1 && mailStates.join() === mails.map((m) => m.state).join(),
+    'the reply\'s delivery state is shown beside it', `${mailStates} vs ${mails.map((m) => m.state)}`);
   await page.locator('#reply').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(out, 'web-reply.png') });
 

@@ -178,6 +178,7 @@ export function render(main, params, match) {
   const reportErr = el('div');
   const replyPre = el('pre', { class: 'report', id: 'reply', tabindex: '0', hidden: true });
   const replyErr = el('div');
+  const mailBox = el('div', { id: 'mails', class: 'table-wrap' });
   let format = FORMATS.some(([f]) => f === params.get('format')) ? params.get('format') : 'text';
   let lastSig = null;
   let lastState = null;
@@ -232,7 +233,8 @@ export function render(main, params, match) {
     lockBox,
     el('section', { id: 'reports' }, el('h2', {}, 'Reports as mailed'), tabs, reportErr, reportPre),
     el('section', { id: 'reply-mail' }, el('h2', {}, 'Reply mail'),
-      el('p', {}, replyButton, ' ', el('span', { class: 'muted' }, 'as it is kept in the outbox and sent to the list')), replyErr, replyPre),
+      el('p', {}, replyButton, ' ', el('span', { class: 'muted' }, 'as it is kept in the outbox and sent to the list')), replyErr, replyPre,
+      mailBox),
     el('section', { id: 'patches' }, el('h2', {}, 'Patches'), patchBox),
     el('section', {}, el('h2', {}, 'Raw data'), raw));
 
@@ -260,6 +262,20 @@ export function render(main, params, match) {
         el('td', { class: 'num' }, j.attempts),
         el('td', {}, j.claimed_by ? el('a', { href: '#/machines' }, `agent #${j.claimed_by}`) : '-'),
         el('td', {}, verdictBadge(j.verdict)), el('td', { class: 'reason' }, j.reason || ''))))));
+  }
+
+  // the outbox rows of this submission and where each one is in its delivery
+  function drawMails(s) {
+    const ms = s.mails || [];
+    clear(mailBox, ms.length === 0 ? el('p', { class: 'muted' }, s.state === 'done' || s.state === 'failed' ? 'No mail: nobody to send it to.' : 'The reply is written when the submission is finished.')
+      : el('table', { class: 'jobs' },
+        el('thead', {}, el('tr', {}, ['mail', 'delivery', 'to', 'Message-ID', 'attempts', 'sent', 'last error']
+          .map((h, i) => el('th', { scope: 'col', class: i === 0 || i === 4 ? 'num' : null }, h)))),
+        el('tbody', {}, ms.map((m) => el('tr', { dataset: { state: m.state } },
+          el('td', { class: 'num' }, `#${m.id}`), el('td', {}, stateBadge(m.state)),
+          el('td', {}, m.recipients || '-'), el('td', {}, el('code', {}, m.message_id || '-')),
+          el('td', { class: 'num' }, m.attempts), el('td', {}, m.sent ? when(m.sent) : '-'),
+          el('td', { class: 'reason' }, m.last_error || ''))))));
   }
 
   function drawPatches(s) {
@@ -325,6 +341,7 @@ export function render(main, params, match) {
     document.title = `locklab: #${s.id} ${s.subject || ''}`;
     drawHead(s);
     drawJobs(s);
+    drawMails(s);
     const sig = JSON.stringify([s.state, (s.jobs || []).map((j) => [j.state, j.rounds_complete, j.rounds]), (s.verdicts || []).length, (s.verdicts || []).map((v) => v.final).join(), (s.lockups || []).length]);
     if (sig !== lastSig) {
       lastSig = sig;
@@ -337,7 +354,9 @@ export function render(main, params, match) {
       loadReport();
     }
     lastState = s.state;
-    return s.state === 'queued' || s.state === 'running';
+    // a finished submission is still followed while its reply is on its way
+    return s.state === 'queued' || s.state === 'running'
+      || (s.mails || []).some((m) => m.state === 'queued' || m.state === 'sending');
   }
 
   return poll(refresh, POLL_MS);

@@ -1,0 +1,762 @@
+/*
+ * reply.c - the reply mail of a finished submission (reply.h): the body in
+ * the kernel test robot's manner, the headers through mail.c, a row of
+ * the outbox.
+ */
+#include "reply.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "db.h"
+#include "mail.h"
+#include "outbox.h"
+#include "report.h"
+#include "verdicts.h"
+
+/* Prose is wrapped here; tables and stacks may use up to REPLY_MAX_COLUMNS. */
+#define REPLY_WRAP 72
+
+struct reply_data {
+	long long id;
+	PGresult *sub; /* state, subject, reply_to_msgid, notify, reason, verdict, suites, source,
+	                  url, git_url, git_ref, git_base, tree, branch */
+	PGresult
+	    *head; /* author, subject, message_id, mail_references, mail_to, mail_cc, patches */
+	PGresult *jobs; /* not done, regression or lockup, all, not build */
+	PGresult *reviewers;
+	struct stored_comparison *cmps;
+	size_t ncmps;
+	bool done;
+};
+
+static void reply_data_release(struct reply_data *d)
+{
+	PQclear(d->sub);
+	PQclear(d->head);
+	PQclear(d->jobs);
+	PQclear(d->reviewers);
+	verdicts_free(d->cmps, d->ncmps);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Columns of s as a terminal shows them: UTF-8 continuation bytes take none. */
+static size_t reply_columns(const char *s, size_t n)
+{
+	size_t cols = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+/*
+ * text wrapped at REPLY_WRAP columns, starting at column start (what the
+ * caller wrote on the line already), continuation lines indented by indent
+ * spaces; a word longer than the line stays whole up to REPLY_MAX_COLUMNS
+ * and is cut there.  Line breaks in text are kept.
+ */
+static void reply_wrap(FILE *f, const char *text, size_t start, int indent)
+{
+	size_t col = start;
+	bool first = true, ended = false;
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strcspn(p, " \n"), w = reply_columns(p, n);
+
+		if (!first && col + 1 + w > REPLY_WRAP) {
+			fprintf(f, "\n%*s", indent, "");
+			col = (size_t)indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		first = false;
+		if (col + w > REPLY_MAX_COLUMNS) {
+			size_t room = REPLY_MAX_COLUMNS - col, k = 0, c = 0;
+
+			while (k < n && (c < room || ((unsigned char)p[k] & 0xc0) == 0x80)) {
+				c += ((unsigned char)p[k] & 0xc0) != 0x80;
+				k++;
+			}
+			n = k;
+			w = c;
+		}
+		fwrite(p, 1, n, f);
+		col += w;
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p == '\n') {
+			p++;
+			fprintf(f, "\n%*s", *p ? indent : 0, "");
+			col = *p ? (size_t)indent : 0;
+			first = true;
+			ended = !*p;
+		}
+	}
+	if (!ended)
+		fputc('\n', f);
+}
+
+static void reply_point(FILE *f, const struct compare_row *r)
+{
+	fprintf(f, "%s.%s.%s", r->workload, r->lock, r->metric);
+	if (*r->params_key)
+		fprintf(f, " (%s)", r->params_key);
+}
+
+/*
+ * The deciding row with verdict want and the largest change over every
+ * comparison (any row for a lockup), and in *count how many there are.
+ */
+static const struct compare_row *reply_worst(const struct reply_data *d, enum verdict want,
+                                             size_t *count)
+{
+	const struct compare_row *best = NULL;
+
+	*count = 0;
+	for (size_t i = 0; i < d->ncmps; i++) {
+		const struct comparison *c = &d->cmps[i].cmp;
+
+		for (size_t k = 0; k < c->nrows; k++) {
+			const struct compare_row *r = &c->rows[k];
+
+			if (r->verdict != want ||
+			    (want != VERDICT_LOCKUP && !compare_row_decides(r)))
+				continue;
+			(*count)++;
+			if (!best || fabs(r->change) > fabs(best->change))
+				best = r;
+		}
+	}
+	return best;
+}
+
+/*
+ * The deciding headline rows a test stands on, and in *bound the widest
+ * change their 95% intervals allow (relative).
+ */
+static size_t reply_measured(const struct reply_data *d, double *bound)
+{
+	size_t rows = 0;
+
+	*bound = 0;
+	for (size_t i = 0; i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
+			const struct compare_row *x = &d->cmps[i].cmp.rows[k];
+
+			if (!x->headline || !x->tested || !compare_row_decides(x))
+				continue;
+			rows++;
+			*bound = fmax(*bound, fmax(fabs(x->change_lo), fabs(x->change_hi)));
+		}
+	return rows;
+}
+
+/*
+ * Tested-by: every job ran, none regressed or locked up, not build-only,
+ * conclusive, and some headline row was measured.
+ */
+static bool reply_tested(const struct reply_data *d)
+{
+	const char *verdict = db_value(d->sub, 0, 5);
+	double bound;
+
+	return d->done && reply_measured(d, &bound) > 0 && atoi(PQgetvalue(d->jobs, 0, 0)) == 0 &&
+	       atoi(PQgetvalue(d->jobs, 0, 1)) == 0 && atoi(PQgetvalue(d->jobs, 0, 2)) > 0 &&
+	       atoi(PQgetvalue(d->jobs, 0, 3)) > 0 && verdict &&
+	       (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
+}
+
+/* The first paragraph: the finding in one sentence. */
+static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
+{
+	const char *verdict = db_value(d->sub, 0, 5);
+	char *text = NULL;
+	size_t len = 0, count = 0;
+	FILE *s = open_memstream(&text, &len);
+	const struct compare_row *r;
+
+	if (!s)
+		return;
+	if (!d->done) {
+		fprintf(s, "locklab could not test this: %s",
+		        db_value(d->sub, 0, 4) ? db_value(d->sub, 0, 4) : "the job failed");
+	} else if (verdict && strcmp(verdict, "lockup") == 0 &&
+	           (r = reply_worst(d, VERDICT_LOCKUP, &count)) != NULL) {
+		struct comparison one = {.rows = (struct compare_row *)r, .nrows = 1};
+		char *sentence = report_lockup_sentences(&one);
+		size_t n = strlen(sentence);
+
+		while (n && sentence[n - 1] == '\n')
+			sentence[--n] = 0;
+		fprintf(s, "locklab noticed a lockup: %s", sentence);
+		if (count > 1)
+			fprintf(s, " (%zu lockup rows in all)", count);
+		free(sentence);
+	} else if (verdict &&
+	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "improvement") == 0) &&
+	           (r = reply_worst(d,
+	                            strcmp(verdict, "regression") == 0 ? VERDICT_REGRESSION
+	                                                               : VERDICT_IMPROVEMENT,
+	                            &count)) != NULL) {
+		fprintf(s, "locklab noticed a %.1f%% %s of ", fabs(r->change) * 100, verdict);
+		reply_point(s, r);
+		if (count > 1)
+			fprintf(s, " and %zu more %s%s", count - 1, verdict, count > 2 ? "s" : "");
+		fputc('.', s);
+	} else if (verdict && strcmp(verdict, "inconclusive") == 0) {
+		for (size_t i = 0; i < d->ncmps; i++)
+			for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
+				const struct compare_row *x = &d->cmps[i].cmp.rows[k];
+
+				count += x->verdict == VERDICT_INCONCLUSIVE && x->headline &&
+				         compare_row_decides(x);
+			}
+		fprintf(s,
+		        "locklab could not tell a change from noise: %zu row%s stayed "
+		        "inconclusive at the most rounds allowed.",
+		        count, count == 1 ? "" : "s");
+	} else if (verdict && strcmp(verdict, "no-change") == 0) {
+		double bound;
+		size_t rows = reply_measured(d, &bound);
+
+		if (rows == 0)
+			fprintf(
+			    s,
+			    "locklab built and ran the %s suite%s: no benchmark row to compare, so "
+			    "no Tested-by.",
+			    PQgetvalue(d->sub, 0, 6),
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+		else
+			fprintf(s,
+			        "locklab found no change beyond +-%.1f%% on %zu row%s of the %s "
+			        "suite%s%s",
+			        bound * 100, rows, rows == 1 ? "" : "s", PQgetvalue(d->sub, 0, 6),
+			        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
+			        tested ? " - Tested-by below." : ".");
+	} else {
+		fprintf(s, "locklab finished with the verdict %s.", verdict ? verdict : "none");
+	}
+	if (fclose(s) == 0 && text)
+		reply_wrap(f, text, 0, 0);
+	free(text);
+}
+
+/* What was tested: the series (or git ref), its author and tree. */
+static void reply_what(FILE *f, const struct reply_data *d)
+{
+	bool has_head = PQntuples(d->head) == 1;
+	int patches = has_head ? atoi(PQgetvalue(d->head, 0, 6)) : 0;
+	char *line = NULL;
+	size_t len = 0;
+	FILE *s;
+
+	if (has_head) {
+		s = open_memstream(&line, &len);
+		if (!s)
+			return;
+		fprintf(s, "%s (%d patch%s)", PQgetvalue(d->head, 0, 1), patches,
+		        patches == 1 ? "" : "es");
+		fputs("series:  ", f);
+		if (fclose(s) == 0)
+			reply_wrap(f, line, 9, 9);
+		free(line);
+		fprintf(f, "author:  %s\n", PQgetvalue(d->head, 0, 0));
+	} else if (db_value(d->sub, 0, 9)) {
+		fprintf(f, "git:     %s %s", PQgetvalue(d->sub, 0, 9), PQgetvalue(d->sub, 0, 10));
+		if (db_value(d->sub, 0, 11))
+			fprintf(f, " (base %s)", PQgetvalue(d->sub, 0, 11));
+		fputc('\n', f);
+	}
+	if (db_value(d->sub, 0, 12))
+		fprintf(f, "tree:    %s (%s)\n", PQgetvalue(d->sub, 0, 12),
+		        PQgetvalue(d->sub, 0, 13));
+	fprintf(f, "suites:  %s\n", PQgetvalue(d->sub, 0, 6));
+}
+
+static void reply_num(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+
+	if (a >= 1e4)
+		snprintf(buf, len, "%.0f", v);
+	else if (a >= 100)
+		snprintf(buf, len, "%.1f", v);
+	else if (a >= 1)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3g", v);
+}
+
+static void reply_sd(const struct stats_summary *s, char *buf, size_t len)
+{
+	if (s->n >= 2 && s->mean != 0)
+		snprintf(buf, len, "%.0f%%", fabs(s->stddev / s->mean) * 100);
+	else
+		snprintf(buf, len, "-");
+}
+
+static bool reply_row_shown(const struct compare_row *r)
+{
+	return r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT ||
+	       r->verdict == VERDICT_LOCKUP || r->significant || (r->headline && !r->control);
+}
+
+/*
+ * One comparison: the machine and rounds, then the LKP-style %change block
+ * with, per row, the samples behind it and the half-width of the change's
+ * confidence interval (the smallest change the row could have told from
+ * noise).  Every line fits REPLY_MAX_COLUMNS.
+ */
+static void reply_table(FILE *f, const struct stored_comparison *sc)
+{
+	const struct comparison *c = &sc->cmp;
+	const struct lb_machine *m = &c->machine;
+	size_t hidden = 0, lo = 0, hi = 0, welch = 0;
+	char line[256];
+
+	fprintf(f, "suite %s, machine class %s%s\n", c->suite ? c->suite : "?", sc->machine_class,
+	        sc->final ? "" : " (not final)");
+	snprintf(line, sizeof(line), "%s, %d CPUs, %s, kernel %s", m->hostname ? m->hostname : "?",
+	         m->cpus, m->model ? m->model : "?", m->kernel ? m->kernel : "?");
+	fputs("machine: ", f);
+	reply_wrap(f, line, 9, 9);
+	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n\n",
+	        c->base_rounds, c->patched_rounds);
+	fprintf(f, "%11s%6s%10s%11s%6s%8s%7s  %s\n", "base", "%sd", "%change", "patched", "%sd",
+	        "+-ci95", "n", "metric");
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+		char b[32], bs[16], ch[24], p[32], ps[16], ci[16], n[32], name[512];
+		int w;
+
+		if (!reply_row_shown(r)) {
+			hidden++;
+			continue;
+		}
+		if (r->pairs) {
+			lo = !lo || r->pairs < lo ? r->pairs : lo;
+			hi = r->pairs > hi ? r->pairs : hi;
+		} else if (r->tested) {
+			welch++;
+		}
+		if (r->base.n)
+			reply_num(r->base.mean, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "-");
+		if (r->patched.n)
+			reply_num(r->patched.mean, p, sizeof(p));
+		else
+			snprintf(p, sizeof(p), "-");
+		reply_sd(&r->base, bs, sizeof(bs));
+		reply_sd(&r->patched, ps, sizeof(ps));
+		if (r->base.n && r->patched.n && r->base.mean != 0)
+			snprintf(ch, sizeof(ch), "%+.1f%%%c", r->change * 100,
+			         r->significant ? '*' : ' ');
+		else
+			snprintf(ch, sizeof(ch), "- ");
+		if (r->tested)
+			snprintf(ci, sizeof(ci), "%.1f%%", (r->change_hi - r->change_lo) / 2 * 100);
+		else
+			snprintf(ci, sizeof(ci), "-");
+		if (r->base.n == r->patched.n)
+			snprintf(n, sizeof(n), "%zu", r->base.n);
+		else
+			snprintf(n, sizeof(n), "%zu/%zu", r->base.n, r->patched.n);
+		w = snprintf(name, sizeof(name), "%s.%s.%s%s%s%s%s", r->workload, r->lock,
+		             r->metric, *r->params_key ? "." : "", r->params_key,
+		             r->verdict == VERDICT_LOCKUP ? " (lockup)" : "",
+		             r->control ? " (control)" : "");
+		snprintf(line, sizeof(line), "%11s%6s%10s%11s%6s%8s%7s  ", b, bs, ch, p, ps, ci, n);
+		if (strlen(line) + (size_t)w > REPLY_MAX_COLUMNS) {
+			/* the name on its own line first, as long as the line allows */
+			fprintf(f, "  %.*s\n", REPLY_MAX_COLUMNS - 2, name);
+			fprintf(f, "%s\n", line);
+		} else {
+			fprintf(f, "%s%s\n", line, name);
+		}
+	}
+	fputc('\n', f);
+	fprintf(f, "*: significant, Benjamini-Hochberg q < %g and |change| >= %g%%\n",
+	        c->opts.alpha, c->opts.min_effect * 100);
+	fputs("+-ci95: half the 95% interval of the change, the smallest change the row can tell "
+	      "from noise\nn: samples per side\n",
+	      f);
+	if (hi && lo == hi)
+		fprintf(f, "p: paired t-test over the means of the %zu rounds both sides ran\n",
+		        hi);
+	else if (hi)
+		fprintf(f, "p: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
+		        lo, hi);
+	if (welch)
+		fprintf(
+		    f, "p: Welch's t-test over the samples where too few rounds pair (%zu row%s)\n",
+		    welch, welch == 1 ? "" : "s");
+	if (hidden)
+		fprintf(
+		    f,
+		    "%zu more row%s (descriptive metrics, controls) changed nothing significant.\n",
+		    hidden, hidden == 1 ? "" : "s");
+}
+
+#define REPLY_FRAMES      4  /* top frames per thread */
+#define REPLY_STACK_LINES 40 /* per mail */
+
+static bool reply_prefix(const char *p, const char *prefix)
+{
+	return strncmp(p, prefix, strlen(prefix)) == 0;
+}
+
+/* Where reply_stack_line is in a stacks text. */
+struct reply_stack_pos {
+	enum { STACK_NONE, STACK_GDB, STACK_TASK, STACK_TRACE } in;
+	int frames; /* shown since the last header */
+};
+
+/*
+ * Whether a reader needs line p of a lockup's stacks.  gdb's "thread apply
+ * all bt" (lockbench/src/runner.c): each "Thread N (...)" header and its
+ * top frames ("#0 ..."); the kernel's view of each task ("task TID (comm)
+ * state S wchan ..." and its kernel stack); a kernel console: the "INFO:
+ * task ... blocked" / "BUG:" / "watchdog:" lines and the top frames after
+ * each "Call Trace:".  gdb's chatter is left out.  Text in none of these
+ * forms (structured false): its first lines.
+ */
+static bool reply_stack_line(const char *p, bool structured, struct reply_stack_pos *pos)
+{
+	if (!structured)
+		return ++pos->frames <= REPLY_FRAMES * 2;
+	if (reply_prefix(p, "Thread ") || reply_prefix(p, "task ") || strstr(p, "Call Trace:")) {
+		pos->in = p[0] == 'T' ? STACK_GDB : p[0] == 't' ? STACK_TASK : STACK_TRACE;
+		pos->frames = 0;
+		return true;
+	}
+	if (reply_prefix(p, "INFO: ") || reply_prefix(p, "BUG: ") ||
+	    reply_prefix(p, "watchdog: ")) {
+		pos->in = STACK_NONE;
+		return true;
+	}
+	switch (pos->in) {
+	case STACK_GDB:
+		return p[0] == '#' && ++pos->frames <= REPLY_FRAMES;
+	case STACK_TASK:
+		return (p[0] == ' ' || reply_prefix(p, "[<")) && ++pos->frames <= REPLY_FRAMES;
+	case STACK_TRACE:
+		return !strstr(p, "TASK>") && ++pos->frames <= REPLY_FRAMES;
+	default:
+		return false;
+	}
+}
+
+/* The stuck threads of each locked-up point (once per point): their top frames. */
+static void reply_stacks(FILE *f, const struct comparison *c)
+{
+	int lines = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < c->nrows && lines < REPLY_STACK_LINES; i++) {
+		const struct compare_row *r = &c->rows[i];
+		const char *st = r->lockup_stacks, *p;
+		bool structured, seen = false;
+		struct reply_stack_pos pos = {STACK_NONE, 0};
+
+		if (r->verdict != VERDICT_LOCKUP || !st || !*st)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen =
+			    c->rows[k].lockup_stacks && strcmp(c->rows[k].lockup_stacks, st) == 0;
+		if (seen)
+			continue;
+		structured =
+		    strstr(st, "Thread ") || strstr(st, "task ") || strstr(st, "Call Trace:");
+		if (!any)
+			fputs("\nthe stuck threads, top frames:\n", f);
+		any = true;
+		fprintf(f, "%s.%s%s%s:\n", r->workload, r->lock, *r->params_key ? "." : "",
+		        r->params_key);
+		for (p = st; *p && lines < REPLY_STACK_LINES;
+		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+			size_t n = strcspn(p, "\n");
+
+			if (n == 0 || !reply_stack_line(p, structured, &pos))
+				continue;
+			fprintf(f, "  %.*s\n",
+			        (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n), p);
+			lines++;
+		}
+	}
+}
+
+static const char *reply_identity(void)
+{
+	return srv_cfg.tested_by && *srv_cfg.tested_by ? srv_cfg.tested_by : srv_cfg.mail_from;
+}
+
+static void reply_link(char *buf, size_t len, long long id)
+{
+	if (srv_cfg.public_url && *srv_cfg.public_url)
+		snprintf(buf, len, "%s/#/submissions/%lld", srv_cfg.public_url, id);
+	else
+		snprintf(buf, len, "http://%s/#/submissions/%lld", srv_cfg.listen, id);
+}
+
+/* The body of d's reply; new string or NULL. */
+static char *reply_body(const struct reply_data *d)
+{
+	const char *verdict = db_value(d->sub, 0, 5);
+	bool tested = reply_tested(d);
+	char *body = NULL, link[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+
+	if (!f)
+		return NULL;
+	reply_link(link, sizeof(link), d->id);
+	reply_finding(f, d, tested);
+	fputc('\n', f);
+	reply_what(f, d);
+	for (size_t i = 0; d->done && i < d->ncmps; i++) {
+		fputc('\n', f);
+		reply_table(f, &d->cmps[i]);
+		reply_stacks(f, &d->cmps[i].cmp);
+	}
+	fprintf(f, "\ndetails: %s\n", link);
+	if (tested) {
+		fprintf(f, "\nTested-by: %s\n", reply_identity());
+	} else if (d->done && verdict &&
+	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "lockup") == 0)) {
+		fputc('\n', f);
+		reply_wrap(
+		    f,
+		    "If you fix the issue in a separate patch (not just a new version of this "
+		    "one), kindly add these tags:",
+		    0, 0);
+		fprintf(f, "| Reported-by: %s\n| Closes: %s\n", reply_identity(), link);
+	}
+	if (fclose(f) != 0) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
+/* Load what the reply says.  DB_ABORT with *status/msg when there is none to make. */
+static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status, char *msg,
+                      size_t msglen)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	const char *state;
+
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	d->sub =
+	    db_exec(c,
+	            "SELECT s.state, s.subject, s.reply_to_msgid, s.notify, s.reason, s.verdict, "
+	            "array_to_string(s.suites, ', '), s.source, s.url, s.git_url, s.git_ref, "
+	            "s.git_base, t.name, t.branch FROM submissions s LEFT JOIN trees t ON "
+	            "t.id = s.tree_id WHERE s.id = $1",
+	            1, p);
+	if (!d->sub)
+		return db_failure();
+	if (PQntuples(d->sub) != 1) {
+		*status = 404;
+		snprintf(msg, msglen, "no submission %lld", id);
+		return DB_ABORT;
+	}
+	state = PQgetvalue(d->sub, 0, 0);
+	d->done = strcmp(state, "done") == 0;
+	if (!d->done && strcmp(state, "failed") != 0) {
+		*status = 409;
+		snprintf(msg, msglen, "submission %lld is %s: no reply before it is finished", id,
+		         state);
+		return DB_ABORT;
+	}
+	d->head =
+	    db_exec(c,
+	            "SELECT author, subject, message_id, mail_references, mail_to, mail_cc, "
+	            "(SELECT count(*) FROM patches WHERE submission_id = $1 AND NOT is_cover) "
+	            "FROM patches WHERE submission_id = $1 ORDER BY seq LIMIT 1",
+	            1, p);
+	d->jobs = db_exec(c,
+	                  "SELECT count(*) FILTER (WHERE state <> 'done'), count(*) FILTER (WHERE "
+	                  "verdict IN ('regression', 'lockup')), count(*), count(*) FILTER (WHERE "
+	                  "suite <> 'build') FROM jobs WHERE submission_id = $1",
+	                  1, p);
+	/* the reviewers: Reviewed-by and Acked-by trailers the list gave */
+	d->reviewers =
+	    db_exec(c,
+	            "SELECT string_agg(DISTINCT m[2], ', ') FROM patches, "
+	            "regexp_matches(body, '^(Reviewed-by|Acked-by):[ \\t]*(.+?)[ \\t]*$', "
+	            "'gn') m WHERE submission_id = $1",
+	            1, p);
+	if (!d->head || !d->jobs || !d->reviewers)
+		return db_failure();
+	if (d->done)
+		return verdicts_load(c, id, &d->cmps, &d->ncmps);
+	return DB_OK;
+}
+
+/*
+ * The mail of d: To the notify address when given (alone), else the
+ * author with the list and reviewers in Cc.  New message in *out and its
+ * Message-ID in *msgid; DB_ABORT with 422 when there is nobody to send to.
+ */
+static int reply_build(const struct reply_data *d, char **out, char **msgid, char **rcpt,
+                       int *status, char *msg, size_t msglen)
+{
+	bool head = PQntuples(d->head) == 1;
+	const char *notify = db_value(d->sub, 0, 3);
+	const char *to = notify && *notify ? notify : head ? PQgetvalue(d->head, 0, 0) : NULL;
+	char *cc = NULL, *body = NULL;
+	int rc = DB_FAIL;
+
+	*out = *msgid = *rcpt = NULL;
+	if (!(notify && *notify) && head) {
+		const char *parts[3] = {db_value(d->head, 0, 4), db_value(d->head, 0, 5),
+		                        db_value(d->reviewers, 0, 0)};
+		size_t n = 1;
+
+		for (int i = 0; i < 3; i++)
+			n += parts[i] ? strlen(parts[i]) + 2 : 0;
+		cc = calloc(1, n);
+		for (int i = 0; cc && i < 3; i++)
+			if (parts[i] && *parts[i]) {
+				if (*cc)
+					strcat(cc, ", ");
+				strcat(cc, parts[i]);
+			}
+	}
+	body = reply_body(d);
+	if (!body)
+		goto out;
+	{
+		struct mail_reply r = {
+		    .from = srv_cfg.mail_from,
+		    .to = to,
+		    .cc = cc,
+		    .subject = head ? PQgetvalue(d->head, 0, 1) : PQgetvalue(d->sub, 0, 1),
+		    .in_reply_to = db_value(d->sub, 0, 2),
+		    .references = head ? db_value(d->head, 0, 3) : NULL,
+		    .domain = srv_cfg.mail_domain,
+		    .body = body,
+		    .tag = d->id,
+		    .date = time(NULL),
+		};
+		char err[256];
+
+		*out = mail_build_reply(&r, msgid, err, sizeof(err));
+		if (!*out) {
+			*status = 422;
+			snprintf(msg, msglen, "no reply for submission %lld: %s", d->id, err);
+			rc = DB_ABORT;
+			goto out;
+		}
+	}
+	{
+		size_t n = strlen(to) + (cc ? strlen(cc) + 2 : 0) + 1;
+
+		*rcpt = malloc(n);
+		if (*rcpt)
+			snprintf(*rcpt, n, "%s%s%s", to, cc && *cc ? ", " : "",
+			         cc && *cc ? cc : "");
+	}
+	rc = DB_OK;
+out:
+	free(cc);
+	free(body);
+	return rc;
+}
+
+int reply_queue(PGconn *c, long long submission)
+{
+	struct reply_data d;
+	char *mail = NULL, *msgid = NULL, *rcpt = NULL, idbuf[24], msg[256];
+	int status = 0, rc;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", submission);
+	{
+		const char *p[1] = {idbuf};
+		PGresult *res = db_exec(c,
+		                        "SELECT 1 FROM outbox WHERE submission_id = $1 AND kind = "
+		                        "'reply'",
+		                        1, p);
+
+		if (!res)
+			return db_failure();
+		rc = PQntuples(res);
+		PQclear(res);
+		if (rc)
+			return DB_OK; /* replied already */
+	}
+	rc = reply_load(c, submission, &d, &status, msg, sizeof(msg));
+	if (rc == DB_OK)
+		rc = reply_build(&d, &mail, &msgid, &rcpt, &status, msg, sizeof(msg));
+	if (rc == DB_OK) {
+		bool send = outbox_sending();
+		char *subj = mail_reply_subject(PQntuples(d.head) == 1 ? PQgetvalue(d.head, 0, 1)
+		                                                       : PQgetvalue(d.sub, 0, 1));
+
+		{
+			const char *q[7] = {
+			    idbuf, rcpt,  subj ? subj : "",        db_value(d.sub, 0, 2),
+			    mail,  msgid, send ? "queued" : "held"};
+
+			rc = db_run(
+			    c,
+			    "INSERT INTO outbox (submission_id, recipients, subject, in_reply_to, "
+			    "message, message_id, state) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+			    7, q);
+		}
+		free(subj);
+	} else if (rc == DB_ABORT) {
+		/* nobody to send to (or not finished): nothing to keep, say why */
+		fprintf(stderr, "locklab-server: %s\n", msg);
+		rc = DB_OK;
+	}
+	free(mail);
+	free(msgid);
+	free(rcpt);
+	reply_data_release(&d);
+	return rc;
+}
+
+int reply_get(PGconn *c, long long submission, char **out, int *status, char *msg, size_t msglen)
+{
+	struct reply_data d;
+	char idbuf[24], *msgid = NULL, *rcpt = NULL;
+	const char *p[1] = {idbuf};
+	PGresult *res;
+	int rc;
+
+	*out = NULL;
+	snprintf(idbuf, sizeof(idbuf), "%lld", submission);
+	res = db_exec(c,
+	              "SELECT message FROM outbox WHERE submission_id = $1 AND kind = 'reply' "
+	              "ORDER BY id DESC LIMIT 1",
+	              1, p);
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) == 1) {
+		*out = strdup(PQgetvalue(res, 0, 0));
+		PQclear(res);
+		return *out ? DB_OK : DB_FAIL;
+	}
+	PQclear(res);
+	rc = reply_load(c, submission, &d, status, msg, msglen);
+	if (rc == DB_OK)
+		rc = reply_build(&d, out, &msgid, &rcpt, status, msg, msglen);
+	free(msgid);
+	free(rcpt);
+	reply_data_release(&d);
+	return rc;
+}
