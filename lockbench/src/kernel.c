@@ -1676,7 +1676,7 @@ static int cmd_run(int argc, char **argv)
 		free(lines);
 	}
 write:
-	if (qemu_down)
+	if (qemu_down && nplanned - nboots - failures > 0)
 		fprintf(tbl, "qemu failed twice: %d planned boots not run\n",
 		        nplanned - nboots - failures);
 	if (a.json && result_write_file(&res, a.json, err, sizeof(err))) {
