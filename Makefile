@@ -5,7 +5,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
-PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib
+PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib gmime-3.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \

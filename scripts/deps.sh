@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential pkg-config git curl ca-certificates perl
   libjansson-dev libgsl-dev libcmocka-dev
-  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev
+  libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libgmime-3.0-dev
   postgresql-15
   gdb linux-perf clang-format bubblewrap
   zlib1g-dev jq python3 procps iproute2
