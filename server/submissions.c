@@ -14,23 +14,11 @@
 #include "db.h"
 #include "fetch.h"
 #include "mbox.h"
+#include <glib.h>
 
-#define MAX_SUITES 16
+#include "submissions.h"
 
-struct sub_new {
-	const char *source; /* "url", "mbox", "git" */
-	const char *url;
-	const char *git_url, *git_ref, *git_base;
-	const char *tree;
-	const char *notify;
-	const char *suites[MAX_SUITES];
-	size_t nsuites;
-	struct mbox_series series;
-	/* out */
-	long long id;
-	json_t *jobs;
-	char err[256];
-};
+#define sub_new submission_new
 
 /* "{a,b}" for a text[] parameter; names are checked to need no quoting. */
 static char *sub_suites_literal(const struct sub_new *s)
@@ -53,12 +41,28 @@ static char *sub_suites_literal(const struct sub_new *s)
 	return out;
 }
 
+/*
+ * A series' name across its versions: the author's address and the title of
+ * its cover letter (else its first patch), lower case.  New string.
+ */
+static char *sub_series_key(const struct mbox_mail *m)
+{
+	const char *lt = strrchr(m->from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	char *addr = lt && gt ? g_strndup(lt + 1, (size_t)(gt - lt - 1)) : g_strdup(m->from);
+	char *key = g_strdup_printf("%s %s", addr, m->title ? m->title : "");
+	char *low = g_utf8_strdown(key, -1);
+
+	g_free(addr);
+	g_free(key);
+	return low;
+}
+
 static int sub_store(PGconn *c, void *arg)
 {
 	struct sub_new *s = arg;
 	const struct mbox_mail *first = s->series.npatches ? &s->series.patches[0] : NULL;
 	const struct mbox_mail *head = s->series.cover ? s->series.cover : first;
-	char *suites = NULL, *title = NULL;
+	char *suites = NULL, *title = NULL, *series_key = NULL;
 	char idbuf[24], ver[16], tree_id[24];
 	const char *tree_param = NULL;
 	PGresult *res = NULL;
@@ -95,23 +99,42 @@ static int sub_store(PGconn *c, void *arg)
 	if (!suites || !title)
 		goto out;
 	snprintf(ver, sizeof(ver), "%d", s->series.version ? s->series.version : 1);
+	series_key = head ? sub_series_key(s->series.cover ? s->series.cover : first) : NULL;
 	{
-		const char *p[11] = {
-		    s->source,  s->url, s->git_url, s->git_ref, s->git_base,
-		    tree_param, suites, s->notify,  title,      head ? head->message_id : NULL,
-		    ver};
+		const char *p[15] = {s->source,
+		                     s->url,
+		                     s->git_url,
+		                     s->git_ref,
+		                     s->git_base,
+		                     tree_param,
+		                     suites,
+		                     s->notify,
+		                     title,
+		                     head ? head->message_id : NULL,
+		                     ver,
+		                     head ? head->references : NULL,
+		                     head ? head->cc : NULL,
+		                     head ? head->list : NULL,
+		                     series_key};
 
-		res = db_exec(c,
-		              "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
-		              "tree_id, suites, notify, subject, reply_to_msgid, version) VALUES "
-		              "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11) RETURNING id",
-		              11, p);
+		/* previous_id: the newest older version of the same series */
+		res = db_exec(
+		    c,
+		    "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
+		    "tree_id, suites, notify, subject, reply_to_msgid, version, "
+		    "mail_references, mail_cc, mail_list, mail_series, previous_id) VALUES "
+		    "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11, $12, $13, $14, "
+		    "$15, (SELECT id FROM submissions WHERE mail_series = $15 AND version < "
+		    "$11::int ORDER BY version DESC, id DESC LIMIT 1)) RETURNING id",
+		    15, p);
 	}
 	if (!res) {
 		rc = db_failure();
 		goto out;
 	}
 	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	free(series_key);
+	series_key = NULL;
 	snprintf(idbuf, sizeof(idbuf), "%lld", s->id);
 	PQclear(res);
 	res = NULL;
@@ -119,14 +142,16 @@ static int sub_store(PGconn *c, void *arg)
 	for (k = 0; k <= s->series.npatches; k++) {
 		const struct mbox_mail *m;
 		char seq[16], total[16];
+		gchar *raw;
 
 		if (k == 0 && !s->series.cover)
 			continue;
 		m = k == 0 ? s->series.cover : &s->series.patches[k - 1];
 		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
 		snprintf(total, sizeof(total), "%zu", s->series.npatches);
+		raw = m->raw ? g_base64_encode((const guchar *)m->raw, m->raw_len) : NULL;
 		{
-			const char *p[11] = {idbuf,
+			const char *p[12] = {idbuf,
 			                     seq,
 			                     total,
 			                     k == 0 ? "t" : "f",
@@ -136,14 +161,18 @@ static int sub_store(PGconn *c, void *arg)
 			                     m->subject,
 			                     m->date,
 			                     m->body,
-			                     m->diff ? m->diff : ""};
+			                     m->diff ? m->diff : "",
+			                     raw};
 
-			rc = db_run(c,
-			            "INSERT INTO patches (submission_id, seq, total, is_cover, "
-			            "message_id, in_reply_to, author, subject, date, body, diff) "
-			            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-			            11, p);
+			rc = db_run(
+			    c,
+			    "INSERT INTO patches (submission_id, seq, total, is_cover, "
+			    "message_id, in_reply_to, author, subject, date, body, diff, raw) "
+			    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+			    "decode($12, 'base64'))",
+			    12, p);
 		}
+		g_free(raw);
 		if (rc != DB_OK)
 			goto out;
 	}
@@ -184,7 +213,13 @@ out:
 	PQclear(res);
 	free(suites);
 	free(title);
+	free(series_key);
 	return rc;
+}
+
+int submission_store(struct submission_new *s)
+{
+	return db_tx(sub_store, s);
 }
 
 static bool sub_name_ok(const char *s, size_t max)
@@ -219,6 +254,83 @@ static bool sub_git_url_ok(const char *u)
 	       strncasecmp(u, "git://", 6) == 0 || strncasecmp(u, "ssh://", 6) == 0;
 }
 
+/*
+ * A lore-style URL ".../<message-id>/<what>" (what: raw, t.mbox.gz, T/, ...):
+ * *want becomes "<message-id>" (new) and, when what is "raw" (one message),
+ * *thread the URL of its whole thread, ".../<message-id>/t.mbox.gz" (new).
+ * Both stay NULL for other URLs.
+ */
+static void sub_lore_url(const char *url, char **want, char **thread)
+{
+	size_t n = strcspn(url, "?#");
+	char *u = g_strndup(url, n), *last, *prev, *id;
+
+	*want = *thread = NULL;
+	while (n > 1 && u[n - 1] == '/' && u[n - 2] != '/')
+		u[--n] = '\0'; /* ".../T/" reads as ".../T" */
+	last = strrchr(u, '/');
+	if (!last || last == u)
+		goto out;
+	*last = '\0';
+	prev = strrchr(u, '/');
+	if (!prev || !strchr(prev + 1, '@'))
+		goto out;
+	id = g_uri_unescape_string(prev + 1, NULL);
+	if (!id || !*id || strpbrk(id, "<> \t\r\n")) {
+		g_free(id);
+		goto out;
+	}
+	*want = g_strdup_printf("<%s>", id);
+	if (!strcmp(last + 1, "raw"))
+		*thread = g_strdup_printf("%s/t.mbox.gz", u);
+	g_free(id);
+out:
+	g_free(u);
+}
+
+/*
+ * Fetch and parse s->url into s->series; a lore URL of one message takes
+ * its thread instead (and that message's series).  Returns 0, or with the
+ * reason in err -1 (the URL could not be fetched) or -2 (no series in it).
+ */
+static int sub_fetch_series(struct sub_new *s, char *err, size_t errlen)
+{
+	char *want = NULL, *thread = NULL, *body = NULL;
+	char terr[512] = "";
+	size_t len = 0;
+	int rc = -1;
+
+	sub_lore_url(s->url, &want, &thread);
+	if (thread) {
+		if (fetch_url(thread, &body, &len, terr, sizeof(terr)) == 0 &&
+		    mbox_parse_thread(body, len, want, &s->series, terr, sizeof(terr)) == 0) {
+			rc = 0;
+			goto out;
+		}
+		free(body);
+		body = NULL;
+	}
+	if (fetch_url(s->url, &body, &len, err, errlen) != 0)
+		goto out;
+	rc = mbox_parse_thread(body, len, want, &s->series, err, errlen);
+	if (rc != 0 && thread) {
+		char *one = g_strdup(err);
+
+		snprintf(err, errlen,
+		         "the URL is one message of a thread: its thread %s could not be taken "
+		         "(%s); the message alone: %s",
+		         thread, terr, one);
+		g_free(one);
+	}
+	if (rc != 0)
+		rc = -2;
+out:
+	free(body);
+	g_free(want);
+	g_free(thread);
+	return rc;
+}
+
 enum handler_rc api_submission_create(struct http_request *req)
 {
 	struct sub_new s;
@@ -226,8 +338,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 	const char *mbox = NULL;
 	json_error_t jerr;
 	char err[512];
-	char *fetched = NULL;
-	size_t fetched_len = 0;
 	enum handler_rc rc;
 	int dbrc, nsrc;
 
@@ -315,12 +425,10 @@ enum handler_rc api_submission_create(struct http_request *req)
 			                      s.url);
 			goto out;
 		}
-		if (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 422, "fetch-failed", "%s", err);
-			goto out;
-		}
-		if (mbox_parse(fetched, fetched_len, &s.series, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+		dbrc = sub_fetch_series(&s, err, sizeof(err));
+		if (dbrc != 0) {
+			rc = http_reply_error(req, 422, dbrc == -1 ? "fetch-failed" : "not-a-patch",
+			                      "%s", err);
 			goto out;
 		}
 	} else {
@@ -331,7 +439,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	}
 
-	dbrc = db_tx(sub_store, &s);
+	dbrc = submission_store(&s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);
 		goto out;
@@ -356,7 +464,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 out:
 	json_decref(s.jobs);
 	json_decref(doc);
-	free(fetched);
 	mbox_series_release(&s.series);
 	return rc;
 }
