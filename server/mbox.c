@@ -720,44 +720,49 @@ static void thread_tops(struct mbox_mail *mails, size_t n, GHashTable *ids, size
 	g_free(path);
 }
 
-int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
-                  char *err, size_t errlen)
-{
-	GHashTable *ids = g_hash_table_new(g_str_hash, g_str_equal);
-	GHashTable *keys = g_hash_table_new(g_str_hash, g_str_equal);
-	size_t *top = NULL, *children = NULL, *gof = NULL, i, ngroups = 0, npatches = 0;
-	struct group *groups = NULL;
-	bool *seen = NULL;
-	int ret = -1, version = 0, total = 0, cover = -1;
-	long chosen = -1;
-	bool numbered = false;
+/* The series candidates of an mbox: grouping_make/grouping_release pair up. */
+struct grouping {
+	GHashTable *ids;  /* Message-ID -> index of its first mail (borrowed keys) */
+	GHashTable *keys; /* group key -> group index (keys owned by groups) */
+	size_t *top;      /* the thread top of each mail */
+	size_t *gof;      /* the group of each mail, (size_t)-1 for none */
+	struct group *groups;
+	size_t ngroups;
+};
 
+static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	size_t *children, i;
+
+	g->ids = g_hash_table_new(g_str_hash, g_str_equal);
+	g->keys = g_hash_table_new(g_str_hash, g_str_equal);
+	g->ngroups = 0;
 	for (i = 0; i < n; i++)
-		if (mails[i].message_id && !g_hash_table_contains(ids, mails[i].message_id))
-			g_hash_table_insert(ids, mails[i].message_id, GSIZE_TO_POINTER(i));
-	top = g_new(size_t, n ? n : 1);
+		if (mails[i].message_id && !g_hash_table_contains(g->ids, mails[i].message_id))
+			g_hash_table_insert(g->ids, mails[i].message_id, GSIZE_TO_POINTER(i));
+	g->top = g_new(size_t, n ? n : 1);
+	g->gof = g_new(size_t, n ? n : 1);
+	g->groups = g_new0(struct group, n ? n : 1);
 	children = g_new0(size_t, n ? n : 1);
-	gof = g_new(size_t, n ? n : 1);
-	groups = g_new0(struct group, n ? n : 1);
-	thread_tops(mails, n, ids, top);
+	thread_tops(mails, n, g->ids, g->top);
 	for (i = 0; i < n; i++)
-		if (is_candidate(&mails[i]) && top[i] != i)
-			children[top[i]]++;
+		if (is_candidate(&mails[i]) && g->top[i] != i)
+			children[g->top[i]]++;
 
 	/* every candidate into the group of its thread (or of its strays) and version */
 	for (i = 0; i < n; i++) {
-		const struct mbox_mail *m = &mails[i], *t = &mails[top[i]];
+		const struct mbox_mail *m = &mails[i], *t = &mails[g->top[i]];
 		char *root, *key;
 		gpointer v;
 		bool threaded = true;
 
-		gof[i] = (size_t)-1;
+		g->gof[i] = (size_t)-1;
 		if (!is_candidate(m))
 			continue;
 		root = first_id(t->references);
 		if (!root)
 			root = first_id(t->in_reply_to);
-		if (!root && (top[i] != i || children[i]) && t->message_id)
+		if (!root && (g->top[i] != i || children[i]) && t->message_id)
 			root = g_strdup(t->message_id);
 		if (!root) {
 			/* unthreaded: strays of one author and one numbering go together */
@@ -766,27 +771,72 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		}
 		key = g_strdup_printf("%s v%d", root, m->version);
 		g_free(root);
-		if (g_hash_table_lookup_extended(keys, key, NULL, &v)) {
-			gof[i] = GPOINTER_TO_SIZE(v);
+		if (g_hash_table_lookup_extended(g->keys, key, NULL, &v)) {
+			g->gof[i] = GPOINTER_TO_SIZE(v);
 			g_free(key);
 		} else {
-			gof[i] = ngroups;
-			groups[ngroups].key = key;
-			groups[ngroups].version = m->version;
-			groups[ngroups].first = i;
-			groups[ngroups].threaded = threaded;
-			g_hash_table_insert(keys, key, GSIZE_TO_POINTER(ngroups));
-			ngroups++;
+			struct group *gr = &g->groups[g->ngroups];
+
+			g->gof[i] = g->ngroups;
+			gr->key = key;
+			gr->version = m->version;
+			gr->first = i;
+			gr->threaded = threaded;
+			g_hash_table_insert(g->keys, key, GSIZE_TO_POINTER(g->ngroups));
+			g->ngroups++;
 		}
 		if (!m->diff)
-			groups[gof[i]].cover = true;
+			g->groups[g->gof[i]].cover = true;
 	}
+	g_free(children);
+}
+
+static void grouping_release(struct grouping *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->ngroups; i++)
+		g_free(g->groups[i].key);
+	g_free(g->groups);
+	g_free(g->gof);
+	g_free(g->top);
+	g_hash_table_destroy(g->keys);
+	g_hash_table_destroy(g->ids);
+}
+
+size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of)
+{
+	struct grouping g;
+	size_t ngroups;
+
+	grouping_make(mails, n, &g);
+	memcpy(group_of, g.gof, n * sizeof(*group_of));
+	ngroups = g.ngroups;
+	grouping_release(&g);
+	return ngroups;
+}
+
+int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
+                  char *err, size_t errlen)
+{
+	struct grouping g;
+	size_t *top, *gof, i, npatches = 0;
+	struct group *groups;
+	bool *seen = NULL;
+	int ret = -1, version = 0, total = 0, cover = -1;
+	long chosen = -1;
+	bool numbered = false;
+
+	grouping_make(mails, n, &g);
+	top = g.top;
+	gof = g.gof;
+	groups = g.groups;
 
 	if (want_id) {
 		gpointer v;
 		size_t w;
 
-		if (!g_hash_table_lookup_extended(ids, want_id, NULL, &v)) {
+		if (!g_hash_table_lookup_extended(g.ids, want_id, NULL, &v)) {
 			strutil_errf(err, errlen, "the mbox does not hold message %s", want_id);
 			goto out;
 		}
@@ -806,14 +856,14 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 			}
 		}
 	} else {
-		for (i = 0; i < ngroups; i++) {
-			const struct group *g = &groups[i],
+		for (i = 0; i < g.ngroups; i++) {
+			const struct group *gr = &groups[i],
 			                   *c = chosen >= 0 ? &groups[chosen] : NULL;
 
-			if (!c || g->version > c->version ||
-			    (g->version == c->version &&
-			     (g->cover > c->cover ||
-			      (g->cover == c->cover && g->threaded > c->threaded))))
+			if (!c || gr->version > c->version ||
+			    (gr->version == c->version &&
+			     (gr->cover > c->cover ||
+			      (gr->cover == c->cover && gr->threaded > c->threaded))))
 				chosen = (long)i;
 		}
 		if (chosen >= 0) {
@@ -924,15 +974,8 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 out:
 	if (ret != 0)
 		mbox_series_release(out);
-	for (i = 0; i < ngroups; i++)
-		g_free(groups[i].key);
-	g_free(groups);
 	g_free(seen);
-	g_free(gof);
-	g_free(children);
-	g_free(top);
-	g_hash_table_destroy(keys);
-	g_hash_table_destroy(ids);
+	grouping_release(&g);
 	return ret;
 }
 

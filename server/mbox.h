@@ -95,6 +95,14 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
                   char *err, size_t errlen);
 
 /*
+ * The series candidates among mails[0..n) (patches and cover letters, not
+ * replies), grouped by thread (or, unthreaded, by author and numbering) and
+ * version as mbox_assemble groups them: group_of[i] (n entries, filled) is
+ * the group of mails[i] or (size_t)-1.  Returns the number of groups.
+ */
+size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of);
+
+/*
  * Read the "Re:" and "[PATCH v2 3/7]"-style prefixes of m->subject into
  * index, total, version, numbered, is_reply and patch_prefix, and set
  * m->title (new) to what follows them.

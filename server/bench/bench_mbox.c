@@ -48,31 +48,35 @@ static void patch_mail(GString *b, int t, int k, int n, const char *parent)
 	if (k && parent)
 		g_string_append_printf(b, "In-Reply-To: %s\nReferences: %s\n", parent, parent);
 	else if (k)
-		g_string_append_printf(b, "In-Reply-To: <t%d.p0@example.org>\n"
-		                          "References: <t%d.p0@example.org>\n",
+		g_string_append_printf(b,
+		                       "In-Reply-To: <t%d.p0@example.org>\n"
+		                       "References: <t%d.p0@example.org>\n",
 		                       t, t);
 	g_string_append(b, "MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\n"
 	                   "Content-Transfer-Encoding: 8bit\n\n");
 	if (!k) {
-		g_string_append(b, "This series hands the lock to the top waiter.\n\n-- \n2.39.5\n\n");
+		g_string_append(b,
+		                "This series hands the lock to the top waiter.\n\n-- \n2.39.5\n\n");
 		return;
 	}
-	g_string_append_printf(b,
-	                       "Hand the lock to the top waiter when it has waited for too long,\n"
-	                       "so that a spinner cannot starve it.\n\n"
-	                       "Signed-off-by: Dev %d <dev%d@example.org>\n---\n"
-	                       " kernel/locking/t%d.c | 40 ++++++++++++++++++++--------------------\n"
-	                       " 1 file changed, 20 insertions(+), 20 deletions(-)\n\n"
-	                       "diff --git a/kernel/locking/t%d.c b/kernel/locking/t%d.c\n"
-	                       "index 1111111..2222222 100644\n"
-	                       "--- a/kernel/locking/t%d.c\n+++ b/kernel/locking/t%d.c\n"
-	                       "@@ -1,40 +1,40 @@\n",
-	                       t, t, t, t, t, t, t);
+	g_string_append_printf(
+	    b,
+	    "Hand the lock to the top waiter when it has waited for too long,\n"
+	    "so that a spinner cannot starve it.\n\n"
+	    "Signed-off-by: Dev %d <dev%d@example.org>\n---\n"
+	    " kernel/locking/t%d.c | 40 ++++++++++++++++++++--------------------\n"
+	    " 1 file changed, 20 insertions(+), 20 deletions(-)\n\n"
+	    "diff --git a/kernel/locking/t%d.c b/kernel/locking/t%d.c\n"
+	    "index 1111111..2222222 100644\n"
+	    "--- a/kernel/locking/t%d.c\n+++ b/kernel/locking/t%d.c\n"
+	    "@@ -1,40 +1,40 @@\n",
+	    t, t, t, t, t, t, t);
 	for (i = 0; i < 20; i++)
-		g_string_append_printf(b,
-		                       "-\tatomic_long_set(&lock->owner, (unsigned long)owner%d);\n"
-		                       "+\tatomic_long_set_release(&lock->owner, (unsigned long)o%d);\n",
-		                       i, i);
+		g_string_append_printf(
+		    b,
+		    "-\tatomic_long_set(&lock->owner, (unsigned long)owner%d);\n"
+		    "+\tatomic_long_set_release(&lock->owner, (unsigned long)o%d);\n",
+		    i, i);
 	g_string_append(b, "-- \n2.39.5\n\n");
 }
 
@@ -123,7 +127,8 @@ int main(int argc, char **argv)
 			}
 		fclose(f);
 	}
-	printf("machine: %s, %ld cpus online, one core used\n", model, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("machine: %s, %ld cpus online, one core used\n", model,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 
 	for (i = 0; i < n; i++) {
 		int t = (int)(i / 10), k = (int)(i % 10);
