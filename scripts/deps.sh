@@ -12,6 +12,7 @@ PACKAGES=(
   gdb linux-perf clang-format bubblewrap
   zlib1g-dev jq python3 procps iproute2
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
+  dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
 )
 

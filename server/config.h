@@ -26,6 +26,7 @@ struct srv_config {
 	bool submit_token_required;
 	unsigned max_connections;
 	unsigned connection_timeout; /* seconds */
+	const char *mail_config;     /* intake.h configuration file, or NULL */
 };
 
 /* Defined in config.c, filled by main.c. */

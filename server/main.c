@@ -16,6 +16,7 @@
 #include "db.h"
 #include "fetch.h"
 #include "http.h"
+#include "intake.h"
 #include "jobs.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
@@ -63,6 +64,8 @@ static struct opt opts[] = {
      &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
     {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
      10000, "concurrent HTTP connections (each may hold a database connection)"},
+    {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
+     "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
      1, 86400, "seconds an idle HTTP connection stays open"},
 };
@@ -215,10 +218,16 @@ int main(int argc, char **argv)
 		http_stop();
 		goto out;
 	}
+	if (srv_cfg.mail_config && *srv_cfg.mail_config && intake_start(srv_cfg.mail_config) != 0) {
+		http_stop();
+		jobs_reaper_stop();
+		goto out;
+	}
 	fprintf(stderr, "locklab-server: listening on %s (%d migration(s) applied)\n",
 	        srv_cfg.listen, applied);
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "locklab-server: stopping on signal %d\n", sig);
+	intake_stop();
 	http_stop();
 	jobs_reaper_stop();
 	ret = 0;

@@ -177,6 +177,26 @@ static int sub_store(PGconn *c, void *arg)
 			goto out;
 	}
 
+	if (s->mail_ids) {
+		const char *p[2] = {idbuf, s->mail_ids};
+
+		res = db_exec(c,
+		              "UPDATE mail_messages SET state = 'submitted', submission_id = $1 "
+		              "WHERE message_id = ANY($2::text[]) AND state = 'pending'",
+		              2, p);
+		if (!res) {
+			rc = db_failure();
+			goto out;
+		}
+		if (atoi(PQcmdTuples(res)) == 0) {
+			snprintf(s->err, sizeof(s->err), "its mails were submitted already");
+			rc = DB_ABORT;
+			goto out;
+		}
+		PQclear(res);
+		res = NULL;
+	}
+
 	/* one job per suite and machine class of the registered agents */
 	res = db_exec(c,
 	              "SELECT DISTINCT machine_class FROM agents WHERE role = 'agent' "

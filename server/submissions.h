@@ -22,6 +22,9 @@ struct submission_new {
 	const char *suites[MAX_SUITES];
 	size_t nsuites;
 	struct mbox_series series; /* owned; released by the caller */
+	/* by mail: the intake's mail_messages ids ("{...}" text[]) marked
+	 * submitted in the same transaction, or NULL */
+	const char *mail_ids;
 	/* out */
 	long long id;
 	json_t *jobs; /* new reference to the job ids; the caller decrefs */
@@ -31,8 +34,8 @@ struct submission_new {
 /*
  * Store s in one transaction (retried on conflicts).  A submission by mail
  * names the older version of its series in previous_id.  Returns DB_OK with
- * s->id and s->jobs set, DB_ABORT with a reason in s->err (an unknown tree),
- * or DB_FAIL.
+ * s->id and s->jobs set, DB_ABORT with a reason in s->err (an unknown tree;
+ * mail_ids already taken by another server), or DB_FAIL.
  */
 int submission_store(struct submission_new *s);
 

@@ -32,12 +32,12 @@ ALTER TABLE submissions ADD CONSTRAINT submissions_source_check
 
 -- The intake (server/intake.c).  Every patch mail it took, by Message-ID:
 -- the same mail delivered again is nothing new.  pending: waiting for the
--- rest of its series; submitted; given-up (reason says which parts were
--- missing); its series key groups the mails of one thread and version.
+-- rest of its series (every poll groups the pending mails by thread and
+-- version again); submitted (submission_id); given-up (reason says which
+-- parts were missing).
 CREATE TABLE mail_messages (
 	message_id     text PRIMARY KEY,
 	source         text NOT NULL,
-	series_key     text NOT NULL,
 	raw            bytea NOT NULL,
 	arrived        timestamptz NOT NULL DEFAULT now(),
 	state          text NOT NULL DEFAULT 'pending'
@@ -45,7 +45,7 @@ CREATE TABLE mail_messages (
 	reason         text,
 	submission_id  bigint REFERENCES submissions (id) ON DELETE SET NULL
 );
-CREATE INDEX mail_messages_pending ON mail_messages (series_key) WHERE state = 'pending';
+CREATE INDEX mail_messages_pending ON mail_messages (arrived) WHERE state = 'pending';
 
 -- What an IMAP source has seen: the mailbox's UIDVALIDITY and the highest
 -- UID taken; a new UIDVALIDITY starts again from UID 1 (Message-IDs keep
