@@ -46,7 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
+.PHONY: all test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-mail bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox
 
@@ -157,6 +157,9 @@ bench-aa: all
 
 bench-kernel: all
 	@BUILD=$(BUILD) scripts/bench-kernel.sh
+
+bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
+	@BUILD=$(BUILD) server/bench/bench-mail.sh
 
 bench-server: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@$(BUILD)/bench-mbox 20000

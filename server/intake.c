@@ -198,8 +198,8 @@ static void cfg_release(void)
 
 /*
  * Keep raw (from source) when it is a patch mail: IN_TAKEN, IN_DUPLICATE,
- * IN_IGNORED or IN_MALFORMED (with the reason logged), or -1 when the
- * database failed (the caller reads the mail again later).
+ * IN_IGNORED or IN_MALFORMED (with the reason logged; the caller counts),
+ * or -1 when the database failed (the caller reads the mail again later).
  */
 static int intake_take(const char *source, const char *what, const char *raw, size_t len)
 {
@@ -256,8 +256,6 @@ out:
 	if (rc == IN_MALFORMED)
 		intake_log(source, "skipped %s%s%s: %s", what, m.message_id ? " " : "",
 		           m.message_id ? m.message_id : "", why);
-	if (rc >= 0)
-		atomic_fetch_add_explicit(&in_mails[rc], 1, memory_order_relaxed);
 	g_free(b64);
 	mbox_mail_release(&m);
 	return rc;
@@ -270,13 +268,35 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Mails of new/ taken in one transaction before any is moved to cur/. */
+#define MAILDIR_BATCH 500
+
+/* new/NAME -> cur/NAME:2,S (the Seen flag) */
+static void maildir_seen(const struct intake_source *s, const char *newdir, const char *name)
+{
+	char *path = g_build_filename(newdir, name, NULL);
+	char *dest =
+	    g_strdup_printf("%s/cur/%s%s", s->maildir, name, strstr(name, ":2,") ? "" : ":2,S");
+
+	if (rename(path, dest) != 0)
+		intake_log(s->name, "cannot move %s to cur/: %s", name, strerror(errno));
+	g_free(dest);
+	g_free(path);
+}
+
+/*
+ * The files of new/ in arrival order, MAILDIR_BATCH at a time: stored in one
+ * transaction (one commit, not one per mail), then moved to cur/.  A crash
+ * before the move reads them again: their Message-IDs make them duplicates.
+ */
 static void maildir_poll(const struct intake_source *s)
 {
 	char *newdir = g_build_filename(s->maildir, "new", NULL);
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
 	DIR *d = opendir(newdir);
 	struct dirent *e;
-	size_t i;
+	PGconn *c;
+	size_t i, start, counts[IN_NRESULTS];
 
 	if (!d) {
 		intake_log(s->name, "cannot read %s: %s", newdir, strerror(errno));
@@ -289,29 +309,40 @@ static void maildir_poll(const struct intake_source *s)
 	closedir(d);
 	/* Maildir names begin with the delivery time: this is arrival order */
 	qsort(names->pdata, names->len, sizeof(char *), name_cmp);
-	for (i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		char *path = g_build_filename(newdir, name, NULL), *dest, *text = NULL;
-		gsize len = 0;
-		struct stat st;
-		int rc = IN_MALFORMED;
+	for (start = 0; start < names->len; start += MAILDIR_BATCH) {
+		size_t end = MIN(names->len, start + MAILDIR_BATCH);
+		bool ok = (c = db_conn()) && db_run(c, "BEGIN", 0, NULL) == DB_OK;
 
-		if (stat(path, &st) == 0 && (size_t)st.st_size > icfg.max_bytes)
-			rc = intake_take(s->name, name, "",
-			                 icfg.max_bytes + 1); /* counted, logged */
-		else if (g_file_get_contents(path, &text, &len, NULL))
-			rc = intake_take(s->name, name, text, len);
-		g_free(text);
-		if (rc < 0) { /* the database: read it again next time */
+		memset(counts, 0, sizeof(counts));
+		for (i = start; ok && i < end; i++) {
+			const char *name = g_ptr_array_index(names, i);
+			char *path = g_build_filename(newdir, name, NULL), *text = NULL;
+			gsize len = 0;
+			struct stat st;
+			int rc = IN_MALFORMED;
+
+			if (stat(path, &st) == 0 && (size_t)st.st_size > icfg.max_bytes)
+				rc =
+				    intake_take(s->name, name, "", icfg.max_bytes + 1); /* logged */
+			else if (g_file_get_contents(path, &text, &len, NULL))
+				rc = intake_take(s->name, name, text, len);
+			g_free(text);
 			g_free(path);
+			if (rc < 0)
+				ok = false;
+			else
+				counts[rc]++;
+		}
+		if (!ok || db_run(c, "COMMIT", 0, NULL) != DB_OK) {
+			/* the database: all of them again next time */
+			if (c)
+				db_run(c, "ROLLBACK", 0, NULL);
 			break;
 		}
-		dest = g_strdup_printf("%s/cur/%s%s", s->maildir, name,
-		                       strstr(name, ":2,") ? "" : ":2,S");
-		if (rename(path, dest) != 0)
-			intake_log(s->name, "cannot move %s to cur/: %s", name, strerror(errno));
-		g_free(dest);
-		g_free(path);
+		for (i = 0; i < IN_NRESULTS; i++)
+			atomic_fetch_add_explicit(&in_mails[i], counts[i], memory_order_relaxed);
+		for (i = start; i < end; i++)
+			maildir_seen(s, newdir, g_ptr_array_index(names, i));
 	}
 out:
 	g_ptr_array_free(names, TRUE);
@@ -476,6 +507,7 @@ static void imap_poll(const struct intake_source *s)
 		               : intake_take(s->name, what, b.s->str, b.s->len);
 		if (rc < 0 || imap_mark(c, s->name, validity, uid) != DB_OK)
 			break;
+		atomic_fetch_add_explicit(&in_mails[rc], 1, memory_order_relaxed);
 		seen_uid = uid;
 	}
 out:
