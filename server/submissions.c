@@ -549,7 +549,7 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    " 'tree', (SELECT json_build_object('name', t.name, 'url', t.url, 'branch', t.branch, "
 	    "   'kind', t.kind) FROM trees t WHERE t.id = s.tree_id),"
 	    " 'suites', s.suites, 'notify', s.notify, 'subject', s.subject,"
-	    " 'message_id', s.reply_to_msgid, 'version', s.version,"
+	    " 'message_id', s.reply_to_msgid, 'version', s.version, 'previous_id', s.previous_id,"
 	    " 'verdict', s.verdict, 'reason', s.reason, 'created', s.created, 'updated', s.updated,"
 	    " 'patches', (SELECT coalesce(json_agg(json_build_object('seq', seq, 'total', total,"
 	    "   'cover', is_cover, 'message_id', message_id, 'in_reply_to', in_reply_to,"

@@ -33,7 +33,7 @@ cat >"$T/mail.json" <<EOF
 {"sources": [{"name": "lists", "maildir": "$T/Maildir"}
              $([[ $have_imap == 1 ]] && echo ", {\"name\": \"imap\", \"url\": \"$IMAP_URL\", \"user\": \"t\", \"password\": \"secret\"}")],
  "trees": [{"list": "locking@vger.example.org", "tree": "locking"}, {"prefix": "net-next", "tree": "net"}],
- "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 3}
+ "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 3, "max_bytes": 200000}
 EOF
 mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
 server_start --mail-config "$T/mail.json" || { echo "Bail out! no server"; exit 1; }
@@ -84,16 +84,18 @@ is "$(sql "SELECT version || ' ' || previous_id FROM submissions WHERE source = 
 printf 'From: R <r@example.org>\nSubject: Re: [PATCH 1/2] locking: add handoff\nMessage-ID: <re1@example.org>\n\nLooks good.\n' >"$T/reply.eml"
 printf 'From: R <r@example.org>\nSubject: lunch?\nMessage-ID: <lunch@example.org>\n\nPizza.\n' >"$T/other.eml"
 sed '/^Message-I[Dd]:/d' "$T"/net/0001-* >"$T/noid.eml"
+{ sed 's/^Message-I[Dd]: <\(.*\)>/Message-ID: <big-\1>/' "$T"/net/0001-*; head -c 300000 /dev/zero | tr '\0' 'x' | fold -w 70; } >"$T/big.eml"
 sed '/^diff --git/,$d' "$T"/net/0002-* | sed 's/^Message-I[Dd]: <\(.*\)>/Message-ID: <nodiff-\1>/' >"$T/nodiff.eml"
-maildir_deliver "$T/Maildir" "$T"/net/*.patch "$T/reply.eml" "$T/other.eml" "$T/noid.eml" "$T/nodiff.eml"
+maildir_deliver "$T/Maildir" "$T"/net/*.patch "$T/reply.eml" "$T/other.eml" "$T/noid.eml" "$T/nodiff.eml" "$T/big.eml"
 is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 3)" 3 "the net-next series is submitted"
 is "$(sql "SELECT t.name FROM submissions s JOIN trees t ON t.id = s.tree_id WHERE s.source = 'mail' ORDER BY s.id DESC LIMIT 1")" \
   net "on the tree its subject prefix maps to"
-for ((i = 0; i < 50; i++)); do [[ $(metric 'locklab_mail_messages_total{result="malformed"}') == 2 ]] && break; sleep 0.2; done
-is "$(metric 'locklab_mail_messages_total{result="malformed"}')" 2 "two malformed mails are counted in /metrics"
+for ((i = 0; i < 50; i++)); do [[ $(metric 'locklab_mail_messages_total{result="malformed"}') == 3 ]] && break; sleep 0.2; done
+is "$(metric 'locklab_mail_messages_total{result="malformed"}')" 3 "three malformed mails are counted in /metrics"
 is "$(metric 'locklab_mail_messages_total{result="ignored"}')" 2 "the reply and the other mail are ignored"
 like "$(cat "$SERVER_LOG")" 'skipped .*: no Message-ID' "the mail without a Message-ID is logged with the reason"
 like "$(cat "$SERVER_LOG")" 'skipped .*nodiff-.*: a patch without a diff' "the patch without a diff too"
+like "$(cat "$SERVER_LOG")" 'skipped .*: [0-9]+ bytes, more than the 200000 allowed' "and the mail too big"
 
 # 5. a part missing: given up after wait_seconds, saying which
 sed 's/net-next/PATCH net-next/; s/^Message-I[Dd]: <\(.*\)>/Message-ID: <lost-\1>/I; s/^\(In-Reply-To\|References\): <\(.*\)>/\1: <lost-\2>/I' \
