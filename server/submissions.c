@@ -334,13 +334,13 @@ static int sub_fetch_series(struct sub_new *s, char *err, size_t errlen)
 		goto out;
 	rc = mbox_parse_thread(body, len, want, &s->series, err, errlen);
 	if (rc != 0 && thread) {
-		char *one = g_strdup(err);
+		char *why =
+		    g_strdup_printf("the URL is one message of a thread: its thread %s could "
+		                    "not be taken (%s); the message alone: %s",
+		                    thread, terr, err);
 
-		snprintf(err, errlen,
-		         "the URL is one message of a thread: its thread %s could not be taken "
-		         "(%s); the message alone: %s",
-		         thread, terr, one);
-		g_free(one);
+		snprintf(err, errlen, "%s", why);
+		g_free(why);
 	}
 	if (rc != 0)
 		rc = -2;

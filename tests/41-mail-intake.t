@@ -33,7 +33,7 @@ cat >"$T/mail.json" <<EOF
 {"sources": [{"name": "lists", "maildir": "$T/Maildir"}
              $([[ $have_imap == 1 ]] && echo ", {\"name\": \"imap\", \"url\": \"$IMAP_URL\", \"user\": \"t\", \"password\": \"secret\"}")],
  "trees": [{"list": "locking@vger.example.org", "tree": "locking"}, {"prefix": "net-next", "tree": "net"}],
- "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 3, "max_bytes": 200000}
+ "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 5, "max_bytes": 200000}
 EOF
 mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
 server_start --mail-config "$T/mail.json" || { echo "Bail out! no server"; exit 1; }
@@ -41,10 +41,10 @@ for t in locking net other; do
   api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d "{\"name\": \"$t\", \"url\": \"/nonexistent/$t\"}"
 done
 
-# wait_for SQL WANT: poll the database (at most 30 s) until SQL gives WANT; prints the last value
+# wait_for SQL WANT: poll the database (at most 60 s) until SQL gives WANT; prints the last value
 wait_for() {
   local i v
-  for ((i = 0; i < 150; i++)); do
+  for ((i = 0; i < 300; i++)); do
     v=$(sql "$1")
     [[ $v == "$2" ]] && break
     sleep 0.2
@@ -70,7 +70,7 @@ is "$(ls "$T/Maildir/new" | wc -l) $(ls "$T/Maildir/cur" | grep -c ':2,S$')" "0 
 maildir_deliver "$T/Maildir" "$T"/v1/*.patch
 for ((i = 0; i < 150; i++)); do [[ -z $(ls "$T/Maildir/new") ]] && break; sleep 0.2; done
 is "$(ls "$T/Maildir/new" | wc -l) $(sql "SELECT count(*) FROM mail_messages")" "0 3" "delivered again, they are read"
-for ((i = 0; i < 50; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 3 ]] && break; sleep 0.2; done
+for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 3 ]] && break; sleep 0.2; done
 is "$(metric 'locklab_mail_messages_total{result="duplicate"}')" 3 "and counted as duplicates"
 is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 1 "no new submission"
 
@@ -90,7 +90,7 @@ maildir_deliver "$T/Maildir" "$T"/net/*.patch "$T/reply.eml" "$T/other.eml" "$T/
 is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 3)" 3 "the net-next series is submitted"
 is "$(sql "SELECT t.name FROM submissions s JOIN trees t ON t.id = s.tree_id WHERE s.source = 'mail' ORDER BY s.id DESC LIMIT 1")" \
   net "on the tree its subject prefix maps to"
-for ((i = 0; i < 50; i++)); do [[ $(metric 'locklab_mail_messages_total{result="malformed"}') == 3 ]] && break; sleep 0.2; done
+for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="malformed"}') == 3 ]] && break; sleep 0.2; done
 is "$(metric 'locklab_mail_messages_total{result="malformed"}')" 3 "three malformed mails are counted in /metrics"
 is "$(metric 'locklab_mail_messages_total{result="ignored"}')" 2 "the reply and the other mail are ignored"
 like "$(cat "$SERVER_LOG")" 'skipped .*: no Message-ID' "the mail without a Message-ID is logged with the reason"
@@ -122,7 +122,7 @@ if [[ $have_imap == 1 ]]; then
   server_start --mail-config "$T/mail.json" || { echo "Bail out! no second server"; exit 1; }
   imap_append "$T"/imap/0001-*
   is "$(wait_for "SELECT uid FROM mail_seen WHERE source = 'imap'" 4)" 4 "after a restart only the new UID is read"
-  for ((i = 0; i < 50; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 1 ]] && break; sleep 0.2; done
+  for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 1 ]] && break; sleep 0.2; done
   is "$(metric 'locklab_mail_messages_total{result="duplicate"}')" 1 "the mail delivered again is one duplicate"
   is "$(metric 'locklab_mail_messages_total{result="taken"}')" 0 "the three read before are not read again"
   is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 4 "and nothing new is submitted"
