@@ -704,21 +704,35 @@ static void intake_assemble(void)
 		g_free(raw);
 	}
 	ngroups = mbox_group(mails, n, gof);
-	for (g = 0; g < ngroups; g++) {
-		size_t *idx = g_new(size_t, n), k = 0;
-		double age = 0;
+	{
+		/* the mails of each group, in arrival order: a counting sort, linear */
+		size_t *first = g_new0(size_t, ngroups + 1), *idx = g_new(size_t, n ? n : 1);
+		size_t *fill = g_new0(size_t, ngroups + 1);
 
 		for (i = 0; i < n; i++)
-			if (gof[i] == g) {
-				double a = strtod(PQgetvalue(res, (int)i, 1), NULL);
+			if (gof[i] != (size_t)-1)
+				first[gof[i] + 1]++;
+		for (g = 0; g < ngroups; g++)
+			first[g + 1] += first[g];
+		for (i = 0; i < n; i++)
+			if (gof[i] != (size_t)-1)
+				idx[first[gof[i]] + fill[gof[i]]++] = i;
+		for (g = 0; g < ngroups; g++) {
+			size_t k, cnt = first[g + 1] - first[g];
+			double age = 0;
 
-				idx[k++] = i;
+			for (k = first[g]; k < first[g + 1]; k++) {
+				double a = strtod(PQgetvalue(res, (int)idx[k], 1), NULL);
+
 				if (a > age)
 					age = a;
 			}
-		if (k)
-			intake_series(c, mails, idx, k, age);
+			if (cnt)
+				intake_series(c, mails, idx + first[g], cnt, age);
+		}
+		g_free(fill);
 		g_free(idx);
+		g_free(first);
 	}
 	PQclear(res);
 	for (i = 0; i < n; i++)
