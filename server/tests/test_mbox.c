@@ -708,6 +708,41 @@ static void test_reply_headers(void **state)
 	free(m);
 }
 
+/* Broken encodings are read as well as they can be, always as valid UTF-8. */
+static void test_broken_encodings(void **state)
+{
+	static const char *const cases[] = {
+	    /* an unknown charset */
+	    "Content-Type: text/plain; charset=x-no-such-charset\n"
+	    "Content-Transfer-Encoding: 8bit\n\nCaf\xe9 au lait.\n",
+	    /* utf-8 declared, Latin-1 sent */
+	    "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n"
+	    "Caf\xe9 au lait.\n",
+	    /* base64 with junk in it */
+	    "Content-Transfer-Encoding: base64\n\nQ2Fm6SBhdSBsYWl0Lgo*!*=\n",
+	    /* a multipart without its closing boundary */
+	    "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n"
+	    "Caf\xe9 au lait.\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = g_strdup_printf("From: a <a@x>\nSubject: [PATCH] broken %zu\n"
+		                             "Message-ID: <broken%zu@x>\nMIME-Version: 1.0\n%s",
+		                             i, i, cases[i]);
+		struct mbox_mail m;
+		char err[256] = "";
+
+		memset(&m, 0, sizeof(m));
+		assert_int_equal(mbox_mail_parse(text, strlen(text), &m, err, sizeof(err)), 0);
+		assert_true(g_utf8_validate(m.body, -1, NULL));
+		assert_non_null(strstr(m.body, "Caf"));
+		assert_non_null(strstr(m.body, "au lait."));
+		mbox_mail_release(&m);
+		g_free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +769,7 @@ int main(void)
 	    cmocka_unit_test(test_mboxo_from_in_body),
 	    cmocka_unit_test(test_author),
 	    cmocka_unit_test(test_reply_headers),
+	    cmocka_unit_test(test_broken_encodings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
