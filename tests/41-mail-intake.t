@@ -108,10 +108,28 @@ is "$(wait_for "SELECT DISTINCT state || ': ' || reason FROM mail_messages WHERE
 is "$(metric 'locklab_mail_series_total{result="given-up"}')" 1 "and counted"
 is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 3 "nothing is submitted for it"
 
-# 6. IMAP: a real dovecot, UIDVALIDITY and UID remembered across restarts
+# 6. a mail bomb of 10,000 messages (not patches) stops nothing
+ignored=$(metric 'locklab_mail_messages_total{result="ignored"}')
+python3 - "$T/Maildir" <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(10000):
+    n = "%d.bomb%05d.locklab-test" % (1700000000, i)
+    with open("%s/tmp/%s" % (d, n), "w") as f:
+        f.write("From: b <b@example.org>\nSubject: win %d\nMessage-ID: <bomb%d@example.org>\n\nx\n" % (i, i))
+    os.rename("%s/tmp/%s" % (d, n), "%s/new/%s" % (d, n))
+PY
+git -C "$T/repo" format-patch -q -1 --thread --subject-prefix='PATCH after-bomb' --to=locking@vger.example.org \
+  -o "$T/after" HEAD
+maildir_deliver "$T/Maildir" "$T"/after/*.patch
+is "$(wait_for "SELECT count(*) FROM submissions WHERE subject LIKE '[PATCH after-bomb]%'" 1)" 1 \
+  "a patch delivered after 10,000 other mails is submitted"
+is "$(($(metric 'locklab_mail_messages_total{result="ignored"}') - ignored))" 10000 "the 10,000 are read and left alone"
+
+# 7. IMAP: a real dovecot, UIDVALIDITY and UID remembered across restarts
 if [[ $have_imap == 1 ]]; then
   imap_append "$T"/imap/0000-* "$T"/imap/0001-* "$T"/imap/0002-*
-  is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 4)" 4 "the IMAP series is submitted"
+  is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 5)" 5 "the IMAP series is submitted"
   s4=$(sql "SELECT max(id) FROM submissions WHERE source = 'mail'")
   is "$(subjects "$s4")" \
     "0:[PATCH imap 0/2] *** SUBJECT HERE ***|1:[PATCH imap 1/2] locking: add handoff|2:[PATCH imap 2/2] locking: add pickup" \
@@ -125,7 +143,7 @@ if [[ $have_imap == 1 ]]; then
   for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 1 ]] && break; sleep 0.2; done
   is "$(metric 'locklab_mail_messages_total{result="duplicate"}')" 1 "the mail delivered again is one duplicate"
   is "$(metric 'locklab_mail_messages_total{result="taken"}')" 0 "the three read before are not read again"
-  is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 4 "and nothing new is submitted"
+  is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 5 "and nothing new is submitted"
 else
   echo "ok $((_tap_n + 1)) - # SKIP IMAP: dovecot (dovecot-imapd) is not installed or did not start"
   _tap_n=$((_tap_n + 1))
