@@ -49,7 +49,7 @@ UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 .PHONY: bench-mail bench-mail-out
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
-all: $(PROGRAMS) $(UNIT)
+all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -66,6 +66,10 @@ $(BUILD)/lockbench-test: $(call testobj,lockbench/src/main.c) $(LB_TOBJ) $(LOCKS
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/locklab-server: $(call obj,server/main.c) $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# make bench-server / bench-mail: the mail parser's rate (server/bench/bench_mbox.c)
+$(BUILD)/bench-mbox: $(call obj,server/bench/bench_mbox.c) $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
@@ -163,7 +167,11 @@ bench-aa: all
 bench-kernel: all
 	@BUILD=$(BUILD) scripts/bench-kernel.sh
 
-bench-server: $(BUILD)/locklab-server
+bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
+	@BUILD=$(BUILD) server/bench/bench-mail.sh
+
+bench-server: $(BUILD)/locklab-server $(BUILD)/bench-mbox
+	@$(BUILD)/bench-mbox 20000
 	@BUILD=$(BUILD) server/bench/bench-server.sh
 
 # the outgoing half of bench-mail: replies rendered and sent per second

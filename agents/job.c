@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <glib.h>
+
 #include "agent.h"
 #include "result.h"
 #include "sandbox.h"
@@ -365,29 +367,51 @@ static int kernel_variant(struct job *j, const char *out, const char *name)
 	return 0;
 }
 
-/* Split the server's mbox into one message per patch (file names). */
-static int split_mbox(struct job *j, const char *mbox, char files[][4096], int max)
+/* Where patch k's message is kept in the job's folder. */
+static void mail_path(const struct job *j, int k, char *out, size_t n)
 {
-	int n = 0;
-	const char *sep = "From locklab Mon Sep 17 00:00:00 2001\n";
-	const char *p = strstr(mbox, sep);
-	while (p && n < max) {
-		const char *next = strstr(p + strlen(sep), sep);
-		size_t len = next ? (size_t)(next - p) : strlen(p);
-		snprintf(files[n], 4096, "%s/patch-%d.mbox", j->dir, n + 1);
-		FILE *f = fopen(files[n], "w");
-		if (!f || fwrite(p, 1, len, f) != len || fclose(f))
-			return -1;
-		n++;
-		p = next;
-	}
-	return n;
+	snprintf(out, n, "%s/patch-%d.eml", j->dir, k);
 }
 
-static int git_am(struct job *j, const char *file, int k)
+/*
+ * Write the server's "mails" (each patch's message as the list sent it,
+ * base64) one per file, for git am.  Returns how many, or -1.
+ */
+static int write_mails(struct job *j, json_t *mails)
 {
-	char log[4096];
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(mails))
+		return 0;
+	json_array_foreach(mails, i, v)
+	{
+		char path[4096];
+		gsize len = 0;
+		guchar *raw;
+		FILE *f;
+		int bad;
+
+		if (!json_is_string(v))
+			return -1;
+		raw = g_base64_decode(json_string_value(v), &len);
+		mail_path(j, (int)i + 1, path, sizeof(path));
+		f = fopen(path, "w");
+		bad = !f || fwrite(raw, 1, len, f) != len;
+		if (f && fclose(f))
+			bad = 1;
+		g_free(raw);
+		if (bad)
+			return -1;
+	}
+	return (int)json_array_size(mails);
+}
+
+static int git_am(struct job *j, int k)
+{
+	char log[4096], file[4096];
 	snprintf(log, sizeof(log), "%s/am.log", j->dir);
+	mail_path(j, k, file, sizeof(file));
 	char *argv[] = {"git",
 	                "-C",
 	                j->series_tree,
@@ -398,7 +422,8 @@ static int git_am(struct job *j, const char *file, int k)
 	                "am",
 	                "-3",
 	                "--quiet",
-	                (char *)file,
+	                "--patch-format=mbox",
+	                file,
 	                NULL};
 	if (run_git(j, log, argv)) {
 		char msg[128];
@@ -832,7 +857,7 @@ static int run_variant(struct job *j, const struct variant *v, int round)
  * relative srctree and the patched build, started from a copy of the base
  * objects (--reuse), recompiles only what the series changed.
  */
-static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char files[][4096])
+static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 {
 	char base_out[2048], built[1300], patched_out[1300], marker[2100], cmd[12000];
 	snprintf(base_out, sizeof(base_out), "%s/%s", j->ag->cfg.kernel_cache, j->base_rev);
@@ -863,7 +888,7 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 			return -1;
 		j->npatches = 1;
 	} else {
-		j->npatches = mbox ? split_mbox(j, mbox, files, 64) : 0;
+		j->npatches = write_mails(j, mails);
 		if (j->npatches <= 0) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
 			return -1;
@@ -871,7 +896,7 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 		if (add_worktree(j, j->series_tree, j->base_rev))
 			return -1;
 		for (int k = 1; k <= j->npatches; k++)
-			if (git_am(j, files[k - 1], k))
+			if (git_am(j, k))
 				return -1;
 	}
 	/*
@@ -898,9 +923,10 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 static int prepare(struct job *j, json_t *desc)
 {
 	json_t *tree = json_object_get(desc, "tree"), *git = json_object_get(desc, "git");
-	const char *url = j->ag->cfg.native_tree, *branch = "HEAD", *mbox = NULL;
+	const char *url = j->ag->cfg.native_tree, *branch = "HEAD";
 	const char *kind = "native";
-	char files[64][4096], log[4096];
+	json_t *mails = json_object_get(desc, "mails");
+	char log[4096];
 
 	if (json_is_object(tree)) {
 		json_unpack(tree, "{s?s, s?s, s?s}", "url", &url, "branch", &branch, "kind", &kind);
@@ -917,7 +943,6 @@ static int prepare(struct job *j, json_t *desc)
 			return -1;
 		}
 	}
-	json_unpack(desc, "{s?s}", "mbox", &mbox);
 	if (prepare_mirror(j, url))
 		return -1;
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
@@ -949,7 +974,7 @@ static int prepare(struct job *j, json_t *desc)
 	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
 	snprintf(j->series_tree, sizeof(j->series_tree), "%s/series", j->dir);
 	if (j->kernel)
-		return prepare_kernel(j, git, mbox, files);
+		return prepare_kernel(j, git, mails);
 	if (base_from_cache(j))
 		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
 	else if (add_worktree(j, j->base_tree, j->base_rev) ||
@@ -967,11 +992,7 @@ static int prepare(struct job *j, json_t *desc)
 		    keep_binary(j, j->series_tree, "patched"))
 			return -1;
 	} else {
-		if (!mbox) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
-			return -1;
-		}
-		j->npatches = split_mbox(j, mbox, files, 64);
+		j->npatches = write_mails(j, mails);
 		if (j->npatches <= 0) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
 			return -1;
@@ -982,7 +1003,7 @@ static int prepare(struct job *j, json_t *desc)
 		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&
 		                j->npatches < MAX_VARIANTS - 1;
 		for (int k = 1; k <= j->npatches; k++) {
-			if (git_am(j, files[k - 1], k))
+			if (git_am(j, k))
 				return -1;
 			if (k < j->npatches && !prefixes)
 				continue;

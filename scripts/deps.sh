@@ -25,6 +25,7 @@ TEST_PACKAGES=(
   perl libcmocka-dev linux-perf clang-format python3 iproute2
   python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
+  dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
   chromium  # the dashboard's browser tests use Debian's chromium
 )

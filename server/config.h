@@ -43,6 +43,8 @@ struct srv_config {
 	int mail_retry_seconds;    /* first retry delay; doubles up to an hour */
 	int mail_max_attempts;     /* then the mail is 'failed' */
 	int mail_poll_ms;          /* how often the sender looks at the outbox */
+	/* incoming mail (intake.c) */
+	const char *mail_config; /* intake.h configuration file, or NULL */
 };
 
 /* Defined in config.c, filled by main.c. */

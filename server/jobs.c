@@ -280,11 +280,14 @@ static int claim_body(PGconn *c, void *arg)
 		    "diff) "
 		    " ORDER BY seq), '[]') FROM patches WHERE submission_id = s.id AND NOT "
 		    "is_cover), "
-		    " 'mbox', (SELECT string_agg(format(E'From locklab Mon Sep 17 00:00:00 2001\\n"
-		    "From: %s\\nDate: %s\\nSubject: %s\\nMessage-ID: %s\\n\\n%s\\n---\\n%s', "
-		    "author, "
-		    " coalesce(date, ''), subject, coalesce(message_id, ''), body, diff), E'\\n' "
-		    " ORDER BY seq) FROM patches WHERE submission_id = s.id AND NOT is_cover)"
+		    /* each patch's message as sent, for git am (base64: any charset) */
+		    " 'mails', (SELECT coalesce(json_agg(translate(encode(coalesce(raw, "
+		    "convert_to(format("
+		    "E'From: %s\\nDate: %s\\nSubject: %s\\nMessage-ID: %s\\n\\n%s\\n---\\n%s', "
+		    " author, coalesce(date, ''), subject, coalesce(message_id, ''), body, diff), "
+		    " 'UTF8')), 'base64'), E'\\n', '') ORDER BY seq), '[]') FROM patches WHERE "
+		    "submission_id = "
+		    " s.id AND NOT is_cover)"
 		    ")::text FROM jobs j JOIN submissions s ON s.id = j.submission_id WHERE j.id = "
 		    "$1",
 		    1, p);

@@ -16,6 +16,7 @@
 #include "db.h"
 #include "fetch.h"
 #include "http.h"
+#include "intake.h"
 #include "jobs.h"
 #include "mail.h"
 #include "outbox.h"
@@ -71,6 +72,8 @@ static struct opt opts[] = {
      1, "trees may name a local path or file:// URL (agents sharing this filesystem)"},
     {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
      10000, "concurrent HTTP connections (each may hold a database connection)"},
+    {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
+     "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
      1, 86400, "seconds an idle HTTP connection stays open"},
     {"mail-from", "LOCKLAB_MAIL_FROM", OPT_STR, &srv_cfg.mail_from, "locklab <locklab@localhost>",
@@ -309,10 +312,17 @@ int main(int argc, char **argv)
 	fprintf(stderr, "locklab-server: mail: %s\n",
 	        outbox_sending() ? srv_cfg.smtp_url
 	                         : "dry run, replies are kept in the outbox ('held')");
+	if (srv_cfg.mail_config && *srv_cfg.mail_config && intake_start(srv_cfg.mail_config) != 0) {
+		outbox_sender_stop();
+		http_stop();
+		jobs_reaper_stop();
+		goto out;
+	}
 	fprintf(stderr, "locklab-server: listening on %s (%d migration(s) applied)\n",
 	        srv_cfg.listen, applied);
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "locklab-server: stopping on signal %d\n", sig);
+	intake_stop();
 	http_stop();
 	jobs_reaper_stop();
 	outbox_sender_stop();

@@ -1,67 +1,37 @@
 /*
- * mbox.c - the mbox parser behind every submission.
+ * mbox.c - the mbox parser behind every submission: GMime reads each
+ * message, locklab reads the prefixes, the diff and the series.
+ *
+ * Strings built here come from GLib (GString, g_strdup); since GLib 2.46
+ * g_malloc is the system malloc, so callers free() them like any other.
  */
 #include "mbox.h"
+#include "strutil.h"
 
 #include <ctype.h>
-#include <iconv.h>
-#include <stdarg.h>
+#include <gmime/gmime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* A growable string; sb_release frees. */
-struct sb {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
+static pthread_once_t mbox_once = PTHREAD_ONCE_INIT;
+static GMimeParserOptions *mbox_popts;
 
-static void sb_add(struct sb *b, const char *p, size_t n)
+/* GMime is set up once per process, whichever thread parses first. */
+static void mbox_gmime_start(void)
 {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *nb;
+	static const char *fallback[] = {"utf-8", "iso-8859-1", NULL};
 
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		nb = realloc(b->buf, cap);
-		if (!nb) {
-			b->oom = true;
-			return;
-		}
-		b->buf = nb;
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, p, n);
-	b->len += n;
-	b->buf[b->len] = '\0';
+	g_mime_init();
+	mbox_popts = g_mime_parser_options_new();
+	g_mime_parser_options_set_fallback_charsets(mbox_popts, fallback);
+	/* a broken header or part is read as well as it can be, never refused */
+	g_mime_parser_options_set_rfc2047_compliance_mode(mbox_popts, GMIME_RFC_COMPLIANCE_LOOSE);
 }
 
-static void sb_addc(struct sb *b, char c)
-{
-	sb_add(b, &c, 1);
-}
-
-/* The string (owned by the caller), "" when empty, NULL when out of memory. */
-static char *sb_take(struct sb *b)
-{
-	char *s;
-
-	if (b->oom) {
-		free(b->buf);
-		return NULL;
-	}
-	s = b->buf ? b->buf : strdup("");
-	b->buf = NULL;
-	b->len = b->cap = 0;
-	return s;
-}
-
-static void mail_release(struct mbox_mail *m)
+void mbox_mail_release(struct mbox_mail *m)
 {
 	free(m->message_id);
 	free(m->in_reply_to);
@@ -70,8 +40,11 @@ static void mail_release(struct mbox_mail *m)
 	free(m->date);
 	free(m->subject);
 	free(m->title);
+	free(m->cc);
+	free(m->list);
 	free(m->body);
 	free(m->diff);
+	free(m->raw);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -85,220 +58,50 @@ void mbox_series_release(struct mbox_series *s)
 	size_t i;
 
 	if (s->cover) {
-		mail_release(s->cover);
+		mbox_mail_release(s->cover);
 		free(s->cover);
 	}
 	for (i = 0; i < s->npatches; i++)
-		mail_release(&s->patches[i]);
+		mbox_mail_release(&s->patches[i]);
 	free(s->patches);
 	mbox_series_init(s);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-static size_t b64_decode(const char *in, size_t n, unsigned char *out)
-{
-	unsigned acc = 0;
-	int bits = 0;
-	size_t o = 0, i;
-
-	for (i = 0; i < n; i++) {
-		int c = in[i], v;
-
-		if (c >= 'A' && c <= 'Z')
-			v = c - 'A';
-		else if (c >= 'a' && c <= 'z')
-			v = c - 'a' + 26;
-		else if (c >= '0' && c <= '9')
-			v = c - '0' + 52;
-		else if (c == '+')
-			v = 62;
-		else if (c == '/')
-			v = 63;
-		else
-			continue; /* '=' padding and stray whitespace */
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	return o;
-}
-
-/* Append bytes of charset cs to b as UTF-8. */
-static void add_charset(struct sb *b, const char *cs, const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	if (!strcasecmp(cs, "utf-8") || !strcasecmp(cs, "utf8") || !strcasecmp(cs, "us-ascii")) {
-		sb_add(b, (const char *)p, n);
-		return;
-	}
-	if (!strcasecmp(cs, "iso-8859-1") || !strcasecmp(cs, "latin1") ||
-	    !strcasecmp(cs, "iso8859-1")) {
-		for (i = 0; i < n; i++) {
-			if (p[i] < 0x80) {
-				sb_addc(b, (char)p[i]);
-			} else {
-				sb_addc(b, (char)(0xc0 | (p[i] >> 6)));
-				sb_addc(b, (char)(0x80 | (p[i] & 0x3f)));
-			}
-		}
-		return;
-	}
-	{
-		iconv_t cd = iconv_open("UTF-8", cs);
-		char out[1024];
-
-		if (cd == (iconv_t)-1) {
-			sb_add(b, (const char *)p, n);
-			return;
-		}
-		{
-			char *in = (char *)p;
-			size_t left = n;
-
-			while (left) {
-				char *o = out;
-				size_t room = sizeof(out);
-
-				if (iconv(cd, &in, &left, &o, &room) == (size_t)-1 && o == out) {
-					/* undecodable byte: keep it and go on */
-					sb_addc(b, *in++);
-					left--;
-					continue;
-				}
-				sb_add(b, out, (size_t)(o - out));
-			}
-		}
-		iconv_close(cd);
-	}
-}
-
-/*
- * One "=?cs?E?text?=" at s; on success appends the decoded text and
- * returns the length consumed, else 0.
- */
-static size_t decode_word(struct sb *b, const char *s)
-{
-	const char *cs, *q1, *q2, *end;
-	char charset[64];
-	unsigned char *tmp;
-	size_t n = 0, i, tlen;
-	char enc;
-
-	if (s[0] != '=' || s[1] != '?')
-		return 0;
-	cs = s + 2;
-	q1 = strchr(cs, '?');
-	if (!q1 || q1 - cs >= (long)sizeof(charset) || !q1[1] || q1[2] != '?')
-		return 0;
-	enc = (char)toupper((unsigned char)q1[1]);
-	if (enc != 'B' && enc != 'Q')
-		return 0;
-	q2 = q1 + 3;
-	end = strstr(q2, "?=");
-	if (!end)
-		return 0;
-	for (i = 0; q2 + i < end; i++)
-		if (q2[i] == ' ' || q2[i] == '\t' || q2[i] == '\n')
-			return 0;
-	memcpy(charset, cs, (size_t)(q1 - cs));
-	charset[q1 - cs] = '\0';
-	{
-		char *star = strchr(charset, '*'); /* RFC 2231 language suffix */
-
-		if (star)
-			*star = '\0';
-	}
-	tlen = (size_t)(end - q2);
-	tmp = malloc(tlen + 1);
-	if (!tmp) {
-		b->oom = true;
-		return 0;
-	}
-	if (enc == 'B') {
-		n = b64_decode(q2, tlen, tmp);
-	} else {
-		for (i = 0; i < tlen; i++) {
-			if (q2[i] == '_') {
-				tmp[n++] = ' ';
-			} else if (q2[i] == '=' && i + 2 < tlen + 1 && hexval(q2[i + 1]) >= 0 &&
-			           hexval(q2[i + 2]) >= 0) {
-				tmp[n++] =
-				    (unsigned char)(hexval(q2[i + 1]) * 16 + hexval(q2[i + 2]));
-				i += 2;
-			} else {
-				tmp[n++] = (unsigned char)q2[i];
-			}
-		}
-	}
-	add_charset(b, charset, tmp, n);
-	free(tmp);
-	return (size_t)(end + 2 - s);
-}
-
 char *mbox_decode_header(const char *v)
 {
-	struct sb b = {0};
-	const char *p = v;
-	bool last_encoded = false;
-
-	while (*p) {
-		size_t used = decode_word(&b, p);
-
-		if (used) {
-			p += used;
-			last_encoded = true;
-			continue;
-		}
-		/* whitespace between two encoded words is dropped */
-		if (last_encoded && (*p == ' ' || *p == '\t')) {
-			const char *q = p;
-
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (q[0] == '=' && q[1] == '?') {
-				struct sb probe = {0};
-				size_t ok = decode_word(&probe, q);
-
-				free(probe.buf);
-				if (ok) {
-					p = q;
-					continue;
-				}
-			}
-		}
-		sb_addc(&b, *p++);
-		last_encoded = false;
-	}
-	return sb_take(&b);
+	pthread_once(&mbox_once, mbox_gmime_start);
+	return g_mime_utils_header_decode_text(mbox_popts, v);
 }
 
 static char *dup_trim(const char *s, size_t n)
 {
-	char *r;
-
 	while (n && isspace((unsigned char)*s))
 		s++, n--;
 	while (n && isspace((unsigned char)s[n - 1]))
 		n--;
-	r = malloc(n + 1);
-	if (r) {
-		memcpy(r, s, n);
-		r[n] = '\0';
-	}
-	return r;
+	return g_strndup(s, n);
+}
+
+/* "v2", "PATCHv2", "RFCv2", "-v2", "PATCH-v2" -> 2; else 0. */
+static int prefix_version(const char *tok)
+{
+	size_t n = strlen(tok), i = n;
+	int v;
+	char tail;
+
+	while (i && isdigit((unsigned char)tok[i - 1]))
+		i--;
+	if (i == n || i == 0 || (tok[i - 1] != 'v' && tok[i - 1] != 'V'))
+		return 0;
+	if (sscanf(tok + i, "%d%c", &v, &tail) != 1 || v < 1)
+		return 0;
+	i--; /* the 'v' */
+	if (i && tok[i - 1] == '-')
+		i--;
+	if (i == 0 || (i == 5 && !strncasecmp(tok, "PATCH", 5)) ||
+	    (i == 3 && !strncasecmp(tok, "RFC", 3)))
+		return v;
+	return 0;
 }
 
 void mbox_parse_subject(struct mbox_mail *m)
@@ -329,20 +132,19 @@ void mbox_parse_subject(struct mbox_mail *m)
 			group[n] = '\0';
 			for (tok = strtok_r(group, " \t,", &save); tok;
 			     tok = strtok_r(NULL, " \t,", &save)) {
-				int a, b;
+				int a, b, v;
 				char tail;
 
 				if (sscanf(tok, "%d/%d%c", &a, &b, &tail) == 2 && a >= 0 && b > 0) {
 					m->index = a;
 					m->total = b;
 					m->numbered = true;
-				} else if ((tok[0] == 'v' || tok[0] == 'V') &&
-				           sscanf(tok + 1, "%d%c", &a, &tail) == 1 && a > 0) {
-					m->version = a;
-				} else if (tok[0] == '-' && (tok[1] == 'v' || tok[1] == 'V') &&
-				           sscanf(tok + 2, "%d%c", &a, &tail) == 1 && a > 0) {
-					m->version = a;
+				} else if ((v = prefix_version(tok)) > 0) {
+					m->version = v;
 				}
+				if (!strncasecmp(tok, "PATCH", 5) || !strcasecmp(tok, "RFC") ||
+				    (!strncasecmp(tok, "RFC", 3) && prefix_version(tok)))
+					m->patch_prefix = true;
 			}
 			s = close + 1;
 			continue;
@@ -381,180 +183,266 @@ static const char *find_diff(const char *p, const char *end)
 	return NULL;
 }
 
-/* Quoted-printable body decoding (soft line breaks, =XX). */
-static char *qp_decode(const char *p, size_t n)
+/*
+ * Append bytes in charset cs (NULL: undeclared) to b as UTF-8: a declared
+ * charset is converted; bytes that are still not UTF-8 are read as Latin-1
+ * when nothing was declared, else invalid sequences become U+FFFD.  NUL
+ * bytes go (PostgreSQL text cannot hold them).
+ */
+static void add_text(GString *b, const char *cs, const char *p, size_t n)
 {
-	struct sb b = {0};
-	size_t i;
+	gchar *conv = NULL, *valid = NULL;
+	gsize outlen = 0;
+	size_t i, start = b->len;
 
-	for (i = 0; i < n; i++) {
-		if (p[i] == '=' && i + 1 < n && p[i + 1] == '\n') {
-			i++;
-		} else if (p[i] == '=' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
-		           hexval(p[i + 2]) >= 0) {
-			sb_addc(&b, (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2])));
-			i += 2;
-		} else {
-			sb_addc(&b, p[i]);
+	if (cs && g_ascii_strcasecmp(cs, "utf-8") && g_ascii_strcasecmp(cs, "utf8") &&
+	    g_ascii_strcasecmp(cs, "us-ascii"))
+		conv = g_convert(p, (gssize)n, "UTF-8", cs, NULL, &outlen, NULL);
+	if (conv) {
+		p = conv;
+		n = outlen;
+	}
+	if (!g_utf8_validate(p, (gssize)n, NULL)) {
+		if (!cs || !g_ascii_strcasecmp(cs, "us-ascii") ||
+		    (!conv && g_ascii_strcasecmp(cs, "utf-8")))
+			valid = g_convert(p, (gssize)n, "UTF-8", "ISO-8859-1", NULL, &outlen, NULL);
+		else
+			valid = g_utf8_make_valid(p, (gssize)n), outlen = strlen(valid);
+		if (valid) {
+			p = valid;
+			n = outlen;
 		}
 	}
-	return sb_take(&b);
+	g_string_append_len(b, p, (gssize)n);
+	g_free(conv);
+	g_free(valid);
+	for (i = start; i < b->len; i++)
+		if (b->str[i] == '\0')
+			b->str[i] = ' ';
+	if (b->len && b->str[b->len - 1] != '\n')
+		g_string_append_c(b, '\n');
 }
 
-/* A header's value: trimmed, RFC 2047 decoded when asked. */
-static char *header_value(const char *v, bool decode)
+static bool name_ends(const char *fn, const char *ext)
 {
-	char *t = dup_trim(v, strlen(v)), *d;
+	size_t a = strlen(fn), b = strlen(ext);
 
-	if (!t || !decode)
-		return t;
-	d = mbox_decode_header(t);
-	free(t);
-	return d;
+	return a >= b && !strcasecmp(fn + a - b, ext);
 }
 
-static char **header_slot(struct mbox_mail *m, const char *name, size_t n, bool *decode)
+/*
+ * The text of a leaf part, decoded and in UTF-8, appended to b when it is
+ * text (not HTML) or a .patch/.diff attachment; other attachments (images,
+ * tarballs, a 50 MB blob) are skipped without being decoded.
+ */
+static void part_text(GMimePart *part, GString *b)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-		bool decode;
-	} hs[] = {
-	    {"message-id", offsetof(struct mbox_mail, message_id), false},
-	    {"in-reply-to", offsetof(struct mbox_mail, in_reply_to), false},
-	    {"references", offsetof(struct mbox_mail, references), false},
-	    {"from", offsetof(struct mbox_mail, from), true},
-	    {"date", offsetof(struct mbox_mail, date), false},
-	    {"subject", offsetof(struct mbox_mail, subject), true},
-	};
-	size_t i;
+	GMimeObject *obj = GMIME_OBJECT(part);
+	GMimeContentType *ct = g_mime_object_get_content_type(obj);
+	const char *fn = g_mime_part_get_filename(part);
+	GMimeDataWrapper *dw;
+	GMimeStream *mem;
+	GByteArray *bytes;
+	bool is_text = !ct || g_mime_content_type_is_type(ct, "text", "*");
 
-	for (i = 0; i < sizeof(hs) / sizeof(hs[0]); i++)
-		if (strlen(hs[i].name) == n && strncasecmp(name, hs[i].name, n) == 0) {
-			*decode = hs[i].decode;
-			return (char **)((char *)m + hs[i].off);
+	if (ct && g_mime_content_type_is_type(ct, "text", "html"))
+		return;
+	if (!is_text && !(fn && (name_ends(fn, ".patch") || name_ends(fn, ".diff"))))
+		return;
+	dw = g_mime_part_get_content(part);
+	if (!dw)
+		return;
+	mem = g_mime_stream_mem_new();
+	g_mime_data_wrapper_write_to_stream(dw, mem);
+	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	add_text(b, g_mime_object_get_content_type_parameter(obj, "charset"),
+	         (const char *)bytes->data, bytes->len);
+	g_object_unref(mem);
+}
+
+/* Every text part of obj in order; of a multipart/alternative the first. */
+static void body_text(GMimeObject *obj, GString *b, int depth)
+{
+	if (depth > 8)
+		return;
+	if (GMIME_IS_MULTIPART(obj)) {
+		GMimeMultipart *mp = GMIME_MULTIPART(obj);
+		GMimeContentType *ct = g_mime_object_get_content_type(obj);
+		bool alt = ct && g_mime_content_type_is_type(ct, "multipart", "alternative");
+		int i, n = g_mime_multipart_get_count(mp);
+
+		for (i = 0; i < n; i++) {
+			size_t before = b->len;
+
+			body_text(g_mime_multipart_get_part(mp, i), b, depth + 1);
+			if (alt && b->len > before)
+				break;
 		}
+	} else if (GMIME_IS_PART(obj)) {
+		part_text(GMIME_PART(obj), b);
+	}
+	/* a forwarded message/rfc822 is not this mail's text */
+}
+
+/* "<a> <b>" of a References/In-Reply-To value; NULL when it holds none. */
+static char *msgid_list(const char *value, bool first_only)
+{
+	GMimeReferences *refs;
+	GString *b;
+	int i, n;
+
+	if (!value)
+		return NULL;
+	refs = g_mime_references_parse(mbox_popts, value);
+	n = refs ? g_mime_references_length(refs) : 0;
+	if (n == 0) {
+		if (refs)
+			g_mime_references_free(refs);
+		return NULL;
+	}
+	b = g_string_new(NULL);
+	for (i = 0; i < n && !(first_only && i); i++)
+		g_string_append_printf(b, "%s<%s>", i ? " " : "",
+		                       g_mime_references_get_message_id(refs, i));
+	g_mime_references_free(refs);
+	return g_string_free(b, FALSE);
+}
+
+static char *addresses(InternetAddressList *l)
+{
+	if (!l || internet_address_list_length(l) == 0)
+		return NULL;
+	return internet_address_list_to_string(l, NULL, FALSE);
+}
+
+/* The first mailbox of l, or NULL. */
+static InternetAddress *first_address(InternetAddressList *l)
+{
+	if (!l || internet_address_list_length(l) == 0)
+		return NULL;
+	return internet_address_list_get_address(l, 0);
+}
+
+/*
+ * The author: From:, unless a list rewrote it for DMARC ("Name via lkml"
+ * <list@...>): then X-Original-From, else a Reply-To that is not the list.
+ */
+static char *mail_author(GMimeMessage *msg)
+{
+	InternetAddressList *from = g_mime_message_get_from(msg);
+	InternetAddress *a = first_address(from);
+	const char *name = a ? internet_address_get_name(a) : NULL;
+	const char *orig;
+	char *who = NULL;
+
+	if (!a)
+		return g_strdup("");
+	if (name && strstr(name, " via ")) {
+		orig = g_mime_object_get_header(GMIME_OBJECT(msg), "X-Original-From");
+		if (orig) {
+			InternetAddressList *l = internet_address_list_parse(mbox_popts, orig);
+
+			who = addresses(l);
+			if (l)
+				g_object_unref(l);
+		}
+		if (!who) {
+			InternetAddress *r = first_address(g_mime_message_get_reply_to(msg));
+
+			if (r && INTERNET_ADDRESS_IS_MAILBOX(r) && INTERNET_ADDRESS_IS_MAILBOX(a) &&
+			    g_ascii_strcasecmp(
+			        internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(r)),
+			        internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a))))
+				who = internet_address_to_string(r, NULL, FALSE);
+		}
+	}
+	return who ? who : addresses(from);
+}
+
+/* The list's address: List-Post's mailto:, else the first To:. */
+static char *mail_list(GMimeMessage *msg)
+{
+	const char *post = g_mime_object_get_header(GMIME_OBJECT(msg), "List-Post");
+	InternetAddress *to;
+
+	if (post) {
+		const char *m = strstr(post, "mailto:");
+
+		if (m) {
+			size_t n;
+
+			m += 7;
+			n = strcspn(m, ">? \t");
+			if (n)
+				return g_strndup(m, n);
+		}
+	}
+	to = first_address(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO));
+	if (to && INTERNET_ADDRESS_IS_MAILBOX(to))
+		return g_strdup(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(to)));
 	return NULL;
 }
 
-/* Parse one message [p, end) whose From_ line is already gone. */
-static int parse_mail(const char *p, const char *end, struct mbox_mail *m)
+/*
+ * In-body "From:", "Subject:" and "Date:" lines opening the body, as git's
+ * mailinfo reads them: the author (From) and the title (Subject) of the
+ * commit.  Returns where the commit message starts.
+ */
+static const char *inbody_headers(struct mbox_mail *m, const char *b, const char *end)
 {
-	struct sb val = {0}, body = {0};
-	char **slot = NULL;
-	bool decode = false, qp = false, cte = false;
-	const char *b, *diff, *sep, *bend;
+	const char *p = b, *n;
+	bool any = false;
 
-	/* headers: "Name: value" lines with folded continuations */
-	while (p < end) {
-		const char *n = next_line(p, end);
-		size_t len = (size_t)(n - p);
+	while (p < end && *p == '\n')
+		p++;
+	for (; p < end; p = n) {
+		char *v;
 
-		if (len && p[len - 1] == '\n')
-			len--;
-		if (len == 0) {
-			p = n;
+		n = next_line(p, end);
+		if (line_is(p, "From: ")) {
+			v = dup_trim(p + 6, (size_t)(n - p - 6));
+			free(m->from);
+			m->from = mbox_decode_header(v);
+			g_free(v);
+		} else if (line_is(p, "Subject: ")) {
+			struct mbox_mail t = {0};
+			char *d;
+
+			v = dup_trim(p + 9, (size_t)(n - p - 9));
+			d = mbox_decode_header(v);
+			t.subject = d;
+			mbox_parse_subject(&t);
+			free(m->title);
+			m->title = t.title;
+			free(d);
+			g_free(v);
+		} else if (!line_is(p, "Date: ")) {
 			break;
 		}
-		if ((*p == ' ' || *p == '\t')) {
-			if (slot || cte)
-				sb_add(&val, p, len); /* unfold: keep the whitespace */
-		} else {
-			const char *colon = memchr(p, ':', len);
-
-			if (slot && !*slot) {
-				char *v = sb_take(&val);
-
-				if (!v)
-					return -1;
-				*slot = header_value(v, decode);
-				free(v);
-			} else if (cte) {
-				char *v = sb_take(&val);
-
-				qp = v && strcasestr(v, "quoted-printable");
-				free(v);
-			}
-			free(val.buf);
-			memset(&val, 0, sizeof(val));
-			slot = NULL;
-			cte = false;
-			if (!colon) {
-				/* not a header: the headers ended without a blank line */
-				break;
-			}
-			slot = header_slot(m, p, (size_t)(colon - p), &decode);
-			cte = (size_t)(colon - p) == 25 &&
-			      !strncasecmp(p, "content-transfer-encoding", 25);
-			if (slot || cte)
-				sb_add(&val, colon + 1, len - (size_t)(colon + 1 - p));
-		}
-		p = n;
+		any = true;
 	}
-	if (slot && !*slot) {
-		char *v = sb_take(&val);
+	if (!any)
+		return b;
+	while (p < end && *p == '\n')
+		p++;
+	return p;
+}
 
-		if (v)
-			*slot = header_value(v, decode);
-		free(v);
-	} else if (cte) {
-		char *v = sb_take(&val);
+/* The commit message and the diff out of the decoded body text. */
+static void split_body(struct mbox_mail *m, const char *b, size_t len)
+{
+	const char *bend = b + len, *diff, *sep = NULL, *q, *sig = NULL;
 
-		qp = v && strcasestr(v, "quoted-printable");
-		free(v);
-	}
-	free(val.buf);
-
-	/* body with mboxrd ">From " unquoting */
-	while (p < end) {
-		const char *n = next_line(p, end);
-		const char *q = p;
-
-		while (q < n && *q == '>')
-			q++;
-		if (q > p && n - q >= 5 && strncmp(q, "From ", 5) == 0)
-			p++;
-		sb_add(&body, p, (size_t)(n - p));
-		p = n;
-	}
-	if (body.oom) {
-		free(body.buf);
-		return -1;
-	}
-	if (!body.buf)
-		sb_add(&body, "", 0);
-	if (qp) {
-		char *d = qp_decode(body.buf, body.len);
-
-		free(body.buf);
-		if (!d)
-			return -1;
-		body.buf = d;
-		body.len = strlen(d);
-	}
-
-	if (!m->subject)
-		m->subject = strdup("");
-	if (!m->from)
-		m->from = strdup("");
-	mbox_parse_subject(m);
-
-	b = body.buf;
-	bend = b + body.len;
+	b = inbody_headers(m, b, bend);
 	diff = find_diff(b, bend);
-	sep = NULL;
 	if (diff) {
-		const char *q = b, *sig = NULL;
-
 		/* the commit message ends at the "---" line before the diffstat */
-		while (q < diff) {
+		for (q = b; q < diff; q = next_line(q, diff))
 			if ((line_is(q, "---\n") || line_is(q, "--- \n")) && !sep)
 				sep = q;
-			q = next_line(q, diff);
-		}
 		/* the diff ends at a "-- " signature line (format-patch version) */
 		for (q = diff; q < bend; q = next_line(q, bend))
-			if (line_is(q, "-- \n") || (strcmp(q, "-- ") == 0)) {
+			if (line_is(q, "-- \n") || (bend - q == 3 && line_is(q, "-- "))) {
 				sig = q;
 				break;
 			}
@@ -568,53 +456,193 @@ static int parse_mail(const char *p, const char *end, struct mbox_mail *m)
 
 			while (dl && diff[dl - 1] == '\n')
 				dl--;
-			m->diff = malloc(dl + 2);
-			if (m->diff) {
-				memcpy(m->diff, diff, dl);
-				m->diff[dl] = '\n'; /* the final newline git am wants */
-				m->diff[dl + 1] = '\0';
-			}
+			m->diff = g_malloc(dl + 2);
+			memcpy(m->diff, diff, dl);
+			m->diff[dl] = '\n'; /* the final newline git am wants */
+			m->diff[dl + 1] = '\0';
 		}
 	}
 	m->body = dup_trim(b, (size_t)((sep ? sep : diff ? diff : bend) - b));
-	free(body.buf);
-	if (!m->subject || !m->from || !m->title || !m->body || (diff && !m->diff))
-		return -1;
-	return 0;
 }
 
-/* A From_ line starts a message when it opens the file or follows a blank line. */
+int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err, size_t errlen)
+{
+	GMimeStream *stream = NULL;
+	GMimeParser *parser = NULL;
+	GMimeMessage *msg = NULL;
+	GMimeObject *obj;
+	GString *body = NULL;
+	const char *v;
+	int ret = -1;
+
+	pthread_once(&mbox_once, mbox_gmime_start);
+	m->raw = g_malloc(len + 1);
+	memcpy(m->raw, raw, len);
+	m->raw[len] = '\0';
+	m->raw_len = len;
+	stream = g_mime_stream_mem_new_with_buffer(raw, len);
+	parser = g_mime_parser_new_with_stream(stream);
+	g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
+	msg = g_mime_parser_construct_message(parser, mbox_popts);
+	if (!msg) {
+		strutil_errf(err, errlen, "not a mail message");
+		goto out;
+	}
+	obj = GMIME_OBJECT(msg);
+	if (!g_mime_object_get_header(obj, "From") && !g_mime_object_get_header(obj, "Subject") &&
+	    !g_mime_object_get_header(obj, "Message-ID")) {
+		strutil_errf(err, errlen,
+		             "not a mail message: no From, Subject or Message-ID header");
+		goto out;
+	}
+	if ((v = g_mime_message_get_message_id(msg)) && *v)
+		m->message_id = g_strdup_printf("<%s>", v);
+	m->in_reply_to = msgid_list(g_mime_object_get_header(obj, "In-Reply-To"), true);
+	m->references = msgid_list(g_mime_object_get_header(obj, "References"), false);
+	if ((v = g_mime_object_get_header(obj, "Date")))
+		m->date = dup_trim(v, strlen(v));
+	v = g_mime_message_get_subject(msg);
+	m->subject = dup_trim(v ? v : "", strlen(v ? v : ""));
+	m->from = mail_author(msg);
+	m->cc = addresses(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC));
+	m->list = mail_list(msg);
+	mbox_parse_subject(m);
+
+	body = g_string_new(NULL);
+	if (g_mime_message_get_mime_part(msg))
+		body_text(g_mime_message_get_mime_part(msg), body, 0);
+	split_body(m, body->str, body->len);
+	ret = 0;
+out:
+	if (body)
+		g_string_free(body, TRUE);
+	if (msg)
+		g_object_unref(msg);
+	if (parser)
+		g_object_unref(parser);
+	if (stream)
+		g_object_unref(stream);
+	if (ret)
+		mbox_mail_release(m);
+	return ret;
+}
+
+/*
+ * A From_ line starts a message when it opens the buffer or follows a
+ * blank line, carries a time and a year ("From x Mon Sep 17 00:00:00
+ * 2001", as git's mailsplit wants), and a header follows it.  A sentence
+ * beginning "From " in an mboxo commit message is none of these.
+ */
 static bool is_from_line(const char *start, const char *p, const char *end)
 {
-	const char *n, *colon;
+	const char *n, *colon, *c;
+	bool time = false;
 
 	if (end - p < 5 || strncmp(p, "From ", 5) != 0)
 		return false;
-	if (p != start && !(p - start >= 2 && p[-1] == '\n' && p[-2] == '\n'))
+	if (p != start && !(p - start >= 2 && p[-1] == '\n' &&
+	                    (p[-2] == '\n' || (p - start >= 3 && p[-2] == '\r' && p[-3] == '\n'))))
 		return false;
-	/* and the next line is a header */
 	n = next_line(p, end);
+	for (c = p + 5; c + 2 < n; c++)
+		if (c[0] == ':' && isdigit((unsigned char)c[-1]) && isdigit((unsigned char)c[1]) &&
+		    isdigit((unsigned char)c[2]))
+			time = true;
+	if (!time)
+		return false;
+	{
+		const char *e = n;
+		int digits = 0;
+
+		while (e > p && isspace((unsigned char)e[-1]))
+			e--;
+		/* the year, perhaps followed by a zone: " 2001" or " 2001 +0000" */
+		for (c = p + 5; c < e; c++) {
+			if (isdigit((unsigned char)*c)) {
+				digits++;
+			} else {
+				if (digits == 4 && (*c == ' ' || *c == '\r'))
+					break;
+				digits = 0;
+			}
+		}
+		if (digits != 4)
+			return false;
+	}
 	if (n >= end)
 		return false;
 	colon = memchr(n, ':', (size_t)(next_line(n, end) - n));
 	return colon && colon > n && !memchr(n, ' ', (size_t)(colon - n));
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+/* Copy [p, end) to b with CRLF -> LF and one '>' of ">From " lines removed. */
+static void unquote(GString *b, const char *p, const char *end)
 {
-	va_list ap;
+	while (p < end) {
+		const char *n = next_line(p, end), *q = p;
+		size_t len = (size_t)(n - p);
 
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
+		while (q < n && *q == '>')
+			q++;
+		if (q > p && n - q >= 5 && strncmp(q, "From ", 5) == 0)
+			p++, len--;
+		if (len >= 2 && p[len - 1] == '\n' && p[len - 2] == '\r') {
+			g_string_append_len(b, p, (gssize)len - 2);
+			g_string_append_c(b, '\n');
+		} else {
+			g_string_append_len(b, p, (gssize)len);
+		}
+		p = n;
+	}
 }
 
-static bool mentions(const struct mbox_mail *m, const char *id)
+int mbox_split(const char *buf, size_t len, int (*fn)(const char *raw, size_t len, void *arg),
+               void *arg)
 {
-	return id && ((m->in_reply_to && strstr(m->in_reply_to, id)) ||
-	              (m->references && strstr(m->references, id)));
+	const char *p = buf, *end = buf + len;
+	GString *b = g_string_sized_new(4096);
+	int rc = 0;
+
+	while (p < end && rc == 0) {
+		const char *mstart, *q;
+
+		if (is_from_line(buf, p, end))
+			p = next_line(p, end);
+		mstart = p;
+		for (q = p; q < end; q = next_line(q, end))
+			if (q != mstart && *q == 'F' && is_from_line(buf, q, end))
+				break;
+		g_string_truncate(b, 0);
+		unquote(b, mstart, q);
+		if (b->len)
+			rc = fn(b->str, b->len, arg);
+		p = q;
+	}
+	g_string_free(b, TRUE);
+	return rc;
+}
+
+struct collect {
+	struct mbox_mail *mails;
+	size_t n, cap;
+	char *err;
+	size_t errlen;
+};
+
+static int collect_one(const char *raw, size_t len, void *arg)
+{
+	struct collect *c = arg;
+	char why[160];
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->mails = g_realloc_n(c->mails, c->cap, sizeof(*c->mails));
+	}
+	memset(&c->mails[c->n], 0, sizeof(c->mails[c->n]));
+	if (mbox_mail_parse(raw, len, &c->mails[c->n], why, sizeof(why)) == 0)
+		c->n++;
+	/* a fragment that is no message is not part of any series */
+	return 0;
 }
 
 static int cmp_index(const void *a, const void *b)
@@ -624,187 +652,305 @@ static int cmp_index(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-int mbox_parse(const char *buf, size_t len, struct mbox_series *out, char *err, size_t errlen)
+/* One series candidate: the mails of a thread (or of strays) and a version. */
+struct group {
+	char *key;
+	int version;
+	size_t first; /* where it starts in the mbox */
+	bool cover, threaded;
+};
+
+/* The candidate a message belongs to: a patch, or a cover letter (0/N). */
+static bool is_candidate(const struct mbox_mail *m)
 {
-	char *text = NULL;
-	const char *p, *end, *start;
-	struct mbox_mail *mails = NULL;
-	size_t nmails = 0, cap = 0, i, j;
-	bool *keep = NULL;
+	return !m->is_reply && (m->diff || (m->numbered && m->index == 0));
+}
+
+/* The first id of "<a> <b>" (new), or NULL. */
+static char *first_id(const char *list)
+{
+	const char *e;
+
+	if (!list || !(e = strchr(list, '>')))
+		return NULL;
+	return g_strndup(list, (size_t)(e - list + 1));
+}
+
+/*
+ * Thread tops: top[i] is the earliest ancestor of i in the mbox, found
+ * through In-Reply-To (else the last of References) and a hash of
+ * Message-IDs: linear in the number of mails.
+ */
+static void thread_tops(struct mbox_mail *mails, size_t n, GHashTable *ids, size_t *top)
+{
+	size_t *parent = g_new(size_t, n), i;
+	size_t *path = g_new(size_t, n);
+
+	for (i = 0; i < n; i++) {
+		const char *pid = mails[i].in_reply_to;
+		char *last = NULL;
+		gpointer v = NULL;
+
+		if (!pid && mails[i].references) {
+			const char *l = strrchr(mails[i].references, '<');
+
+			pid = last = l ? g_strdup(l) : NULL;
+		}
+		parent[i] = i;
+		if (pid && g_hash_table_lookup_extended(ids, pid, NULL, &v))
+			parent[i] = GPOINTER_TO_SIZE(v);
+		g_free(last);
+		top[i] = (size_t)-1;
+	}
+	for (i = 0; i < n; i++) {
+		size_t k = i, depth = 0, j;
+
+		/* climb until a known top, a root, or a loop (depth > n) */
+		while (top[k] == (size_t)-1 && parent[k] != k && depth < n) {
+			path[depth++] = k;
+			top[k] = (size_t)-2; /* on the path: a loop stops here */
+			k = parent[k];
+		}
+		if (top[k] == (size_t)-1 || top[k] == (size_t)-2)
+			top[k] = k;
+		for (j = 0; j < depth; j++)
+			top[path[j]] = top[k];
+	}
+	g_free(parent);
+	g_free(path);
+}
+
+/* The series candidates of an mbox: grouping_make/grouping_release pair up. */
+struct grouping {
+	GHashTable *ids;  /* Message-ID -> index of its first mail (borrowed keys) */
+	GHashTable *keys; /* group key -> group index (keys owned by groups) */
+	size_t *top;      /* the thread top of each mail */
+	size_t *gof;      /* the group of each mail, (size_t)-1 for none */
+	struct group *groups;
+	size_t ngroups;
+};
+
+static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	size_t *children, i;
+
+	g->ids = g_hash_table_new(g_str_hash, g_str_equal);
+	g->keys = g_hash_table_new(g_str_hash, g_str_equal);
+	g->ngroups = 0;
+	for (i = 0; i < n; i++)
+		if (mails[i].message_id && !g_hash_table_contains(g->ids, mails[i].message_id))
+			g_hash_table_insert(g->ids, mails[i].message_id, GSIZE_TO_POINTER(i));
+	g->top = g_new(size_t, n ? n : 1);
+	g->gof = g_new(size_t, n ? n : 1);
+	g->groups = g_new0(struct group, n ? n : 1);
+	children = g_new0(size_t, n ? n : 1);
+	thread_tops(mails, n, g->ids, g->top);
+	for (i = 0; i < n; i++)
+		if (is_candidate(&mails[i]) && g->top[i] != i)
+			children[g->top[i]]++;
+
+	/* every candidate into the group of its thread (or of its strays) and version */
+	for (i = 0; i < n; i++) {
+		const struct mbox_mail *m = &mails[i], *t = &mails[g->top[i]];
+		char *root, *key;
+		gpointer v;
+		bool threaded = true;
+
+		g->gof[i] = (size_t)-1;
+		if (!is_candidate(m))
+			continue;
+		root = first_id(t->references);
+		if (!root)
+			root = first_id(t->in_reply_to);
+		if (!root && (g->top[i] != i || children[i]) && t->message_id)
+			root = g_strdup(t->message_id);
+		if (!root) {
+			/* unthreaded: strays of one author and one numbering go together */
+			root = g_strdup_printf("stray %s %d", m->from, m->total);
+			threaded = false;
+		}
+		key = g_strdup_printf("%s v%d", root, m->version);
+		g_free(root);
+		if (g_hash_table_lookup_extended(g->keys, key, NULL, &v)) {
+			g->gof[i] = GPOINTER_TO_SIZE(v);
+			g_free(key);
+		} else {
+			struct group *gr = &g->groups[g->ngroups];
+
+			g->gof[i] = g->ngroups;
+			gr->key = key;
+			gr->version = m->version;
+			gr->first = i;
+			gr->threaded = threaded;
+			g_hash_table_insert(g->keys, key, GSIZE_TO_POINTER(g->ngroups));
+			g->ngroups++;
+		}
+		if (!m->diff)
+			g->groups[g->gof[i]].cover = true;
+	}
+	g_free(children);
+}
+
+static void grouping_release(struct grouping *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->ngroups; i++)
+		g_free(g->groups[i].key);
+	g_free(g->groups);
+	g_free(g->gof);
+	g_free(g->top);
+	g_hash_table_destroy(g->keys);
+	g_hash_table_destroy(g->ids);
+}
+
+size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of)
+{
+	struct grouping g;
+	size_t ngroups;
+
+	grouping_make(mails, n, &g);
+	memcpy(group_of, g.gof, n * sizeof(*group_of));
+	ngroups = g.ngroups;
+	grouping_release(&g);
+	return ngroups;
+}
+
+int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
+                  char *err, size_t errlen)
+{
+	struct grouping g;
+	size_t *top, *gof, i, npatches = 0;
+	struct group *groups;
+	bool *seen = NULL;
 	int ret = -1, version = 0, total = 0, cover = -1;
-	size_t npatches = 0, numbered = 0;
-	const char *root_id;
-	bool changed;
+	long chosen = -1;
+	bool numbered = false;
 
-	/* CRLF -> LF, so that every line ends in "\n" alone */
-	text = malloc(len + 1);
-	if (!text) {
-		seterr(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0, j = 0; i < len; i++)
-		if (!(buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n'))
-			text[j++] = buf[i];
-	text[j] = '\0';
-	if (memchr(text, '\0', j)) {
-		seterr(err, errlen, "not a text mbox: it holds NUL bytes");
-		goto out;
-	}
-	p = start = text;
-	end = text + j;
+	grouping_make(mails, n, &g);
+	top = g.top;
+	gof = g.gof;
+	groups = g.groups;
 
-	/* split into messages */
-	while (p < end) {
-		const char *mstart, *q;
+	if (want_id) {
+		gpointer v;
+		size_t w;
 
-		if (is_from_line(start, p, end))
-			p = next_line(p, end);
-		mstart = p;
-		for (q = p; q < end; q = next_line(q, end))
-			if (q != mstart && is_from_line(start, q, end))
-				break;
-		if (nmails == cap) {
-			struct mbox_mail *nm =
-			    realloc(mails, (cap = cap ? 2 * cap : 8) * sizeof(*nm));
-
-			if (!nm) {
-				seterr(err, errlen, "out of memory");
+		if (!g_hash_table_lookup_extended(g.ids, want_id, NULL, &v)) {
+			strutil_errf(err, errlen, "the mbox does not hold message %s", want_id);
+			goto out;
+		}
+		w = GPOINTER_TO_SIZE(v);
+		if (gof[w] != (size_t)-1) {
+			chosen = (long)gof[w];
+		} else {
+			/* a reply or review named: the newest series of its thread */
+			for (i = 0; i < n; i++)
+				if (gof[i] != (size_t)-1 && top[i] == top[w] &&
+				    (chosen < 0 || groups[gof[i]].version > groups[chosen].version))
+					chosen = (long)gof[i];
+			if (chosen < 0) {
+				strutil_errf(err, errlen, "no patch found in the thread of %s",
+				             want_id);
 				goto out;
 			}
-			mails = nm;
 		}
-		memset(&mails[nmails], 0, sizeof(mails[nmails]));
-		if (parse_mail(mstart, q, &mails[nmails]) != 0) {
-			mail_release(&mails[nmails]);
-			seterr(err, errlen, "out of memory");
-			goto out;
-		}
-		nmails++;
-		p = q;
-	}
+	} else {
+		for (i = 0; i < g.ngroups; i++) {
+			const struct group *gr = &groups[i],
+			                   *c = chosen >= 0 ? &groups[chosen] : NULL;
 
-	/* the newest version of the series among the non-replies */
-	for (i = 0; i < nmails; i++)
-		if (!mails[i].is_reply && mails[i].diff && mails[i].version > version)
-			version = mails[i].version;
-	if (!version) {
-		seterr(err, errlen, "no patch found: none of the %zu message(s) holds a diff",
-		       nmails);
+			if (!c || gr->version > c->version ||
+			    (gr->version == c->version &&
+			     (gr->cover > c->cover ||
+			      (gr->cover == c->cover && gr->threaded > c->threaded))))
+				chosen = (long)i;
+		}
+		if (chosen >= 0) {
+			bool any_patch = false;
+
+			for (i = 0; i < n; i++)
+				any_patch =
+				    any_patch || (gof[i] == (size_t)chosen && mails[i].diff);
+			if (!any_patch)
+				chosen = -1;
+		}
+		if (chosen < 0) {
+			/* only cover letters among the candidates: pick any group with a patch */
+			for (i = 0; i < n && chosen < 0; i++)
+				if (gof[i] != (size_t)-1 && mails[i].diff)
+					chosen = (long)gof[i];
+		}
+	}
+	if (chosen < 0) {
+		strutil_errf(err, errlen, "no patch found: none of the %zu message(s) holds a diff",
+		             n);
 		goto out;
 	}
-	keep = calloc(nmails, sizeof(*keep));
-	if (!keep) {
-		seterr(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < nmails; i++) {
-		struct mbox_mail *m = &mails[i];
+	version = groups[chosen].version;
 
-		if (m->is_reply || m->version != version)
+	for (i = 0; i < n; i++) {
+		if (gof[i] != (size_t)chosen)
 			continue;
-		if (m->diff)
-			keep[i] = true;
-		else if (m->numbered && m->index == 0 && cover < 0)
-			cover = (int)i;
-	}
-
-	/* follow the thread from the cover letter, else from the first patch */
-	root_id = NULL;
-	if (cover >= 0)
-		root_id = mails[cover].message_id;
-	for (i = 0; !root_id && i < nmails; i++)
-		if (keep[i] && (!mails[i].numbered || mails[i].index == 1))
-			root_id = mails[i].message_id;
-	if (root_id) {
-		bool *in = calloc(nmails, sizeof(*in));
-
-		if (!in) {
-			seterr(err, errlen, "out of memory");
-			goto out;
+		if (!mails[i].diff) {
+			if (cover < 0)
+				cover = (int)i;
+			continue;
 		}
-		for (i = 0; i < nmails; i++)
-			in[i] = keep[i] && (!mails[i].in_reply_to && !mails[i].references);
-		for (i = 0; i < nmails; i++)
-			if (mails[i].message_id && strcmp(mails[i].message_id, root_id) == 0)
-				in[i] = true;
-		do {
-			changed = false;
-			for (i = 0; i < nmails; i++) {
-				if (in[i] || !keep[i])
-					continue;
-				if (mentions(&mails[i], root_id))
-					in[i] = changed = true;
-				for (j = 0; !in[i] && j < nmails; j++)
-					if (in[j] && mails[j].message_id && mails[i].in_reply_to &&
-					    strstr(mails[i].in_reply_to, mails[j].message_id))
-						in[i] = changed = true;
-			}
-		} while (changed);
-		for (i = 0; i < nmails; i++)
-			keep[i] = keep[i] && in[i];
-		free(in);
-	}
-
-	for (i = 0; i < nmails; i++) {
-		if (!keep[i])
-			continue;
 		npatches++;
-		if (mails[i].numbered)
-			numbered++;
+		numbered = numbered || mails[i].numbered;
+	}
+	if (!npatches) {
+		strutil_errf(err, errlen, "no patch found: the series of %s holds no diff",
+		             mails[cover].message_id ? mails[cover].message_id
+		                                     : "its cover letter");
+		goto out;
 	}
 	if (numbered) {
 		/* a numbered series: unnumbered strays are not part of it */
-		for (i = 0; i < nmails; i++) {
-			if (!keep[i])
+		for (i = 0; i < n; i++) {
+			if (gof[i] != (size_t)chosen || !mails[i].diff)
 				continue;
 			if (!mails[i].numbered) {
-				keep[i] = false;
+				gof[i] = (size_t)-1;
 				npatches--;
 				continue;
 			}
 			if (total && mails[i].total != total) {
-				seterr(err, errlen,
-				       "series numbering disagrees: %d/%d next to n/%d",
-				       mails[i].index, mails[i].total, total);
+				strutil_errf(err, errlen,
+				             "series numbering disagrees: %d/%d next to n/%d",
+				             mails[i].index, mails[i].total, total);
 				goto out;
 			}
 			total = mails[i].total;
 		}
 		if (cover >= 0 && mails[cover].total != total) {
-			seterr(err, errlen, "cover letter says 0/%d but the patches say n/%d",
-			       mails[cover].total, total);
+			strutil_errf(err, errlen, "cover letter says 0/%d but the patches say n/%d",
+			             mails[cover].total, total);
 			goto out;
 		}
 	}
 
-	out->patches = calloc(npatches ? npatches : 1, sizeof(*out->patches));
-	if (!out->patches) {
-		seterr(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < nmails; i++) {
-		if (!keep[i])
+	out->patches = g_new0(struct mbox_mail, npatches ? npatches : 1);
+	seen = g_new0(bool, numbered ? (size_t)total + 1 : 1);
+	for (i = 0; i < n; i++) {
+		if (gof[i] != (size_t)chosen || !mails[i].diff)
 			continue;
 		if (numbered) {
-			size_t k;
-			bool dup = false;
-
 			if (mails[i].index < 1 || mails[i].index > total) {
-				seterr(err, errlen, "patch %d/%d is out of range", mails[i].index,
-				       total);
+				strutil_errf(err, errlen, "patch %d/%d is out of range",
+				             mails[i].index, total);
 				goto out;
 			}
-			for (k = 0; k < out->npatches; k++)
-				dup = dup || out->patches[k].index == mails[i].index;
-			if (dup) /* a resend of the same part: the first one counts */
+			if (seen[mails[i].index]) /* a resend of the same part: the first counts */
 				continue;
+			seen[mails[i].index] = true;
 		} else {
 			mails[i].index = (int)out->npatches + 1;
 			mails[i].total = (int)npatches;
 		}
 		out->patches[out->npatches++] = mails[i];
 		memset(&mails[i], 0, sizeof(mails[i]));
-		keep[i] = false;
 	}
 	qsort(out->patches, out->npatches, sizeof(*out->patches), cmp_index);
 	if (numbered) {
@@ -812,17 +958,14 @@ int mbox_parse(const char *buf, size_t len, struct mbox_series *out, char *err, 
 
 		for (want = 1; want <= total; want++)
 			if ((size_t)want > out->npatches || out->patches[want - 1].index != want) {
-				seterr(err, errlen, "series incomplete: patch %d/%d is missing",
-				       want, total);
+				strutil_errf(err, errlen,
+				             "series incomplete: patch %d/%d is missing", want,
+				             total);
 				goto out;
 			}
 	}
 	if (cover >= 0) {
-		out->cover = malloc(sizeof(*out->cover));
-		if (!out->cover) {
-			seterr(err, errlen, "out of memory");
-			goto out;
-		}
+		out->cover = g_new(struct mbox_mail, 1);
 		*out->cover = mails[cover];
 		memset(&mails[cover], 0, sizeof(mails[cover]));
 	}
@@ -831,10 +974,35 @@ int mbox_parse(const char *buf, size_t len, struct mbox_series *out, char *err, 
 out:
 	if (ret != 0)
 		mbox_series_release(out);
-	for (i = 0; i < nmails; i++)
-		mail_release(&mails[i]);
-	free(mails);
-	free(keep);
-	free(text);
+	g_free(seen);
+	grouping_release(&g);
 	return ret;
+}
+
+int mbox_parse_thread(const char *buf, size_t len, const char *want_id, struct mbox_series *out,
+                      char *err, size_t errlen)
+{
+	struct collect c = {NULL, 0, 0, err, errlen};
+	size_t i;
+	int ret = -1;
+
+	if (memchr(buf, '\0', len)) {
+		strutil_errf(err, errlen, "not a text mbox: it holds NUL bytes");
+		return -1;
+	}
+	if (mbox_split(buf, len, collect_one, &c) != 0) {
+		strutil_errf(err, errlen, "out of memory");
+		goto out;
+	}
+	ret = mbox_assemble(c.mails, c.n, want_id, out, err, errlen);
+out:
+	for (i = 0; i < c.n; i++)
+		mbox_mail_release(&c.mails[i]);
+	g_free(c.mails);
+	return ret;
+}
+
+int mbox_parse(const char *buf, size_t len, struct mbox_series *out, char *err, size_t errlen)
+{
+	return mbox_parse_thread(buf, len, NULL, out, err, errlen);
 }

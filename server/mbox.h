@@ -1,11 +1,19 @@
 /*
  * mbox.h - patch mails out of an mbox (mboxrd or mboxo, one message or a
- * whole thread): headers unfolded and RFC 2047 decoded, "[PATCH v2 3/7]"
- * prefixes read, and a series put together: cover letter (0/N), patches in
- * number order, the thread followed by In-Reply-To/References.
+ * whole thread) and a series put together from them.
+ *
+ * Every message is parsed by GMime 3: header folding and RFC 2047 words,
+ * transfer encodings (base64, quoted-printable), multipart bodies (a patch
+ * sent as an attachment), the body's charset (converted to UTF-8).  What is
+ * locklab's own stays here: the "[PATCH v2 3/7]" prefixes, the commit
+ * message / diff split, the author as `git am` reads it (an in-body From:
+ * wins; a DMARC-munged "Name via list" sender gives way to
+ * X-Original-From or Reply-To), and the series: cover letter (0/N), patches
+ * in number order, chosen by thread (a hash of Message-IDs, linear time).
  *
  * Ownership: struct mbox_series owns everything below it;
- * mbox_series_init/mbox_series_release pair up.
+ * mbox_series_init/mbox_series_release pair up, and so do
+ * mbox_mail_parse/mbox_mail_release.
  */
 #ifndef LOCKLAB_SERVER_MBOX_H
 #define LOCKLAB_SERVER_MBOX_H
@@ -14,20 +22,25 @@
 #include <stddef.h>
 
 struct mbox_mail {
-	char *message_id;  /* as written, "<...>"; NULL when missing */
-	char *in_reply_to; /* NULL when missing */
-	char *references;  /* unfolded; NULL when missing */
-	char *from;        /* decoded "Name <address>" */
+	char *message_id;  /* "<...>"; NULL when missing */
+	char *in_reply_to; /* "<...>", the first id; NULL when missing */
+	char *references;  /* "<a> <b> ...", NULL when missing */
+	char *from;        /* the author, decoded "Name <address>" ("" when none) */
 	char *date;
 	char *subject; /* decoded, whole */
 	char *title;   /* subject without "Re:" and "[...]" prefixes */
+	char *cc;      /* decoded address list of Cc:, NULL when none */
+	char *list;    /* the list's address (List-Post, else the first To:) */
 	int index;     /* N of "N/M", 0 when unnumbered or a cover letter */
 	int total;     /* M of "N/M", 0 when unnumbered */
 	int version;   /* v2 -> 2; 1 when not given */
 	bool numbered;
-	bool is_reply; /* subject starts with "Re:" */
-	char *body;    /* message text before the diff (the commit message) */
-	char *diff;    /* the patch, NULL when the mail has none */
+	bool is_reply;     /* subject starts with "Re:" */
+	bool patch_prefix; /* a "[PATCH ...]" / "[RFC ...]" prefix is there */
+	char *body;        /* message text before the diff (the commit message) */
+	char *diff;        /* the patch, NULL when the mail has none */
+	char *raw;         /* the message as sent (headers and body) */
+	size_t raw_len;
 };
 
 struct mbox_series {
@@ -42,21 +55,61 @@ void mbox_series_release(struct mbox_series *s);
 
 /*
  * Parse buf (len bytes, need not be NUL-terminated) into out, which must be
- * initialised.  Returns 0, or -1 with a reason in err: no message with a
- * diff, a series with missing parts, numbering that disagrees.  On failure
- * out is left empty.
+ * initialised.  want_id ("<...>" or NULL) names a message of the series to
+ * take when the mbox holds several (a URL's message-id); without it the
+ * newest version wins, a series with a cover letter before one without, a
+ * threaded one before strays.  Returns 0, or -1 with a reason in err: no
+ * message with a diff, want_id not in the mbox, a series with missing parts,
+ * numbering that disagrees.  On failure out is left empty.
  */
+int mbox_parse_thread(const char *buf, size_t len, const char *want_id, struct mbox_series *out,
+                      char *err, size_t errlen);
+
+/* mbox_parse_thread without a message-id. */
 int mbox_parse(const char *buf, size_t len, struct mbox_series *out, char *err, size_t errlen);
 
 /*
+ * Call fn(raw, raw_len, arg) for each message of the mbox buf, in order:
+ * From_ lines (with a time and a year, after a blank line, before a header)
+ * split, ">From " unquoted once (mboxrd), CRLF made LF.  A buffer without a
+ * From_ line is one message.  Stops at fn's first non-zero return and
+ * returns it; 0 when every message was given, -1 when out of memory.
+ */
+int mbox_split(const char *buf, size_t len, int (*fn)(const char *raw, size_t len, void *arg),
+               void *arg);
+
+/*
+ * Parse one message (no From_ line) into m (zeroed by the caller); m->raw
+ * is a copy of it.  Returns 0, or -1 with a reason in err (out of memory,
+ * no headers); m is released on failure.
+ */
+int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err, size_t errlen);
+void mbox_mail_release(struct mbox_mail *m);
+
+/*
+ * Choose one series among mails[0..n) as mbox_parse_thread does and move
+ * its mails into out (their slots in mails are zeroed; the caller still
+ * releases every mails[i]).  Returns 0 or -1 with a reason in err.
+ */
+int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
+                  char *err, size_t errlen);
+
+/*
+ * The series candidates among mails[0..n) (patches and cover letters, not
+ * replies), grouped by thread (or, unthreaded, by author and numbering) and
+ * version as mbox_assemble groups them: group_of[i] (n entries, filled) is
+ * the group of mails[i] or (size_t)-1.  Returns the number of groups.
+ */
+size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of);
+
+/*
  * Read the "Re:" and "[PATCH v2 3/7]"-style prefixes of m->subject into
- * index, total, version, numbered and is_reply, and set m->title (new) to
- * what follows them.
+ * index, total, version, numbered, is_reply and patch_prefix, and set
+ * m->title (new) to what follows them.
  */
 void mbox_parse_subject(struct mbox_mail *m);
 
-/* RFC 2047 decoding of a header value (B and Q; utf-8, us-ascii,
- * iso-8859-1 and whatever iconv knows) into new UTF-8.  Caller frees. */
+/* RFC 2047 decoding of a header value into new UTF-8.  Caller frees. */
 char *mbox_decode_header(const char *value);
 
 #endif

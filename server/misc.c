@@ -12,6 +12,7 @@
 #include "api.h"
 #include "config.h"
 #include "db.h"
+#include "intake.h"
 #include "url.h"
 
 enum handler_rc api_tree_list(struct http_request *req)
@@ -162,6 +163,7 @@ enum handler_rc api_metrics(struct http_request *req)
 	if (!f)
 		return http_reply_error(req, 500, "internal", "out of memory");
 	http_metrics(f);
+	intake_metrics(f);
 	fprintf(f, "# HELP locklab_up Whether the database answers.\n# TYPE locklab_up gauge\n");
 	if (c)
 		res = db_exec(c,

@@ -15,24 +15,11 @@
 #include "mail.h"
 #include "mbox.h"
 #include "url.h"
+#include <glib.h>
 
-#define MAX_SUITES 16
+#include "submissions.h"
 
-struct sub_new {
-	const char *source; /* "url", "mbox", "git" */
-	const char *url;
-	const char *git_url, *git_ref, *git_base;
-	const char *tree;
-	const char *notify;
-	const char *suites[MAX_SUITES];
-	size_t nsuites;
-	struct mbox_series series;
-	char *head_to, *head_cc; /* the cover's (else first patch's) To and Cc, for the reply */
-	/* out */
-	long long id;
-	json_t *jobs;
-	char err[256];
-};
+#define sub_new submission_new
 
 /* "{a,b}" for a text[] parameter; names are checked to need no quoting. */
 static char *sub_suites_literal(const struct sub_new *s)
@@ -55,12 +42,28 @@ static char *sub_suites_literal(const struct sub_new *s)
 	return out;
 }
 
+/*
+ * A series' name across its versions: the author's address and the title of
+ * its cover letter (else its first patch), lower case.  New string.
+ */
+static char *sub_series_key(const struct mbox_mail *m)
+{
+	const char *lt = strrchr(m->from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	char *addr = lt && gt ? g_strndup(lt + 1, (size_t)(gt - lt - 1)) : g_strdup(m->from);
+	char *key = g_strdup_printf("%s %s", addr, m->title ? m->title : "");
+	char *low = g_utf8_strdown(key, -1);
+
+	g_free(addr);
+	g_free(key);
+	return low;
+}
+
 static int sub_store(PGconn *c, void *arg)
 {
 	struct sub_new *s = arg;
 	const struct mbox_mail *first = s->series.npatches ? &s->series.patches[0] : NULL;
 	const struct mbox_mail *head = s->series.cover ? s->series.cover : first;
-	char *suites = NULL, *title = NULL;
+	char *suites = NULL, *title = NULL, *series_key = NULL, *head_to = NULL, *head_cc = NULL;
 	char idbuf[24], ver[16], tree_id[24];
 	const char *tree_param = NULL;
 	PGresult *res = NULL;
@@ -97,38 +100,63 @@ static int sub_store(PGconn *c, void *arg)
 	if (!suites || !title)
 		goto out;
 	snprintf(ver, sizeof(ver), "%d", s->series.version ? s->series.version : 1);
+	series_key = head ? sub_series_key(s->series.cover ? s->series.cover : first) : NULL;
 	{
-		const char *p[11] = {
-		    s->source,  s->url, s->git_url, s->git_ref, s->git_base,
-		    tree_param, suites, s->notify,  title,      head ? head->message_id : NULL,
-		    ver};
+		const char *p[15] = {s->source,
+		                     s->url,
+		                     s->git_url,
+		                     s->git_ref,
+		                     s->git_base,
+		                     tree_param,
+		                     suites,
+		                     s->notify,
+		                     title,
+		                     head ? head->message_id : NULL,
+		                     ver,
+		                     head ? head->references : NULL,
+		                     head ? head->cc : NULL,
+		                     head ? head->list : NULL,
+		                     series_key};
 
-		res = db_exec(c,
-		              "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
-		              "tree_id, suites, notify, subject, reply_to_msgid, version) VALUES "
-		              "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11) RETURNING id",
-		              11, p);
+		/* previous_id: the newest older version of the same series */
+		res = db_exec(
+		    c,
+		    "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
+		    "tree_id, suites, notify, subject, reply_to_msgid, version, "
+		    "mail_references, mail_cc, mail_list, mail_series, previous_id) VALUES "
+		    "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11, $12, $13, $14, "
+		    "$15, (SELECT id FROM submissions WHERE mail_series = $15 AND version < "
+		    "$11::int ORDER BY version DESC, id DESC LIMIT 1)) RETURNING id",
+		    15, p);
 	}
 	if (!res) {
 		rc = db_failure();
 		goto out;
 	}
 	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	free(series_key);
+	series_key = NULL;
 	snprintf(idbuf, sizeof(idbuf), "%lld", s->id);
 	PQclear(res);
 	res = NULL;
 
+	/* the list the reply goes back to (mail.h), from the head as it was sent */
+	if (head && head->raw)
+		mail_find_recipients(head->raw, head->raw_len, head->message_id, &head_to,
+		                     &head_cc);
 	for (k = 0; k <= s->series.npatches; k++) {
 		const struct mbox_mail *m;
 		char seq[16], total[16];
+		gchar *raw;
 
 		if (k == 0 && !s->series.cover)
 			continue;
 		m = k == 0 ? s->series.cover : &s->series.patches[k - 1];
 		snprintf(seq, sizeof(seq), "%d", k == 0 ? 0 : m->index);
 		snprintf(total, sizeof(total), "%zu", s->series.npatches);
+		raw = m->raw ? g_base64_encode((const guchar *)m->raw, m->raw_len) : NULL;
 		{
-			const char *p[14] = {idbuf,
+			const char *p[15] = {idbuf,
 			                     seq,
 			                     total,
 			                     k == 0 ? "t" : "f",
@@ -140,19 +168,41 @@ static int sub_store(PGconn *c, void *arg)
 			                     m->body,
 			                     m->diff ? m->diff : "",
 			                     m->references,
-			                     m == head ? s->head_to : NULL,
-			                     m == head ? s->head_cc : NULL};
+			                     m == head ? head_to : NULL,
+			                     m == head ? head_cc : NULL,
+			                     raw};
 
 			rc = db_run(
 			    c,
 			    "INSERT INTO patches (submission_id, seq, total, is_cover, "
 			    "message_id, in_reply_to, author, subject, date, body, diff, "
-			    "mail_references, mail_to, mail_cc) VALUES ($1, $2, $3, $4, $5, $6, "
-			    "$7, $8, $9, $10, $11, $12, $13, $14)",
-			    14, p);
+			    "mail_references, mail_to, mail_cc, raw) VALUES ($1, $2, $3, $4, $5, "
+			    "$6, $7, $8, $9, $10, $11, $12, $13, $14, decode($15, 'base64'))",
+			    15, p);
 		}
+		g_free(raw);
 		if (rc != DB_OK)
 			goto out;
+	}
+
+	if (s->mail_ids) {
+		const char *p[2] = {idbuf, s->mail_ids};
+
+		res = db_exec(c,
+		              "UPDATE mail_messages SET state = 'submitted', submission_id = $1 "
+		              "WHERE message_id = ANY($2::text[]) AND state = 'pending'",
+		              2, p);
+		if (!res) {
+			rc = db_failure();
+			goto out;
+		}
+		if (atoi(PQcmdTuples(res)) == 0) {
+			snprintf(s->err, sizeof(s->err), "its mails were submitted already");
+			rc = DB_ABORT;
+			goto out;
+		}
+		PQclear(res);
+		res = NULL;
 	}
 
 	/* one job per suite and machine class of the registered agents */
@@ -191,7 +241,15 @@ out:
 	PQclear(res);
 	free(suites);
 	free(title);
+	free(series_key);
+	free(head_to);
+	free(head_cc);
 	return rc;
+}
+
+int submission_store(struct submission_new *s)
+{
+	return db_tx(sub_store, s);
 }
 
 static bool sub_name_ok(const char *s, size_t max)
@@ -219,6 +277,87 @@ bool api_git_ref_ok(const char *s)
 	return true;
 }
 
+/*
+ * A lore-style URL ".../<message-id>/<what>" (what: raw, t.mbox.gz, T/, ...):
+ * *want becomes "<message-id>" (new) and, when what is "raw" (one message),
+ * *thread the URL of its whole thread, ".../<message-id>/t.mbox.gz" (new).
+ * Both stay NULL for other URLs.
+ */
+static void sub_lore_url(const char *url, char **want, char **thread)
+{
+	size_t n = strcspn(url, "?#");
+	char *u = g_strndup(url, n), *last, *prev, *id;
+
+	*want = *thread = NULL;
+	while (n > 1 && u[n - 1] == '/' && u[n - 2] != '/')
+		u[--n] = '\0'; /* ".../T/" reads as ".../T" */
+	last = strrchr(u, '/');
+	if (!last || last == u)
+		goto out;
+	*last = '\0';
+	prev = strrchr(u, '/');
+	if (!prev || !strchr(prev + 1, '@'))
+		goto out;
+	id = g_uri_unescape_string(prev + 1, NULL);
+	if (!id || !*id || strpbrk(id, "<> \t\r\n")) {
+		g_free(id);
+		goto out;
+	}
+	*want = g_strdup_printf("<%s>", id);
+	if (!strcmp(last + 1, "raw"))
+		*thread = g_strdup_printf("%s/t.mbox.gz", u);
+	g_free(id);
+out:
+	g_free(u);
+}
+
+#define SUB_NO_SERIES (-3)
+
+/*
+ * Fetch and parse s->url into s->series; a lore URL of one message takes
+ * its thread instead (and that message's series).  Returns FETCH_OK, or
+ * with the reason in err FETCH_FAILED / FETCH_REFUSED (fetch.h) or
+ * SUB_NO_SERIES (fetched, but no series in it).
+ */
+static int sub_fetch_series(struct sub_new *s, char *err, size_t errlen)
+{
+	char *want = NULL, *thread = NULL, *body = NULL;
+	char terr[512] = "";
+	size_t len = 0;
+	int rc = -1;
+
+	sub_lore_url(s->url, &want, &thread);
+	if (thread) {
+		if (fetch_url(thread, &body, &len, terr, sizeof(terr)) == 0 &&
+		    mbox_parse_thread(body, len, want, &s->series, terr, sizeof(terr)) == 0) {
+			rc = 0;
+			goto out;
+		}
+		free(body);
+		body = NULL;
+	}
+	rc = fetch_url(s->url, &body, &len, err, errlen);
+	if (rc != FETCH_OK)
+		goto out; /* FETCH_FAILED or FETCH_REFUSED */
+	rc = mbox_parse_thread(body, len, want, &s->series, err, errlen);
+	if (rc != 0 && thread) {
+		char *why =
+		    g_strdup_printf("the URL is one message of a thread: its thread %s could "
+		                    "not be taken (%s); the message alone: %s",
+		                    thread, terr, err);
+
+		snprintf(err, errlen, "%s", why);
+		g_free(why);
+	}
+	if (rc != 0)
+		rc = SUB_NO_SERIES;
+out:
+	free(body);
+	g_free(want);
+	g_free(thread);
+	return rc;
+}
+
 enum handler_rc api_submission_create(struct http_request *req)
 {
 	struct sub_new s;
@@ -226,8 +365,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 	const char *mbox = NULL;
 	json_error_t jerr;
 	char err[512];
-	char *fetched = NULL;
-	size_t fetched_len = 0;
 	enum handler_rc rc;
 	int dbrc, nsrc;
 
@@ -305,18 +442,13 @@ enum handler_rc api_submission_create(struct http_request *req)
 			rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
 			goto out;
 		}
-		switch (fetch_url(s.url, &fetched, &fetched_len, err, sizeof(err))) {
-		case FETCH_OK:
-			break;
-		case FETCH_REFUSED:
-			rc = http_reply_error(req, 422, "fetch-refused", "%s", err);
-			goto out;
-		default:
-			rc = http_reply_error(req, 422, "fetch-failed", "%s", err);
-			goto out;
-		}
-		if (mbox_parse(fetched, fetched_len, &s.series, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+		dbrc = sub_fetch_series(&s, err, sizeof(err));
+		if (dbrc != FETCH_OK) {
+			rc = http_reply_error(req, 422,
+			                      dbrc == FETCH_REFUSED  ? "fetch-refused"
+			                      : dbrc == FETCH_FAILED ? "fetch-failed"
+			                                             : "not-a-patch",
+			                      "%s", err);
 			goto out;
 		}
 	} else {
@@ -327,19 +459,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	}
 
-	if (s.series.npatches) {
-		/* the list the reply goes back to (mail.h); outside the transaction */
-		const struct mbox_mail *head =
-		    s.series.cover ? s.series.cover : &s.series.patches[0];
-
-		if (fetched)
-			mail_find_recipients(fetched, fetched_len, head->message_id, &s.head_to,
-			                     &s.head_cc);
-		else if (mbox)
-			mail_find_recipients(mbox, strlen(mbox), head->message_id, &s.head_to,
-			                     &s.head_cc);
-	}
-	dbrc = db_tx(sub_store, &s);
+	dbrc = submission_store(&s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);
 		goto out;
@@ -364,9 +484,6 @@ enum handler_rc api_submission_create(struct http_request *req)
 out:
 	json_decref(s.jobs);
 	json_decref(doc);
-	free(fetched);
-	free(s.head_to);
-	free(s.head_cc);
 	mbox_series_release(&s.series);
 	return rc;
 }
@@ -434,7 +551,7 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'branch', t.branch, "
 	    "   'kind', t.kind) FROM trees t WHERE t.id = s.tree_id),"
 	    " 'suites', s.suites, 'notify', s.notify, 'subject', s.subject,"
-	    " 'message_id', s.reply_to_msgid, 'version', s.version,"
+	    " 'message_id', s.reply_to_msgid, 'version', s.version, 'previous_id', s.previous_id,"
 	    " 'verdict', s.verdict, 'reason', s.reason, 'created', s.created, 'updated', s.updated,"
 	    " 'patches', (SELECT coalesce(json_agg(json_build_object('seq', seq, 'total', total,"
 	    "   'cover', is_cover, 'message_id', message_id, 'in_reply_to', in_reply_to,"

@@ -34,7 +34,8 @@ is "$CODE" 200 "claim answers 200"
 j1=$JOB
 is "$j1" "$(sql "SELECT id FROM jobs WHERE submission_id = $s1")" "the agent gets the queued job"
 is "$(jq -r '.job.patches | length' <<<"$BODY")" 2 "the job carries both patches"
-like "$(jq -r .job.mbox <<<"$BODY")" 'Subject: \[PATCH v2 2/2\] locking/mutex: add pickup' "and the series as an mbox for git am"
+is "$(jq -r '.job.mails[1]' <<<"$BODY" | base64 -d | sha1sum)" "$(tail -n +2 "$T"/s/out/v2-0002-*.patch | sha1sum)" \
+  "and each patch's message as sent, for git am"
 is "$(jq -r '[.job.rounds, .job.next_round, .job.more_rounds] | join(",")' <<<"$BODY")" "2,0,2" \
   "it asks for min-rounds rounds, starting at round 0"
 is "$(sql "SELECT state || ',' || claimed_by FROM jobs WHERE id = $j1")" "running,$A_ID" "the job is leased to the agent"

@@ -9,6 +9,9 @@
 #           default POSTS), p50/p99 of GET /api/v1/submissions/{id} and
 #           .../report?format=text over READS requests (goal: p99 < 50 ms)
 #
+#   mail:   `make bench-server` first runs build/bench-mbox: messages parsed per
+#           CPU second for a 20,000-message mbox, and the machine
+#
 # Needs build/locklab-server, PostgreSQL 15, curl, python3, jq.
 set -uo pipefail
 POSTS=${POSTS:-20000}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <glib.h>
 
 #include "../mbox.h"
 
@@ -391,6 +392,357 @@ static void test_diff_keeps_trailing_space_context(void **state)
 	free(m);
 }
 
+static const char diff_latin[] = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+
+/* A patch mail whose whole body is base64 (utf-8 text with a diff). */
+static void test_base64_body(void **state)
+{
+	const char *plain = "Fix the waiter's wakeup \xe2\x80\x94 no lost handoff.\n"
+	                    "\nSigned-off-by: J\xc3\xb6rg <j@x>\n---\n f | 2 +-\n\n"
+	                    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+	gchar *b64 = g_base64_encode((const guchar *)plain, strlen(plain));
+	char *text = g_strdup_printf("From: J\xc3\xb6rg <j@x>\nSubject: [PATCH] f: b64\n"
+	                             "Message-ID: <b64@x>\nMIME-Version: 1.0\n"
+	                             "Content-Type: text/plain; charset=utf-8\n"
+	                             "Content-Transfer-Encoding: base64\n\n%s\n",
+	                             b64);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 1);
+	assert_string_equal(s.patches[0].body, "Fix the waiter's wakeup \xe2\x80\x94 no lost "
+	                                       "handoff.\n\nSigned-off-by: J\xc3\xb6rg <j@x>");
+	assert_string_equal(s.patches[0].diff, diff_latin);
+	/* the message as sent is kept for git am, base64 and all */
+	assert_int_equal(s.patches[0].raw_len, strlen(text));
+	assert_memory_equal(s.patches[0].raw, text, strlen(text));
+	mbox_series_release(&s);
+	g_free(b64);
+	g_free(text);
+}
+
+/* The commit message inline, the patch attached (base64 or 7bit). */
+static void test_multipart_attachment(void **state)
+{
+	const char *patch = "---\n f | 2 +-\n\n"
+	                    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+	int base64;
+
+	for (base64 = 0; base64 <= 1; base64++) {
+		gchar *enc = base64 ? g_base64_encode((const guchar *)patch, strlen(patch))
+		                    : g_strdup(patch);
+		char *text = g_strdup_printf(
+		    "From: a <a@x>\nSubject: [PATCH] f: attached\nMessage-ID: <att%d@x>\n"
+		    "MIME-Version: 1.0\n"
+		    "Content-Type: multipart/mixed; boundary=\"=_bound\"\n\n"
+		    "This is a multi-part message in MIME format.\n"
+		    "--=_bound\nContent-Type: text/plain; charset=us-ascii\n"
+		    "Content-Transfer-Encoding: 7bit\n\n"
+		    "Make f say b.\n\nSigned-off-by: a <a@x>\n\n"
+		    "--=_bound\nContent-Type: text/x-patch; name=\"0001-f.patch\"\n"
+		    "Content-Disposition: attachment; filename=\"0001-f.patch\"\n"
+		    "Content-Transfer-Encoding: %s\n\n%s\n--=_bound--\n",
+		    base64, base64 ? "base64" : "7bit", enc);
+		struct mbox_series s;
+		char err[256] = "";
+
+		assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+		assert_int_equal(s.npatches, 1);
+		assert_string_equal(s.patches[0].body, "Make f say b.\n\nSigned-off-by: a <a@x>");
+		assert_string_equal(s.patches[0].diff, diff_latin);
+		assert_null(strstr(s.patches[0].body, "Content-"));
+		assert_null(strstr(s.patches[0].diff, "=_bound"));
+		mbox_series_release(&s);
+		g_free(enc);
+		g_free(text);
+	}
+}
+
+/* A Latin-1 body (declared, and undeclared 8bit) comes out as UTF-8. */
+static void test_latin1_body(void **state)
+{
+	static const char *ctype[] = {"Content-Type: text/plain; charset=iso-8859-1\n", ""};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char *text = g_strdup_printf("From: Andr\xe9 <andre@x>\nSubject: [PATCH] caf\xe9\n"
+		                             "Message-ID: <l1-%zu@x>\n%s"
+		                             "Content-Transfer-Encoding: 8bit\n\n"
+		                             "R\xe9veille le waiter.\n---\n%s",
+		                             i, ctype[i], diff_latin);
+		struct mbox_series s;
+		char err[256] = "";
+
+		assert_int_equal(parse(text, &s, err, sizeof(err)), 0);
+		assert_string_equal(s.patches[0].body, "R\xc3\xa9veille le waiter.");
+		assert_true(g_utf8_validate(s.patches[0].from, -1, NULL));
+		assert_string_equal(s.patches[0].from, "Andr\xc3\xa9 <andre@x>");
+		assert_string_equal(s.patches[0].title, "caf\xc3\xa9");
+		mbox_series_release(&s);
+		g_free(text);
+	}
+}
+
+static void test_subject_forms(void **state)
+{
+	static const struct {
+		const char *subject;
+		int index, total, version;
+		bool numbered, prefix;
+	} cases[] = {
+	    {"[PATCHv2 1/2] a", 1, 2, 2, true, true},
+	    {"[PATCH -v4 0/8] a", 0, 8, 4, true, true},
+	    {"[RFC PATCH net-next v2 01/10] a", 1, 10, 2, true, true},
+	    {"[PATCH RESEND] a", 0, 0, 1, false, true},
+	    {"[RFCv3 2/3] a", 2, 3, 3, true, true},
+	    {"[PATCH-v5 3/4] a", 3, 4, 5, true, true},
+	    {"[GIT PULL] locking fixes", 0, 0, 1, false, false},
+	    {"Re: [PATCH v2 1/2] a", 1, 2, 2, true, true},
+	    {"lock: words", 0, 0, 1, false, false},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mbox_mail m;
+
+		memset(&m, 0, sizeof(m));
+		m.subject = (char *)cases[i].subject;
+		mbox_parse_subject(&m);
+		assert_int_equal(m.index, cases[i].index);
+		assert_int_equal(m.total, cases[i].total);
+		assert_int_equal(m.version, cases[i].version);
+		assert_int_equal(m.numbered, cases[i].numbered);
+		assert_int_equal(m.patch_prefix, cases[i].prefix);
+		free(m.title);
+	}
+}
+
+/* A thread holding v1 and "[PATCHv2 n/2]" tests v2. */
+static void test_patchv2_no_space(void **state)
+{
+	static const int idx[] = {1, 2};
+	char *v1 = series(1, 2, idx, 2, true, "<cover.v1@x>");
+	char *v2 = series(2, 2, idx, 2, true, "<cover.v2@x>");
+	char **pieces = g_strsplit(v2, "[PATCH v2", -1);
+	char *v2b, *all;
+	struct mbox_series s;
+	char err[256] = "";
+
+	/* series() writes "[PATCH v2 n/2]": make it "[PATCHv2 n/2]" */
+	v2b = g_strjoinv("[PATCHv2", pieces);
+	g_strfreev(pieces);
+	all = g_strconcat(v1, v2b, NULL);
+	assert_int_equal(parse(all, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.version, 2);
+	assert_string_equal(s.patches[0].message_id, "<p1.v2@x>");
+	mbox_series_release(&s);
+	free(v1);
+	free(v2);
+	g_free(v2b);
+	g_free(all);
+}
+
+/* 70 patches: every one of them, in order. */
+static void test_long_series(void **state)
+{
+	enum { N = 70 };
+	int idx[N], i;
+	char *m;
+	struct mbox_series s;
+	char err[256] = "";
+
+	for (i = 0; i < N; i++)
+		idx[i] = N - i;
+	m = series(1, N, idx, N, true, "<cover.v1@x>");
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, N);
+	for (i = 0; i < N; i++)
+		assert_int_equal(s.patches[i].index, i + 1);
+	mbox_series_release(&s);
+	free(m);
+}
+
+/* One numbered mail of series tag (threaded under root, or a stray when NULL). */
+static char *part(const char *tag, int k, int n, const char *root)
+{
+	char h[512];
+
+	snprintf(h, sizeof(h),
+	         "From: %s <%s@x>\nSubject: [PATCH %d/%d] %s: part %d\n"
+	         "Message-ID: <%s%d@x>\n%s%s%s%s%s",
+	         tag, tag, k, n, tag, k, tag, k, root ? "In-Reply-To: " : "", root ? root : "",
+	         root ? "\nReferences: " : "", root ? root : "", root ? "\n" : "");
+	return mail("From 0 Mon Sep 17 00:00:00 2001", h, k ? "part\n" : "cover\n",
+	            k ? diff1 : NULL);
+}
+
+/* U 1/2, X 0/2, X 1/2, U 2/2, X 2/2: X is threaded, U a stray. */
+static void test_interleaved_stray(void **state)
+{
+	char *m[5] = {part("U", 1, 2, NULL), part("X", 0, 2, NULL), part("X", 1, 2, "<X0@x>"),
+	              part("U", 2, 2, NULL), part("X", 2, 2, "<X0@x>")};
+	char *all = g_strconcat(m[0], m[1], m[2], m[3], m[4], NULL);
+	struct mbox_series s;
+	char err[256] = "";
+	int i;
+
+	assert_int_equal(parse(all, &s, err, sizeof(err)), 0);
+	assert_non_null(s.cover);
+	assert_string_equal(s.cover->message_id, "<X0@x>");
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<X1@x>");
+	assert_string_equal(s.patches[1].message_id, "<X2@x>");
+	mbox_series_release(&s);
+	/* the URL names U's first patch: U it is, both parts, no cover */
+	mbox_series_init(&s);
+	assert_int_equal(mbox_parse_thread(all, strlen(all), "<U1@x>", &s, err, sizeof(err)), 0);
+	assert_null(s.cover);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<U1@x>");
+	assert_string_equal(s.patches[1].message_id, "<U2@x>");
+	mbox_series_release(&s);
+	for (i = 0; i < 5; i++)
+		free(m[i]);
+	g_free(all);
+}
+
+/* Two threaded series interleaved: the URL's message-id decides. */
+static void test_interleaved_threads_by_id(void **state)
+{
+	char *m[6] = {part("A", 0, 2, NULL),     part("B", 0, 2, NULL),
+	              part("A", 1, 2, "<A0@x>"), part("B", 1, 2, "<B0@x>"),
+	              part("B", 2, 2, "<B0@x>"), part("A", 2, 2, "<A0@x>")};
+	char *all = g_strconcat(m[0], m[1], m[2], m[3], m[4], m[5], NULL);
+	struct mbox_series s;
+	char err[256] = "";
+	int i;
+
+	mbox_series_init(&s);
+	assert_int_equal(mbox_parse_thread(all, strlen(all), "<B2@x>", &s, err, sizeof(err)), 0);
+	assert_string_equal(s.cover->message_id, "<B0@x>");
+	assert_string_equal(s.patches[0].message_id, "<B1@x>");
+	assert_string_equal(s.patches[1].message_id, "<B2@x>");
+	mbox_series_release(&s);
+	mbox_series_init(&s);
+	assert_int_equal(mbox_parse_thread(all, strlen(all), "<nope@x>", &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "<nope@x>"));
+	for (i = 0; i < 6; i++)
+		free(m[i]);
+	g_free(all);
+}
+
+/* mboxo: an unescaped "From " sentence after a blank line is not a new mail. */
+static void test_mboxo_from_in_body(void **state)
+{
+	char *m = mail("From 1 Mon Sep 17 00:00:00 2001",
+	               "From: a <a@x>\nSubject: [PATCH] lock: spin less\nMessage-ID: <o@x>\n",
+	               "Spin less.\n\nFrom the owner's side nothing changes.\n"
+	               "Signed-off-by: a <a@x>\n",
+	               diff1);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 1);
+	assert_string_equal(s.patches[0].body, "Spin less.\n\nFrom the owner's side nothing "
+	                                       "changes.\nSigned-off-by: a <a@x>");
+	assert_string_equal(s.patches[0].from, "a <a@x>");
+	mbox_series_release(&s);
+	free(m);
+}
+
+/* The author as git am reads it: in-body From; a DMARC-munged sender gives way. */
+static void test_author(void **state)
+{
+	static const struct {
+		const char *headers, *body, *author;
+	} cases[] = {
+	    {"From: Sender <sender@x>\nSubject: [PATCH] a\nMessage-ID: <ib@x>\n",
+	     "From: Real Author <real@x>\n\nThe change.\n", "Real Author <real@x>"},
+	    {"From: \"'Jane Dev' via locking\" <locking@googlegroups.com>\n"
+	     "X-Original-From: Jane Dev <jane@x>\nReply-To: locking@googlegroups.com\n"
+	     "Subject: [PATCH] a\nMessage-ID: <dm1@x>\n",
+	     "The change.\n", "Jane Dev <jane@x>"},
+	    {"From: Jane Dev via lkml <lkml@vger.example>\nReply-To: Jane Dev <jane@x>\n"
+	     "Subject: [PATCH] a\nMessage-ID: <dm2@x>\n",
+	     "The change.\n", "Jane Dev <jane@x>"},
+	    {"From: Jane Dev via lkml <lkml@vger.example>\nSubject: [PATCH] a\n"
+	     "Message-ID: <dm3@x>\n",
+	     "From: Jane Dev <jane@x>\n\nThe change.\n", "Jane Dev <jane@x>"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *m = mail(NULL, cases[i].headers, cases[i].body, diff1);
+		struct mbox_series s;
+		char err[256] = "";
+
+		assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+		assert_string_equal(s.patches[0].from, cases[i].author);
+		assert_string_equal(s.patches[0].body, "The change.");
+		mbox_series_release(&s);
+		free(m);
+	}
+}
+
+/* What a reply needs: References, Cc and the list address. */
+static void test_reply_headers(void **state)
+{
+	char *m = mail(NULL,
+	               "From: a <a@x>\nTo: linux-kernel@vger.kernel.org\n"
+	               "Cc: Peter Zijlstra <peterz@infradead.org>, =?utf-8?q?Ingo_Moln=C3=A1r?= "
+	               "<mingo@x>\nSubject: [PATCH] a\nMessage-ID: <r1@x>\n"
+	               "In-Reply-To: <q@x>\nReferences: <p@x>\n <q@x>\n",
+	               "Text.\n", diff1);
+	struct mbox_series s;
+	char err[256] = "";
+
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_string_equal(s.patches[0].references, "<p@x> <q@x>");
+	assert_string_equal(s.patches[0].in_reply_to, "<q@x>");
+	assert_string_equal(s.patches[0].list, "linux-kernel@vger.kernel.org");
+	assert_non_null(strstr(s.patches[0].cc, "Peter Zijlstra <peterz@infradead.org>"));
+	assert_non_null(strstr(s.patches[0].cc, "Ingo Moln\xc3\xa1r <mingo@x>"));
+	mbox_series_release(&s);
+	free(m);
+}
+
+/* Broken encodings are read as well as they can be, always as valid UTF-8. */
+static void test_broken_encodings(void **state)
+{
+	static const char *const cases[] = {
+	    /* an unknown charset */
+	    "Content-Type: text/plain; charset=x-no-such-charset\n"
+	    "Content-Transfer-Encoding: 8bit\n\nCaf\xe9 au lait.\n",
+	    /* utf-8 declared, Latin-1 sent */
+	    "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n"
+	    "Caf\xe9 au lait.\n",
+	    /* base64 with junk in it */
+	    "Content-Transfer-Encoding: base64\n\nQ2Fm6SBhdSBsYWl0Lgo*!*=\n",
+	    /* a multipart without its closing boundary */
+	    "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n"
+	    "Caf\xe9 au lait.\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = g_strdup_printf("From: a <a@x>\nSubject: [PATCH] broken %zu\n"
+		                             "Message-ID: <broken%zu@x>\nMIME-Version: 1.0\n%s",
+		                             i, i, cases[i]);
+		struct mbox_mail m;
+		char err[256] = "";
+
+		memset(&m, 0, sizeof(m));
+		assert_int_equal(mbox_mail_parse(text, strlen(text), &m, err, sizeof(err)), 0);
+		assert_true(g_utf8_validate(m.body, -1, NULL));
+		assert_non_null(strstr(m.body, "Caf"));
+		assert_non_null(strstr(m.body, "au lait."));
+		mbox_mail_release(&m);
+		g_free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +758,18 @@ int main(void)
 	    cmocka_unit_test(test_prefix_parsing_in_series),
 	    cmocka_unit_test(test_quoted_printable_body),
 	    cmocka_unit_test(test_diff_keeps_trailing_space_context),
+	    cmocka_unit_test(test_base64_body),
+	    cmocka_unit_test(test_multipart_attachment),
+	    cmocka_unit_test(test_latin1_body),
+	    cmocka_unit_test(test_subject_forms),
+	    cmocka_unit_test(test_patchv2_no_space),
+	    cmocka_unit_test(test_long_series),
+	    cmocka_unit_test(test_interleaved_stray),
+	    cmocka_unit_test(test_interleaved_threads_by_id),
+	    cmocka_unit_test(test_mboxo_from_in_body),
+	    cmocka_unit_test(test_author),
+	    cmocka_unit_test(test_reply_headers),
+	    cmocka_unit_test(test_broken_encodings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -248,6 +248,8 @@ export function render(main, params, match) {
         ` · source ${s.source}`, s.url ? [' ', el('code', {}, s.url)] : null,
         s.git ? [' ', el('code', {}, `${s.git.url} ${s.git.ref}${s.git.base ? ` (base ${s.git.base})` : ''}`)] : null,
         ` · suites ${suites}`, s.tree ? ` · tree ${s.tree.name} (${s.tree.branch})` : '',
+        s.version > 1 ? ` · v${s.version}` : '',
+        s.previous_id ? [' (previous version: ', el('a', { href: `#/submissions/${s.previous_id}`, id: 'sub-previous' }, `#${s.previous_id}`), ')'] : null,
         ` · created ${when(s.created)} · updated ${when(s.updated)}`),
       s.reason ? el('div', { class: 'error', role: 'alert' }, el('strong', {}, 'Failed: '), s.reason) : null);
   }

@@ -1,0 +1,90 @@
+# tests/lib/intake.sh - mail for the intake's tests; source after tap.sh.
+#   maildir_deliver DIR FILE...  deliver each FILE into Maildir DIR as an MDA
+#                                does (tmp/, then a rename into new/)
+#   dovecot_start                start Debian's dovecot as an unprivileged
+#                                instance on a free loopback port (plain IMAP,
+#                                login any user with password "secret"); sets
+#                                IMAP_URL (imap://127.0.0.1:PORT/INBOX);
+#                                stopped when the test ends; 1 when missing
+#   imap_append FILE...          APPEND each FILE to IMAP_URL (curl)
+_mail_n=0
+
+maildir_deliver() {
+  local dir=$1 f name
+  shift
+  mkdir -p "$dir/tmp" "$dir/new" "$dir/cur"
+  for f in "$@"; do
+    _mail_n=$((_mail_n + 1))
+    name="$(date +%s).M${_mail_n}P$$.locklab-test"
+    cp "$f" "$dir/tmp/$name" && mv "$dir/tmp/$name" "$dir/new/$name" || return 1
+  done
+}
+
+dovecot_start() {
+  local d=$T/dovecot port user group run=() i
+  [[ -x /usr/sbin/dovecot ]] || return 1
+  port=$(free_port)
+  # as root, the whole instance runs as nobody; else as the user running the test
+  if [[ $(id -u) -eq 0 ]]; then
+    user=nobody group=nogroup run=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  else
+    user=$(id -un) group=$(id -gn)
+  fi
+  mkdir -p "$d/run" "$d/state" "$d/home" "$d/mail/new" "$d/mail/cur" "$d/mail/tmp"
+  cat >"$d/dovecot.conf" <<EOF
+base_dir = $d/run
+state_dir = $d/state
+log_path = $d/dovecot.log
+protocols = imap
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+default_internal_user = $user
+default_internal_group = $group
+default_login_user = $user
+mail_location = maildir:$d/mail
+passdb {
+  driver = static
+  args = password=secret
+}
+userdb {
+  driver = static
+  args = uid=$user gid=$group home=$d/home
+}
+service imap-login {
+  chroot =
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $port
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service anvil {
+  chroot =
+}
+EOF
+  chown -R "$user:$group" "$d"
+  # stdio to /dev/null: the daemon must not hold prove's pipe open
+  "${run[@]}" /usr/sbin/dovecot -c "$d/dovecot.conf" </dev/null >/dev/null 2>&1 ||
+    { diag "dovecot did not start: $(tail -5 "$d/dovecot.log" 2>/dev/null)"; return 1; }
+  for ((i = 0; i < 50; i++)); do [[ -s $d/run/master.pid ]] && break; sleep 0.1; done
+  DOVECOT_PID=$(cat "$d/run/master.pid" 2>/dev/null) || { diag "dovecot wrote no pid file"; return 1; }
+  at_exit "kill $DOVECOT_PID"
+  IMAP_URL="imap://127.0.0.1:$port/INBOX"
+  for ((i = 0; i < 50; i++)); do
+    curl -sS --user t:secret -X 'NOOP' "imap://127.0.0.1:$port/" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  diag "dovecot does not answer: $(tail -5 "$d/dovecot.log")"
+  return 1
+}
+
+imap_append() {
+  local f
+  for f in "$@"; do
+    curl -sS --user t:secret -T "$f" "$IMAP_URL" || return 1
+  done
+}
