@@ -36,6 +36,12 @@ struct agent_cfg {
 	int jobs;                 /* make -j */
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
 	const char *kernel_cache; /* base kernel builds, kept by commit */
+	const char *token_file;   /* where the token was read from (hidden from the sandbox) */
+	/* limits of everything built from a submission (spawn.h) */
+	long sandbox_mem_mb;   /* address space per process */
+	int sandbox_procs;     /* processes and threads */
+	long sandbox_fsize_mb; /* size of one file written */
+	long sandbox_tmp_mb;   /* the private /tmp */
 };
 
 struct agent {

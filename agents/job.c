@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "fsutil.h"
 #include "result.h"
 #include "sandbox.h"
+#include "spawn.h"
 
 #define MAX_VARIANTS 8
 /* how a failure that is the machine's, not the patch's, starts its reason */
@@ -32,6 +34,12 @@ struct job {
 	char base_tree[1100];
 	char series_tree[1100];
 	char mirror[1100];
+	/*
+	 * The worktrees' own git folders, read when git made them: a build may
+	 * rewrite a tree's .git file, so git is never pointed at the tree alone.
+	 */
+	char base_gitdir[1300];
+	char series_gitdir[1300];
 	char base_rev[128];
 	char locks[1024]; /* --locks value, "" for the whole suite */
 	/* the lock run only as an untouched control ("controls" of each document), "" for none */
@@ -71,28 +79,13 @@ void agent_log(const char *level, long long job, const char *fmt, ...)
 	fprintf(stderr, "\"\n");
 }
 
-static int mkdirs(const char *path)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 {
 	char p[4096];
 	memset(ag, 0, sizeof(*ag));
 	ag->cfg = *cfg;
 	snprintf(ag->accel, sizeof(ag->accel), "auto"); /* probed again at each start */
-	if (mkdirs(cfg->workdir)) {
+	if (fs_mkdirs(cfg->workdir)) {
 		fprintf(stderr, "locklab-agent: cannot create workdir %s: %s\n", cfg->workdir,
 		        strerror(errno));
 		return -1;
@@ -103,7 +96,7 @@ int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 	ag->mirrors_dir = strdup(p);
 	snprintf(p, sizeof(p), "%s/jobs", cfg->workdir);
 	ag->jobs_dir = strdup(p);
-	if (mkdirs(ag->spool_dir) || mkdirs(ag->mirrors_dir) || mkdirs(ag->jobs_dir)) {
+	if (fs_mkdirs(ag->spool_dir) || fs_mkdirs(ag->mirrors_dir) || fs_mkdirs(ag->jobs_dir)) {
 		fprintf(stderr, "locklab-agent: cannot create folders in %s: %s\n", cfg->workdir,
 		        strerror(errno));
 		return -1;
@@ -123,17 +116,96 @@ void agent_release(struct agent *ag)
 	free(ag->jobs_dir);
 }
 
-/* Run a trusted command (git) with output to log; 0 on exit status 0. */
-static int run_git(struct job *j, const char *log, char *const argv[])
+/* What every git the agent runs is told: no prompts, no system config. */
+static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", NULL};
+
+/*
+ * Run git (trusted, outside the sandbox) with output appended to log, or
+ * captured into out (up to max bytes) when out is set; 0 on exit status 0.
+ */
+static int git_run(struct job *j, const char *log, const char *const argv[],
+                   struct spawn_result *out, size_t max)
 {
-	struct sandbox_opts o = {.wall_s = 600, .out_path = log};
-	struct sandbox_result r;
+	struct spawn_cmd c = {.argv = argv,
+	                      .env = git_env,
+	                      .out_path = log,
+	                      .capture = out != NULL,
+	                      .capture_max = max,
+	                      .wall_s = 600};
+	struct spawn_result r;
 	char err[256];
-	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s", err);
-		return -1;
-	}
-	return r.status == 0 && !r.timed_out ? 0 : -1;
+	int rc = spawn_run(&c, out ? out : &r, err, sizeof(err));
+	const struct spawn_result *res = out ? out : &r;
+	if (rc)
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git: %s", INFRA, err);
+	else
+		rc = res->status == 0 && !res->timed_out ? 0 : -1;
+	if (!out)
+		spawn_result_release(&r);
+	return rc;
+}
+
+static int run_git(struct job *j, const char *log, const char *const argv[])
+{
+	return git_run(j, log, argv, NULL, 0);
+}
+
+/*
+ * A revision, ref or URL from a submission or a tree record is data: one
+ * that looks like an option is refused by name, before git sees it.
+ */
+static bool looks_like_option(const char *s)
+{
+	return !s[0] || s[0] == '-';
+}
+
+/* A ref to fetch: a full object name, or a name `git check-ref-format` takes. */
+static bool ref_ok(struct job *j, const char *ref)
+{
+	size_t n = strspn(ref, "0123456789abcdef");
+	if (looks_like_option(ref))
+		return false;
+	if ((n == 40 || n == 64) && !ref[n])
+		return true;
+	const char *argv[] = {"git", "check-ref-format", "--allow-onelevel", ref, NULL};
+	return run_git(j, "/dev/null", argv) == 0;
+}
+
+/* A URL the agent hands to git: no option; submitted ones with a network scheme. */
+static bool url_ok(const char *url, bool submitted)
+{
+	if (looks_like_option(url) || strpbrk(url, "\n\r"))
+		return false;
+	if (!submitted)
+		return true; /* an admin's tree record: a local path is fine */
+	return !strncasecmp(url, "https://", 8) || !strncasecmp(url, "http://", 7) ||
+	       !strncasecmp(url, "git://", 6) || !strncasecmp(url, "ssh://", 6);
+}
+
+/*
+ * The sandbox every step built from a submission runs in: the agent's
+ * workdir (spool, mirrors, other jobs, the base cache), its kernel cache and
+ * its token file are hidden; the caller adds what the step may write and
+ * read.
+ */
+static void job_policy(struct job *j, struct sandbox_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	sandbox_add(p->hidden, j->ag->cfg.workdir);
+	if (j->ag->cfg.kernel_cache)
+		sandbox_add(p->hidden, j->ag->cfg.kernel_cache);
+	if (j->ag->cfg.token_file)
+		sandbox_add(p->hidden, j->ag->cfg.token_file);
+	p->tmp_mb = j->ag->cfg.sandbox_tmp_mb;
+}
+
+static struct spawn_limits job_limits(struct job *j, int cpu_s)
+{
+	struct spawn_limits l = {.cpu_s = cpu_s,
+	                         .mem_mb = j->ag->cfg.sandbox_mem_mb,
+	                         .nproc = j->ag->cfg.sandbox_procs,
+	                         .fsize_mb = j->ag->cfg.sandbox_fsize_mb};
+	return l;
 }
 
 /*
@@ -162,18 +234,23 @@ static int prepare_mirror(struct job *j, const char *url)
 	snprintf(name, sizeof(name), "%lx.git", h);
 	snprintf(j->mirror, sizeof(j->mirror), "%s/%s", j->ag->mirrors_dir, name);
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	if (!url_ok(url, false)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "the tree's URL '%.200s' looks like an option, not a URL", url);
+		return -1;
+	}
 	struct stat st;
 	if (stat(j->mirror, &st)) {
-		char *argv[] = {"git",       "clone",   "--quiet", "--mirror",
-		                (char *)url, j->mirror, NULL};
+		const char *argv[] = {"git", "clone", "--quiet", "--mirror",
+		                      "--",  url,     j->mirror, NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot clone the tree", log, 10);
 			return -1;
 		}
 	} else {
-		char *argv[] = {"git",     "-C",      j->mirror, "fetch",
-		                "--quiet", "--prune", "origin",  "+refs/heads/*:refs/heads/*",
-		                NULL};
+		const char *argv[] = {"git",     "-C",      j->mirror, "fetch",
+		                      "--quiet", "--prune", "origin",  "+refs/heads/*:refs/heads/*",
+		                      NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot fetch the tree", log, 10);
 			return -1;
@@ -182,33 +259,93 @@ static int prepare_mirror(struct job *j, const char *url)
 	return 0;
 }
 
+/* The commit rev names in the mirror, by git's own rules (--verify, --end-of-options). */
 static int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
 {
-	char cmd[8192];
-	snprintf(cmd, sizeof(cmd), "git -C '%s' rev-parse --verify --quiet '%s^{commit}'",
-	         j->mirror, rev);
-	FILE *p = popen(cmd, "r");
-	if (!p)
+	char spec[1100];
+	struct spawn_result r;
+	if (looks_like_option(rev) || strlen(rev) > 1000)
 		return -1;
-	bool ok = fgets(out, (int)outlen, p) != NULL;
-	int st = pclose(p);
-	if (!ok || st)
-		return -1;
-	out[strcspn(out, "\n")] = 0;
-	return 0;
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	const char *argv[] = {"git",     "-C",       j->mirror,          "rev-parse",
+	                      "--quiet", "--verify", "--end-of-options", spec,
+	                      NULL};
+	int rc = git_run(j, "/dev/null", argv, &r, 256);
+	if (!rc && r.out) {
+		r.out[strcspn(r.out, "\n")] = 0;
+		if (strlen(r.out) >= 40 && strlen(r.out) < outlen)
+			memcpy(out, r.out, strlen(r.out) + 1);
+		else
+			rc = -1;
+	}
+	spawn_result_release(&r);
+	return rc ? -1 : 0;
 }
 
-static int add_worktree(struct job *j, const char *path, const char *rev)
+/*
+ * A worktree of the mirror at path, detached at rev (a commit name the agent
+ * resolved or its own ref); its git folder is kept in gitdir, read from the
+ * .git file git just wrote, before anything untrusted ran in the tree.
+ */
+static int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
+                        size_t gitdir_len)
 {
-	char log[4096];
+	char log[4096], dotgit[1200];
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
-	char *argv[] = {"git",     "-C",       j->mirror,    "worktree",  "add",
-	                "--quiet", "--detach", (char *)path, (char *)rev, NULL};
+	const char *argv[] = {"git",      "-C", j->mirror, "worktree", "add", "--quiet",
+	                      "--detach", "--", path,      rev,        NULL};
 	if (run_git(j, log, argv)) {
 		fail_with_tail(j, "cannot make a worktree", log, 10);
 		return -1;
 	}
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", path);
+	char *text = agent_read_file(dotgit);
+	if (!text || strncmp(text, "gitdir: ", 8) || strlen(text + 8) >= gitdir_len) {
+		free(text);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git made no worktree in %s",
+		         INFRA, path);
+		return -1;
+	}
+	text[strcspn(text, "\n")] = 0;
+	snprintf(gitdir, gitdir_len, "%s", text + 8);
+	free(text);
 	return 0;
+}
+
+/* "--git-dir=..." and "--work-tree=..." for git in a worktree, in a and b. */
+static void worktree_args(const char *gitdir, const char *tree, char *a, size_t alen, char *b,
+                          size_t blen)
+{
+	snprintf(a, alen, "--git-dir=%s", gitdir);
+	snprintf(b, blen, "--work-tree=%s", tree);
+}
+
+/*
+ * Run a build from the submission in the sandbox: only tree is written,
+ * reuse (when set) is read; output to log; r says how it ended.  -1, with
+ * the reason set, when it could not start.
+ */
+static int sandboxed_build(struct job *j, const char *const argv[], const char *tree,
+                           const char *reuse, const char *log, int cpu_factor, const char *what,
+                           struct spawn_result *r)
+{
+	struct sandbox_policy sb;
+	char err[512];
+	job_policy(j, &sb);
+	sandbox_add(sb.writable, tree);
+	if (reuse)
+		sandbox_add(sb.readable, reuse);
+	sb.chdir = tree;
+	struct spawn_cmd c = {.argv = argv,
+	                      .out_path = log,
+	                      .wall_s = j->ag->cfg.build_timeout_s,
+	                      .lim = job_limits(j, j->ag->cfg.build_timeout_s * cpu_factor),
+	                      .sandbox = &sb};
+	int rc = spawn_run(&c, r, err, sizeof(err));
+	spawn_result_release(r);
+	if (rc)
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: %s: %s", INFRA, what, err);
+	return rc;
 }
 
 /* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
@@ -217,18 +354,10 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	char log[4096], jobs[16];
 	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
 	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
-	char *argv[] = {"make", "-C", (char *)tree, jobs, "BUILD=build", "build/lockbench", NULL};
-	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
-	                         .cpu_s = j->ag->cfg.build_timeout_s * 2,
-	                         .isolate_net = true,
-	                         .out_path = log};
-	struct sandbox_result r;
-	char err[256];
-	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: build of %s: %s", INFRA, what,
-		         err);
+	const char *argv[] = {"make", "-C", tree, jobs, "BUILD=build", "build/lockbench", NULL};
+	struct spawn_result r;
+	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
 		return -1;
-	}
 	if (r.timed_out) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "build of %s did not finish within %d s", what,
@@ -248,13 +377,13 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 static int keep_binary(struct job *j, const char *tree, const char *variant)
 {
 	struct variant *v = &j->v[j->nv];
-	char dir[1200], cmd[4096];
+	char dir[1200], from[1200];
 	snprintf(dir, sizeof(dir), "%s/bin/%s", j->dir, variant);
-	if (mkdirs(dir))
+	if (fs_mkdirs(dir))
 		return -1;
 	snprintf(v->bin, sizeof(v->bin), "%s/lockbench", dir);
-	snprintf(cmd, sizeof(cmd), "cp '%s/build/lockbench' '%s'", tree, v->bin);
-	if (system(cmd)) {
+	snprintf(from, sizeof(from), "%s/build/lockbench", tree);
+	if (fs_copy_file(from, v->bin)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot copy the %s build",
 		         variant);
 		return -1;
@@ -289,12 +418,11 @@ static bool base_from_cache(struct job *j)
 
 static void base_to_cache(struct job *j)
 {
-	char path[4096], cmd[20800];
+	char path[4096], dir[4096];
 	base_cache_path(j, path, sizeof(path));
-	snprintf(cmd, sizeof(cmd),
-	         "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s.tmp' && mv '%s.tmp' '%s'", path,
-	         j->v[0].bin, path, path, path);
-	if (system(cmd) != 0)
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	if (fs_mkdirs(dir) || fs_copy_file(j->v[0].bin, path))
 		agent_log("warn", j->id, "cannot cache the base build in %s", path);
 }
 
@@ -310,33 +438,26 @@ static int kernel_build(struct job *j, const char *tree, const char *out, const 
 	char log[4096], jobs[16];
 	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
 	snprintf(jobs, sizeof(jobs), "%d", j->ag->cfg.jobs);
-	char *argv[16];
+	const char *argv[16];
 	int k = 0;
-	argv[k++] = (char *)j->ag->cfg.lockbench;
+	argv[k++] = j->ag->cfg.lockbench;
 	argv[k++] = "kernel";
 	argv[k++] = "build";
 	argv[k++] = "--tree";
-	argv[k++] = (char *)tree;
+	argv[k++] = tree;
 	argv[k++] = "--out";
-	argv[k++] = (char *)out;
+	argv[k++] = out;
 	argv[k++] = "--jobs";
 	argv[k++] = jobs;
 	if (reuse) {
 		argv[k++] = "--reuse";
-		argv[k++] = (char *)reuse;
+		argv[k++] = reuse;
 	}
 	argv[k] = NULL;
-	struct sandbox_opts o = {.wall_s = j->ag->cfg.build_timeout_s,
-	                         .cpu_s = j->ag->cfg.build_timeout_s * 4,
-	                         .isolate_net = true,
-	                         .out_path = log};
-	struct sandbox_result r;
-	char err[256];
-	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: kernel build of %s: %s",
-		         INFRA, what, err);
+	/* the tree (its output folder inside) is written; the base build is read */
+	struct spawn_result r;
+	if (sandboxed_build(j, argv, tree, reuse, log, 4, "kernel build", &r))
 		return -1;
-	}
 	if (r.timed_out || r.status) {
 		char msg[160];
 		if (r.timed_out)
@@ -386,23 +507,28 @@ static int split_mbox(struct job *j, const char *mbox, char files[][4096], int m
 
 static int git_am(struct job *j, const char *file, int k)
 {
-	char log[4096];
+	char log[4096], gd[1400], wt[1200];
 	snprintf(log, sizeof(log), "%s/am.log", j->dir);
-	char *argv[] = {"git",
-	                "-C",
-	                j->series_tree,
-	                "-c",
-	                "user.name=locklab-agent",
-	                "-c",
-	                "user.email=agent@locklab.invalid",
-	                "am",
-	                "-3",
-	                "--quiet",
-	                (char *)file,
-	                NULL};
+	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *argv[] = {"git",
+	                      "-C",
+	                      j->series_tree,
+	                      gd,
+	                      wt,
+	                      "-c",
+	                      "user.name=locklab-agent",
+	                      "-c",
+	                      "user.email=agent@locklab.invalid",
+	                      "am",
+	                      "-3",
+	                      "--quiet",
+	                      "--",
+	                      file,
+	                      NULL};
 	if (run_git(j, log, argv)) {
 		char msg[128];
-		char *abort_argv[] = {"git", "-C", j->series_tree, "am", "--abort", NULL};
+		const char *abort_argv[] = {"git", "-C", j->series_tree, gd,
+		                            wt,    "am", "--abort",      NULL};
 		snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k,
 		         j->npatches);
 		fail_with_tail(j, msg, log, 15);
@@ -412,17 +538,39 @@ static int git_am(struct job *j, const char *file, int k)
 	return 0;
 }
 
-/* Names of the locks the real build lists (`lockbench list`). */
-static int known_locks(const char *bin, char names[][64], int max)
+/*
+ * Names of the locks the real build lists (`lockbench list`).  The binary
+ * was built from the submission: it runs in the sandbox like a round.
+ */
+static int known_locks(struct job *j, const char *bin, char names[][64], int max)
 {
-	char cmd[4200], line[512];
+	char dir[1200];
 	int n = 0;
 	bool in_locks = false;
-	snprintf(cmd, sizeof(cmd), "'%s' list", bin);
-	FILE *p = popen(cmd, "r");
-	if (!p)
+	snprintf(dir, sizeof(dir), "%s", bin);
+	*strrchr(dir, '/') = 0;
+	const char *argv[] = {bin, "list", NULL};
+	struct sandbox_policy sb;
+	job_policy(j, &sb);
+	sandbox_add(sb.readable, dir);
+	struct spawn_cmd c = {.argv = argv,
+	                      .capture = true,
+	                      .capture_max = 64 << 10,
+	                      .wall_s = 60,
+	                      .lim = job_limits(j, 60),
+	                      .sandbox = &sb};
+	struct spawn_result r;
+	char err[512];
+	if (spawn_run(&c, &r, err, sizeof(err)) || r.status) {
+		agent_log("warn", j->id, "`lockbench list` of %s failed (%s): the whole suite runs",
+		          bin, r.status ? "non-zero exit" : err);
+		spawn_result_release(&r);
 		return 0;
-	while (fgets(line, sizeof(line), p)) {
+	}
+	for (char *line = r.out, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
 		if (!strncmp(line, "locks:", 6)) {
 			in_locks = true;
 			continue;
@@ -434,7 +582,7 @@ static int known_locks(const char *bin, char names[][64], int max)
 		if (in_locks && n < max && sscanf(line, " %63s", names[n]) == 1)
 			n++;
 	}
-	pclose(p);
+	spawn_result_release(&r);
 	return n;
 }
 
@@ -446,18 +594,22 @@ static int known_locks(const char *bin, char names[][64], int max)
  */
 static void choose_locks(struct job *j)
 {
-	char cmd[8400], path[4096], names[64][64];
+	char names[64][64], gd[1400];
 	char chosen[1024] = "pthread";
 	bool shared = false, any_lock = false, pthread_touched = false;
-	int nnames = known_locks(j->v[j->nv - 1].bin, names, 64);
+	int nnames = known_locks(j, j->v[j->nv - 1].bin, names, 64);
+	struct spawn_result r;
 
-	snprintf(cmd, sizeof(cmd), "git -C '%s' diff --name-only '%s' HEAD", j->series_tree,
-	         j->base_rev);
-	FILE *p = popen(cmd, "r");
-	if (!p)
+	/* the series' commits against the base, read from its git folder (not the tree) */
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
+	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
+	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
+		spawn_result_release(&r);
 		return;
-	while (fgets(path, sizeof(path), p)) {
-		path[strcspn(path, "\n")] = 0;
+	}
+	for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
+		const char *path = r.out + off;
 		if (strncmp(path, "lockbench/", 10))
 			continue; /* docs, server, ...: no effect on lockbench */
 		size_t l = strlen(path);
@@ -501,7 +653,7 @@ static void choose_locks(struct job *j)
 			shared = true; /* a deleted or renamed lock file */
 		any_lock |= found;
 	}
-	pclose(p);
+	spawn_result_release(&r);
 	if (!shared && any_lock)
 		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
 	/* pthread, untouched, is measured beside the changed locks as a live A/A */
@@ -535,7 +687,7 @@ static void *heartbeat_thread(void *arg)
 		if (st == 403 || st == 404 || st == 409) {
 			agent_log("warn", j->id, "lease lost: %s", err);
 			atomic_store(&j->lost, 1);
-			sandbox_request_stop();
+			spawn_request_stop();
 			break;
 		}
 		if (st < 0 || st >= 500)
@@ -613,16 +765,37 @@ struct stack_arg {
 static void capture_stacks(pid_t pid, void *arg)
 {
 	struct stack_arg *s = arg;
-	char cmd[8400];
-	/* every process of the group: lockbench and the benchmark child */
-	snprintf(cmd, sizeof(cmd),
-	         "for p in $(pgrep -g %d); do echo \"--- process $p: $(tr '\\0' ' ' "
-	         "</proc/$p/cmdline)\"; timeout 30 gdb -nx -batch -p $p -ex 'thread apply all "
-	         "bt' 2>&1 | grep -v '^\\[New LWP'; done > '%s' 2>&1",
-	         (int)pid, s->path);
-	if (system(cmd) != 0) {
-		/* what was captured is kept either way */
+	pid_t pids[256];
+	int n = spawn_descendants(pid, pids, 256);
+	FILE *f = fopen(s->path, "w");
+	if (!f)
+		return;
+	/* every process under the run: lockbench and the benchmark child, one gdb each */
+	for (int i = 0; i < n; i++) {
+		char pidstr[16], cmdline[512];
+		spawn_cmdline(pids[i], cmdline, sizeof(cmdline));
+		snprintf(pidstr, sizeof(pidstr), "%d", (int)pids[i]);
+		fprintf(f, "--- process %d: %s\n", (int)pids[i], cmdline);
+		fflush(f);
+		const char *argv[] = {
+		    "gdb", "-nx", "-batch", "-p", pidstr, "-ex", "thread apply all bt", NULL};
+		struct spawn_cmd c = {
+		    .argv = argv, .capture = true, .capture_max = 256 << 10, .wall_s = 30};
+		struct spawn_result r;
+		char err[256];
+		if (spawn_run(&c, &r, err, sizeof(err)) == 0 && r.out) {
+			for (char *line = r.out, *next; *line; line = next) {
+				next = strchr(line, '\n');
+				next = next ? next + 1 : line + strlen(line);
+				if (strncmp(line, "[New LWP", 8))
+					fwrite(line, 1, (size_t)(next - line), f);
+			}
+		} else {
+			fprintf(f, "(gdb: %s)\n", err);
+		}
+		spawn_result_release(&r);
 	}
+	fclose(f);
 }
 
 /* A document saying lockbench itself hung, with the stacks captured. */
@@ -672,54 +845,80 @@ static void note_accel(struct job *j, const char *doc)
 /* Run one variant for one round and post it. */
 static int run_variant_once(struct job *j, const struct variant *v, int round, bool *retry)
 {
-	char out[4096], log[4096], rs[24];
+	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400];
 	struct stack_arg sa;
-	snprintf(out, sizeof(out), "%s/%s-r%d.json", j->dir, v->name, round);
+	/* the one folder the run may write: its document goes there */
+	snprintf(outdir, sizeof(outdir), "%s/out-%s-r%d", j->dir, v->name, round);
+	fs_remove_tree(outdir);
+	if (fs_mkdirs(outdir)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s", INFRA,
+		         outdir, strerror(errno));
+		return -1;
+	}
+	snprintf(out, sizeof(out), "%s/result.json", outdir);
+	snprintf(bindir, sizeof(bindir), "%s", v->bin);
+	*strrchr(bindir, '/') = 0;
 	snprintf(log, sizeof(log), "%s/run-%s-r%d.log", j->dir, v->name, round);
 	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
 	snprintf(rs, sizeof(rs), "%d", round);
-	unlink(out);
-	char *argv[24];
+	const char *argv[24];
 	int k = 0;
 	if (j->kernel) {
 		/* boot the variant's kernel; any suite but smoke is the quick one */
-		argv[k++] = (char *)j->ag->cfg.lockbench;
+		argv[k++] = j->ag->cfg.lockbench;
 		argv[k++] = "kernel";
 		argv[k++] = "run";
 		argv[k++] = "--kernel";
-		argv[k++] = (char *)v->bin;
+		argv[k++] = v->bin;
 		argv[k++] = "--suite";
 		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
 		argv[k++] = "--accel";
 		argv[k++] = j->ag->accel;
 	} else {
-		argv[k++] = (char *)v->bin;
+		argv[k++] = v->bin;
 		argv[k++] = "run";
 		argv[k++] = "--suite";
-		argv[k++] = (char *)j->suite;
+		argv[k++] = j->suite;
 	}
 	if (j->locks[0]) {
 		argv[k++] = "--locks";
 		argv[k++] = j->locks;
 	}
 	argv[k++] = "--variant";
-	argv[k++] = (char *)v->name;
+	argv[k++] = v->name;
 	argv[k++] = "--round";
 	argv[k++] = rs;
 	argv[k++] = "--json";
 	argv[k++] = out;
 	argv[k] = NULL;
-	struct sandbox_opts o = {.wall_s = j->ag->cfg.run_timeout_s,
-	                         .cpu_s = j->ag->cfg.run_timeout_s * 4,
-	                         .isolate_net = true,
-	                         .out_path = log,
-	                         .on_deadline = capture_stacks,
-	                         .arg = &sa};
-	struct sandbox_result r;
-	char err[256];
+	/*
+	 * Native: the binary was built from the submission.  Kernel: the trusted
+	 * lockbench boots the submission's kernel in qemu, which is the guest's
+	 * sandbox; bubblewrap still hides the agent's folders, and qemu's large
+	 * mappings get no address-space limit.
+	 */
+	struct sandbox_policy sb;
+	job_policy(j, &sb);
+	sandbox_add(sb.writable, outdir);
+	sandbox_add(sb.readable, bindir);
+	sb.chdir = outdir;
+	sb.kvm = j->kernel;
+	struct spawn_cmd c = {.argv = argv,
+	                      .out_path = log,
+	                      .wall_s = j->ag->cfg.run_timeout_s,
+	                      .lim = job_limits(j, j->ag->cfg.run_timeout_s * 4),
+	                      .sandbox = &sb,
+	                      .on_deadline = capture_stacks,
+	                      .arg = &sa};
+	if (j->kernel)
+		c.lim.mem_mb = 0;
+	struct spawn_result r;
+	char err[512];
 	agent_log("info", j->id, "round %d: running %s", round, v->name);
 	*retry = false;
-	if (sandbox_run(argv, &o, &r, err, sizeof(err))) {
+	int src = spawn_run(&c, &r, err, sizeof(err));
+	spawn_result_release(&r);
+	if (src) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "%s: cannot start lockbench in the sandbox: %s", INFRA, err);
 		return -1;
@@ -732,6 +931,14 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
 		free(stacks);
 		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
+	} else if (r.status == 128 + SIGXCPU || r.status == 128 + SIGXFSZ) {
+		/* the submission's code went past a limit of the sandbox: its own doing */
+		char msg[256];
+		snprintf(msg, sizeof(msg), "lockbench (%s, round %d) went past the sandbox's %s",
+		         v->name, round,
+		         r.status == 128 + SIGXCPU ? "CPU time limit" : "file size limit");
+		fail_with_tail(j, msg, log, 15);
+		return -1;
 	} else if (r.status >= 128) {
 		/* not the watchdog's kill: the OOM killer, an operator, a limit */
 		char msg[256];
@@ -813,6 +1020,31 @@ static int run_variant(struct job *j, const struct variant *v, int round)
 }
 
 /*
+ * Every tracked file of the series tree dated 2000-01-01, then the files
+ * the series changed dated now; 0 or -1.
+ */
+static int date_tree_back(struct job *j)
+{
+	const struct timespec y2k = {946684800, 0};
+	char gd[1400], wt[1200];
+	struct spawn_result files = {0}, changed = {0};
+	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *ls[] = {"git", "-C", j->series_tree, gd, wt, "ls-files", "-z", NULL};
+	const char *diff[] = {"git", "-C",          j->series_tree, gd,     wt,   "diff",
+	                      "-z",  "--name-only", j->base_rev,    "HEAD", "--", NULL};
+	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) ||
+	                 git_run(j, "/dev/null", diff, &changed, 64 << 20) || files.out_truncated
+	             ? -1
+	             : 0;
+	if (!rc && (fs_date_paths(j->series_tree, files.out, files.out_len, &y2k) ||
+	            fs_date_paths(j->series_tree, changed.out, changed.out_len, NULL)))
+		rc = -1;
+	spawn_result_release(&files);
+	spawn_result_release(&changed);
+	return rc;
+}
+
+/*
  * Kernel trees: base (cached by commit) and patched kernels.  Each output
  * folder is a direct child of its tree, so kbuild's command lines use the
  * relative srctree and the patched build, started from a copy of the base
@@ -820,21 +1052,21 @@ static int run_variant(struct job *j, const struct variant *v, int round)
  */
 static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char files[][4096])
 {
-	char base_out[2048], built[1300], patched_out[1300], marker[2100], cmd[12000];
+	char base_out[2048], built[1300], patched_out[1300], marker[2100], tmp[2100];
 	snprintf(base_out, sizeof(base_out), "%s/%s", j->ag->cfg.kernel_cache, j->base_rev);
 	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
 	if (!access(marker, R_OK)) {
 		agent_log("info", j->id, "kernel base %.12s built before: reusing it", j->base_rev);
 	} else {
 		snprintf(built, sizeof(built), "%s/locklab-out", j->base_tree);
-		if (mkdirs(j->ag->cfg.kernel_cache) || add_worktree(j, j->base_tree, j->base_rev) ||
+		if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
+		    add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
+		                 sizeof(j->base_gitdir)) ||
 		    kernel_build(j, j->base_tree, built, NULL, "base"))
 			return -1;
 		/* the base is the tree's own commit (trusted): keep it by commit */
-		snprintf(cmd, sizeof(cmd),
-		         "rm -rf '%s.tmp' && mv '%s' '%s.tmp' && mv '%s.tmp' '%s'", base_out, built,
-		         base_out, base_out, base_out);
-		if (system(cmd) != 0) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", base_out);
+		if (fs_remove_tree(tmp) || rename(built, tmp) || rename(tmp, base_out)) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "cannot keep the base kernel build in %s", base_out);
 			return -1;
@@ -845,7 +1077,8 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 	if (json_is_object(git)) {
 		char ref[128];
 		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
-		if (add_worktree(j, j->series_tree, ref))
+		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
 			return -1;
 		j->npatches = 1;
 	} else {
@@ -854,7 +1087,8 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
 			return -1;
 		}
-		if (add_worktree(j, j->series_tree, j->base_rev))
+		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
 			return -1;
 		for (int k = 1; k <= j->npatches; k++)
 			if (git_am(j, files[k - 1], k))
@@ -865,11 +1099,7 @@ static int prepare_kernel(struct job *j, json_t *git, const char *mbox, char fil
 	 * objects, and make would rebuild the whole kernel: date the tree back,
 	 * then only the files the series changed are newer than the objects.
 	 */
-	snprintf(cmd, sizeof(cmd),
-	         "cd '%s' && git ls-files -z | xargs -0 touch -h -d 2000-01-01 && "
-	         "git diff -z --name-only '%s' HEAD | xargs -0 -r touch",
-	         j->series_tree, j->base_rev);
-	if (system(cmd) != 0)
+	if (date_tree_back(j))
 		agent_log("warn", j->id,
 		          "cannot date the patched tree back: a full rebuild follows");
 	snprintf(patched_out, sizeof(patched_out), "%s/locklab-out", j->series_tree);
@@ -916,10 +1146,41 @@ static int prepare(struct job *j, json_t *desc)
 			         "git submission without url/ref");
 			return -1;
 		}
+		if (!url_ok(gurl, true)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git url '%.300s' is not an http, https, git or ssh URL",
+			         gurl);
+			return -1;
+		}
+		if (!ref_ok(j, ref)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git ref '%.300s' is not a ref name by git's rules "
+			         "(git check-ref-format) nor a full commit name",
+			         ref);
+			return -1;
+		}
 		char spec[1024];
 		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
-		char *argv[] = {"git",     "-C",         j->mirror, "fetch",
-		                "--quiet", (char *)gurl, spec,      NULL};
+		/* a submitted URL only over the network protocols, never ext:: or file:// */
+		const char *argv[] = {"git",
+		                      "-C",
+		                      j->mirror,
+		                      "-c",
+		                      "protocol.allow=never",
+		                      "-c",
+		                      "protocol.https.allow=always",
+		                      "-c",
+		                      "protocol.http.allow=always",
+		                      "-c",
+		                      "protocol.git.allow=always",
+		                      "-c",
+		                      "protocol.ssh.allow=always",
+		                      "fetch",
+		                      "--quiet",
+		                      "--",
+		                      gurl,
+		                      spec,
+		                      NULL};
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
 			return -1;
@@ -927,9 +1188,14 @@ static int prepare(struct job *j, json_t *desc)
 		if (gbase && *gbase)
 			base = gbase;
 	}
+	if (looks_like_option(base)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "refused: base '%.300s' looks like an option, not a revision", base);
+		return -1;
+	}
 	if (rev_parse(j, base, j->base_rev, sizeof(j->base_rev))) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "base '%s' not found in %s", base,
-		         url);
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "base '%.300s' is not a commit of %s (git rev-parse --verify)", base, url);
 		return -1;
 	}
 	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
@@ -938,7 +1204,8 @@ static int prepare(struct job *j, json_t *desc)
 		return prepare_kernel(j, git, mbox, files);
 	if (base_from_cache(j))
 		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
-	else if (add_worktree(j, j->base_tree, j->base_rev) ||
+	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
+	                      sizeof(j->base_gitdir)) ||
 	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
 		return -1;
 	else
@@ -948,7 +1215,8 @@ static int prepare(struct job *j, json_t *desc)
 		char ref[128];
 		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
 		j->npatches = 1;
-		if (add_worktree(j, j->series_tree, ref) ||
+		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
+		                 sizeof(j->series_gitdir)) ||
 		    build_tree(j, j->series_tree, "patched") ||
 		    keep_binary(j, j->series_tree, "patched"))
 			return -1;
@@ -962,7 +1230,8 @@ static int prepare(struct job *j, json_t *desc)
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
 			return -1;
 		}
-		if (add_worktree(j, j->series_tree, j->base_rev))
+		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
 			return -1;
 		/* every patch applied and (for short series) built: patch-1 ... patched */
 		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&
@@ -1016,16 +1285,18 @@ static void post_release(struct job *j)
 		          err);
 }
 
+/*
+ * The job's worktrees go (removed in C: submitted code may have left
+ * symbolic links in them), then git forgets them; the logs stay.
+ */
 static void remove_worktrees(struct job *j)
 {
-	char cmd[16384];
-	snprintf(cmd, sizeof(cmd),
-	         "git -C '%s' worktree remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree "
-	         "remove --force '%s' >/dev/null 2>&1; git -C '%s' worktree prune >/dev/null 2>&1",
-	         j->mirror, j->base_tree, j->mirror, j->series_tree, j->mirror);
-	if (j->mirror[0] && system(cmd) != 0) {
-		/* leftovers are pruned at the next job */
-	}
+	if (!j->mirror[0])
+		return;
+	if (fs_remove_tree(j->base_tree) || fs_remove_tree(j->series_tree))
+		agent_log("warn", j->id, "cannot remove the job's worktrees: %s", strerror(errno));
+	const char *argv[] = {"git", "-C", j->mirror, "worktree", "prune", NULL};
+	run_git(j, "/dev/null", argv); /* leftovers are pruned at the next job */
 }
 
 static int run_job(struct agent *ag, json_t *desc)
@@ -1048,12 +1319,14 @@ static int run_job(struct agent *ag, json_t *desc)
 	j->more_rounds = (int)more;
 	j->next_round = (int)next;
 	snprintf(j->dir, sizeof(j->dir), "%s/%lld", ag->jobs_dir, j->id);
-	if (mkdirs(j->dir)) {
+	if (fs_mkdirs(j->dir)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s", j->dir);
 		post_fail(j);
 		free(j);
 		return 1;
 	}
+	if (!atomic_load(&ag->stop))
+		spawn_clear_stop(); /* a lease lost in the last job does not stop this one */
 	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
 	          j->more_rounds, j->next_round);
 	if (pthread_create(&j->hb, NULL, heartbeat_thread, j) == 0)
