@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "spool.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -62,6 +64,8 @@ static void usage(FILE *f)
 	    "                      [$LOCKLAB_LOCKBENCH, %s/build/lockbench]\n"
 	    "  --kernel-cache DIR  base kernel builds kept by commit [$LOCKLAB_KERNEL_CACHE,\n"
 	    "                      WORKDIR/kernel-cache]\n"
+	    "  $LOCKLAB_FETCH_ALLOW  internal addresses a submitted git URL may reach: host:port\n"
+	    "                      or CIDR entries, comma-separated (default none)\n"
 	    "  --token-file PATH   read the token from this file (hidden from submitted code)\n"
 	    "                      [$LOCKLAB_AGENT_TOKEN_FILE]\n"
 	    "  --sandbox-mem MB    address space of each process built from a submission [8192]\n"
@@ -106,6 +110,7 @@ int main(int argc, char **argv)
 	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
 	    .kernel_cache = env_or("LOCKLAB_KERNEL_CACHE", NULL),
 	    .token_file = env_or("LOCKLAB_AGENT_TOKEN_FILE", NULL),
+	    .fetch_allow = env_or("LOCKLAB_FETCH_ALLOW", ""),
 	    .sandbox_mem_mb = 8192,
 	    .sandbox_procs = 4096,
 	    .sandbox_fsize_mb = 4096,
@@ -332,7 +337,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < wait * 10 && !atomic_load(&ag.stop); i++)
 			usleep(100000);
 	}
-	if (spool_flush(&ag) > 0)
+	if (spool_flush(ag.spool_dir, &ag.api) > 0)
 		agent_log("warn", 0, "results still in the spool %s: delivered at the next start",
 		          ag.spool_dir);
 	agent_log("info", 0, "agent stopped");

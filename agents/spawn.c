@@ -290,8 +290,8 @@ int spawn_run(const struct spawn_cmd *c, struct spawn_result *res, char *err, si
 	err_fd = c->out_path ? open(c->out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)
 	                     : open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (err_fd < 0) {
-		strutil_errf(err, errlen, "cannot open %s: %s", c->out_path ? c->out_path : "/dev/null",
-		             strerror(errno));
+		strutil_errf(err, errlen, "cannot open %s: %s",
+		             c->out_path ? c->out_path : "/dev/null", strerror(errno));
 		goto out;
 	}
 	if (c->capture) {

@@ -24,20 +24,20 @@ struct sandbox_policy;
 
 /* Limits of the child and everything it starts; 0 leaves one unset. */
 struct spawn_limits {
-	int cpu_s;      /* RLIMIT_CPU, seconds of CPU per process */
-	long mem_mb;    /* RLIMIT_AS, MiB of address space per process */
-	int nproc;      /* RLIMIT_NPROC and, when available, a pids cgroup */
-	long fsize_mb;  /* RLIMIT_FSIZE, MiB per file written */
+	int cpu_s;     /* RLIMIT_CPU, seconds of CPU per process */
+	long mem_mb;   /* RLIMIT_AS, MiB of address space per process */
+	int nproc;     /* RLIMIT_NPROC and, when available, a pids cgroup */
+	long fsize_mb; /* RLIMIT_FSIZE, MiB per file written */
 };
 
 struct spawn_cmd {
-	const char *const *argv;  /* argv[0] is looked up in PATH */
-	const char *cwd;          /* NULL: the agent's */
-	const char *const *env;   /* extra "NAME=value" entries, NULL-terminated, or NULL */
-	const char *out_path;     /* stdout+stderr appended here; NULL: /dev/null */
-	bool capture;             /* stdout into the result's buffer (stderr to out_path) */
-	size_t capture_max;       /* cap of that buffer; 0: 1 MiB */
-	int wall_s;               /* 0: no deadline */
+	const char *const *argv; /* argv[0] is looked up in PATH */
+	const char *cwd;         /* NULL: the agent's */
+	const char *const *env;  /* extra "NAME=value" entries, NULL-terminated, or NULL */
+	const char *out_path;    /* stdout+stderr appended here; NULL: /dev/null */
+	bool capture;            /* stdout into the result's buffer (stderr to out_path) */
+	size_t capture_max;      /* cap of that buffer; 0: 1 MiB */
+	int wall_s;              /* 0: no deadline */
 	struct spawn_limits lim;
 	const struct sandbox_policy *sandbox; /* NULL: run as it is (trusted steps) */
 	/* called with the child's pid at the deadline, before the kill */
@@ -46,10 +46,10 @@ struct spawn_cmd {
 };
 
 struct spawn_result {
-	int status;        /* exit status, 128+signal when killed */
-	bool timed_out;    /* the deadline killed it */
+	int status;     /* exit status, 128+signal when killed */
+	bool timed_out; /* the deadline killed it */
 	double wall_s;
-	char *out;         /* captured stdout, NUL-terminated (owned; spawn_result_release) */
+	char *out; /* captured stdout, NUL-terminated (owned; spawn_result_release) */
 	size_t out_len;
 	bool out_truncated; /* more than capture_max was written */
 };

@@ -31,6 +31,19 @@ gurl="git://127.0.0.1:$gport/work-one"
 gref=$(git -C "$T/work-one" symbolic-ref HEAD)
 mkdir "$T/m"
 M="$T/m"
+# a loopback port no URL may reach: the listener notes every connection
+lport=$(free_port)
+python3 - "$lport" "$T/connections" <<'PY' >/dev/null 2>&1 &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+open(sys.argv[2], "w").close()
+while True:
+    c, a = s.accept()
+    open(sys.argv[2], "a").write("connection from %s\n" % (a,)); c.close()
+PY
+at_exit "kill $!"
+for ((i = 0; i < 50; i++)); do [[ -e $T/connections ]] && break; sleep 0.1; done
 
 subs=()
 wants=()
@@ -89,11 +102,16 @@ git_sub "ref --upload-pack=" "$gurl" "--upload-pack=touch\${IFS}$M/o2" "" "git r
 git_sub "ref -c" "$gurl" "-cprotocol.ext.allow=always" "" "git ref .* is not a ref name"
 git_sub "url --upload-pack=" "--upload-pack=touch\${IFS}$M/o4" "$gref" "" "git url .* is not an http"
 git_sub "url ext::" "ext::sh -c touch% $M/o5" "$gref" "" "git url .* is not an http"
+# the address policy (LOCKLAB_FETCH_ALLOW names only the git daemon's port)
+git_sub "url on another loopback port" "git://127.0.0.1:$lport/x" "$gref" "" "git url .*: 127.0.0.1 port $lport is 127.0.0.1, an internal address"
+git_sub "url on another loopback address" "git://127.0.0.2:$gport/work-one" "$gref" "" "git url .*: 127.0.0.2 port $gport is 127.0.0.2, an internal address"
+git_sub "url on ::1" "git://[::1]:$gport/work-one" "$gref" "" "git url .*: ::1 port $gport is ::1, an internal address"
+git_sub "url on a mapped 127.0.0.1" "http://[::ffff:127.0.0.1]:$lport/x" "$gref" "" "an internal address"
 tree_sub "tree url --upload-pack=" "--upload-pack=touch\${IFS}$M/t1" master "tree's URL .* looks like an option"
 tree_sub "tree branch with quotes and ;" "$T/tree" "x';touch\${IFS}$M/t2;'" "base .* is not a commit"
 tree_sub "tree branch --output=" "$T/tree" "--output=$M/t3" "base .* looks like an option"
 
-agent_spawn a
+LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport" agent_spawn a
 for i in "${!subs[@]}"; do
   wait_state "${subs[$i]}" failed done 120 >/dev/null
   api GET "/api/v1/submissions/${subs[$i]}"
@@ -103,5 +121,6 @@ for i in "${!subs[@]}"; do
   like "$reason" "${wants[$i]}" "${names[$i]}: saying why"
 done
 is "$(ls -A "$M")" "" "no marker file was made: nothing of any field ran"
+is "$(cat "$T/connections")" "" "the refused URLs made no connection"
 kill -0 "$AGENT_PID"; ok $? "the agent is still running"
 done_testing
