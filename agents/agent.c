@@ -15,8 +15,8 @@
 #include "job.h"
 #include "log.h"
 #include "sandbox.h"
-#include "spool.h"
 #include "spawn.h"
+#include "spool.h"
 
 int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 {
@@ -118,6 +118,9 @@ static int run_job(struct agent *ag, json_t *desc)
 		spawn_clear_stop(); /* a lease lost in the last job does not stop this one */
 	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
 	          j->more_rounds, j->next_round);
+	if (!sandbox_available())
+		agent_log("warn", j->id,
+		          "this job's code runs WITHOUT a sandbox (--allow-unsandboxed)");
 	if (pthread_create(&j->hb, NULL, heartbeat_thread, j) == 0)
 		j->hb_started = true;
 

@@ -28,6 +28,19 @@
 void job_policy(struct job *j, struct sandbox_policy *p)
 {
 	memset(p, 0, sizeof(*p));
+	if (j->kernel) {
+		/*
+		 * the trusted lockbench and its kernel files (exe/../lockbench/kernel)
+		 * stay visible, even when the checkout is under /tmp
+		 */
+		snprintf(j->trusted_dir, sizeof(j->trusted_dir), "%s", j->ag->cfg.lockbench);
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(j->trusted_dir, '/');
+			if (slash && slash != j->trusted_dir)
+				*slash = 0;
+		}
+		sandbox_add(p->visible, j->trusted_dir);
+	}
 	sandbox_add(p->hidden, j->ag->cfg.workdir);
 	if (j->ag->cfg.kernel_cache)
 		sandbox_add(p->hidden, j->ag->cfg.kernel_cache);

@@ -51,7 +51,8 @@ struct job {
 	struct variant v[MAX_VARIANTS];
 	int nv;
 	int npatches;
-	bool kernel; /* tree kind kernel: variants are bzImages */
+	bool kernel;            /* tree kind kernel: variants are bzImages */
+	char trusted_dir[1100]; /* kernel: the checkout of the trusted lockbench */
 	/* lease */
 	int lease_s;
 	atomic_int lost; /* heartbeat said the job is no longer ours */
@@ -66,8 +67,8 @@ struct job {
 };
 
 /* workspace.c: git, with every submitted value checked first */
-int git_run(struct job *j, const char *log, const char *const argv[],
-                   struct spawn_result *out, size_t max);
+int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
+            size_t max);
 int run_git(struct job *j, const char *log, const char *const argv[]);
 bool looks_like_option(const char *s);
 bool ref_ok(struct job *j, const char *ref);
@@ -75,8 +76,7 @@ bool url_ok(const char *url, bool submitted);
 void fail_with_tail(struct job *j, const char *what, const char *log, int lines);
 int prepare_mirror(struct job *j, const char *url);
 int rev_parse(struct job *j, const char *rev, char *out, size_t outlen);
-int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
-                        size_t gitdir_len);
+int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len);
 int split_mbox(struct job *j, const char *mbox, char files[][4096], int max);
 int git_am(struct job *j, const char *file, int k);
 int date_tree_back(struct job *j);

@@ -80,6 +80,17 @@ static void usage(FILE *f)
 	    LOCKLAB_SOURCE_DIR, LOCKLAB_SOURCE_DIR);
 }
 
+/* path made absolute against the working folder, in buf (which it returns) */
+static const char *absolute(const char *path, char *buf, size_t len)
+{
+	char cwd[2048];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(buf, len, "%s", path);
+	else
+		snprintf(buf, len, "%s/%s", cwd, path);
+	return buf;
+}
+
 static int parse_pos(const char *s, const char *what, int *out)
 {
 	char *end;
@@ -284,6 +295,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-agent: --server must be an http:// or https:// URL\n");
 		return 2;
 	}
+	/*
+	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
+	 * its destinations from the new root, not from our working folder.
+	 */
+	static char wd[4096], tf[4096], lb[4096], kc[4096];
+	cfg.workdir = absolute(cfg.workdir, wd, sizeof(wd));
+	cfg.lockbench = absolute(cfg.lockbench, lb, sizeof(lb));
+	if (cfg.token_file)
+		cfg.token_file = absolute(cfg.token_file, tf, sizeof(tf));
+	if (cfg.kernel_cache)
+		cfg.kernel_cache = absolute(cfg.kernel_cache, kc, sizeof(kc));
 	static char kcache[4096];
 	if (!cfg.kernel_cache) {
 		snprintf(kcache, sizeof(kcache), "%s/kernel-cache", cfg.workdir);

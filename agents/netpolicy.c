@@ -60,9 +60,10 @@ static bool in_cidr(const unsigned char a[16], const char *cidr)
 static bool is_internal(const unsigned char a[16])
 {
 	static const char *const internal[] = {
-	    "0.0.0.0/8",  "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
-	    "169.254.0.0/16", "100.64.0.0/10", "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128",
-	    "fc00::/7", "fe80::/10", "ff00::/8", "64:ff9b::/96", NULL};
+	    "0.0.0.0/8",      "127.0.0.0/8",    "10.0.0.0/8",    "172.16.0.0/12",
+	    "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "224.0.0.0/4",
+	    "240.0.0.0/4",    "::/128",         "::1/128",       "fc00::/7",
+	    "fe80::/10",      "ff00::/8",       "64:ff9b::/96",  NULL};
 	for (int i = 0; internal[i]; i++)
 		if (in_cidr(a, internal[i]))
 			return true;
@@ -74,7 +75,8 @@ static bool allowed(const char *allow, const char *host, const unsigned char a[1
 {
 	char *list = strutil_xstrdup(allow ? allow : ""), *save = NULL;
 	bool ok = false;
-	for (char *e = strtok_r(list, ", \t\n", &save); e && !ok; e = strtok_r(NULL, ", \t\n", &save)) {
+	for (char *e = strtok_r(list, ", \t\n", &save); e && !ok;
+	     e = strtok_r(NULL, ", \t\n", &save)) {
 		if (strchr(e, '/')) {
 			ok = in_cidr(a, e);
 			continue;
@@ -183,8 +185,8 @@ int netpolicy_check_url(const char *url, const char *allow, char *err, size_t er
 			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, shown,
 			          sizeof(shown));
 		strutil_errf(err, errlen,
-		             "%s port %d is %s, an internal address; not in LOCKLAB_FETCH_ALLOW", host,
-		             port, shown);
+		             "%s port %d is %s, an internal address; not in LOCKLAB_FETCH_ALLOW",
+		             host, port, shown);
 		rc = -1;
 	}
 	freeaddrinfo(res);

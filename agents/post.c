@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spool.h"
 #include "fsutil.h"
 #include "job.h"
 #include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "spool.h"
 
 static void update_progress(struct job *j, json_t *reply)
 {

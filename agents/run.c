@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "result.h"
 #include "fsutil.h"
 #include "job.h"
 #include "log.h"
+#include "result.h"
 #include "sandbox.h"
 #include "spawn.h"
 

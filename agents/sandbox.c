@@ -124,6 +124,9 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 	strv_add_copy(&s, base_opts);
 	strv_add_copy(&s, (const char *const[]){"--size", size, "--tmpfs", "/tmp", "--size", size,
 	                                        "--tmpfs", "/dev/shm", NULL});
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->visible[i]; i++)
+		strv_add_copy(
+		    &s, (const char *const[]){"--ro-bind", p->visible[i], p->visible[i], NULL});
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->hidden[i]; i++) {
 		if (stat(p->hidden[i], &st))
 			continue; /* nothing there to hide */

@@ -26,7 +26,8 @@
 #define SANDBOX_MAX_PATHS 8
 
 struct sandbox_policy {
-	const char *hidden[SANDBOX_MAX_PATHS];   /* folders or files made empty */
+	const char *visible[SANDBOX_MAX_PATHS];  /* bound read-only first (under a private /tmp) */
+	const char *hidden[SANDBOX_MAX_PATHS];   /* then folders or files made empty */
 	const char *writable[SANDBOX_MAX_PATHS]; /* bound read-write at the same path */
 	const char *readable[SANDBOX_MAX_PATHS]; /* bound read-only at the same path */
 	const char *chdir;                       /* working folder inside; NULL: / */

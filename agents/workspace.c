@@ -26,8 +26,8 @@ static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYS
  * Run git (trusted, outside the sandbox) with output appended to log, or
  * captured into out (up to max bytes) when out is set; 0 on exit status 0.
  */
-int git_run(struct job *j, const char *log, const char *const argv[],
-                   struct spawn_result *out, size_t max)
+int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
+            size_t max)
 {
 	struct spawn_cmd c = {.argv = argv,
 	                      .env = git_env,
@@ -164,8 +164,7 @@ int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
  * resolved or its own ref); its git folder is kept in gitdir, read from the
  * .git file git just wrote, before anything untrusted ran in the tree.
  */
-int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
-                        size_t gitdir_len)
+int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len)
 {
 	char log[4096], dotgit[1200];
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);

@@ -16,6 +16,18 @@ hits=$(grep -nE '(^|[^_a-z])(system|popen|execl|execlp|execle|execv|execvp|execv
   "$TOP"/agents/*.c "$TOP"/agents/*.h | grep -v "^$TOP/agents/spawn\.[ch]:")
 is "$hits" "" "no system(), popen(), exec*() or posix_spawn() in agents/ outside spawn.c"
 
+# 2. no untrusted code without a sandbox, unless the operator says so
+mkdir "$T/nobwrap"
+printf '#!/bin/sh\nexit 1\n' >"$T/nobwrap/bwrap"
+chmod +x "$T/nobwrap/bwrap"
+PATH="$T/nobwrap:$PATH" timeout 5 "$BIN/locklab-agent" --server http://127.0.0.1:1 --token x --workdir "$T/nb" \
+  --once >"$T/nobwrap.log" 2>&1
+is "$?" 2 "with a bubblewrap that does not work, the agent refuses to start"
+like "$(cat "$T/nobwrap.log")" 'bubblewrap .* does not work .* --allow-unsandboxed' "saying why and what would override it"
+PATH="$T/nobwrap:$PATH" timeout 5 "$BIN/locklab-agent" --server http://127.0.0.1:1 --token x --workdir "$T/nb" \
+  --once --allow-unsandboxed >"$T/nobwrap2.log" 2>&1
+like "$(cat "$T/nobwrap2.log")" 'level=warn .*NO SANDBOX' "--allow-unsandboxed starts it, with a warning"
+
 pg_start || exit 1
 server_start --min-rounds 2 --max-rounds 2 || exit 1
 register_agent
@@ -32,18 +44,8 @@ gref=$(git -C "$T/work-one" symbolic-ref HEAD)
 mkdir "$T/m"
 M="$T/m"
 # a loopback port no URL may reach: the listener notes every connection
-lport=$(free_port)
-python3 - "$lport" "$T/connections" <<'PY' >/dev/null 2>&1 &
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
-open(sys.argv[2], "w").close()
-while True:
-    c, a = s.accept()
-    open(sys.argv[2], "a").write("connection from %s\n" % (a,)); c.close()
-PY
-at_exit "kill $!"
-for ((i = 0; i < 50; i++)); do [[ -e $T/connections ]] && break; sleep 0.1; done
+listen_loopback "$T/connections"
+lport=$LPORT
 
 subs=()
 wants=()

@@ -19,19 +19,8 @@ register_agent
 tree_init
 
 # a loopback port the probes try; the listener notes every connection
-lport=$(free_port)
-python3 - "$lport" "$T/connections" <<'PY' >/dev/null 2>&1 &
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
-open(sys.argv[2], "w").close()
-while True:
-    c, a = s.accept()
-    open(sys.argv[2], "a").write("connection from %s\n" % (a,)); c.close()
-PY
-lpid=$!
-at_exit "kill $lpid"
-for ((i = 0; i < 50; i++)); do [[ -e $T/connections ]] && break; sleep 0.1; done
+listen_loopback "$T/connections"
+lport=$LPORT
 mkdir "$T/agent-s" # the agent's workdir: a probe tries to write here
 printf '%s\n' "$AGENT_TOKEN" >"$T/agent-token"
 chmod 600 "$T/agent-token"
