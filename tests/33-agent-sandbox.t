@@ -105,16 +105,18 @@ PY
 make_series buildprobe "cp '$T/probe.py' lockbench/probe.py && git add lockbench/probe.py && sed -i '1i \$(shell python3 lockbench/probe.py build >\\&2)\\n\$(error build probe finished)' Makefile"
 make_series runprobe "cp '$T/probe.c' lockbench/src/probe.c && git add lockbench/src/probe.c && perl -0pi -e 's/(int main\\(int argc, char \\*\\*argv\\)\\n\\{\\n)/void lb_probe(int, char **);\\n\$1\\tlb_probe(argc, argv);\\n/' lockbench/src/main.c"
 make_series slowbuild "sed -i '1i \$(shell setsid sleep 31338 >/dev/null 2>\\&1 \\&)\\n\$(shell sleep 100000)' Makefile"
+make_series hangrun "perl -0pi -e 's/(int main\\(int argc, char \\*\\*argv\\)\\n\\{\\n)/\$1\\tif (argc > 1 \\&\\& !strcmp(argv[1], \"run\")) for (;;) pause();\\n/' lockbench/src/main.c"
 make_series honest "sed -i '1s|^|/* a comment */\\n|' lockbench/locks/spin.c"
 grep -q 'lb_probe(argc, argv)' "$T/runprobe.mbox"; ok $? "the series are made"
 
 submit_mbox "$T/buildprobe.mbox"; sb=$SUB
 submit_mbox "$T/runprobe.mbox"; sr=$SUB
 submit_mbox "$T/slowbuild.mbox"; ss=$SUB
+submit_mbox "$T/hangrun.mbox"; shr=$SUB
 submit_mbox "$T/honest.mbox"; sh=$SUB
 AGENT_TOKEN=unused-see-token-file
 "$BIN/locklab-agent" --server "$URL" --token-file "$T/agent-token" --workdir "$T/agent-s" \
-  --native-tree "$T/tree" --poll 1 --build-timeout 45 --run-timeout 60 \
+  --native-tree "$T/tree" --poll 1 --build-timeout 45 --run-timeout 15 \
   --sandbox-procs 64 --sandbox-fsize 32 --sandbox-tmp 16 >>"$T/agent-s.log" 2>&1 &
 AGENT_PID=$!
 at_exit "kill -9 $AGENT_PID 2>/dev/null"
@@ -164,7 +166,13 @@ wait_state "$ss" failed done 300
 is "$(sub_state "$ss")" failed "the endless build fails"
 like "$(reason "$ss")" 'build of patched did not finish within 45 s' "at the build deadline"
 
-# 4. the honest job after them
+# 4. a run that never ends: killed at the deadline, with the stacks the agent took
+wait_state "$shr" done failed 300
+api GET "/api/v1/submissions/$shr"
+is "$(jq -r .verdict <<<"$BODY")" lockup "the endless run is a lockup"
+like "$(jq -r '[.lockups[]?.stacks // empty] | join("\n")' <<<"$BODY")" 'pause' "with gdb's stacks of the process stuck in pause()"
+
+# 5. the honest job after them
 wait_state "$sh" done failed 600
 is "$(sub_state "$sh")" done "the agent goes on and finishes an honest job"
 kill -0 "$AGENT_PID"; ok $? "the agent is still running"
