@@ -36,6 +36,13 @@ struct agent_cfg {
 	int jobs;                 /* make -j */
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
 	const char *kernel_cache; /* base kernel builds, kept by commit */
+	const char *fetch_allow;  /* LOCKLAB_FETCH_ALLOW for submitted git URLs (netpolicy.h) */
+	const char *token_file;   /* where the token was read from (hidden from the sandbox) */
+	/* limits of everything built from a submission (spawn.h) */
+	long sandbox_mem_mb;   /* address space per process */
+	int sandbox_procs;     /* processes and threads */
+	long sandbox_fsize_mb; /* size of one file written */
+	long sandbox_tmp_mb;   /* the private /tmp */
 };
 
 struct agent {
@@ -64,16 +71,5 @@ void agent_release(struct agent *ag);
  * could not be reached.
  */
 int agent_step(struct agent *ag);
-
-/* The spool: write a document that could not be posted; post what is kept. */
-int spool_put(struct agent *ag, long long job_id, const char *key, const char *doc);
-/* Returns how many documents are still waiting (0: all delivered). */
-int spool_flush(struct agent *ag);
-
-/* The whole file as a new string, or NULL. */
-char *agent_read_file(const char *path);
-
-void agent_log(const char *level, long long job, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "log.h"
 #include "sandbox.h"
+#include "spawn.h"
+#include "spool.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -25,7 +28,7 @@ static void on_signal(int sig)
 {
 	if (the_agent)
 		atomic_store(&the_agent->stop, 1);
-	sandbox_request_stop();
+	spawn_request_stop();
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -61,9 +64,31 @@ static void usage(FILE *f)
 	    "                      [$LOCKLAB_LOCKBENCH, %s/build/lockbench]\n"
 	    "  --kernel-cache DIR  base kernel builds kept by commit [$LOCKLAB_KERNEL_CACHE,\n"
 	    "                      WORKDIR/kernel-cache]\n"
+	    "  $LOCKLAB_FETCH_ALLOW  internal addresses a submitted git URL may reach: host:port\n"
+	    "                      or CIDR entries, comma-separated (default none)\n"
+	    "  --token-file PATH   read the token from this file (hidden from submitted code)\n"
+	    "                      [$LOCKLAB_AGENT_TOKEN_FILE]\n"
+	    "  --sandbox-mem MB    address space of each process built from a submission [8192]\n"
+	    "  --sandbox-procs N   processes and threads it may have at once [4096]\n"
+	    "  --sandbox-fsize MB  largest file it may write [4096]\n"
+	    "  --sandbox-tmp MB    size of its private /tmp [512]\n"
+	    "  --allow-unsandboxed run submitted code even when bubblewrap does not work here\n"
+	    "                      (it can then read and write all the agent can) "
+	    "[$LOCKLAB_ALLOW_UNSANDBOXED=1]\n"
 	    "\n"
 	    "SIGTERM finishes the current run and hands the job back.\n",
 	    LOCKLAB_SOURCE_DIR, LOCKLAB_SOURCE_DIR);
+}
+
+/* path made absolute against the working folder, in buf (which it returns) */
+static const char *absolute(const char *path, char *buf, size_t len)
+{
+	char cwd[2048];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(buf, len, "%s", path);
+	else
+		snprintf(buf, len, "%s/%s", cwd, path);
+	return buf;
 }
 
 static int parse_pos(const char *s, const char *what, int *out)
@@ -95,7 +120,15 @@ int main(int argc, char **argv)
 	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
 	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
 	    .kernel_cache = env_or("LOCKLAB_KERNEL_CACHE", NULL),
+	    .token_file = env_or("LOCKLAB_AGENT_TOKEN_FILE", NULL),
+	    .fetch_allow = env_or("LOCKLAB_FETCH_ALLOW", ""),
+	    .sandbox_mem_mb = 8192,
+	    .sandbox_procs = 4096,
+	    .sandbox_fsize_mb = 4096,
+	    .sandbox_tmp_mb = 512,
 	};
+	bool unsandboxed = !strcmp(env_or("LOCKLAB_ALLOW_UNSANDBOXED", "0"), "1");
+	int mb;
 	struct agent ag;
 	enum {
 		O_SERVER = 256,
@@ -111,6 +144,12 @@ int main(int argc, char **argv)
 		O_JOBS,
 		O_LB,
 		O_KCACHE,
+		O_TOKEN_FILE,
+		O_SB_MEM,
+		O_SB_PROCS,
+		O_SB_FSIZE,
+		O_SB_TMP,
+		O_UNSANDBOXED,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -127,6 +166,12 @@ int main(int argc, char **argv)
 	    {"jobs", required_argument, NULL, O_JOBS},
 	    {"lockbench", required_argument, NULL, O_LB},
 	    {"kernel-cache", required_argument, NULL, O_KCACHE},
+	    {"token-file", required_argument, NULL, O_TOKEN_FILE},
+	    {"sandbox-mem", required_argument, NULL, O_SB_MEM},
+	    {"sandbox-procs", required_argument, NULL, O_SB_PROCS},
+	    {"sandbox-fsize", required_argument, NULL, O_SB_FSIZE},
+	    {"sandbox-tmp", required_argument, NULL, O_SB_TMP},
+	    {"allow-unsandboxed", no_argument, NULL, O_UNSANDBOXED},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -190,6 +235,31 @@ int main(int argc, char **argv)
 		case O_KCACHE:
 			cfg.kernel_cache = optarg;
 			break;
+		case O_TOKEN_FILE:
+			cfg.token_file = optarg;
+			break;
+		case O_SB_MEM:
+			if (parse_pos(optarg, "--sandbox-mem", &mb))
+				return 2;
+			cfg.sandbox_mem_mb = mb;
+			break;
+		case O_SB_PROCS:
+			if (parse_pos(optarg, "--sandbox-procs", &cfg.sandbox_procs))
+				return 2;
+			break;
+		case O_SB_FSIZE:
+			if (parse_pos(optarg, "--sandbox-fsize", &mb))
+				return 2;
+			cfg.sandbox_fsize_mb = mb;
+			break;
+		case O_SB_TMP:
+			if (parse_pos(optarg, "--sandbox-tmp", &mb))
+				return 2;
+			cfg.sandbox_tmp_mb = mb;
+			break;
+		case O_UNSANDBOXED:
+			unsandboxed = true;
+			break;
 		case O_HELP:
 			usage(stdout);
 			return 0;
@@ -202,6 +272,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-agent: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	static char file_token[512];
+	if (!cfg.token && cfg.token_file) {
+		FILE *tf = fopen(cfg.token_file, "r");
+		if (!tf || !fgets(file_token, sizeof(file_token), tf)) {
+			fprintf(stderr, "locklab-agent: cannot read the token from %s: %s\n",
+			        cfg.token_file, tf ? "empty file" : strerror(errno));
+			if (tf)
+				fclose(tf);
+			return 2;
+		}
+		fclose(tf);
+		file_token[strcspn(file_token, "\r\n")] = 0;
+		cfg.token = file_token;
+	}
 	if (!cfg.token) {
 		fprintf(stderr, "locklab-agent: no token (--token or LOCKLAB_AGENT_TOKEN); get one "
 		                "with POST /api/v1/agents/register\n");
@@ -211,10 +295,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-agent: --server must be an http:// or https:// URL\n");
 		return 2;
 	}
+	/*
+	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
+	 * its destinations from the new root, not from our working folder.
+	 */
+	static char wd[4096], tf[4096], lb[4096], kc[4096];
+	cfg.workdir = absolute(cfg.workdir, wd, sizeof(wd));
+	cfg.lockbench = absolute(cfg.lockbench, lb, sizeof(lb));
+	if (cfg.token_file)
+		cfg.token_file = absolute(cfg.token_file, tf, sizeof(tf));
+	if (cfg.kernel_cache)
+		cfg.kernel_cache = absolute(cfg.kernel_cache, kc, sizeof(kc));
 	static char kcache[4096];
 	if (!cfg.kernel_cache) {
 		snprintf(kcache, sizeof(kcache), "%s/kernel-cache", cfg.workdir);
 		cfg.kernel_cache = kcache;
+	}
+	/* the token stays in this process: children get a cleared environment anyway */
+	unsetenv("LOCKLAB_AGENT_TOKEN");
+	sandbox_allow_unsandboxed(unsandboxed);
+	if (!sandbox_available() && !unsandboxed) {
+		fprintf(stderr,
+		        "locklab-agent: bubblewrap (bwrap) does not work on this machine, "
+		        "so submitted code cannot be sandboxed; install it, or run with "
+		        "--allow-unsandboxed to run submitted code with the agent's rights\n");
+		return 2;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		fprintf(stderr, "locklab-agent: cannot initialise libcurl\n");
@@ -228,8 +333,9 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	agent_log("info", 0, "agent %s on %s, workdir %s, untrusted code runs with %s", cfg.name,
-	          cfg.server, cfg.workdir, sandbox_describe());
+	agent_log(sandbox_available() ? "info" : "warn", 0,
+	          "agent %s on %s, workdir %s, untrusted code runs in %s; %s", cfg.name, cfg.server,
+	          cfg.workdir, sandbox_describe(), spawn_describe_limits());
 
 	int backoff = 1;
 	rc = 0;
@@ -253,7 +359,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < wait * 10 && !atomic_load(&ag.stop); i++)
 			usleep(100000);
 	}
-	if (spool_flush(&ag) > 0)
+	if (spool_flush(ag.spool_dir, &ag.api) > 0)
 		agent_log("warn", 0, "results still in the spool %s: delivered at the next start",
 		          ag.spool_dir);
 	agent_log("info", 0, "agent stopped");

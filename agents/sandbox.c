@@ -3,186 +3,178 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static atomic_int stop_requested;
+#include "spawn.h"
+#include "strutil.h"
 
-void sandbox_request_stop(void)
+static bool unsandboxed_ok;
+
+void sandbox_allow_unsandboxed(bool yes)
 {
-	atomic_store(&stop_requested, 1);
+	unsandboxed_ok = yes;
 }
 
-static bool have_bwrap(void)
+int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path)
 {
-	/* bwrap must also work: inside some containers it is installed but refused */
-	pid_t pid = fork();
-	int st;
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-		dup2(devnull, 1);
-		dup2(devnull, 2);
-		execlp("bwrap", "bwrap", "--dev-bind", "/", "/", "--unshare-net", "true",
-		       (char *)NULL);
-		_exit(127);
-	}
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	for (int i = 0; i < SANDBOX_MAX_PATHS - 1; i++)
+		if (!list[i]) {
+			list[i] = path;
+			list[i + 1] = NULL;
+			return 0;
+		}
+	return -1;
 }
 
-static bool can_unshare_net(void)
-{
-	pid_t pid = fork();
-	int st;
-	if (pid < 0)
-		return false;
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWNET) == 0 ? 0 : 1);
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
+/* The options every sandbox has, in the order bwrap applies them. */
+static const char *const base_opts[] = {"--ro-bind",
+                                        "/",
+                                        "/",
+                                        "--dev",
+                                        "/dev",
+                                        "--proc",
+                                        "/proc",
+                                        "--unshare-all",
+                                        "--new-session",
+                                        "--die-with-parent",
+                                        "--cap-drop",
+                                        "ALL",
+                                        "--clearenv",
+                                        NULL};
 
-enum sandbox_net sandbox_net_mode(void)
+bool sandbox_available(void)
 {
-	static int mode = -1;
-	if (mode < 0)
-		mode = have_bwrap()        ? SANDBOX_NET_BWRAP
-		       : can_unshare_net() ? SANDBOX_NET_UNSHARE
-		                           : SANDBOX_NET_NONE;
-	return (enum sandbox_net)mode;
+	static int ok = -1;
+	if (ok >= 0)
+		return ok;
+	/* it must also work: inside some containers it is installed but refused */
+	const char *argv[32];
+	struct spawn_cmd c = {.argv = argv, .wall_s = 30};
+	struct spawn_result r;
+	char err[256];
+	int k = 0;
+	argv[k++] = "bwrap";
+	for (int i = 0; base_opts[i]; i++)
+		argv[k++] = base_opts[i];
+	argv[k++] = "--tmpfs";
+	argv[k++] = "/tmp";
+	argv[k++] = "true";
+	argv[k] = NULL;
+	ok = spawn_run(&c, &r, err, sizeof(err)) == 0 && r.status == 0 && !r.timed_out;
+	spawn_result_release(&r);
+	return ok;
 }
 
 const char *sandbox_describe(void)
 {
-	switch (sandbox_net_mode()) {
-	case SANDBOX_NET_BWRAP:
-		return "bubblewrap --unshare-net, CPU and wall-clock limits";
-	case SANDBOX_NET_UNSHARE:
-		return "own network namespace (unshare), CPU and wall-clock limits";
-	default:
-		return "NO network isolation (no bubblewrap, no unshare): CPU and wall-clock "
-		       "limits "
-		       "only";
-	}
+	if (sandbox_available())
+		return "bubblewrap (read-only root, only the job's tree writable, no network, "
+		       "agent folders hidden, cleared environment)";
+	if (unsandboxed_ok)
+		return "NO SANDBOX (bubblewrap does not work here; --allow-unsandboxed): "
+		       "submitted code can read and write everything this agent can";
+	return "nothing: bubblewrap does not work here, so no untrusted code will run "
+	       "(--allow-unsandboxed overrides)";
 }
 
-static double now_s(void)
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+static void strv_add(struct strv *s, const char *a)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	if (s->n + 2 > s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->v = strutil_xreallocarray(s->v, s->cap, sizeof(char *));
+	}
+	s->v[s->n++] = strutil_xstrdup(a);
+	s->v[s->n] = NULL;
 }
 
-int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox_result *res,
-                char *err, size_t errlen)
+static void strv_add_copy(struct strv *s, const char *const argv[])
 {
-	enum sandbox_net mode = o->isolate_net ? sandbox_net_mode() : SANDBOX_NET_NONE;
-	double start = now_s();
-	int st = 0;
-	pid_t pid;
+	for (size_t i = 0; argv[i]; i++)
+		strv_add(s, argv[i]);
+}
 
-	memset(res, 0, sizeof(*res));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -1;
+char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
+                    const char *const envp[], char *err, size_t errlen)
+{
+	struct strv s = {NULL, 0, 0};
+	char size[32];
+	struct stat st;
+
+	if (!sandbox_available()) {
+		if (!unsandboxed_ok) {
+			strutil_errf(err, errlen,
+			             "no sandbox: bubblewrap does not work on this machine and the "
+			             "agent was not started with --allow-unsandboxed");
+			return NULL;
+		}
+		strv_add_copy(&s, argv);
+		return s.v;
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		int in = open("/dev/null", O_RDONLY);
-		int out = o->out_path
-		              ? open(o->out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-		              : open("/dev/null", O_WRONLY);
-		if (in < 0 || out < 0)
-			_exit(126);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(out, 2); /*
-		               * The agent's own make flags (an agent started from make, as the
-		               * tests and make demo do) must not reach the submitted tree's make.
-		               */
-		unsetenv("MAKEFLAGS");
-		unsetenv("MFLAGS");
-		unsetenv("MAKELEVEL");
-		unsetenv("MAKEOVERRIDES");
-		unsetenv("BUILD");
-		if (o->cwd && chdir(o->cwd)) {
-			dprintf(2, "sandbox: cannot enter %s: %s\n", o->cwd, strerror(errno));
-			_exit(126);
-		}
-		if (o->cpu_s > 0) {
-			struct rlimit rl = {(rlim_t)o->cpu_s, (rlim_t)o->cpu_s + 5};
-			setrlimit(RLIMIT_CPU, &rl);
-		}
-		if (mode == SANDBOX_NET_UNSHARE && unshare(CLONE_NEWNET)) {
-			dprintf(2, "sandbox: unshare(CLONE_NEWNET): %s\n", strerror(errno));
-			_exit(126);
-		}
-		if (mode == SANDBOX_NET_BWRAP) {
-			int n = 0;
-			while (argv[n])
-				n++;
-			char **bw = calloc((size_t)n + 8, sizeof(char *));
-			int k = 0;
-			bw[k++] = "bwrap";
-			bw[k++] = "--dev-bind";
-			bw[k++] = "/";
-			bw[k++] = "/";
-			bw[k++] = "--unshare-net";
-			bw[k++] = "--die-with-parent";
-			for (int i = 0; i < n; i++)
-				bw[k++] = argv[i];
-			bw[k] = NULL;
-			execvp("bwrap", bw);
-			dprintf(2, "sandbox: bwrap: %s\n", strerror(errno));
-			_exit(127);
-		}
-		execvp(argv[0], argv);
-		dprintf(2, "sandbox: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+	snprintf(size, sizeof(size), "%ld", (p->tmp_mb > 0 ? p->tmp_mb : 256) << 20);
+	strv_add(&s, "bwrap");
+	strv_add_copy(&s, base_opts);
+	strv_add_copy(&s, (const char *const[]){"--size", size, "--tmpfs", "/tmp", "--size", size,
+	                                        "--tmpfs", "/dev/shm", NULL});
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->visible[i]; i++)
+		strv_add_copy(
+		    &s, (const char *const[]){"--ro-bind", p->visible[i], p->visible[i], NULL});
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->hidden[i]; i++) {
+		if (stat(p->hidden[i], &st))
+			continue; /* nothing there to hide */
+		if (S_ISDIR(st.st_mode))
+			strv_add_copy(&s, (const char *const[]){"--tmpfs", p->hidden[i], NULL});
+		else
+			strv_add_copy(&s, (const char *const[]){"--ro-bind", "/dev/null",
+			                                        p->hidden[i], NULL});
 	}
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			snprintf(err, errlen, "waitpid: %s", strerror(errno));
-			kill(-pid, SIGKILL);
-			return -1;
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->writable[i]; i++)
+		strv_add_copy(
+		    &s, (const char *const[]){"--bind", p->writable[i], p->writable[i], NULL});
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->readable[i]; i++)
+		strv_add_copy(
+		    &s, (const char *const[]){"--ro-bind", p->readable[i], p->readable[i], NULL});
+	/* the empty folders over the agent's own stay empty: read-only once the binds are in */
+	for (int i = 0; i < SANDBOX_MAX_PATHS && p->hidden[i]; i++)
+		if (!stat(p->hidden[i], &st) && S_ISDIR(st.st_mode))
+			strv_add_copy(&s,
+			              (const char *const[]){"--remount-ro", p->hidden[i], NULL});
+	if (p->kvm && !access("/dev/kvm", R_OK | W_OK))
+		strv_add_copy(&s,
+		              (const char *const[]){"--dev-bind", "/dev/kvm", "/dev/kvm", NULL});
+	/* the PATH the agent was given stays usable where the private /tmp covers it */
+	const char *path = getenv("PATH");
+	for (const char *q = path; q && *q;) {
+		size_t l = strcspn(q, ":");
+		if (l > 5 && !strncmp(q, "/tmp/", 5)) {
+			char *dir = strndup(q, l);
+			strv_add_copy(&s, (const char *const[]){"--ro-bind-try", dir, dir, NULL});
+			free(dir);
 		}
-		bool late = o->wall_s > 0 && now_s() - start > o->wall_s;
-		if (late || atomic_load(&stop_requested)) {
-			if (late) {
-				res->timed_out = true;
-				if (o->on_deadline)
-					o->on_deadline(pid, o->arg);
-			}
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		struct timespec d = {0, 20 * 1000000};
-		nanosleep(&d, NULL);
+		q += l + (q[l] == ':');
 	}
-	kill(-pid, SIGKILL); /* whatever it left running in its group */
-	res->wall_s = now_s() - start;
-	res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	return 0;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		const char *eq = strchr(envp[i], '=');
+		/* the agent's home and ssh agent stay outside */
+		if (!eq || !strncmp(envp[i], "HOME=", 5) || !strncmp(envp[i], "SSH_AUTH_SOCK=", 14))
+			continue;
+		char *name = strndup(envp[i], (size_t)(eq - envp[i]));
+		strv_add_copy(&s, (const char *const[]){"--setenv", name, eq + 1, NULL});
+		free(name);
+	}
+	strv_add_copy(&s, (const char *const[]){"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR",
+	                                        "/tmp", "--chdir", p->chdir ? p->chdir : "/", "--",
+	                                        NULL});
+	strv_add_copy(&s, argv);
+	return s.v;
 }
 
 char *sandbox_tail(const char *path, int n)

@@ -1,51 +1,62 @@
 /*
- * sandbox.h - run a command from a submitted patch (a build, a benchmark)
- * without network and under time limits, capturing its output.
+ * sandbox.h - what code built from a submission may see and touch: the
+ * bubblewrap command line around it.  spawn.h runs it (spawn_cmd.sandbox).
  *
- * Network: bubblewrap (--unshare-net) when installed, otherwise a new
- * network namespace with unshare(2) when we may (root), otherwise none, and
- * sandbox_describe says which.  Limits: RLIMIT_CPU and a wall-clock deadline;
- * the whole process group is killed at the deadline, after an optional hook
- * (stack capture) has looked at it.
+ * Inside: the host's root read-only (--ro-bind / /), a private /dev, /proc
+ * and size-limited /tmp, no network, IPC, PIDs, UTS or cgroup namespaces of
+ * the host (--unshare-all), a new session (no TIOCSTI), every capability
+ * dropped, the sandbox dies with the agent, a cleared environment (PATH,
+ * HOME=/tmp, LANG and what the policy adds).  The agent's own folders (the
+ * workdir: spool, mirrors, jobs, base cache; the kernel cache; the token
+ * file) are hidden under empty tmpfs or /dev/null; only the policy's
+ * writable paths are bound back read-write and its readable paths
+ * read-only.  Limits (CPU, memory, processes, file size, wall clock) are
+ * spawn's.
+ *
+ * Without a working bubblewrap nothing untrusted runs, unless the operator
+ * said so (--allow-unsandboxed): then the command runs with limits only
+ * and the agent says so at start and in each job's log.
  */
 #ifndef LOCKLAB_AGENT_SANDBOX_H
 #define LOCKLAB_AGENT_SANDBOX_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
-enum sandbox_net { SANDBOX_NET_BWRAP, SANDBOX_NET_UNSHARE, SANDBOX_NET_NONE };
+#define SANDBOX_MAX_PATHS 8
 
-struct sandbox_opts {
-	int wall_s;           /* 0: no deadline */
-	int cpu_s;            /* 0: no CPU limit */
-	bool isolate_net;     /* false for trusted steps (git fetch) */
-	const char *cwd;      /* NULL: inherit */
-	const char *out_path; /* stdout+stderr go here (appended); NULL: /dev/null */
-	/* called with the child's pid at the deadline, before the kill */
-	void (*on_deadline)(pid_t pid, void *arg);
-	void *arg;
+struct sandbox_policy {
+	const char *visible[SANDBOX_MAX_PATHS];  /* bound read-only first (under a private /tmp) */
+	const char *hidden[SANDBOX_MAX_PATHS];   /* then folders or files made empty */
+	const char *writable[SANDBOX_MAX_PATHS]; /* bound read-write at the same path */
+	const char *readable[SANDBOX_MAX_PATHS]; /* bound read-only at the same path */
+	const char *chdir;                       /* working folder inside; NULL: / */
+	bool kvm;                                /* /dev/kvm for qemu (kernel runs) */
+	long tmp_mb;                             /* size of /tmp and /dev/shm; 0: 256 */
 };
 
-struct sandbox_result {
-	int status;     /* exit status, 128+signal when killed */
-	bool timed_out; /* the deadline killed it */
-	double wall_s;
-};
+/* Add path to one of the policy's lists; -1 when the list is full. */
+int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path);
 
-/* Which isolation this machine gives; decided once. */
-enum sandbox_net sandbox_net_mode(void);
+/* Whether bubblewrap works on this machine (probed once). */
+bool sandbox_available(void);
+
+/* Run untrusted code without a sandbox when bubblewrap does not work. */
+void sandbox_allow_unsandboxed(bool yes);
+
+/* One line for the agent's start-up log: what isolation untrusted code gets. */
 const char *sandbox_describe(void);
 
-/* Run argv; returns 0 when it ran (see res), -1 when it could not start. */
-int sandbox_run(char *const argv[], const struct sandbox_opts *o, struct sandbox_result *res,
-                char *err, size_t errlen);
+/*
+ * The command line that runs argv under policy p with environment envp
+ * ("NAME=value"; HOME is set to /tmp): a new NULL-terminated array of new
+ * strings (the caller frees each and the array).  NULL, with err, when
+ * there is no sandbox and running without one was not allowed.
+ */
+char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
+                    const char *const envp[], char *err, size_t errlen);
 
 /* Last n lines of a file, newly allocated ("" when unreadable). */
 char *sandbox_tail(const char *path, int n);
-
-/* Ask the current sandbox_run to stop early (SIGTERM handling). */
-void sandbox_request_stop(void);
 
 #endif

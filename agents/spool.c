@@ -8,13 +8,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "fsutil.h"
+#include "log.h"
+#include "spool.h"
 
 static int write_atomic(const char *path, const char *text)
 {
@@ -40,10 +43,10 @@ static int write_atomic(const char *path, const char *text)
 	return 0;
 }
 
-int spool_put(struct agent *ag, long long job_id, const char *key, const char *doc)
+int spool_put(const char *spool_dir, long long job_id, const char *key, const char *doc)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%lld.%s.json", ag->spool_dir, job_id, key);
+	snprintf(path, sizeof(path), "%s/%lld.%s.json", spool_dir, job_id, key);
 	if (write_atomic(path, doc)) {
 		agent_log("error", job_id, "cannot spool %s: %s", path, strerror(errno));
 		return -1;
@@ -52,28 +55,9 @@ int spool_put(struct agent *ag, long long job_id, const char *key, const char *d
 	return 0;
 }
 
-char *agent_read_file(const char *path)
+int spool_flush(const char *spool_dir, struct api *api)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)len + 1);
-	if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[len] = 0;
-	fclose(f);
-	return s;
-}
-
-int spool_flush(struct agent *ag)
-{
-	DIR *d = opendir(ag->spool_dir);
+	DIR *d = opendir(spool_dir);
 	struct dirent *e;
 	int left = 0;
 	char err[512];
@@ -88,15 +72,15 @@ int spool_flush(struct agent *ag)
 		    sscanf(e->d_name, "%lld.%255[^/]", &job, key) != 2)
 			continue;
 		key[strlen(key) - 5] = 0; /* drop ".json" */
-		snprintf(path, sizeof(path), "%s/%s", ag->spool_dir, e->d_name);
-		char *doc = agent_read_file(path);
+		snprintf(path, sizeof(path), "%s/%s", spool_dir, e->d_name);
+		char *doc = fs_read_file(path);
 		if (!doc) {
 			left++;
 			continue;
 		}
 		json_t *reply = NULL;
 		snprintf(url, sizeof(url), "/api/v1/jobs/%lld/results", job);
-		long st = api_post(&ag->api, url, doc, key, &reply, err, sizeof(err));
+		long st = api_post(api, url, doc, key, &reply, err, sizeof(err));
 		json_decref(reply);
 		free(doc);
 		if (st >= 200 && st < 300) {
@@ -104,9 +88,9 @@ int spool_flush(struct agent *ag)
 			agent_log("info", job, "spooled result %s delivered", key);
 		} else if (st >= 400 && st < 500 && st != 401 && st != 408 && st != 429) {
 			char rej[4096];
-			snprintf(rej, sizeof(rej), "%s/rejected", ag->spool_dir);
+			snprintf(rej, sizeof(rej), "%s/rejected", spool_dir);
 			mkdir(rej, 0700);
-			snprintf(rej, sizeof(rej), "%s/rejected/%s", ag->spool_dir, e->d_name);
+			snprintf(rej, sizeof(rej), "%s/rejected/%s", spool_dir, e->d_name);
 			rename(path, rej);
 			agent_log("error", job, "server refused spooled result %s (%s); kept in %s",
 			          key, err, rej);

@@ -96,7 +96,8 @@ api POST /api/v1/submissions -H 'Content-Type: application/json' \
   -d "$(jq -n --arg u "git://127.0.0.1:$gport/work-comment" --arg r "$ref" '{git: {url: $u, ref: $r}, suites: ["smoke"]}')"
 is "$CODE" 202 "a git ref is submitted"
 gsub=$(jq -r .id <<<"$BODY")
-"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-g" \
+# loopback is an internal address: the operator allows the git daemon's port
+LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport" "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-g" \
   --native-tree "$T/tree" --once >"$T/agent-g.log" 2>&1
 ok $? "the agent runs the git job"
 like "$(cat "$T/agent-g.log")" 'measuring pthread,kmutex' "the fetched commit is measured on the lock it touches"

@@ -6,6 +6,8 @@
 #   submit_mbox FILE [SUITE]  sets SUB (submission id)
 #   agent_spawn NAME [FLAGS...]  start an agent in the background: AGENT_PID
 #   wait_state SUB STATE... [SECONDS]  wait until the submission is in a state
+#   listen_loopback FILE  a listener on a free loopback port (LPORT) that
+#                        writes one line per connection to FILE
 AGENT_FLAGS=${AGENT_FLAGS:-}
 
 tree_init() {
@@ -59,4 +61,20 @@ wait_state() {
   done
   diag "submission $sub is '$st' after ${secs}s, wanted ${states[*]}"
   return 1
+}
+
+listen_loopback() {
+  local i
+  LPORT=$(free_port)
+  python3 - "$LPORT" "$1" <<'PY' >/dev/null 2>&1 &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+open(sys.argv[2], "w").close()
+while True:
+    c, a = s.accept()
+    open(sys.argv[2], "a").write("connection from %s\n" % (a,)); c.close()
+PY
+  at_exit "kill $!"
+  for ((i = 0; i < 50; i++)); do [[ -e $1 ]] && break; sleep 0.1; done
 }

@@ -1,0 +1,196 @@
+/* agent.c - the agent's lifecycle: folders, one step (flush, claim, run), a job's
+ * heartbeat and its end (agent.h).  The steps of a job are job.h's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "job.h"
+#include "log.h"
+#include "sandbox.h"
+#include "spawn.h"
+#include "spool.h"
+
+int agent_init(struct agent *ag, const struct agent_cfg *cfg)
+{
+	char p[4096];
+	memset(ag, 0, sizeof(*ag));
+	ag->cfg = *cfg;
+	snprintf(ag->accel, sizeof(ag->accel), "auto"); /* probed again at each start */
+	if (fs_mkdirs(cfg->workdir)) {
+		fprintf(stderr, "locklab-agent: cannot create workdir %s: %s\n", cfg->workdir,
+		        strerror(errno));
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/spool", cfg->workdir);
+	ag->spool_dir = strdup(p);
+	snprintf(p, sizeof(p), "%s/mirrors", cfg->workdir);
+	ag->mirrors_dir = strdup(p);
+	snprintf(p, sizeof(p), "%s/jobs", cfg->workdir);
+	ag->jobs_dir = strdup(p);
+	if (fs_mkdirs(ag->spool_dir) || fs_mkdirs(ag->mirrors_dir) || fs_mkdirs(ag->jobs_dir)) {
+		fprintf(stderr, "locklab-agent: cannot create folders in %s: %s\n", cfg->workdir,
+		        strerror(errno));
+		return -1;
+	}
+	if (api_init(&ag->api, cfg->server, cfg->token)) {
+		fprintf(stderr, "locklab-agent: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+void agent_release(struct agent *ag)
+{
+	api_release(&ag->api);
+	free(ag->spool_dir);
+	free(ag->mirrors_dir);
+	free(ag->jobs_dir);
+}
+
+static void *heartbeat_thread(void *arg)
+{
+	struct job *j = arg;
+	struct api a;
+	char path[128], err[512];
+	int period = j->lease_s > 3 ? j->lease_s / 3 : 1;
+
+	if (api_init(&a, j->ag->cfg.server, j->ag->cfg.token))
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", j->id);
+	while (!atomic_load(&j->done)) {
+		for (int i = 0; i < period * 10 && !atomic_load(&j->done); i++) {
+			struct timespec d = {0, 100 * 1000000};
+			nanosleep(&d, NULL);
+		}
+		if (atomic_load(&j->done))
+			break;
+		json_t *reply = NULL;
+		long st = api_post(&a, path, NULL, NULL, &reply, err, sizeof(err));
+		json_decref(reply);
+		if (st == 403 || st == 404 || st == 409) {
+			agent_log("warn", j->id, "lease lost: %s", err);
+			atomic_store(&j->lost, 1);
+			spawn_request_stop();
+			break;
+		}
+		if (st < 0 || st >= 500)
+			agent_log("warn", j->id, "heartbeat failed: %s", err);
+	}
+	api_release(&a);
+	return NULL;
+}
+
+static int run_job(struct agent *ag, json_t *desc)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	json_int_t id = 0, lease = 60, more = 0, next = 0;
+	int rc = 1;
+
+	if (!j)
+		return -1;
+	j->ag = ag;
+	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
+	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next)) {
+		agent_log("error", 0, "the server sent a job without id or suite");
+		free(j);
+		return -1;
+	}
+	j->id = id;
+	j->lease_s = (int)lease;
+	j->more_rounds = (int)more;
+	j->next_round = (int)next;
+	snprintf(j->dir, sizeof(j->dir), "%s/%lld", ag->jobs_dir, j->id);
+	if (fs_mkdirs(j->dir)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s", j->dir);
+		post_fail(j);
+		free(j);
+		return 1;
+	}
+	if (!atomic_load(&ag->stop))
+		spawn_clear_stop(); /* a lease lost in the last job does not stop this one */
+	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
+	          j->more_rounds, j->next_round);
+	if (!sandbox_available())
+		agent_log("warn", j->id,
+		          "this job's code runs WITHOUT a sandbox (--allow-unsandboxed)");
+	if (pthread_create(&j->hb, NULL, heartbeat_thread, j) == 0)
+		j->hb_started = true;
+
+	if (job_prepare(j, desc)) {
+		if (!atomic_load(&j->lost)) {
+			agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+			post_fail(j);
+		}
+		goto out;
+	}
+	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
+		int round = j->next_round;
+		/* ABBA: base first on even rounds, last on odd ones, so drift
+		 * over time hits both sides alike */
+		for (int i = 0; i < j->nv; i++) {
+			int idx = round % 2 == 0 ? i : j->nv - 1 - i;
+			if (run_variant(j, &j->v[idx], round)) {
+				if (!atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
+					agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+					post_fail(j);
+				}
+				goto out;
+			}
+		}
+		if (j->next_round == round && j->more_rounds > 0) {
+			/* the server still misses this round: it refused nothing, so this
+			 * is a protocol mismatch; stop rather than loop */
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "server did not count round %d", round);
+			post_fail(j);
+			goto out;
+		}
+	}
+	if (atomic_load(&ag->stop) && j->more_rounds > 0)
+		post_release(j);
+	else if (!atomic_load(&j->lost))
+		agent_log("info", j->id, "job done");
+out:
+	atomic_store(&j->done, 1);
+	if (j->hb_started)
+		pthread_join(j->hb, NULL);
+	remove_worktrees(j);
+	free(j);
+	return rc;
+}
+
+int agent_step(struct agent *ag)
+{
+	char err[1024];
+	json_t *reply = NULL;
+
+	if (spool_flush(ag->spool_dir, &ag->api) > 0)
+		return -1; /* the server is not taking results: do not start more work */
+	long st = api_post(&ag->api, "/api/v1/jobs/claim", NULL, NULL, &reply, err, sizeof(err));
+	if (st < 0 || st >= 500) {
+		agent_log("warn", 0, "cannot claim: %s", err);
+		json_decref(reply);
+		return -1;
+	}
+	if (st != 200) {
+		agent_log("error", 0, "claim refused: %s", err);
+		json_decref(reply);
+		return -2;
+	}
+	json_t *job = json_object_get(reply, "job");
+	if (!json_is_object(job)) {
+		json_decref(reply);
+		return 0;
+	}
+	int rc = run_job(ag, job);
+	json_decref(reply);
+	return rc;
+}

@@ -1,0 +1,564 @@
+/*
+ * build.c - building what the job measures, in the sandbox: lockbench per
+ * variant (base cached by commit) or kernels, and which locks to measure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "job.h"
+#include "log.h"
+#include "netpolicy.h"
+#include "sandbox.h"
+#include "spawn.h"
+
+/*
+ * The sandbox every step built from a submission runs in: the agent's
+ * workdir (spool, mirrors, other jobs, the base cache), its kernel cache and
+ * its token file are hidden; the caller adds what the step may write and
+ * read.
+ */
+void job_policy(struct job *j, struct sandbox_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (j->kernel) {
+		/*
+		 * the trusted lockbench and its kernel files (exe/../lockbench/kernel)
+		 * stay visible, even when the checkout is under /tmp
+		 */
+		snprintf(j->trusted_dir, sizeof(j->trusted_dir), "%s", j->ag->cfg.lockbench);
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(j->trusted_dir, '/');
+			if (slash && slash != j->trusted_dir)
+				*slash = 0;
+		}
+		sandbox_add(p->visible, j->trusted_dir);
+	}
+	sandbox_add(p->hidden, j->ag->cfg.workdir);
+	if (j->ag->cfg.kernel_cache)
+		sandbox_add(p->hidden, j->ag->cfg.kernel_cache);
+	if (j->ag->cfg.token_file)
+		sandbox_add(p->hidden, j->ag->cfg.token_file);
+	p->tmp_mb = j->ag->cfg.sandbox_tmp_mb;
+}
+
+struct spawn_limits job_limits(struct job *j, int cpu_s)
+{
+	struct spawn_limits l = {.cpu_s = cpu_s,
+	                         .mem_mb = j->ag->cfg.sandbox_mem_mb,
+	                         .nproc = j->ag->cfg.sandbox_procs,
+	                         .fsize_mb = j->ag->cfg.sandbox_fsize_mb};
+	return l;
+}
+
+/*
+ * Run a build from the submission in the sandbox: only tree is written,
+ * reuse (when set) is read; output to log; r says how it ended.  -1, with
+ * the reason set, when it could not start.
+ */
+static int sandboxed_build(struct job *j, const char *const argv[], const char *tree,
+                           const char *reuse, const char *log, int cpu_factor, const char *what,
+                           struct spawn_result *r)
+{
+	struct sandbox_policy sb;
+	char err[512];
+	job_policy(j, &sb);
+	sandbox_add(sb.writable, tree);
+	if (reuse)
+		sandbox_add(sb.readable, reuse);
+	sb.chdir = tree;
+	struct spawn_cmd c = {.argv = argv,
+	                      .out_path = log,
+	                      .wall_s = j->ag->cfg.build_timeout_s,
+	                      .lim = job_limits(j, j->ag->cfg.build_timeout_s * cpu_factor),
+	                      .sandbox = &sb};
+	int rc = spawn_run(&c, r, err, sizeof(err));
+	spawn_result_release(r);
+	if (rc)
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: %s: %s", INFRA, what, err);
+	return rc;
+}
+
+/* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
+static int build_tree(struct job *j, const char *tree, const char *what)
+{
+	char log[4096], jobs[16];
+	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
+	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
+	const char *argv[] = {"make", "-C", tree, jobs, "BUILD=build", "build/lockbench", NULL};
+	struct spawn_result r;
+	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
+		return -1;
+	if (r.timed_out) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "build of %s did not finish within %d s", what,
+		         j->ag->cfg.build_timeout_s);
+		return -1;
+	}
+	if (r.status) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "build of %s failed (make exited %d)", what, r.status);
+		fail_with_tail(j, msg, log, 25);
+		return -1;
+	}
+	agent_log("info", j->id, "built %s in %.1f s", what, r.wall_s);
+	return 0;
+}
+
+static int keep_binary(struct job *j, const char *tree, const char *variant)
+{
+	struct variant *v = &j->v[j->nv];
+	char dir[1200], from[1200];
+	snprintf(dir, sizeof(dir), "%s/bin/%s", j->dir, variant);
+	if (fs_mkdirs(dir))
+		return -1;
+	snprintf(v->bin, sizeof(v->bin), "%s/lockbench", dir);
+	snprintf(from, sizeof(from), "%s/build/lockbench", tree);
+	if (fs_copy_file(from, v->bin)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot copy the %s build",
+		         variant);
+		return -1;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", variant);
+	j->nv++;
+	return 0;
+}
+
+/*
+ * Base builds are cached by commit: every job on the same base measures the
+ * same binary, and the agent does not rebuild it.  Trusted: the base is the
+ * tree's own commit, not a submitted patch.
+ */
+static void base_cache_path(struct job *j, char *out, size_t len)
+{
+	snprintf(out, len, "%s/base-cache/%s/lockbench", j->ag->cfg.workdir, j->base_rev);
+}
+
+static bool base_from_cache(struct job *j)
+{
+	char path[4096];
+	struct variant *v = &j->v[j->nv];
+	base_cache_path(j, path, sizeof(path));
+	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
+		return false;
+	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
+	snprintf(v->name, sizeof(v->name), "base");
+	j->nv++;
+	return true;
+}
+
+static void base_to_cache(struct job *j)
+{
+	char path[4096], dir[4096];
+	base_cache_path(j, path, sizeof(path));
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	if (fs_mkdirs(dir) || fs_copy_file(j->v[0].bin, path))
+		agent_log("warn", j->id, "cannot cache the base build in %s", path);
+}
+
+/*
+ * Kernel trees: `lockbench kernel build` of a worktree into an output
+ * folder, untrusted (the tree carries the patch): no network, limits.  The
+ * base build is kept by commit in the kernel cache and is where the patched
+ * build starts from (--reuse), so a mutex.c patch recompiles a few objects.
+ */
+static int kernel_build(struct job *j, const char *tree, const char *out, const char *reuse,
+                        const char *what)
+{
+	char log[4096], jobs[16];
+	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
+	snprintf(jobs, sizeof(jobs), "%d", j->ag->cfg.jobs);
+	const char *argv[16];
+	int k = 0;
+	argv[k++] = j->ag->cfg.lockbench;
+	argv[k++] = "kernel";
+	argv[k++] = "build";
+	argv[k++] = "--tree";
+	argv[k++] = tree;
+	argv[k++] = "--out";
+	argv[k++] = out;
+	argv[k++] = "--jobs";
+	argv[k++] = jobs;
+	if (reuse) {
+		argv[k++] = "--reuse";
+		argv[k++] = reuse;
+	}
+	argv[k] = NULL;
+	/* the tree (its output folder inside) is written; the base build is read */
+	struct spawn_result r;
+	if (sandboxed_build(j, argv, tree, reuse, log, 4, "kernel build", &r))
+		return -1;
+	if (r.timed_out || r.status) {
+		char msg[160];
+		if (r.timed_out)
+			snprintf(msg, sizeof(msg), "kernel build of %s did not finish within %d s",
+			         what, j->ag->cfg.build_timeout_s);
+		else
+			snprintf(msg, sizeof(msg), "kernel build of %s failed", what);
+		fail_with_tail(j, msg, log, 25);
+		return -1;
+	}
+	agent_log("info", j->id, "built kernel %s in %.1f s", what, r.wall_s);
+	return 0;
+}
+
+static int kernel_variant(struct job *j, const char *out, const char *name)
+{
+	struct variant *v = &j->v[j->nv];
+	snprintf(v->bin, sizeof(v->bin), "%.1300s/arch/x86/boot/bzImage", out);
+	if (access(v->bin, R_OK)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "kernel build of %s left no %s",
+		         name, v->bin);
+		return -1;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	j->nv++;
+	return 0;
+}
+
+/*
+ * Names of the locks the real build lists (`lockbench list`).  The binary
+ * was built from the submission: it runs in the sandbox like a round.
+ */
+static int known_locks(struct job *j, const char *bin, char names[][64], int max)
+{
+	char dir[1200];
+	int n = 0;
+	bool in_locks = false;
+	snprintf(dir, sizeof(dir), "%s", bin);
+	*strrchr(dir, '/') = 0;
+	const char *argv[] = {bin, "list", NULL};
+	struct sandbox_policy sb;
+	job_policy(j, &sb);
+	sandbox_add(sb.readable, dir);
+	struct spawn_cmd c = {.argv = argv,
+	                      .capture = true,
+	                      .capture_max = 64 << 10,
+	                      .wall_s = 60,
+	                      .lim = job_limits(j, 60),
+	                      .sandbox = &sb};
+	struct spawn_result r;
+	char err[512];
+	if (spawn_run(&c, &r, err, sizeof(err)) || r.status) {
+		agent_log("warn", j->id, "`lockbench list` of %s failed (%s): the whole suite runs",
+		          bin, r.status ? "non-zero exit" : err);
+		spawn_result_release(&r);
+		return 0;
+	}
+	for (char *line = r.out, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!strncmp(line, "locks:", 6)) {
+			in_locks = true;
+			continue;
+		}
+		if (line[0] != ' ') {
+			in_locks = false;
+			continue;
+		}
+		if (in_locks && n < max && sscanf(line, " %63s", names[n]) == 1)
+			n++;
+	}
+	spawn_result_release(&r);
+	return n;
+}
+
+/*
+ * Narrow the suite to the locks the series touches: a change only to lock
+ * implementation files (lockbench/locks/<file>.c other than the registry)
+ * runs those files' locks and pthread; a change to anything else under
+ * lockbench/ is shared code and runs the whole suite.
+ */
+static void choose_locks(struct job *j)
+{
+	char names[64][64], gd[1400];
+	char chosen[1024] = "pthread";
+	bool shared = false, any_lock = false, pthread_touched = false;
+	int nnames = known_locks(j, j->v[j->nv - 1].bin, names, 64);
+	struct spawn_result r;
+
+	/* the series' commits against the base, read from its git folder (not the tree) */
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
+	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
+	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
+		spawn_result_release(&r);
+		return;
+	}
+	for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
+		const char *path = r.out + off;
+		if (strncmp(path, "lockbench/", 10))
+			continue; /* docs, server, ...: no effect on lockbench */
+		size_t l = strlen(path);
+		if (strncmp(path, "lockbench/locks/", 16) || l < 3 || strcmp(path + l - 2, ".c") ||
+		    !strcmp(path, "lockbench/locks/registry.c")) {
+			shared = true;
+			continue;
+		}
+		char full[8192];
+		snprintf(full, sizeof(full), "%s/%s", j->series_tree, path);
+		FILE *f = fopen(full, "r");
+		bool found = false;
+		if (f) {
+			char line[1024];
+			while (fgets(line, sizeof(line), f)) {
+				for (int i = 0; i < nnames; i++) {
+					char quoted[4200];
+					snprintf(quoted, sizeof(quoted), "\"%s\"", names[i]);
+					if (!strstr(line, quoted))
+						continue;
+					if (!strcmp(names[i], "pthread")) {
+						pthread_touched = true;
+						continue;
+					}
+					found = true;
+					char with[4200];
+					snprintf(with, sizeof(with), ",%s,", names[i]);
+					char hay[5300];
+					snprintf(hay, sizeof(hay), ",%s,", chosen);
+					if (!strstr(hay, with) &&
+					    strlen(chosen) + strlen(names[i]) + 2 <
+					        sizeof(chosen)) {
+						strcat(chosen, ",");
+						strcat(chosen, names[i]);
+					}
+				}
+			}
+			fclose(f);
+		}
+		if (!found)
+			shared = true; /* a deleted or renamed lock file */
+		any_lock |= found;
+	}
+	spawn_result_release(&r);
+	if (!shared && any_lock)
+		snprintf(j->locks, sizeof(j->locks), "%s", chosen);
+	/* pthread, untouched, is measured beside the changed locks as a live A/A */
+	if (!shared && any_lock && !pthread_touched)
+		snprintf(j->controls, sizeof(j->controls), "pthread");
+	agent_log("info", j->id, "measuring %s%s",
+	          j->locks[0] ? j->locks : "the whole suite (shared code changed)",
+	          j->controls[0] ? " (pthread as the untouched control)" : "");
+}
+
+/*
+ * Kernel trees: base (cached by commit) and patched kernels.  Each output
+ * folder is a direct child of its tree, so kbuild's command lines use the
+ * relative srctree and the patched build, started from a copy of the base
+ * objects (--reuse), recompiles only what the series changed.
+ */
+static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
+{
+	char base_out[2048], built[1300], patched_out[1300], marker[2100], tmp[2100];
+	snprintf(base_out, sizeof(base_out), "%s/%s", j->ag->cfg.kernel_cache, j->base_rev);
+	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
+	if (!access(marker, R_OK)) {
+		agent_log("info", j->id, "kernel base %.12s built before: reusing it", j->base_rev);
+	} else {
+		snprintf(built, sizeof(built), "%s/locklab-out", j->base_tree);
+		if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
+		    add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
+		                 sizeof(j->base_gitdir)) ||
+		    kernel_build(j, j->base_tree, built, NULL, "base"))
+			return -1;
+		/* the base is the tree's own commit (trusted): keep it by commit */
+		snprintf(tmp, sizeof(tmp), "%s.tmp", base_out);
+		if (fs_remove_tree(tmp) || rename(built, tmp) || rename(tmp, base_out)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "cannot keep the base kernel build in %s", base_out);
+			return -1;
+		}
+	}
+	if (kernel_variant(j, base_out, "base"))
+		return -1;
+	if (json_is_object(git)) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
+		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
+			return -1;
+		j->npatches = 1;
+	} else {
+		j->npatches = write_mails(j, mails);
+		if (j->npatches <= 0) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+			return -1;
+		}
+		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
+			return -1;
+		for (int k = 1; k <= j->npatches; k++)
+			if (git_am(j, k))
+				return -1;
+	}
+	/*
+	 * A fresh checkout stamps every file with now, newer than the base's
+	 * objects, and make would rebuild the whole kernel: date the tree back,
+	 * then only the files the series changed are newer than the objects.
+	 */
+	if (date_tree_back(j))
+		agent_log("warn", j->id,
+		          "cannot date the patched tree back: a full rebuild follows");
+	snprintf(patched_out, sizeof(patched_out), "%s/locklab-out", j->series_tree);
+	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched") ||
+	    kernel_variant(j, patched_out, "patched"))
+		return -1;
+	j->locks[0] = 0;
+	j->controls[0] = 0;
+	return 0;
+}
+
+int job_prepare(struct job *j, json_t *desc)
+{
+	json_t *tree = json_object_get(desc, "tree"), *git = json_object_get(desc, "git");
+	const char *url = j->ag->cfg.native_tree, *branch = "HEAD";
+	json_t *mails = json_object_get(desc, "mails");
+	const char *kind = "native";
+	char log[4096];
+
+	if (json_is_object(tree)) {
+		json_unpack(tree, "{s?s, s?s, s?s}", "url", &url, "branch", &branch, "kind", &kind);
+		if (strcmp(kind, "native") && strcmp(kind, "kernel")) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "tree kind '%s' is not supported by this agent", kind);
+			return -1;
+		}
+		j->kernel = !strcmp(kind, "kernel");
+		if (j->kernel && access(j->ag->cfg.lockbench, X_OK)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "kernel job, but no lockbench at %s (--lockbench)",
+			         j->ag->cfg.lockbench);
+			return -1;
+		}
+	}
+	if (prepare_mirror(j, url))
+		return -1;
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	const char *base = branch;
+	if (json_is_object(git)) {
+		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
+		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
+		if (!gurl || !ref) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "git submission without url/ref");
+			return -1;
+		}
+		if (!url_ok(gurl, true)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git url '%.300s' is not an http, https, git or ssh URL",
+			         gurl);
+			return -1;
+		}
+		char why[512];
+		if (netpolicy_check_url(gurl, j->ag->cfg.fetch_allow, why, sizeof(why))) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git url '%.300s': %s", gurl, why);
+			return -1;
+		}
+		if (!ref_ok(j, ref)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git ref '%.300s' is not a ref name by git's rules "
+			         "(git check-ref-format) nor a full commit name",
+			         ref);
+			return -1;
+		}
+		char spec[1024];
+		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
+		/* a submitted URL only over the network protocols, never ext:: or file:// */
+		const char *argv[] = {"git",
+		                      "-C",
+		                      j->mirror,
+		                      "-c",
+		                      "protocol.allow=never",
+		                      "-c",
+		                      "protocol.https.allow=always",
+		                      "-c",
+		                      "protocol.http.allow=always",
+		                      "-c",
+		                      "protocol.git.allow=always",
+		                      "-c",
+		                      "protocol.ssh.allow=always",
+		                      "fetch",
+		                      "--quiet",
+		                      "--",
+		                      gurl,
+		                      spec,
+		                      NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
+			return -1;
+		}
+		if (gbase && *gbase)
+			base = gbase;
+	}
+	if (looks_like_option(base)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "refused: base '%.300s' looks like an option, not a revision", base);
+		return -1;
+	}
+	if (rev_parse(j, base, j->base_rev, sizeof(j->base_rev))) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "base '%.300s' is not a commit of %s (git rev-parse --verify)", base, url);
+		return -1;
+	}
+	snprintf(j->base_tree, sizeof(j->base_tree), "%s/base", j->dir);
+	snprintf(j->series_tree, sizeof(j->series_tree), "%s/series", j->dir);
+	if (j->kernel)
+		return prepare_kernel(j, git, mails);
+	if (base_from_cache(j))
+		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
+	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
+	                      sizeof(j->base_gitdir)) ||
+	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+		return -1;
+	else
+		base_to_cache(j);
+
+	if (json_is_object(git)) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
+		j->npatches = 1;
+		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
+		                 sizeof(j->series_gitdir)) ||
+		    build_tree(j, j->series_tree, "patched") ||
+		    keep_binary(j, j->series_tree, "patched"))
+			return -1;
+	} else {
+		j->npatches = write_mails(j, mails);
+		if (j->npatches <= 0) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+			return -1;
+		}
+		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
+			return -1;
+		/* every patch applied and (for short series) built: patch-1 ... patched */
+		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&
+		                j->npatches < MAX_VARIANTS - 1;
+		for (int k = 1; k <= j->npatches; k++) {
+			if (git_am(j, k))
+				return -1;
+			if (k < j->npatches && !prefixes)
+				continue;
+			char name[24];
+			if (k == j->npatches)
+				snprintf(name, sizeof(name), "patched");
+			else
+				snprintf(name, sizeof(name), "patch-%d", k);
+			if (build_tree(j, j->series_tree, name) ||
+			    keep_binary(j, j->series_tree, name))
+				return -1;
+		}
+	}
+	choose_locks(j);
+	return 0;
+}

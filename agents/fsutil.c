@@ -1,0 +1,129 @@
+/* fsutil.c - see fsutil.h. */
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *fs_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)len + 1);
+	if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
+		free(s);
+		s = NULL;
+	}
+	if (s)
+		s[len] = 0;
+	fclose(f);
+	return s;
+}
+
+int fs_mkdirs(const char *path)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D || flag == FTW_DNR)
+		return rmdir(path) && errno != ENOENT ? -1 : 0;
+	return unlink(path) && errno != ENOENT ? -1 : 0;
+}
+
+int fs_remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+int fs_copy_file(const char *from, const char *to)
+{
+	char tmp[4200], buf[65536];
+	int in = -1, out = -1, rc = -1;
+	ssize_t r;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", to) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0)
+		goto out;
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755);
+	if (out < 0)
+		goto out;
+	while ((r = read(in, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < r;) {
+			ssize_t w = write(out, buf + off, (size_t)(r - off));
+			if (w <= 0)
+				goto out;
+			off += w;
+		}
+	if (r < 0 || close(out)) {
+		out = -1;
+		goto out;
+	}
+	out = -1;
+	rc = rename(tmp, to);
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), bad = 0;
+	struct timespec ts[2];
+	if (dfd < 0)
+		return 1;
+	if (when) {
+		ts[0] = *when;
+		ts[1] = *when;
+	} else {
+		ts[0].tv_sec = ts[1].tv_sec = 0;
+		ts[0].tv_nsec = ts[1].tv_nsec = UTIME_NOW;
+	}
+	for (size_t off = 0; off < len;) {
+		const char *p = list + off;
+		size_t l = strnlen(p, len - off);
+		if (l && utimensat(dfd, p, ts, AT_SYMLINK_NOFOLLOW) && errno != ENOENT)
+			bad++;
+		off += l + 1;
+	}
+	close(dfd);
+	return bad;
+}

@@ -1,0 +1,38 @@
+/*
+ * fsutil.h - the agent's file operations in C (no rm, cp or mv processes):
+ * trees it removes may have been written by submitted code, so nothing here
+ * follows a symbolic link or crosses into another mount.
+ */
+#ifndef LOCKLAB_AGENT_FSUTIL_H
+#define LOCKLAB_AGENT_FSUTIL_H
+
+#include <stddef.h>
+#include <time.h>
+
+/* The whole file as a new string (caller frees), or NULL. */
+char *fs_read_file(const char *path);
+
+/* mkdir -p; 0 or -1 with errno. */
+int fs_mkdirs(const char *path);
+
+/*
+ * rm -rf without following symbolic links or leaving the file system of
+ * path; a missing path is success.  0 or -1 with errno.
+ */
+int fs_remove_tree(const char *path);
+
+/*
+ * Copy the regular file from to to (mode 0755), through to.tmp and a
+ * rename, so a reader never sees half a file.  0 or -1 with errno.
+ */
+int fs_copy_file(const char *from, const char *to);
+
+/*
+ * Set the modification and access time of each path in the NUL-separated
+ * list (as `git ls-files -z` prints it), relative to dir, without following
+ * a symbolic link at the end; when = NULL means now.  Returns how many could
+ * not be dated.
+ */
+int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when);
+
+#endif

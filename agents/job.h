@@ -1,0 +1,99 @@
+/*
+ * job.h - one job inside the agent, from claim to the last posted round,
+ * and the steps it goes through, one file each: workspace.c (mirrors,
+ * worktrees, git am), build.c (sandboxed builds, which locks to measure),
+ * run.c (rounds), post.c (results, spool, failure); agent.c strings them
+ * together.  Private to agents/.
+ *
+ * Every step returns 0, or -1 with j->fail_reason set to what a person
+ * should read (INFRA first when the machine, not the patch, is to blame).
+ */
+#ifndef LOCKLAB_AGENT_JOB_H
+#define LOCKLAB_AGENT_JOB_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent.h"
+#include "sandbox.h"
+#include "spawn.h"
+
+#define MAX_VARIANTS 8
+/* how a failure that is the machine's, not the patch's, starts its reason */
+#define INFRA "infrastructure failure, not a finding about the patch"
+
+struct variant {
+	char name[24];  /* base, patch-K, patched */
+	char bin[1400]; /* native: its lockbench; kernel: its bzImage */
+};
+
+struct job {
+	struct agent *ag;
+	long long id;
+	const char *suite;
+	char dir[1024];
+	char base_tree[1100];
+	char series_tree[1100];
+	char mirror[1100];
+	/*
+	 * The worktrees' own git folders, read when git made them: a build may
+	 * rewrite a tree's .git file, so git is never pointed at the tree alone.
+	 */
+	char base_gitdir[1300];
+	char series_gitdir[1300];
+	char base_rev[128];
+	char locks[1024]; /* --locks value, "" for the whole suite */
+	/* the lock run only as an untouched control ("controls" of each document), "" for none */
+	char controls[64];
+	struct variant v[MAX_VARIANTS];
+	int nv;
+	int npatches;
+	bool kernel;            /* tree kind kernel: variants are bzImages */
+	char trusted_dir[1100]; /* kernel: the checkout of the trusted lockbench */
+	/* lease */
+	int lease_s;
+	atomic_int lost; /* heartbeat said the job is no longer ours */
+	atomic_int done; /* stop the heartbeat thread */
+	pthread_t hb;
+	bool hb_started;
+	/* progress as the server last said it */
+	int more_rounds;
+	int next_round;
+	int confirm_from; /* 0, or the round from which a change found must be confirmed */
+	char fail_reason[8192];
+};
+
+/* workspace.c: git, with every submitted value checked first */
+int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
+            size_t max);
+int run_git(struct job *j, const char *log, const char *const argv[]);
+bool looks_like_option(const char *s);
+bool ref_ok(struct job *j, const char *ref);
+bool url_ok(const char *url, bool submitted);
+void fail_with_tail(struct job *j, const char *what, const char *log, int lines);
+int prepare_mirror(struct job *j, const char *url);
+int rev_parse(struct job *j, const char *rev, char *out, size_t outlen);
+int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len);
+/* the series' messages as the list sent them, one file each (patch-K.eml) */
+int write_mails(struct job *j, json_t *mails);
+int git_am(struct job *j, int k);
+int date_tree_back(struct job *j);
+void remove_worktrees(struct job *j);
+
+/* build.c: the sandboxed builds */
+void job_policy(struct job *j, struct sandbox_policy *p);
+struct spawn_limits job_limits(struct job *j, int cpu_s);
+int job_prepare(struct job *j, json_t *desc);
+
+/* run.c: the rounds */
+int run_variant(struct job *j, const struct variant *v, int round);
+
+/* post.c: talking to the server about the job */
+int post_result(struct job *j, const char *variant, int round, const char *doc);
+void post_fail(struct job *j);
+void post_release(struct job *j);
+
+#endif

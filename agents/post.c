@@ -1,0 +1,111 @@
+/*
+ * post.c - what the job tells the server: results (spooled when the server
+ * is away), progress from the replies, failure, hand-back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "job.h"
+#include "log.h"
+#include "sandbox.h"
+#include "spawn.h"
+#include "spool.h"
+
+static void update_progress(struct job *j, json_t *reply)
+{
+	json_int_t more = -1, next = -1;
+	json_t *from = json_object_get(reply, "confirm_from");
+
+	if (reply && !json_unpack(reply, "{s:I, s:I}", "more_rounds", &more, "next_round", &next)) {
+		j->more_rounds = (int)more;
+		j->next_round = (int)next;
+	}
+	if (json_is_integer(from) && json_integer_value(from) > 0 && !j->confirm_from) {
+		j->confirm_from = (int)json_integer_value(from);
+		agent_log("info", j->id,
+		          "rounds 0-%d found a change: rounds %d and later must confirm it",
+		          j->confirm_from - 1, j->confirm_from);
+	}
+}
+
+/* Post one document; on failure spool it and retry until delivered. */
+int post_result(struct job *j, const char *variant, int round, const char *doc)
+{
+	char key[128], path[128], err[1024];
+	snprintf(key, sizeof(key), "job%lld-%s-r%d", j->id, variant, round);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/results", j->id);
+	int delay = 1;
+	bool spooled = false;
+	for (;;) {
+		json_t *reply = NULL;
+		long st = api_post(&j->ag->api, path, doc, key, &reply, err, sizeof(err));
+		if (st >= 200 && st < 300) {
+			update_progress(j, reply);
+			json_decref(reply);
+			if (spooled) {
+				char f[4096];
+				snprintf(f, sizeof(f), "%s/%lld.%s.json", j->ag->spool_dir, j->id,
+				         key);
+				unlink(f);
+				agent_log("info", j->id, "spooled result %s delivered", key);
+			}
+			return 0;
+		}
+		json_decref(reply);
+		if (st >= 400 && st < 500 && st != 408 && st != 429) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "the server refused the %s round %d result: %s", variant, round,
+			         err);
+			if (st == 403 || st == 404 || st == 409)
+				atomic_store(&j->lost, 1);
+			return -1;
+		}
+		if (!spooled) {
+			agent_log("warn", j->id, "cannot post %s: %s", key, err);
+			spool_put(j->ag->spool_dir, j->id, key, doc);
+			spooled = true;
+		}
+		if (atomic_load(&j->ag->stop))
+			return -1; /* stays in the spool for the next start */
+		sleep((unsigned)delay);
+		delay = delay < 30 ? delay * 2 : 30;
+	}
+}
+
+void post_fail(struct job *j)
+{
+	char path[128], err[512];
+	json_t *body = json_pack("{s:s}", "reason", j->fail_reason);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_t *reply = NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/fail", j->id);
+	long st = api_post(&j->ag->api, path, text, NULL, &reply, err, sizeof(err));
+	if (st < 200 || st >= 300)
+		agent_log("error", j->id, "cannot report the failure: %s", err);
+	json_decref(reply);
+	free(text);
+	json_decref(body);
+}
+
+/* Give the job back to the queue (SIGTERM): another agent takes it over. */
+void post_release(struct job *j)
+{
+	char path[128], err[512];
+	json_t *reply = NULL;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/release", j->id);
+	long st = api_post(&j->ag->api, path, NULL, NULL, &reply, err, sizeof(err));
+	json_decref(reply);
+	if (st >= 200 && st < 300)
+		agent_log("info", j->id, "job handed back to the queue");
+	else
+		agent_log("warn", j->id, "cannot hand the job back (%s); its lease will expire",
+		          err);
+}

@@ -1,0 +1,296 @@
+/*
+ * run.c - the rounds: one variant of one round in the sandbox, a hung run
+ * turned into a lockup document with stacks, a failed one retried once when
+ * the machine is to blame.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "job.h"
+#include "log.h"
+#include "result.h"
+#include "sandbox.h"
+#include "spawn.h"
+
+struct stack_arg {
+	char path[4096];
+};
+
+static void capture_stacks(pid_t pid, void *arg)
+{
+	struct stack_arg *s = arg;
+	pid_t pids[256];
+	int n = spawn_descendants(pid, pids, 256);
+	FILE *f = fopen(s->path, "w");
+	if (!f)
+		return;
+	/* every process under the run: lockbench and the benchmark child, one gdb each */
+	for (int i = 0; i < n; i++) {
+		char pidstr[16], cmdline[512];
+		spawn_cmdline(pids[i], cmdline, sizeof(cmdline));
+		snprintf(pidstr, sizeof(pidstr), "%d", (int)pids[i]);
+		fprintf(f, "--- process %d: %s\n", (int)pids[i], cmdline);
+		fflush(f);
+		const char *argv[] = {
+		    "gdb", "-nx", "-batch", "-p", pidstr, "-ex", "thread apply all bt", NULL};
+		struct spawn_cmd c = {
+		    .argv = argv, .capture = true, .capture_max = 256 << 10, .wall_s = 30};
+		struct spawn_result r;
+		char err[256];
+		if (spawn_run(&c, &r, err, sizeof(err)) == 0 && r.out) {
+			for (char *line = r.out, *next; *line; line = next) {
+				next = strchr(line, '\n');
+				next = next ? next + 1 : line + strlen(line);
+				if (strncmp(line, "[New LWP", 8))
+					fwrite(line, 1, (size_t)(next - line), f);
+			}
+		} else {
+			fprintf(f, "(gdb: %s)\n", err);
+		}
+		spawn_result_release(&r);
+	}
+	fclose(f);
+}
+
+/* A document saying lockbench itself hung, with the stacks captured. */
+static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+{
+	struct lb_result r;
+	char msg[512];
+	result_init(&r);
+	result_fill_machine(&r);
+	r.suite = strdup(j->suite);
+	r.variant = strdup(variant);
+	r.round = round;
+	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
+	snprintf(msg, sizeof(msg),
+	         "lockbench did not finish within the agent's %d s deadline and was killed",
+	         j->ag->cfg.run_timeout_s);
+	run_set_lockup(run, "deadline", msg, stacks);
+	json_t *doc = result_to_json(&r);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	result_release(&r);
+	return text;
+}
+
+/* Whether the file at path holds text. */
+static bool log_says(const char *path, const char *text)
+{
+	char *all = fs_read_file(path);
+	bool yes = all && strstr(all, text);
+	free(all);
+	return yes;
+}
+
+/*
+ * Keep the accelerator a kernel run settled on (its machine.model says
+ * "QEMU KVM guest ..." or "QEMU TCG guest ...") for the agent's lifetime.
+ */
+static void note_accel(struct job *j, const char *doc)
+{
+	json_t *d = json_loads(doc, 0, NULL);
+	const char *model =
+	    json_string_value(json_object_get(json_object_get(d, "machine"), "model"));
+	const char *now = NULL;
+	if (model && !strncmp(model, "QEMU KVM guest", 14))
+		now = "kvm";
+	else if (model && !strncmp(model, "QEMU TCG guest", 14))
+		now = "tcg";
+	if (now && strcmp(now, j->ag->accel)) {
+		agent_log("info", j->id,
+		          "kernel runs use %s from now on (until the agent restarts)", now);
+		snprintf(j->ag->accel, sizeof(j->ag->accel), "%s", now);
+	}
+	json_decref(d);
+}
+
+/* Run one variant for one round and post it. */
+static int run_variant_once(struct job *j, const struct variant *v, int round, bool *retry)
+{
+	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400];
+	struct stack_arg sa;
+	/* the one folder the run may write: its document goes there */
+	snprintf(outdir, sizeof(outdir), "%s/out-%s-r%d", j->dir, v->name, round);
+	fs_remove_tree(outdir);
+	if (fs_mkdirs(outdir)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s", INFRA,
+		         outdir, strerror(errno));
+		return -1;
+	}
+	snprintf(out, sizeof(out), "%s/result.json", outdir);
+	snprintf(bindir, sizeof(bindir), "%s", v->bin);
+	*strrchr(bindir, '/') = 0;
+	snprintf(log, sizeof(log), "%s/run-%s-r%d.log", j->dir, v->name, round);
+	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
+	snprintf(rs, sizeof(rs), "%d", round);
+	const char *argv[24];
+	int k = 0;
+	if (j->kernel) {
+		/* boot the variant's kernel; any suite but smoke is the quick one */
+		argv[k++] = j->ag->cfg.lockbench;
+		argv[k++] = "kernel";
+		argv[k++] = "run";
+		argv[k++] = "--kernel";
+		argv[k++] = v->bin;
+		argv[k++] = "--suite";
+		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
+		argv[k++] = "--accel";
+		argv[k++] = j->ag->accel;
+	} else {
+		argv[k++] = v->bin;
+		argv[k++] = "run";
+		argv[k++] = "--suite";
+		argv[k++] = j->suite;
+	}
+	if (j->locks[0]) {
+		argv[k++] = "--locks";
+		argv[k++] = j->locks;
+	}
+	argv[k++] = "--variant";
+	argv[k++] = v->name;
+	argv[k++] = "--round";
+	argv[k++] = rs;
+	argv[k++] = "--json";
+	argv[k++] = out;
+	argv[k] = NULL;
+	/*
+	 * Native: the binary was built from the submission.  Kernel: the trusted
+	 * lockbench boots the submission's kernel in qemu, which is the guest's
+	 * sandbox; bubblewrap still hides the agent's folders, and qemu's large
+	 * mappings get no address-space limit.
+	 */
+	struct sandbox_policy sb;
+	job_policy(j, &sb);
+	sandbox_add(sb.writable, outdir);
+	sandbox_add(sb.readable, bindir);
+	sb.chdir = outdir;
+	sb.kvm = j->kernel;
+	struct spawn_cmd c = {.argv = argv,
+	                      .out_path = log,
+	                      .wall_s = j->ag->cfg.run_timeout_s,
+	                      .lim = job_limits(j, j->ag->cfg.run_timeout_s * 4),
+	                      .sandbox = &sb,
+	                      .on_deadline = capture_stacks,
+	                      .arg = &sa};
+	if (j->kernel)
+		c.lim.mem_mb = 0;
+	struct spawn_result r;
+	char err[512];
+	agent_log("info", j->id, "round %d: running %s", round, v->name);
+	*retry = false;
+	int src = spawn_run(&c, &r, err, sizeof(err));
+	spawn_result_release(&r);
+	if (src) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: cannot start lockbench in the sandbox: %s", INFRA, err);
+		return -1;
+	}
+	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
+		return -1;
+	char *doc = NULL;
+	if (r.timed_out) {
+		char *stacks = fs_read_file(sa.path);
+		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
+		free(stacks);
+		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
+	} else if (r.status == 128 + SIGXCPU || r.status == 128 + SIGXFSZ) {
+		/* the submission's code went past a limit of the sandbox: its own doing */
+		char msg[256];
+		snprintf(msg, sizeof(msg), "lockbench (%s, round %d) went past the sandbox's %s",
+		         v->name, round,
+		         r.status == 128 + SIGXCPU ? "CPU time limit" : "file size limit");
+		fail_with_tail(j, msg, log, 15);
+		return -1;
+	} else if (r.status >= 128) {
+		/* not the watchdog's kill: the OOM killer, an operator, a limit */
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+		         "%s: lockbench (%s, round %d) was killed by signal %d (%s)%s", INFRA,
+		         v->name, round, r.status - 128, strsignal(r.status - 128),
+		         r.status - 128 == SIGKILL ? "; the OOM killer? see dmesg" : "");
+		fail_with_tail(j, msg, log, 15);
+		*retry = true;
+		return -1;
+	} else if (j->kernel && r.status == 1) {
+		/* a boot that qemu could not run (it says why), or a guest with no result */
+		fail_with_tail(j,
+		               "lockbench kernel run failed: qemu or the guest gave no result "
+		               "(infrastructure, not a finding about the patch)",
+		               log, 15);
+		*retry = true;
+		return -1;
+	} else if (r.status == 1 && log_says(log, "a failure of the machine, not a lockup")) {
+		/* a point killed from outside (lockbench's runner says so): a partial round */
+		fail_with_tail(j, INFRA ": a benchmark point was killed from outside", log, 15);
+		*retry = true;
+		return -1;
+	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
+		doc = fs_read_file(
+		    out); /* 3: lockups inside, still a result; 1: some points failed */
+		if (doc && j->kernel)
+			note_accel(j, doc);
+		if (doc && j->kernel) {
+			/* `kernel run` names its suite kernel-S; the round belongs to the job's */
+			json_t *d = json_loads(doc, 0, NULL);
+			free(doc);
+			doc = NULL;
+			if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
+				doc = json_dumps(d, JSON_COMPACT);
+			json_decref(d);
+		} else if (doc) {
+			/*
+			 * Which lock is a control is the agent's word, not the measured
+			 * (untrusted) binary's: set or remove "controls".
+			 */
+			json_t *d = json_loads(doc, 0, NULL);
+			char *t = NULL;
+
+			if (d && j->controls[0])
+				json_object_set_new(d, "controls", json_pack("[s]", j->controls));
+			else if (d)
+				json_object_del(d, "controls");
+			if (d)
+				t = json_dumps(d, JSON_COMPACT);
+			if (t) {
+				free(doc);
+				doc = t;
+			} /* else posted as it is: the server says what is wrong with it */
+			json_decref(d);
+		}
+	}
+	if (!doc) {
+		fail_with_tail(j, "lockbench failed", log, 15);
+		return -1;
+	}
+	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
+	          r.wall_s, r.status);
+	int rc = post_result(j, v->name, round, doc);
+	free(doc);
+	return rc;
+}
+
+/*
+ * Run one variant for one round and post it.  A run that failed for the
+ * machine's reasons (killed, qemu failing) is tried once more before the
+ * job fails with the reason; nothing of it is posted as a finding.
+ */
+int run_variant(struct job *j, const struct variant *v, int round)
+{
+	bool retry = false;
+	int rc = run_variant_once(j, v, round, &retry);
+	if (rc && retry && !atomic_load(&j->lost) && !atomic_load(&j->ag->stop)) {
+		agent_log("warn", j->id, "round %d: %s failed (%s); trying once more", round,
+		          v->name, j->fail_reason);
+		rc = run_variant_once(j, v, round, &retry);
+	}
+	return rc;
+}

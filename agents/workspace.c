@@ -1,0 +1,313 @@
+/*
+ * workspace.c - a job's git side: the mirror per tree, the worktrees, the
+ * series applied with git am.  git is trusted and runs outside the sandbox,
+ * but everything it is given from a submission is checked first (job.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "fsutil.h"
+#include "job.h"
+#include "log.h"
+#include "sandbox.h"
+#include "spawn.h"
+
+/* What every git the agent runs is told: no prompts, no system config. */
+static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", NULL};
+
+/*
+ * Run git (trusted, outside the sandbox) with output appended to log, or
+ * captured into out (up to max bytes) when out is set; 0 on exit status 0.
+ */
+int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
+            size_t max)
+{
+	struct spawn_cmd c = {.argv = argv,
+	                      .env = git_env,
+	                      .out_path = log,
+	                      .capture = out != NULL,
+	                      .capture_max = max,
+	                      .wall_s = 600};
+	struct spawn_result r;
+	char err[256];
+	int rc = spawn_run(&c, out ? out : &r, err, sizeof(err));
+	const struct spawn_result *res = out ? out : &r;
+	if (rc)
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git: %s", INFRA, err);
+	else
+		rc = res->status == 0 && !res->timed_out ? 0 : -1;
+	if (!out)
+		spawn_result_release(&r);
+	return rc;
+}
+
+int run_git(struct job *j, const char *log, const char *const argv[])
+{
+	return git_run(j, log, argv, NULL, 0);
+}
+
+/*
+ * A revision, ref or URL from a submission or a tree record is data: one
+ * that looks like an option is refused by name, before git sees it.
+ */
+bool looks_like_option(const char *s)
+{
+	return !s[0] || s[0] == '-';
+}
+
+/* A ref to fetch: a full object name, or a name `git check-ref-format` takes. */
+bool ref_ok(struct job *j, const char *ref)
+{
+	size_t n = strspn(ref, "0123456789abcdef");
+	if (looks_like_option(ref))
+		return false;
+	if ((n == 40 || n == 64) && !ref[n])
+		return true;
+	const char *argv[] = {"git", "check-ref-format", "--allow-onelevel", ref, NULL};
+	return run_git(j, "/dev/null", argv) == 0;
+}
+
+/* A URL the agent hands to git: no option; submitted ones with a network scheme. */
+bool url_ok(const char *url, bool submitted)
+{
+	if (looks_like_option(url) || strpbrk(url, "\n\r"))
+		return false;
+	if (!submitted)
+		return true; /* an admin's tree record: a local path is fine */
+	return !strncasecmp(url, "https://", 8) || !strncasecmp(url, "http://", 7) ||
+	       !strncasecmp(url, "git://", 6) || !strncasecmp(url, "ssh://", 6);
+}
+
+/*
+ * The job's reason: what failed and the log's last lines.  A log that ran out
+ * of disk says so first: that is the build machine's failure, not a patch
+ * that does not build.
+ */
+void fail_with_tail(struct job *j, const char *what, const char *log, int lines)
+{
+	char *tail = sandbox_tail(log, lines);
+	if (strstr(tail, "No space left on device") || strstr(tail, "Disk quota exceeded"))
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: the agent's disk is full (%s):\n%s", INFRA, what, tail);
+	else
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s:\n%s", what, tail);
+	free(tail);
+}
+
+/* A cached bare mirror per tree URL, fetched before each job. */
+int prepare_mirror(struct job *j, const char *url)
+{
+	char log[4096], name[256];
+	unsigned long h = 5381;
+	for (const char *p = url; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	snprintf(name, sizeof(name), "%lx.git", h);
+	snprintf(j->mirror, sizeof(j->mirror), "%s/%s", j->ag->mirrors_dir, name);
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	if (!url_ok(url, false)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "the tree's URL '%.200s' looks like an option, not a URL", url);
+		return -1;
+	}
+	struct stat st;
+	if (stat(j->mirror, &st)) {
+		const char *argv[] = {"git", "clone", "--quiet", "--mirror",
+		                      "--",  url,     j->mirror, NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot clone the tree", log, 10);
+			return -1;
+		}
+	} else {
+		const char *argv[] = {"git",     "-C",      j->mirror, "fetch",
+		                      "--quiet", "--prune", "origin",  "+refs/heads/*:refs/heads/*",
+		                      NULL};
+		if (run_git(j, log, argv)) {
+			fail_with_tail(j, "cannot fetch the tree", log, 10);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The commit rev names in the mirror, by git's own rules (--verify, --end-of-options). */
+int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
+{
+	char spec[1100];
+	struct spawn_result r;
+	if (looks_like_option(rev) || strlen(rev) > 1000)
+		return -1;
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	const char *argv[] = {"git",     "-C",       j->mirror,          "rev-parse",
+	                      "--quiet", "--verify", "--end-of-options", spec,
+	                      NULL};
+	int rc = git_run(j, "/dev/null", argv, &r, 256);
+	if (!rc && r.out) {
+		r.out[strcspn(r.out, "\n")] = 0;
+		if (strlen(r.out) >= 40 && strlen(r.out) < outlen)
+			memcpy(out, r.out, strlen(r.out) + 1);
+		else
+			rc = -1;
+	}
+	spawn_result_release(&r);
+	return rc ? -1 : 0;
+}
+
+/*
+ * A worktree of the mirror at path, detached at rev (a commit name the agent
+ * resolved or its own ref); its git folder is kept in gitdir, read from the
+ * .git file git just wrote, before anything untrusted ran in the tree.
+ */
+int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len)
+{
+	char log[4096], dotgit[1200];
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	const char *argv[] = {"git",      "-C", j->mirror, "worktree", "add", "--quiet",
+	                      "--detach", "--", path,      rev,        NULL};
+	if (run_git(j, log, argv)) {
+		fail_with_tail(j, "cannot make a worktree", log, 10);
+		return -1;
+	}
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", path);
+	char *text = fs_read_file(dotgit);
+	if (!text || strncmp(text, "gitdir: ", 8) || strlen(text + 8) >= gitdir_len) {
+		free(text);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git made no worktree in %s",
+		         INFRA, path);
+		return -1;
+	}
+	text[strcspn(text, "\n")] = 0;
+	snprintf(gitdir, gitdir_len, "%s", text + 8);
+	free(text);
+	return 0;
+}
+
+/* "--git-dir=..." and "--work-tree=..." for git in a worktree, in a and b. */
+static void worktree_args(const char *gitdir, const char *tree, char *a, size_t alen, char *b,
+                          size_t blen)
+{
+	snprintf(a, alen, "--git-dir=%s", gitdir);
+	snprintf(b, blen, "--work-tree=%s", tree);
+}
+
+/* Where patch k's message is kept in the job's folder. */
+static void mail_path(const struct job *j, int k, char *out, size_t n)
+{
+	snprintf(out, n, "%s/patch-%d.eml", j->dir, k);
+}
+
+/*
+ * Write the server's "mails" (each patch's message as the list sent it,
+ * base64) one per file, for git am.  Returns how many, or -1.
+ */
+int write_mails(struct job *j, json_t *mails)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(mails))
+		return 0;
+	json_array_foreach(mails, i, v)
+	{
+		char path[4096];
+		gsize len = 0;
+		guchar *raw;
+		FILE *f;
+		int bad;
+
+		if (!json_is_string(v))
+			return -1;
+		raw = g_base64_decode(json_string_value(v), &len);
+		mail_path(j, (int)i + 1, path, sizeof(path));
+		f = fopen(path, "w");
+		bad = !f || fwrite(raw, 1, len, f) != len;
+		if (f && fclose(f))
+			bad = 1;
+		g_free(raw);
+		if (bad)
+			return -1;
+	}
+	return (int)json_array_size(mails);
+}
+
+int git_am(struct job *j, int k)
+{
+	char log[4096], gd[1400], wt[1200], file[4096];
+	snprintf(log, sizeof(log), "%s/am.log", j->dir);
+	mail_path(j, k, file, sizeof(file));
+	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *argv[] = {"git",
+	                      "-C",
+	                      j->series_tree,
+	                      gd,
+	                      wt,
+	                      "-c",
+	                      "user.name=locklab-agent",
+	                      "-c",
+	                      "user.email=agent@locklab.invalid",
+	                      "am",
+	                      "-3",
+	                      "--quiet",
+	                      "--patch-format=mbox",
+	                      "--",
+	                      file,
+	                      NULL};
+	if (run_git(j, log, argv)) {
+		char msg[128];
+		const char *abort_argv[] = {"git", "-C", j->series_tree, gd,
+		                            wt,    "am", "--abort",      NULL};
+		snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k,
+		         j->npatches);
+		fail_with_tail(j, msg, log, 15);
+		run_git(j, "/dev/null", abort_argv);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every tracked file of the series tree dated 2000-01-01, then the files
+ * the series changed dated now; 0 or -1.
+ */
+int date_tree_back(struct job *j)
+{
+	const struct timespec y2k = {946684800, 0};
+	char gd[1400], wt[1200];
+	struct spawn_result files = {0}, changed = {0};
+	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *ls[] = {"git", "-C", j->series_tree, gd, wt, "ls-files", "-z", NULL};
+	const char *diff[] = {"git", "-C",          j->series_tree, gd,     wt,   "diff",
+	                      "-z",  "--name-only", j->base_rev,    "HEAD", "--", NULL};
+	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) ||
+	                 git_run(j, "/dev/null", diff, &changed, 64 << 20) || files.out_truncated
+	             ? -1
+	             : 0;
+	if (!rc && (fs_date_paths(j->series_tree, files.out, files.out_len, &y2k) ||
+	            fs_date_paths(j->series_tree, changed.out, changed.out_len, NULL)))
+		rc = -1;
+	spawn_result_release(&files);
+	spawn_result_release(&changed);
+	return rc;
+}
+
+/*
+ * The job's worktrees go (removed in C: submitted code may have left
+ * symbolic links in them), then git forgets them; the logs stay.
+ */
+void remove_worktrees(struct job *j)
+{
+	if (!j->mirror[0])
+		return;
+	if (fs_remove_tree(j->base_tree) || fs_remove_tree(j->series_tree))
+		agent_log("warn", j->id, "cannot remove the job's worktrees: %s", strerror(errno));
+	const char *argv[] = {"git", "-C", j->mirror, "worktree", "prune", NULL};
+	run_git(j, "/dev/null", argv); /* leftovers are pruned at the next job */
+}
