@@ -218,19 +218,62 @@ static int objtool_as_base(const char *tree, const char *out, const char *base, 
 	return 0;
 }
 
+/*
+ * The debug variant's fragment: the measuring fragment with
+ * locklab-debug.config appended, written as OUT/locklab-fragment.config
+ * (merge_config.sh takes one file; the copy kept beside .config then says
+ * when either changed).  out_path receives its path.  Returns 0 or -1.
+ */
+static int debug_fragment(const char *base, const char *out, char *out_path, size_t len)
+{
+	char dbg[PATH_MAX], path[PATH_MAX + 32];
+	struct strutil_buf b = STRUTIL_BUF_INIT;
+	int rc = -1;
+
+	if (find_shipped("locklab-debug.config", dbg, sizeof(dbg))) {
+		fprintf(stderr, "%s: cannot find lockbench/kernel/locklab-debug.config\n", prog);
+		goto out;
+	}
+	if (strutil_read_file(base, &b) || strutil_read_file(dbg, &b)) {
+		fprintf(stderr, "%s: cannot read %s or %s: %s\n", prog, base, dbg, strerror(errno));
+		goto out;
+	}
+	lb_pathf(path, sizeof(path), "%s/locklab-fragment.config", out);
+	FILE *f = fopen(path, "w");
+	bool written = f && fwrite(b.buf, 1, b.len, f) == b.len;
+	if (f && fclose(f))
+		written = false;
+	if (!written) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+		goto out;
+	}
+	lb_pathf(out_path, len, "%s", path);
+	rc = 0;
+out:
+	strutil_buf_release(&b);
+	return rc;
+}
+
 struct build_args {
 	const char *tree, *config, *out, *reuse, *json, *variant;
 	int jobs, round;
+	bool debug; /* the debug variant: locklab-debug.config on top, its own OUT */
 };
 
 int kbuild_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"tree", required_argument, NULL, 't'},    {"config", required_argument, NULL, 'c'},
-	    {"out", required_argument, NULL, 'o'},     {"reuse", required_argument, NULL, 'r'},
-	    {"jobs", required_argument, NULL, 'j'},    {"json", required_argument, NULL, 'J'},
-	    {"variant", required_argument, NULL, 'V'}, {"round", required_argument, NULL, 'R'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	    {"tree", required_argument, NULL, 't'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"reuse", required_argument, NULL, 'r'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"json", required_argument, NULL, 'J'},
+	    {"variant", required_argument, NULL, 'V'},
+	    {"round", required_argument, NULL, 'R'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct build_args a = {.variant = "base", .jobs = lb_online_cpus()};
 	char fragment[PATH_MAX], out[PATH_MAX], tree[PATH_MAX], log[PATH_MAX + 32],
@@ -246,6 +289,9 @@ int kbuild_main(int argc, char **argv)
 		switch (c) {
 		case 't':
 			a.tree = optarg;
+			break;
+		case 'd':
+			a.debug = true;
 			break;
 		case 'c':
 			a.config = optarg;
@@ -318,7 +364,8 @@ int kbuild_main(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		lb_pathf(out, sizeof(out), "%s/locklab-out", tree);
+		lb_pathf(out, sizeof(out), "%s/%s", tree,
+		         a.debug ? "locklab-debug-out" : "locklab-out");
 		if (mkdir(out, 0755) && errno != EEXIST) {
 			fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
 			goto out;
@@ -333,6 +380,8 @@ int kbuild_main(int argc, char **argv)
 	}
 	lb_pathf(log, sizeof(log), "%s/locklab-build.log", out);
 	unlink(log);
+	if (a.debug && debug_fragment(fragment, out, fragment, sizeof(fragment)))
+		goto out;
 	lb_pathf(path, sizeof(path), "%s/.config", out);
 	if (a.reuse && !lb_is_file(path)) {
 		char src[PATH_MAX + 8];
@@ -381,8 +430,8 @@ int kbuild_main(int argc, char **argv)
 		goto out;
 	}
 	FILE *tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
-	fprintf(tbl, "kernel %s built in %.1f s%s: %s\n", a.variant, secs,
-	        reused ? " (incremental, from --reuse)" : "", image);
+	fprintf(tbl, "kernel %s%s built in %.1f s%s: %s\n", a.variant, a.debug ? " (debug)" : "",
+	        secs, reused ? " (incremental, from --reuse)" : "", image);
 	if (a.json) {
 		result_fill_machine(&res);
 		res.suite = strutil_xstrdup("kernel");
@@ -390,6 +439,8 @@ int kbuild_main(int argc, char **argv)
 		res.round = a.round;
 		struct lb_run *run = result_add_run(&res, "kernbench", "kernel");
 		run_set_param_num(run, "jobs", a.jobs);
+		if (a.debug)
+			run_set_param_str(run, "config", "debug");
 		struct lb_metric *m = run_add_metric(run, "build_s", "s", false, secs);
 		metric_add_sample(m, secs);
 		if (result_write_file(&res, a.json, err, sizeof(err))) {

@@ -155,6 +155,23 @@ static int save_console(const char *dir, const char *name, const struct strutil_
 	return fclose(f);
 }
 
+/*
+ * Record the boot's splats (console.c) in res, one per key, and say each in
+ * the table with the kernel's first line.  Returns how many.
+ */
+static size_t note_splats(struct lb_result *res, char **lines, size_t n, const char *boot,
+                          FILE *tbl)
+{
+	struct console_splats s = {0};
+	size_t found = console_find_splats(lines, n, &s);
+	for (size_t i = 0; i < s.n; i++) {
+		result_add_splat(res, s.v[i].key, s.v[i].message, s.v[i].lines, boot);
+		fprintf(tbl, "  SPLAT %s: %s\n", s.v[i].key, s.v[i].message);
+	}
+	console_splats_release(&s);
+	return found;
+}
+
 static void print_run_line(FILE *tbl, const struct lb_run *run)
 {
 	char *key = run_params_key(run);
@@ -231,6 +248,7 @@ static int cmd_run(int argc, char **argv)
 	char err[1024], guest_dir[PATH_MAX], initrd[PATH_MAX], tmpdir[PATH_MAX] = "";
 	long long v;
 	int c, rc = 1, lockups = 0, failures = 0, nboots = 0;
+	size_t splats = 0;
 	bool qemu_down = false;
 	double t_all = boot_now_s();
 
@@ -498,6 +516,7 @@ static int cmd_run(int argc, char **argv)
 			fprintf(tbl, "boot %d/%d %s: %.1f s (%s)\n", nboots, nplanned, label,
 			        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg");
 			print_run_line(tbl, run);
+			splats += note_splats(&res, lines, n, label, tbl);
 			fflush(tbl);
 			strutil_buf_release(&stacks);
 			free(lines);
@@ -567,6 +586,7 @@ static int cmd_run(int argc, char **argv)
 		        accel == ACCEL_KVM ? "kvm" : "tcg");
 		for (size_t r = before; r < res.nruns; r++)
 			print_run_line(tbl, &res.runs[r]);
+		splats += note_splats(&res, lines, n, "lockbench", tbl);
 		fflush(tbl);
 		free(lines);
 	}
@@ -578,8 +598,8 @@ write:
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;
 	}
-	fprintf(tbl, "%d boots, %zu runs, %d locked up, %d failed, %.1f s\n", nboots, res.nruns,
-	        lockups, failures, boot_now_s() - t_all);
+	fprintf(tbl, "%d boots, %zu runs, %d locked up, %zu splats, %d failed, %.1f s\n", nboots,
+	        res.nruns, lockups, splats, failures, boot_now_s() - t_all);
 	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
 out:
 	if (tmpdir[0]) {
