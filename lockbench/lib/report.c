@@ -354,6 +354,17 @@ char *report_lockup_sentences(const struct comparison *c)
 	return strutil_buf_detach(&sb);
 }
 
+/* Up to max lines of text, indented, stopping at stop (when not NULL). */
+static void put_lines(FILE *out, const char *l, int max, const char *stop)
+{
+	for (int k = 0; *l && k < max && l != stop; k++) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		fprintf(out, "  %.*s\n", (int)len, l);
+		l = nl ? nl + 1 : l + len;
+	}
+}
+
 /*
  * The fail:runs block of the splat keys, base against patched, then the
  * first lines of each report new in patched (up to its call trace).
@@ -380,11 +391,11 @@ static void put_splats(FILE *out, const struct comparison *c)
 			continue;
 		fprintf(out, "\n%s\n", sp->message);
 		const char *l = sp->lines ? sp->lines : "";
-		for (int k = 0; *l && k < 40; k++) {
-			const char *nl = strchr(l, '\n');
-			size_t len = nl ? (size_t)(nl - l) : strlen(l);
-			fprintf(out, "  %.*s\n", (int)len, l);
-			l = nl ? nl + 1 : l + len;
+		const char *trace = strstr(l, "Call Trace:");
+		put_lines(out, l, 12, trace);
+		if (trace) {
+			fputs("  ...\n", out);
+			put_lines(out, trace, 30, NULL);
 		}
 	}
 }

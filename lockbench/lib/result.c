@@ -266,6 +266,15 @@ void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n)
 	m->nper_thread = n;
 }
 
+void run_clear_metrics(struct lb_run *run)
+{
+	for (size_t i = 0; i < run->nmetrics; i++)
+		metric_release(&run->metrics[i]);
+	free(run->metrics);
+	run->metrics = NULL;
+	run->nmetrics = 0;
+}
+
 void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks)
 {
 	struct lb_lockup *l = strutil_xcalloc(1, sizeof(*l));

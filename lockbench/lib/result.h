@@ -125,6 +125,8 @@ struct lb_metric *run_add_metric(struct lb_run *run, const char *name, const cha
 void metric_add_sample(struct lb_metric *m, double value);
 void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n);
 void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks);
+/* Drop every metric of the run (a debug kernel's figures are not to be compared). */
+void run_clear_metrics(struct lb_run *run);
 
 /* Lookups; borrowed pointers or NULL. */
 const struct lb_param *run_param(const struct lb_run *run, const char *name);

@@ -94,6 +94,9 @@ void kernel_print_help(FILE *f)
 	    "  --out DIR            output folder, make O=DIR [TREE/locklab-out]\n"
 	    "  --reuse DIR          start an empty --out from this earlier build's objects\n"
 	    "  --jobs N             make -jN [online CPUs]\n"
+	    "  --debug              add lockbench/kernel/locklab-debug.config (lockdep, "
+	    "DEBUG_MUTEXES,\n"
+	    "                       DEBUG_ATOMIC_SLEEP) into OUT TREE/locklab-debug-out\n"
 	    "  --variant V, --round N, --json FILE|-   the kernbench build_s result\n"
 	    "\n"
 	    "run options:\n"
@@ -107,6 +110,9 @@ void kernel_print_help(FILE *f)
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
+	    "  --debug              the kernel is a `build --debug` one: record lockups and "
+	    "splats, "
+	    "not figures\n"
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second [3]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
@@ -130,6 +136,7 @@ struct run_args {
 	int ntypes;
 	int round, timeout_s, torture_s, hung_s, cpus;
 	bool no_torture, no_lockbench;
+	bool debug; /* a debug kernel: lockups and splats only, no figures */
 };
 
 static bool valid_torture_type(const char *t)
@@ -198,6 +205,7 @@ static int cmd_run(int argc, char **argv)
 		O_LOCKS,
 		O_NO_TORTURE,
 		O_NO_LB,
+		O_DEBUG,
 		O_TIMEOUT,
 		O_HUNG,
 		O_ACCEL,
@@ -221,6 +229,7 @@ static int cmd_run(int argc, char **argv)
 	    {"locks", required_argument, NULL, O_LOCKS},
 	    {"no-torture", no_argument, NULL, O_NO_TORTURE},
 	    {"no-lockbench", no_argument, NULL, O_NO_LB},
+	    {"debug", no_argument, NULL, O_DEBUG},
 	    {"timeout-s", required_argument, NULL, O_TIMEOUT},
 	    {"hung-task-s", required_argument, NULL, O_HUNG},
 	    {"accel", required_argument, NULL, O_ACCEL},
@@ -305,6 +314,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_NO_LB:
 			a.no_lockbench = true;
+			break;
+		case O_DEBUG:
+			a.debug = true;
 			break;
 		case O_CPUS:
 			if (lb_parse_int(optarg, 1, 64, &v, "--cpus", err, sizeof(err))) {
@@ -445,7 +457,8 @@ static int cmd_run(int argc, char **argv)
 	lb_pathf(b.guest_out, sizeof(b.guest_out), "%s/ttyS1.out", tmpdir);
 	lb_pathf(b.qemu_log, sizeof(b.qemu_log), "%s/qemu.err", tmpdir);
 	result_fill_machine(&res);
-	res.suite = strutil_xstrdup(quick ? "kernel-quick" : "kernel-smoke");
+	res.suite = strutil_xstrdup(a.debug ? (quick ? "kernel-debug-quick" : "kernel-debug-smoke")
+	                                    : (quick ? "kernel-quick" : "kernel-smoke"));
 	res.variant = strutil_xstrdup(a.variant);
 	res.round = a.round;
 	copy_runs(&res, &build);
@@ -591,6 +604,19 @@ static int cmd_run(int argc, char **argv)
 		free(lines);
 	}
 write:
+	/*
+	 * a debug kernel (lockdep, DEBUG_MUTEXES, might_sleep) runs for
+	 * correctness only: its figures were checked above, not recorded
+	 */
+	for (size_t r = 0; a.debug && r < res.nruns; r++)
+		run_clear_metrics(&res.runs[r]);
+	if (accel == ACCEL_TCG)
+		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
+		      "locktorture failures are real; compare figures only within this run\n",
+		      tbl);
+	if (a.debug)
+		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
+		      tbl);
 	if (qemu_down)
 		fprintf(tbl, "qemu failed twice: %d planned boots not run\n",
 		        nplanned - nboots - failures);
