@@ -101,8 +101,11 @@ void kernel_print_help(FILE *f)
 	    "\n"
 	    "run options:\n"
 	    "  --kernel FILE        the bzImage to boot\n"
-	    "  --suite S            smoke (2 writers, 6 s per torture boot) or quick "
-	    "(1,2,4 writers, 8 s) [smoke]\n"
+	    "  --suite S            smoke (2 writers, 6 s per torture boot), quick "
+	    "(1,2,4 writers, 8 s)\n"
+	    "                       or seeds (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
+	    "and\n"
+	    "                       aim7-mix over the seeds' user bands) [smoke]\n"
 	    "  --writers 1,2,4      locktorture writer threads [per suite]\n"
 	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
 	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
@@ -258,6 +261,7 @@ static int cmd_run(int argc, char **argv)
 	long long v;
 	int c, rc = 1, lockups = 0, failures = 0, nboots = 0;
 	size_t splats = 0;
+	bool workloads_given = false;
 	bool qemu_down = false;
 	double t_all = boot_now_s();
 
@@ -271,8 +275,9 @@ static int cmd_run(int argc, char **argv)
 			a.kernel = optarg;
 			break;
 		case O_SUITE:
-			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick")) {
-				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick)",
+			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick") &&
+			    strcmp(optarg, "seeds")) {
+				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, seeds)",
 				                  optarg);
 				goto out;
 			}
@@ -305,6 +310,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_WORKLOADS:
 			a.workloads = optarg;
+			workloads_given = true;
 			break;
 		case O_LOCKS:
 			a.locks = optarg;
@@ -401,6 +407,9 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	bool quick = !strcmp(a.suite, "quick");
+	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
+	if (!strcmp(a.suite, "seeds") && !workloads_given)
+		a.workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
 	if (!a.nwriters) {
 		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4};
 		a.nwriters = quick ? 3 : 1;
@@ -457,8 +466,9 @@ static int cmd_run(int argc, char **argv)
 	lb_pathf(b.guest_out, sizeof(b.guest_out), "%s/ttyS1.out", tmpdir);
 	lb_pathf(b.qemu_log, sizeof(b.qemu_log), "%s/qemu.err", tmpdir);
 	result_fill_machine(&res);
-	res.suite = strutil_xstrdup(a.debug ? (quick ? "kernel-debug-quick" : "kernel-debug-smoke")
-	                                    : (quick ? "kernel-quick" : "kernel-smoke"));
+	char suite_name[64];
+	lb_pathf(suite_name, sizeof(suite_name), "kernel-%s%s", a.debug ? "debug-" : "", a.suite);
+	res.suite = strutil_xstrdup(suite_name);
 	res.variant = strutil_xstrdup(a.variant);
 	res.round = a.round;
 	copy_runs(&res, &build);
