@@ -14,7 +14,7 @@ out=$("$LB" kernel run --kernel "$T/nope" 2>&1); is $? 1 "a missing kernel image
 like "$out" "no kernel image at" "with the reason"
 echo "not a kernel" >"$T/junk"
 out=$("$LB" kernel run --kernel "$T/junk" --accel tcg --no-lockbench --types spin_lock 2>&1); is $? 1 "an image qemu cannot boot is a failure, not a lockup"
-like "$out" "qemu-system-x86_64 failed \(exit [0-9]+\): " "with qemu's own message"
+like "$out" "qemu-system-x86_64 \(-accel tcg\) exited with status [0-9]+: qemu: " "with qemu's own message"
 out=$("$LB" kernel run --kernel "$T/nope" --types mutex_lock,frob_lock 2>&1); is $? 2 "an unknown locktorture type is a usage error"
 out=$("$LB" kernel run --kernel "$T/nope" --writers 0 2>&1); is $? 2 "zero writers is a usage error"
 out=$("$LB" --help); like "$out" "kernel build\|run" "lockbench --help lists the kernel command"
