@@ -36,7 +36,7 @@ copy_tree() {
   [[ ! -e "$dest" ]] || die "$dest already exists"
   mkdir -p "$dest" || die "cannot create $dest"
   for e in "$tree"/* "$tree"/.[!.]*; do
-    case ${e##*/} in .git | locklab-out | .locklab-ready | .locklab-lock) continue ;; esac
+    case ${e##*/} in .git | locklab-out | locklab-debug-out | .locklab-ready | .locklab-lock) continue ;; esac
     [[ -e "$e" ]] || continue
     # another file system: a plain copy, which keeps the times too
     cp -al "$e" "$dest/" 2>/dev/null || cp -a "$e" "$dest/" || die "cannot copy $e into $dest"

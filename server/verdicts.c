@@ -265,6 +265,8 @@ static enum verdict verdict_parse(const char *s)
 		return VERDICT_INCONCLUSIVE;
 	if (!strcmp(s, "lockup"))
 		return VERDICT_LOCKUP;
+	if (!strcmp(s, "splat"))
+		return VERDICT_SPLAT;
 	return VERDICT_NO_CHANGE;
 }
 

@@ -63,6 +63,8 @@ const char *verdict_name(enum verdict v)
 		return "inconclusive";
 	case VERDICT_LOCKUP:
 		return "lockup";
+	case VERDICT_SPLAT:
+		return "splat";
 	}
 	return "unknown";
 }
@@ -90,11 +92,60 @@ void comparison_release(struct comparison *c)
 	for (size_t i = 0; i < c->nrows; i++)
 		row_release(&c->rows[i]);
 	free(c->rows);
+	for (size_t i = 0; i < c->nsplats; i++) {
+		free(c->splats[i].key);
+		free(c->splats[i].message);
+		free(c->splats[i].lines);
+		free(c->splats[i].boot);
+	}
+	free(c->splats);
 	free(c->suite);
 	free(c->machine.hostname);
 	free(c->machine.model);
 	free(c->machine.kernel);
 	comparison_init(c);
+}
+
+/* Count, per key, the documents of one side that have it. */
+static void gather_splats(struct comparison *c, const struct lb_result *docs, size_t n,
+                          bool patched)
+{
+	for (size_t d = 0; d < n; d++) {
+		for (size_t k = 0; k < docs[d].nsplats; k++) {
+			const struct lb_splat *sp = &docs[d].splats[k];
+			bool earlier = false;
+			for (size_t j = 0; j < k && !earlier; j++)
+				earlier = !strcmp(docs[d].splats[j].key, sp->key);
+			if (earlier)
+				continue; /* one document counts once */
+			struct compare_splat *cs = NULL;
+			for (size_t j = 0; j < c->nsplats && !cs; j++)
+				if (!strcmp(c->splats[j].key, sp->key))
+					cs = &c->splats[j];
+			if (!cs) {
+				c->splats = strutil_xreallocarray(c->splats, c->nsplats + 1,
+				                                  sizeof(*c->splats));
+				cs = &c->splats[c->nsplats++];
+				memset(cs, 0, sizeof(*cs));
+				cs->key = strutil_xstrdup(sp->key);
+				cs->message = strutil_xstrdup(sp->message ? sp->message : "");
+				cs->lines = strutil_xstrdup(sp->lines);
+				cs->boot = strutil_xstrdup(sp->boot);
+			}
+			if (patched)
+				cs->patched_fail++;
+			else
+				cs->base_fail++;
+		}
+	}
+}
+
+static int splat_cmp(const void *a, const void *b)
+{
+	const struct compare_splat *x = a, *y = b;
+	if (x->new_in_patched != y->new_in_patched)
+		return x->new_in_patched ? -1 : 1;
+	return strcmp(x->key, y->key);
 }
 
 static long long run_users(const struct lb_run *run)
@@ -640,6 +691,13 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	out->suite = strutil_xstrdup(first && first->suite ? first->suite : "");
 	if (first)
 		copy_machine(&out->machine, &first->machine);
+	gather_splats(out, patched, npatched, true);
+	gather_splats(out, base, nbase, false);
+	for (size_t i = 0; i < out->nsplats; i++)
+		out->splats[i].new_in_patched =
+		    out->splats[i].patched_fail && !out->splats[i].base_fail;
+	if (out->nsplats)
+		qsort(out->splats, out->nsplats, sizeof(*out->splats), splat_cmp);
 
 	for (size_t d = 0; d < nbase; d++)
 		for (size_t i = 0; i < base[d].nruns; i++)
@@ -699,6 +757,8 @@ static int verdict_rank(enum verdict v)
 {
 	switch (v) {
 	case VERDICT_LOCKUP:
+		return 5;
+	case VERDICT_SPLAT:
 		return 4;
 	case VERDICT_REGRESSION:
 		return 3;
@@ -750,5 +810,9 @@ enum verdict comparison_overall(const struct comparison *c)
 		if (verdict_rank(v) > verdict_rank(worst))
 			worst = v;
 	}
+	for (size_t i = 0; i < c->nsplats; i++)
+		if (c->splats[i].new_in_patched &&
+		    verdict_rank(VERDICT_SPLAT) > verdict_rank(worst))
+			worst = VERDICT_SPLAT;
 	return worst;
 }

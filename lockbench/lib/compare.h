@@ -23,9 +23,11 @@ enum verdict {
 	VERDICT_REGRESSION,
 	VERDICT_INCONCLUSIVE,
 	VERDICT_LOCKUP,
+	/* a kernel checker's report (lockdep, might_sleep, WARN, BUG, KASAN ...) new in patched */
+	VERDICT_SPLAT,
 };
 
-/* "no-change", "improvement", "regression", "inconclusive", "lockup" */
+/* "no-change", "improvement", "regression", "inconclusive", "lockup", "splat" */
 const char *verdict_name(enum verdict v);
 
 /* Rounds that must pair up before the paired test replaces Welch's (compare.c). */
@@ -97,9 +99,27 @@ struct compare_row {
 	bool control;
 };
 
+/*
+ * A splat key (result.h, lb_splat) seen on either side, counted per
+ * document the way LKP counts fail:runs.  new_in_patched: in some patched
+ * document and in no base one, a finding of its own (VERDICT_SPLAT); a key
+ * on both sides is shown, not blamed.
+ */
+struct compare_splat {
+	char *key;
+	char *message; /* the kernel's first line, from a patched document first */
+	char *lines;   /* the lines after it (call trace); may be NULL */
+	char *boot;    /* the boot it came from; may be NULL */
+	int base_fail; /* documents of the side with the key */
+	int patched_fail;
+	bool new_in_patched;
+};
+
 struct comparison {
 	struct compare_row *rows;
 	size_t nrows;
+	struct compare_splat *splats; /* sorted: new in patched first, then by key */
+	size_t nsplats;
 	char *suite;
 	struct lb_machine machine; /* from the first patched document */
 	int base_rounds;
@@ -133,9 +153,10 @@ bool comparison_has_controls(const struct comparison *c);
 bool compare_metric_is_headline(const char *metric);
 
 /*
- * Worst verdict of the comparison: lockup > regression > inconclusive >
- * improvement > no-change, where an inconclusive row counts only when it is
- * a headline row, and a control row counts only when it locked up.
+ * Worst verdict of the comparison: lockup > splat > regression >
+ * inconclusive > improvement > no-change, where an inconclusive row counts
+ * only when it is a headline row, a control row counts only when it locked
+ * up, and splat means a splat key new in patched.
  */
 enum verdict comparison_overall(const struct comparison *c);
 

@@ -201,9 +201,20 @@ static const char *users_word(const struct compare_row *r)
 	return "threads";
 }
 
+/* The machine is a TCG guest: its clock is an emulated CPU's. */
+static bool emulated(const struct comparison *c)
+{
+	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
+}
+
 static void legend(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, welch = 0;
+
+	if (emulated(c))
+		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
+		      "locktorture failures are real; compare figures only within this run\n",
+		      out);
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t k = c->rows[i].pairs;
@@ -264,6 +275,27 @@ static int finish(FILE *out)
 	return 0;
 }
 
+/* One LKP fail:runs line's three columns: "  :1   100%   5:5" (no newline). */
+static void put_fail_runs(FILE *out, int base_fail, int base_runs, int patched_fail,
+                          int patched_runs)
+{
+	char bf[48], pf[48], rep[32];
+	if (base_fail)
+		snprintf(bf, sizeof(bf), "%d:%d", base_fail, base_runs);
+	else
+		snprintf(bf, sizeof(bf), ":%d", base_runs);
+	if (patched_fail)
+		snprintf(pf, sizeof(pf), "%d:%d", patched_fail, patched_runs);
+	else
+		snprintf(pf, sizeof(pf), ":%d", patched_runs);
+	double fb = base_runs ? (double)base_fail / base_runs : 0;
+	double fp = patched_runs ? (double)patched_fail / patched_runs : 0;
+	snprintf(rep, sizeof(rep), "%.0f%%", (fp - fb) * 100);
+	put_right(out, bf, 12);
+	put_right(out, rep, 15);
+	put_right(out, pf, 13);
+}
+
 /* ---- lockup sentences ---- */
 
 static bool point_seen_before(const struct comparison *c, size_t i)
@@ -307,7 +339,65 @@ char *report_lockup_sentences(const struct comparison *c)
 			strutil_buf_add(&sb, ".");
 		strutil_buf_add(&sb, "\n");
 	}
+	for (size_t i = 0; i < c->nsplats; i++) {
+		const struct compare_splat *sp = &c->splats[i];
+		if (!sp->new_in_patched)
+			continue;
+		strutil_buf_addf(
+		    &sb, "the patched kernel reported %s in %d of %d runs%s%s, the base in none: ",
+		    sp->key, sp->patched_fail, c->patched_rounds, sp->boot ? " at " : "",
+		    sp->boot ? sp->boot : "");
+		for (const char *m = sp->message; *m; m++)
+			strutil_buf_addch(&sb, *m == '\n' || *m == '\r' ? ' ' : *m, 1);
+		strutil_buf_add(&sb, "\n");
+	}
 	return strutil_buf_detach(&sb);
+}
+
+/* Up to max lines of text, indented, stopping at stop (when not NULL). */
+static void put_lines(FILE *out, const char *l, int max, const char *stop)
+{
+	for (int k = 0; *l && k < max && l != stop; k++) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		fprintf(out, "  %.*s\n", (int)len, l);
+		l = nl ? nl + 1 : l + len;
+	}
+}
+
+/*
+ * The fail:runs block of the splat keys, base against patched, then the
+ * first lines of each report new in patched (up to its call trace).
+ */
+static void put_splats(FILE *out, const struct comparison *c)
+{
+	if (!c->nsplats)
+		return;
+	fputs("\nsplats (kernel checkers' reports), documents with the key:\n", out);
+	fputs("     fail:runs  %reproduction    fail:runs\n", out);
+	fputs("         |             |             |\n", out);
+	for (size_t i = 0; i < c->nsplats; i++) {
+		const struct compare_splat *sp = &c->splats[i];
+		put_fail_runs(out, sp->base_fail, c->base_rounds, sp->patched_fail,
+		              c->patched_rounds);
+		fprintf(out, "   dmesg.%s%s\n", sp->key,
+		        sp->new_in_patched                  ? "  (splat: new in patched)"
+		        : sp->base_fail && sp->patched_fail ? "  (in both: not blamed)"
+		                                            : "  (base only)");
+	}
+	for (size_t i = 0; i < c->nsplats; i++) {
+		const struct compare_splat *sp = &c->splats[i];
+		if (!sp->new_in_patched)
+			continue;
+		fprintf(out, "\n%s\n", sp->message);
+		const char *l = sp->lines ? sp->lines : "";
+		const char *trace = strstr(l, "Call Trace:");
+		put_lines(out, l, 12, trace);
+		if (trace) {
+			fputs("  ...\n", out);
+			put_lines(out, trace, 30, NULL);
+		}
+	}
 }
 
 static void put_sentences(FILE *out, const struct comparison *c)
@@ -736,21 +826,8 @@ static int render_lkp(const struct comparison *c, FILE *out)
 			fputs("         |             |             |\n", out);
 			any_lockup = true;
 		}
-		char bf[48], pf[48], rep[32];
-		if (r->base_lockups)
-			snprintf(bf, sizeof(bf), "%d:%d", r->base_lockups, r->base_runs);
-		else
-			snprintf(bf, sizeof(bf), ":%d", r->base_runs);
-		if (r->patched_lockups)
-			snprintf(pf, sizeof(pf), "%d:%d", r->patched_lockups, r->patched_runs);
-		else
-			snprintf(pf, sizeof(pf), ":%d", r->patched_runs);
-		double fb = r->base_runs ? (double)r->base_lockups / r->base_runs : 0;
-		double fp = r->patched_runs ? (double)r->patched_lockups / r->patched_runs : 0;
-		snprintf(rep, sizeof(rep), "%.0f%%", (fp - fb) * 100);
-		put_right(out, bf, 12);
-		put_right(out, rep, 15);
-		put_right(out, pf, 13);
+		put_fail_runs(out, r->base_lockups, r->base_runs, r->patched_lockups,
+		              r->patched_runs);
 		fputs("   ", out);
 		struct strutil_buf sb = STRUTIL_BUF_INIT;
 		point_name(&sb, r, false);
@@ -764,6 +841,7 @@ static int render_lkp(const struct comparison *c, FILE *out)
 		fputc('\n', out);
 	}
 
+	put_splats(out, c);
 	fputs("\n         base             %stddev     %change         %stddev\n", out);
 	fputs("             \\          |                \\          |\n", out);
 	for (size_t i = 0; i < c->nrows; i++) {
@@ -879,6 +957,7 @@ static int render_text(const struct comparison *c, FILE *out)
 	fputc('\n', out);
 	legend(out, c);
 	put_sentences(out, c);
+	put_splats(out, c);
 	grid_release(&g);
 	return finish(out);
 }
@@ -936,6 +1015,18 @@ static int render_json(const struct comparison *c, FILE *out)
 	                verdict_name(comparison_overall(c)), "rows", rows);
 	if (!doc)
 		return -1;
+	json_t *splats = json_array();
+	for (size_t i = 0; i < c->nsplats; i++) {
+		const struct compare_splat *sp = &c->splats[i];
+		json_array_append_new(
+		    splats,
+		    json_pack("{s:s, s:o, s:o, s:o, s:i, s:i, s:b}", "key", sp->key, "message",
+		              jstr(sp->message), "lines", jstr(sp->lines), "boot", jstr(sp->boot),
+		              "base_fail", sp->base_fail, "patched_fail", sp->patched_fail,
+		              "new_in_patched", sp->new_in_patched));
+	}
+	json_object_set_new(doc, "splats", splats);
+	json_object_set_new(doc, "emulated", json_boolean(emulated(c)));
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	json_decref(doc);
 	if (rc != 0)

@@ -76,7 +76,33 @@ void result_release(struct lb_result *r)
 	for (size_t i = 0; i < r->ncontrols; i++)
 		free(r->controls[i]);
 	free(r->controls);
+	for (size_t i = 0; i < r->nsplats; i++) {
+		free(r->splats[i].key);
+		free(r->splats[i].message);
+		free(r->splats[i].lines);
+		free(r->splats[i].boot);
+	}
+	free(r->splats);
 	result_init(r);
+}
+
+void result_add_splat(struct lb_result *r, const char *key, const char *message, const char *lines,
+                      const char *boot)
+{
+	r->splats = strutil_xreallocarray(r->splats, r->nsplats + 1, sizeof(*r->splats));
+	struct lb_splat *s = &r->splats[r->nsplats++];
+	s->key = strutil_xstrdup(key);
+	s->message = strutil_xstrdup(message ? message : "");
+	s->lines = strutil_xstrdup(lines);
+	s->boot = strutil_xstrdup(boot);
+}
+
+bool result_has_splat(const struct lb_result *r, const char *key)
+{
+	for (size_t i = 0; i < r->nsplats; i++)
+		if (strcmp(r->splats[i].key, key) == 0)
+			return true;
+	return false;
 }
 
 bool result_is_control(const struct lb_result *r, const char *lock)
@@ -238,6 +264,15 @@ void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n)
 	m->per_thread = strutil_xreallocarray(NULL, n, sizeof(double));
 	memcpy(m->per_thread, values, n * sizeof(double));
 	m->nper_thread = n;
+}
+
+void run_clear_metrics(struct lb_run *run)
+{
+	for (size_t i = 0; i < run->nmetrics; i++)
+		metric_release(&run->metrics[i]);
+	free(run->metrics);
+	run->metrics = NULL;
+	run->nmetrics = 0;
 }
 
 void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks)
@@ -434,6 +469,29 @@ static json_t *build_json(const struct lb_result *r, char *err, size_t errlen)
 		for (size_t i = 0; i < r->ncontrols; i++)
 			json_array_append_new(controls, json_string(r->controls[i]));
 		put(doc, "controls", controls);
+	}
+	if (r->nsplats) {
+		json_t *splats = json_array();
+
+		for (size_t i = 0; i < r->nsplats; i++) {
+			const struct lb_splat *sp = &r->splats[i];
+			json_t *o = json_object();
+			if (!sp->key || !*sp->key) {
+				strutil_errf(err, errlen,
+				             "splats[%zu].key: expected a non-empty string", i);
+				json_decref(o);
+				json_decref(splats);
+				goto fail;
+			}
+			put(o, "key", json_string(sp->key));
+			put(o, "message", json_string(sp->message ? sp->message : ""));
+			if (sp->lines)
+				put(o, "lines", json_string(sp->lines));
+			if (sp->boot)
+				put(o, "boot", json_string(sp->boot));
+			json_array_append_new(splats, o);
+		}
+		put(doc, "splats", splats);
 	}
 	return doc;
 fail:
@@ -754,10 +812,50 @@ out:
 	return rc;
 }
 
+/* "splats": [{key, message, lines?, boot?}, ...] */
+static int splats_from_json(const json_t *arr, struct lb_result *out, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"key", "message", "?lines", "?boot", NULL};
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(arr))
+		return fail(err, errlen, "splats", "expected an array of splat objects");
+	json_array_foreach(arr, i, v)
+	{
+		char path[64], *key = NULL, *message = NULL, *lines = NULL, *boot = NULL;
+		int rc = -1;
+
+		snprintf(path, sizeof(path), "splats[%zu]", i);
+		if (!json_is_object(v)) {
+			fail(err, errlen, path, "expected an object");
+			return -1;
+		}
+		if (check_keys(v, path, keys, err, errlen) ||
+		    get_str(v, path, "key", true, &key, err, errlen) ||
+		    get_str(v, path, "message", false, &message, err, errlen) ||
+		    (json_object_get(v, "lines") &&
+		     get_str(v, path, "lines", false, &lines, err, errlen)) ||
+		    (json_object_get(v, "boot") &&
+		     get_str(v, path, "boot", false, &boot, err, errlen)))
+			goto next;
+		result_add_splat(out, key, message, lines, boot);
+		rc = 0;
+	next:
+		free(key);
+		free(message);
+		free(lines);
+		free(boot);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"schema",  "suite", "variant",   "round", "started",
-	                                   "machine", "runs",  "?controls", NULL};
+	static const char *const keys[] = {"schema",  "suite", "variant",   "round",   "started",
+	                                   "machine", "runs",  "?controls", "?splats", NULL};
 	static const char *const mkeys[] = {"hostname", "cpus", "model", "kernel", NULL};
 	json_t *v, *runs;
 	size_t i;
@@ -830,6 +928,9 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 			result_add_control(out, json_string_value(runs));
 		}
 	}
+	v = json_object_get(doc, "splats");
+	if (v && splats_from_json(v, out, err, errlen))
+		goto fail;
 	return 0;
 fail:
 	result_release(out);

@@ -53,6 +53,18 @@ struct lb_run {
 	struct lb_lockup *lockup; /* NULL when the run completed */
 };
 
+/*
+ * A kernel checker's report seen on a guest console (lockbench kernel run):
+ * lockdep, might_sleep, WARN, BUG, KASAN, UBSAN, Oops.  One per key and
+ * boot; compare counts the documents of each side that have a key.
+ */
+struct lb_splat {
+	char *key;     /* LKP-style: "WARNING:possible_circular_locking_dependency_detected" */
+	char *message; /* the kernel's first line of the report */
+	char *lines;   /* the lines after it, through its call trace; may be NULL */
+	char *boot;    /* the boot it came from ("locktorture mutex_lock writers=2"); may be NULL */
+};
+
 struct lb_machine {
 	char *hostname;
 	int cpus;
@@ -75,6 +87,9 @@ struct lb_result {
 	 */
 	char **controls;
 	size_t ncontrols;
+	/* Kernel checker reports of the document's boots; JSON "splats", optional. */
+	struct lb_splat *splats;
+	size_t nsplats;
 };
 
 void result_init(struct lb_result *r);
@@ -82,6 +97,13 @@ void result_release(struct lb_result *r);
 
 /* Add a control lock (copied); a name already there is not added twice. */
 void result_add_control(struct lb_result *r, const char *lock);
+
+/* Add a splat (strings copied; lines and boot may be NULL). */
+void result_add_splat(struct lb_result *r, const char *key, const char *message, const char *lines,
+                      const char *boot);
+
+/* True when r has a splat with this key. */
+bool result_has_splat(const struct lb_result *r, const char *key);
 
 /* True when lock is one of r's controls. */
 bool result_is_control(const struct lb_result *r, const char *lock);
@@ -103,6 +125,8 @@ struct lb_metric *run_add_metric(struct lb_run *run, const char *name, const cha
 void metric_add_sample(struct lb_metric *m, double value);
 void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n);
 void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks);
+/* Drop every metric of the run (a debug kernel's figures are not to be compared). */
+void run_clear_metrics(struct lb_run *run);
 
 /* Lookups; borrowed pointers or NULL. */
 const struct lb_param *run_param(const struct lb_run *run, const char *name);

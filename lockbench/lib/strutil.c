@@ -3,10 +3,13 @@
  */
 #include "strutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -93,6 +96,40 @@ void strutil_buf_add(struct strutil_buf *sb, const char *s)
 	buf_grow(sb, n);
 	memcpy(sb->buf + sb->len, s, n + 1);
 	sb->len += n;
+}
+
+void strutil_buf_addlen(struct strutil_buf *sb, const void *s, size_t n)
+{
+	buf_grow(sb, n);
+	if (n)
+		memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+int strutil_read_file(const char *path, struct strutil_buf *sb)
+{
+	char tmp[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	buf_grow(sb, 0);
+	sb->buf[sb->len] = '\0';
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, tmp, sizeof(tmp))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		strutil_buf_addlen(sb, tmp, (size_t)n);
+	}
+	close(fd);
+	return 0;
 }
 
 void strutil_buf_addch(struct strutil_buf *sb, char c, size_t count)

@@ -3,7 +3,8 @@
  * aborts on out-of-memory (a benchmark or server that cannot allocate a few
  * bytes has nothing sensible left to do) and a growing string buffer.
  *
- * Not part of the public contract; only lockbench/lib/ uses it.
+ * Not part of the public contract: lockbench/lib/ and the lockbench program
+ * use it (lockbench/src/kernel*.c, boot.c, console.c).
  */
 #ifndef LOCKLAB_STRUTIL_H
 #define LOCKLAB_STRUTIL_H
@@ -33,12 +34,21 @@ void strutil_buf_addf(struct strutil_buf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void strutil_buf_vaddf(struct strutil_buf *sb, const char *fmt, va_list ap);
 void strutil_buf_add(struct strutil_buf *sb, const char *s);
+/* Appends n bytes that may hold NULs (a cpio archive, a console); stays NUL-terminated. */
+void strutil_buf_addlen(struct strutil_buf *sb, const void *s, size_t n);
 void strutil_buf_addch(struct strutil_buf *sb, char c, size_t count);
 /* The string (never NULL; "" when empty), owned by sb. */
 const char *strutil_buf_str(const struct strutil_buf *sb);
 /* Hands the string to the caller (never NULL) and re-initialises sb. */
 char *strutil_buf_detach(struct strutil_buf *sb);
 void strutil_buf_release(struct strutil_buf *sb);
+
+/*
+ * Appends the whole file at path to sb (binary-safe; sb->buf is never NULL
+ * afterwards, even for an empty file).  Returns 0, or -1 with errno set when
+ * the file cannot be opened or read (what was read stays in sb).
+ */
+int strutil_read_file(const char *path, struct strutil_buf *sb);
 
 /* snprintf into err when err is not NULL. */
 void strutil_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -15,4 +15,13 @@
  */
 int kernel_main(int argc, char **argv);
 
+/* For kbuild.c: the shared command line. */
+#include <stdbool.h>
+#include <stdio.h>
+/* "base", "patched" or "patch-K" (K >= 1). */
+bool kernel_valid_variant(const char *v);
+/* Says "lockbench kernel: <fmt>" and where the help is; returns 2. */
+int kernel_usage(const char *fmt, const char *arg);
+void kernel_print_help(FILE *f);
+
 #endif

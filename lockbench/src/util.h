@@ -58,6 +58,16 @@ int lb_parse_int(const char *s, long long min, long long max, long long *out, co
 int lb_online_cpus(void);
 
 /*
+ * snprintf that refuses to truncate: paths and command lines must be whole.
+ * On truncation it says so on stderr and exits 1.
+ */
+void lb_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool lb_is_file(const char *path);
+bool lb_is_dir(const char *path);
+/* The folder this program lives in (build/), "." when unknown. */
+void lb_exe_dir(char *out, size_t len);
+
+/*
  * A start gate: threads wait until the coordinator opens it.  Unlike a
  * barrier it can be opened whatever number of threads were created.
  */

@@ -6,9 +6,11 @@
 #include "workload_internal.h"
 
 static const struct workload *const all[] = {
-    &wl_uncontended_def, &wl_hot_def,       &wl_cs_sweep_def,   &wl_many_locks_def,
-    &wl_oversub_def,     &wl_long_hold_def, &wl_futex_wake_def, &wl_futex_hash_def,
-    &wl_vfs_def,         &wl_aim7_def,      &wl_torture_def,    NULL,
+    &wl_uncontended_def, &wl_hot_def,        &wl_cs_sweep_def,
+    &wl_many_locks_def,  &wl_oversub_def,    &wl_long_hold_def,
+    &wl_futex_wake_def,  &wl_futex_hash_def, &wl_vfs_def,
+    &wl_aim7_def,        &wl_torture_def,    &wl_pipe_mutex_def,
+    &wl_epoll_ctl_def,   &wl_seq_read_def,   NULL,
 };
 
 const struct workload *const *workload_all(void)
@@ -40,7 +42,8 @@ void workload_record_params(const struct workload *w, const struct wl_params *p,
 {
 	const char *n = w->name;
 
-	if (!strcmp(n, "aim7-mix"))
+	if (!strcmp(n, "aim7-mix") || !strcmp(n, "pipe-mutex") || !strcmp(n, "epoll-ctl") ||
+	    !strcmp(n, "seq-read"))
 		run_set_param_num(run, "users", p->threads);
 	else
 		run_set_param_num(run, "threads", p->threads);

@@ -4,7 +4,9 @@
  * "test-mutex V": creat+unlink in one directory serialises on the directory
  * inode's lock) and aim7-mix (processes running a fork/exec/pipe/creat/brk/
  * signal job mix over a users ramp, reported in jobs per minute, as AIM7's
- * high_systime in seeds 000 and 003).  They record lock "kernel".
+ * high_systime in seeds 000 and 003), and three that drive a kernel
+ * struct mutex from userspace with many users (pipe-mutex, epoll-ctl,
+ * seq-read: each names its lock below).  They record lock "kernel".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -307,25 +311,28 @@ static unsigned long *vfs_ops(void *a)
 	return &((struct vfs_arg *)a)->ops;
 }
 
-static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
-                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+/*
+ * Run p->threads threads of fn over args (argsize each) with timed_threads
+ * and record their ops/s as ops_per_sec on run, unless failed (may be NULL)
+ * finds a thread's error first (a reason in err).  Returns 0 or -1.
+ */
+static int timed_ops_metric(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
+                            void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
+                            unsigned long *(*ops_of)(void *),
+                            int (*failed)(void *args, int n, char *err, size_t errlen),
+                            struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
-	atomic_int stop = 0;
-	struct lb_gate start;
-	struct fh_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
 	double *ops_s = calloc((size_t)p->repeat, sizeof(double));
 	double *per_thread = calloc((size_t)n, sizeof(double));
 
-	if (!args || !ops_s || !per_thread) {
+	if (!ops_s || !per_thread) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < n; i++)
-		args[i] = (struct fh_arg){
-		    .idx = i, .nfutex = p->futexes, .stop = &stop, .start = &start, .sh = sh};
-	if (timed_threads(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, ops_s,
-	                  per_thread, err, errlen))
+	if (timed_threads(p, sh, fn, args, argsize, stop, start, ops_of, ops_s, per_thread, err,
+	                  errlen) ||
+	    (failed && failed(args, n, err, errlen)))
 		goto out;
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
 	              (size_t)n);
@@ -333,6 +340,27 @@ static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
 out:
 	free(per_thread);
 	free(ops_s);
+	return rc;
+}
+
+static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
+                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1;
+	atomic_int stop = 0;
+	struct lb_gate start;
+	struct fh_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
+
+	if (!args) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		args[i] = (struct fh_arg){
+		    .idx = i, .nfutex = p->futexes, .stop = &stop, .start = &start, .sh = sh};
+	rc = timed_ops_metric(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, NULL,
+	                      run, err, errlen);
+out:
 	free(args);
 	return rc;
 }
@@ -377,6 +405,19 @@ static void remove_workdir(const char *dir)
 	rmdir(dir);
 }
 
+static int vfs_failed(void *args, int n, char *err, size_t errlen)
+{
+	struct vfs_arg *a = args;
+	for (int i = 0; i < n; i++) {
+		if (a[i].error) {
+			snprintf(err, errlen, "creat/unlink in %s: %s", a[i].dir,
+			         strerror(a[i].error));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
                   struct lb_run *run, char *err, size_t errlen)
 {
@@ -385,10 +426,8 @@ static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct 
 	struct lb_gate start;
 	char dir[4096] = "";
 	struct vfs_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
-	double *ops_s = calloc((size_t)p->repeat, sizeof(double));
-	double *per_thread = calloc((size_t)n, sizeof(double));
 
-	if (!args || !ops_s || !per_thread) {
+	if (!args) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -399,26 +438,166 @@ static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct 
 	for (int i = 0; i < n; i++)
 		args[i] = (struct vfs_arg){
 		    .idx = i, .dir = dir, .stop = &stop, .start = &start, .sh = sh};
-	if (timed_threads(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, ops_s,
-	                  per_thread, err, errlen))
-		goto out;
-	for (int i = 0; i < n; i++) {
-		if (args[i].error) {
-			snprintf(err, errlen, "creat/unlink in %s: %s", dir,
-			         strerror(args[i].error));
-			goto out;
-		}
-	}
-	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
-	              (size_t)n);
-	rc = 0;
+	rc = timed_ops_metric(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops,
+	                      vfs_failed, run, err, errlen);
 out:
 	if (dir[0])
 		remove_workdir(dir);
-	free(per_thread);
-	free(ops_s);
 	free(args);
 	return rc;
+}
+
+/* ---- kernel struct mutex from userspace --------------------------- */
+
+/*
+ * pipe-mutex: every user writes one byte into one shared pipe and reads one
+ * back.  pipe_write and pipe_read both take the pipe's struct mutex:
+ * fs/pipe.c (6.1) __pipe_lock() -> mutex_lock_nested(&pipe->mutex,
+ * I_MUTEX_PARENT) at line 103, called by pipe_read (line 244) and
+ * pipe_write (line 443).  A user blocks in read only when the pipe is
+ * empty, and it is not while the user's own byte is in flight (every
+ * reader wrote first), so no user waits for ever.
+ *
+ * epoll-ctl: every user adds its own eventfd to one shared epoll set and
+ * removes it again.  do_epoll_ctl() takes the set's struct mutex:
+ * fs/eventpoll.c (6.1) epoll_mutex_lock(&ep->mtx, 0, nonblock) at line
+ * 2183 -> mutex_lock_nested (line 2103).
+ *
+ * seq-read: every user preads /proc/loadavg through one shared file
+ * descriptor.  seq_read_iter() takes the seq_file's struct mutex:
+ * fs/seq_file.c (6.1) mutex_lock(&m->lock) at line 182 (loadavg is a
+ * proc_create_single seq_file, fs/proc/loadavg.c line 33).
+ */
+enum km_kind { KM_PIPE, KM_EPOLL, KM_SEQ };
+static const char *const km_what[] = {"pipe I/O", "epoll_ctl", "pread of /proc/loadavg"};
+
+struct km_arg {
+	_Alignas(LB_CACHELINE) int idx;
+	enum km_kind kind;
+	int fd, fd2; /* pipe: read, write end; epoll: the set; seq: the file */
+	int own;     /* epoll: this user's eventfd */
+	atomic_int *stop;
+	struct lb_gate *start;
+	struct wl_shared *sh;
+	unsigned long ops;
+	int error;
+};
+
+static int km_step(struct km_arg *a)
+{
+	char buf[256];
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = a->own};
+
+	switch (a->kind) {
+	case KM_PIPE:
+		if (write(a->fd2, "x", 1) != 1 || read(a->fd, buf, 1) != 1)
+			return -1;
+		return 0;
+	case KM_EPOLL:
+		if (epoll_ctl(a->fd, EPOLL_CTL_ADD, a->own, &ev) ||
+		    epoll_ctl(a->fd, EPOLL_CTL_DEL, a->own, NULL))
+			return -1;
+		return 0;
+	case KM_SEQ:
+		return pread(a->fd, buf, sizeof(buf), 0) > 0 ? 0 : -1;
+	}
+	return -1;
+}
+
+static void *km_thread(void *arg)
+{
+	struct km_arg *a = arg;
+	lb_gate_wait(a->start);
+	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
+		if (km_step(a)) {
+			if (errno == EINTR)
+				continue;
+			a->error = errno;
+			break;
+		}
+		a->ops++;
+		atomic_store_explicit(&a->sh->progress[a->idx].n, a->ops, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static unsigned long *km_ops(void *a)
+{
+	return &((struct km_arg *)a)->ops;
+}
+
+static int km_failed(void *args, int n, char *err, size_t errlen)
+{
+	struct km_arg *a = args;
+	for (int i = 0; i < n; i++) {
+		if (a[i].error) {
+			snprintf(err, errlen, "%s: %s", km_what[a[i].kind], strerror(a[i].error));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_shared *sh,
+                     struct lb_run *run, char *err, size_t errlen)
+{
+	int n = p->threads, rc = -1, fds[2] = {-1, -1};
+	atomic_int stop = 0;
+	struct lb_gate start;
+	struct km_arg *args = aligned_alloc(LB_CACHELINE, sizeof(*args) * (size_t)n);
+
+	if (!args) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		args[i] = (struct km_arg){
+		    .idx = i, .kind = kind, .own = -1, .stop = &stop, .start = &start, .sh = sh};
+	int made = kind == KM_PIPE    ? pipe2(fds, O_CLOEXEC)
+	           : kind == KM_EPOLL ? (fds[0] = epoll_create1(EPOLL_CLOEXEC))
+	                              : (fds[0] = open("/proc/loadavg", O_RDONLY | O_CLOEXEC));
+	if (made < 0) {
+		snprintf(err, errlen, "%s: cannot set up: %s", km_what[kind], strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		args[i].fd = fds[0];
+		args[i].fd2 = fds[1];
+		if (kind == KM_EPOLL && (args[i].own = eventfd(0, EFD_CLOEXEC)) < 0) {
+			snprintf(err, errlen, "eventfd for user %d: %s", i + 1, strerror(errno));
+			goto out;
+		}
+	}
+	rc = timed_ops_metric(p, sh, km_thread, args, sizeof(*args), &stop, &start, km_ops,
+	                      km_failed, run, err, errlen);
+out:
+	for (int i = 0; args && i < n; i++)
+		if (args[i].own >= 0)
+			close(args[i].own);
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	free(args);
+	return rc;
+}
+
+static int wl_pipe_mutex(const struct lock_ops *ops, const struct wl_params *p,
+                         struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
+{
+	return wl_kmutex(KM_PIPE, p, sh, run, err, errlen);
+}
+
+static int wl_epoll_ctl(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+                        struct lb_run *run, char *err, size_t errlen)
+{
+	return wl_kmutex(KM_EPOLL, p, sh, run, err, errlen);
+}
+
+static int wl_seq_read(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
+                       struct lb_run *run, char *err, size_t errlen)
+{
+	return wl_kmutex(KM_SEQ, p, sh, run, err, errlen);
 }
 
 /* ---- aim7-mix ------------------------------------------------------ */
@@ -579,3 +758,12 @@ const struct workload wl_vfs_def = {"vfs-creat-unlink",
 const struct workload wl_aim7_def = {
     "aim7-mix", "users processes running a fork/exec/pipe/creat/brk/signal job mix: JPM", false,
     false, wl_aim7};
+const struct workload wl_pipe_mutex_def = {
+    "pipe-mutex", "users write and read one byte through one shared pipe (pipe->mutex): ops/s",
+    false, false, wl_pipe_mutex};
+const struct workload wl_epoll_ctl_def = {
+    "epoll-ctl", "users add and remove their eventfd in one epoll set (ep->mtx): ops/s", false,
+    false, wl_epoll_ctl};
+const struct workload wl_seq_read_def = {
+    "seq-read", "users pread /proc/loadavg through one shared fd (seq_file m->lock): ops/s", false,
+    false, wl_seq_read};

@@ -434,6 +434,69 @@ static void test_lockups(void **state)
 }
 
 /*
+ * Splat keys are counted per document: a key new in patched is the verdict
+ * splat (above regression, below lockup); a key in both is shown, not
+ * blamed; a document with a key twice counts once.
+ */
+static void test_splats(void **state)
+{
+	struct lb_result b[2], p[2];
+	struct comparison c;
+	char err[256];
+	const double x[] = {100, 101, 99, 100, 100};
+	const char *circ = "WARNING:possible_circular_locking_dependency_detected";
+	const char *rcu = "WARNING:suspicious_RCU_usage";
+
+	for (int i = 0; i < 2; i++) {
+		doc_init(&b[i], "base", i);
+		doc_init(&p[i], "patched", i);
+		add_point(&b[i], "hot", "kmutex", 4, "ops_per_sec", "ops/s", true, x, 5);
+		add_point(&p[i], "hot", "kmutex", 4, "ops_per_sec", "ops/s", true, x, 5);
+		result_add_splat(&b[i], rcu, "WARNING: suspicious RCU usage", NULL, "lockbench");
+		result_add_splat(&p[i], rcu, "WARNING: suspicious RCU usage", NULL, "lockbench");
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(b, 2, p, 2, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nsplats, 1);
+	assert_false(c.splats[0].new_in_patched);
+	assert_int_equal(c.splats[0].base_fail, 2);
+	assert_int_equal(c.splats[0].patched_fail, 2);
+	assert_int_not_equal(comparison_overall(&c), VERDICT_SPLAT); /* in both: not blamed */
+
+	result_add_splat(&p[1], circ, "WARNING: possible circular locking dependency detected",
+	                 "lockbench/62 is trying to acquire lock:\n",
+	                 "locktorture mutex_lock writers=2");
+	result_add_splat(&p[1], circ, "WARNING: possible circular locking dependency detected",
+	                 NULL, "lockbench");
+	assert_int_equal(compare_results(b, 2, p, 2, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nsplats, 2);
+	assert_string_equal(c.splats[0].key, circ); /* new in patched sorts first */
+	assert_true(c.splats[0].new_in_patched);
+	assert_int_equal(c.splats[0].patched_fail, 1);
+	assert_int_equal(c.splats[0].base_fail, 0);
+	assert_string_equal(c.splats[0].boot, "locktorture mutex_lock writers=2");
+	assert_int_equal(comparison_overall(&c), VERDICT_SPLAT);
+	assert_string_equal(verdict_name(VERDICT_SPLAT), "splat");
+
+	/* a lockup outranks it */
+	struct lb_run *run = result_add_run(&p[0], "hot", "kmutex");
+	run_set_param_num(run, "threads", 8);
+	run_set_lockup(run, "hung-task", "INFO: task lockbench:5 blocked for more than 3 seconds.",
+	               NULL);
+	assert_int_equal(compare_results(b, 2, p, 2, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(comparison_overall(&c), VERDICT_LOCKUP);
+
+	/* the key on the base side only is no finding */
+	assert_int_equal(compare_results(p, 2, b, 2, NULL, &c, err, sizeof(err)), 0);
+	assert_false(c.splats[0].new_in_patched || c.splats[1].new_in_patched);
+	comparison_release(&c);
+	for (int i = 0; i < 2; i++) {
+		result_release(&b[i]);
+		result_release(&p[i]);
+	}
+}
+
+/*
  * A control (a lock the change did not touch, named by every document) keeps
  * its own row verdict but decides nothing; a lock named on one side only is
  * no control; a control that locks up still decides.
@@ -563,6 +626,7 @@ int main(void)
 	    cmocka_unit_test(test_direction),
 	    cmocka_unit_test(test_rows_and_fields),
 	    cmocka_unit_test(test_lockups),
+	    cmocka_unit_test(test_splats),
 	    cmocka_unit_test(test_controls),
 	    cmocka_unit_test(test_overall_and_names),
 	    cmocka_unit_test(test_bad_options),

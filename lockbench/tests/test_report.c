@@ -289,6 +289,86 @@ static void test_sentences(void **state)
 	comparison_release(&empty);
 }
 
+/* A kernel run under TCG: every layout says so; splats get their fail:runs block. */
+static void test_splats_and_emulated(void **state)
+{
+	struct lb_result b, p;
+	struct comparison c;
+	char err[256], *text = NULL;
+	size_t len = 0;
+
+	doc_init(&b, "base");
+	doc_init(&p, "patched");
+	free(p.machine.model);
+	p.machine.model = strdup("QEMU TCG guest on test cpu");
+	add(&b, "locktorture", "mutex_lock", "writers", 2, "writes_per_sec", "writes/s", true, 48,
+	    5);
+	add(&p, "locktorture", "mutex_lock", "writers", 2, "writes_per_sec", "writes/s", true, 48,
+	    5);
+	result_add_splat(&b, "WARNING:suspicious_RCU_usage", "WARNING: suspicious RCU usage", NULL,
+	                 "lockbench");
+	result_add_splat(&p, "WARNING:suspicious_RCU_usage", "WARNING: suspicious RCU usage", NULL,
+	                 "lockbench");
+	result_add_splat(&p, "WARNING:possible_circular_locking_dependency_detected",
+	                 "WARNING: possible circular locking dependency detected",
+	                 "6.1.0 #1 Not tainted\nlocktorture_wr/45 is trying to acquire lock:\n"
+	                 "Call Trace:\n <TASK>\n torture_mutex_lock+0x3a/0x60\n </TASK>\n",
+	                 "locktorture mutex_lock writers=2");
+	comparison_init(&c);
+	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	for (int f = REPORT_AIM7; f <= REPORT_TEXT; f++) {
+		FILE *out = open_memstream(&text, &len);
+		assert_int_equal(report_render(&c, (enum report_format)f, out), 0);
+		fclose(out);
+		assert_contains(text,
+		                "emulated: timing from an emulated CPU (QEMU TCG): lockups, "
+		                "splats and locktorture failures are real; compare figures only "
+		                "within this run\n");
+		if (f != REPORT_LKP) /* the lkp block names it instead */
+			assert_contains(
+			    text, "the patched kernel reported "
+			          "WARNING:possible_circular_locking_dependency_detected in 1 of 1 "
+			          "runs at locktorture mutex_lock writers=2, the base in none: "
+			          "WARNING: possible circular locking dependency detected\n");
+		if (f == REPORT_LKP || f == REPORT_TEXT) {
+			assert_contains(
+			    text, "\n          :1           100%          1:1   "
+			          "dmesg.WARNING:possible_circular_locking_dependency_detected  "
+			          "(splat: new in patched)\n");
+			assert_contains(text, "\n         1:1             0%          1:1   "
+			                      "dmesg.WARNING:suspicious_RCU_usage  (in both: not "
+			                      "blamed)\n");
+			assert_contains(text, "\nWARNING: possible circular locking dependency "
+			                      "detected\n  6.1.0 #1 Not tainted\n");
+			assert_contains(text, "  torture_mutex_lock+0x3a/0x60\n");
+		}
+		if (f == REPORT_TEXT)
+			assert_contains(text, "overall: splat\n");
+		free(text);
+		text = NULL;
+	}
+	FILE *out = open_memstream(&text, &len);
+	assert_int_equal(report_render(&c, REPORT_JSON, out), 0);
+	fclose(out);
+	assert_contains(text, "\"emulated\": true");
+	assert_contains(text, "\"overall\": \"splat\"");
+	assert_contains(text, "\"new_in_patched\": true");
+	free(text);
+
+	/* on a real machine the mark goes */
+	free(c.machine.model);
+	c.machine.model = strdup("test cpu");
+	text = NULL;
+	out = open_memstream(&text, &len);
+	assert_int_equal(report_render(&c, REPORT_LKP, out), 0);
+	fclose(out);
+	assert_null(strstr(text, "emulated"));
+	free(text);
+	comparison_release(&c);
+	result_release(&b);
+	result_release(&p);
+}
+
 static void test_format_parse(void **state)
 {
 	enum report_format f;
@@ -323,7 +403,7 @@ int main(void)
 	    cmocka_unit_test(test_perf),        cmocka_unit_test(test_lkp),
 	    cmocka_unit_test(test_text),        cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_sentences),   cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_write_error), cmocka_unit_test(test_splats_and_emulated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

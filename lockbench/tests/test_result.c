@@ -296,6 +296,47 @@ static void test_reject_duplicate_keys(void **state)
 	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"round\": 1,", "duplicate");
 }
 
+static void test_splats(void **state)
+{
+	struct lb_result a, b;
+	json_t *ja, *jb;
+	char err[256] = "";
+
+	build_sample(&a);
+	result_add_splat(&a, "WARNING:possible_circular_locking_dependency_detected",
+	                 "WARNING: possible circular locking dependency detected",
+	                 "lockbench/62 is trying to acquire lock:\n", "lockbench");
+	result_add_splat(&a, "Oops", "Oops: 0000 [#1] PREEMPT SMP", NULL, NULL);
+	ja = result_to_json(&a);
+	assert_non_null(ja);
+	result_init(&b);
+	assert_int_equal(result_from_json(ja, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.nsplats, 2);
+	assert_string_equal(b.splats[0].boot, "lockbench");
+	assert_null(b.splats[1].lines);
+	assert_true(result_has_splat(&b, "Oops"));
+	assert_false(result_has_splat(&b, "WARNING:suspicious_RCU_usage"));
+	jb = result_to_json(&b);
+	assert_true(json_equal(ja, jb));
+	json_decref(ja);
+	json_decref(jb);
+	result_release(&a);
+	result_release(&b);
+
+	/* optional, but strict when there */
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"splats\": {},",
+	                   "splats: expected an array");
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"splats\": [{\"message\": \"x\"}],",
+	                   "splats[0].key: missing");
+	expect_reject_edit("\"round\": 0,",
+	                   "\"round\": 0, \"splats\": [{\"key\": \"\", \"message\": \"x\"}],",
+	                   "splats[0].key: expected a non-empty string");
+	expect_reject_edit(
+	    "\"round\": 0,",
+	    "\"round\": 0, \"splats\": [{\"key\": \"Oops\", \"message\": \"x\", \"n\": 1}],",
+	    "splats[0].n: unknown key");
+}
+
 static void test_reject_truncated(void **state)
 {
 	char *text = strndup(valid_doc, strlen(valid_doc) / 2);
@@ -402,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_mismatched_units),
 	    cmocka_unit_test(test_reject_duplicate_keys),
 	    cmocka_unit_test(test_reject_truncated),
+	    cmocka_unit_test(test_splats),
 	    cmocka_unit_test(test_reject_nonfinite_on_write),
 	    cmocka_unit_test(test_write_unwritable_path),
 	    cmocka_unit_test(test_write_and_load),

@@ -1,0 +1,459 @@
+/*
+ * console.c - reading a kernel's serial console (console.h): lockups,
+ * splats, locktorture's figures, the guest's document.  No I/O here.
+ */
+#include "console.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char **console_lines(char *text, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	if (!text)
+		return NULL;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		for (char *r; (r = strchr(line, '\r'));)
+			memmove(r, r + 1, strlen(r));
+		if (line[0] == '[') {
+			char *close = strchr(line, ']');
+			if (close && close - line < 20)
+				line = close[1] == ' ' ? close + 2 : close + 1;
+		}
+		if (*n + 1 >= cap) {
+			cap = cap ? cap * 2 : 256;
+			v = strutil_xreallocarray(v, cap, sizeof(*v));
+		}
+		v[(*n)++] = line;
+	}
+	return v;
+}
+
+/* ---- lockups -------------------------------------------------------- */
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+const char *console_lockup_kind(const char *line)
+{
+	if (strstr(line, "INFO: task ") && strstr(line, "blocked for more than"))
+		return "hung-task";
+	if (strstr(line, "BUG: soft lockup"))
+		return "soft-lockup";
+	if (strstr(line, "BUG: workqueue lockup"))
+		return "workqueue-lockup";
+	if (strstr(line, "rcu: INFO: ") && strstr(line, "stall"))
+		return "rcu-stall";
+	if (strstr(line, "Kernel panic"))
+		return "panic";
+	/* the task that hit these is killed: whatever it held stays held */
+	if (strstr(line, "Oops: ") || strstr(line, "general protection fault") ||
+	    strstr(line, "BUG: unable to handle") ||
+	    strstr(line, "BUG: kernel NULL pointer dereference") || strstr(line, "kernel BUG at "))
+		return "oops";
+	return NULL;
+}
+
+bool console_torture_failed(const char *line)
+{
+	const char *f;
+	if (!strstr(line, "Writes:") && !strstr(line, "Reads :"))
+		return false;
+	if (strstr(line, "!!!"))
+		return true;
+	f = strstr(line, "Fail: ");
+	return f && atoi(f + 6) > 0;
+}
+
+/* ---- splats --------------------------------------------------------- */
+
+/* The reports whose first lines are keys of their own, as LKP counts them. */
+static const char *const splat_prefixes[] = {
+    "WARNING: ",
+    "BUG: ",
+    "UBSAN: ",
+    "kernel BUG at ",
+    "Oops: ",
+    "Oops",
+    "INFO: task ",
+    "INFO: possible ",
+    "INFO: inconsistent ",
+    "INFO: rcu_",
+    "rcu: INFO: ",
+    "general protection fault",
+    "Kernel panic - not syncing",
+    NULL,
+};
+
+/* Cut s at the first of the separators that comes after from. */
+static void cut_at(char *s, size_t from, const char *const *seps)
+{
+	for (int i = 0; seps[i]; i++) {
+		char *p = strstr(s + from, seps[i]);
+		if (p)
+			*p = 0;
+	}
+}
+
+/* Drop "+0x1f/0x80" symbol offsets and a " [module]" suffix. */
+static void drop_offsets(char *s)
+{
+	for (char *p = s; (p = strstr(p, "+0x"));) {
+		char *q = p + 3;
+		while (isxdigit((unsigned char)*q))
+			q++;
+		if (!strncmp(q, "/0x", 3)) {
+			q += 3;
+			while (isxdigit((unsigned char)*q))
+				q++;
+			memmove(p, q, strlen(q) + 1);
+		} else {
+			p++;
+		}
+	}
+}
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/*
+ * LKP's common_error_id: hex and decimal numbers at a word start become '#',
+ * blanks are dropped next to punctuation and become '_' between words,
+ * trailing punctuation goes.
+ */
+static void normalise(const char *in, char *out, size_t len)
+{
+	char tmp[1024];
+	size_t k = 0;
+
+	for (size_t i = 0; in[i] && k + 1 < sizeof(tmp);) {
+		bool at_word = i == 0 || !word_char(in[i - 1]);
+		if (at_word && in[i] == '0' && in[i + 1] == 'x' &&
+		    isxdigit((unsigned char)in[i + 2])) {
+			i += 2;
+			while (isxdigit((unsigned char)in[i]))
+				i++;
+			tmp[k++] = '#';
+		} else if (at_word && isdigit((unsigned char)in[i])) {
+			while (isdigit((unsigned char)in[i]) || in[i] == '.')
+				i++;
+			tmp[k++] = '#';
+		} else {
+			tmp[k++] = in[i] == '\t' ? ' ' : in[i];
+			i++;
+		}
+	}
+	tmp[k] = 0;
+	k = 0;
+	for (size_t i = 0; tmp[i] && k + 1 < len; i++) {
+		if (tmp[i] != ' ') {
+			out[k++] = tmp[i];
+			continue;
+		}
+		size_t j = i;
+		while (tmp[j + 1] == ' ')
+			j++;
+		char before = k ? out[k - 1] : 0, after = tmp[j + 1];
+		i = j;
+		if (!before || !after || !isalnum((unsigned char)before) ||
+		    !isalpha((unsigned char)after))
+			continue; /* blanks next to punctuation or a number go */
+		out[k++] = '_';
+	}
+	out[k] = 0;
+	while (k && strchr("-_.,;:#![(", out[k - 1]))
+		out[--k] = 0;
+}
+
+bool console_splat_key(const char *line, char *key, size_t keylen)
+{
+	char s[1024];
+	int which = -1;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	for (int i = 0; splat_prefixes[i]; i++)
+		if (starts(line, splat_prefixes[i])) {
+			which = i;
+			break;
+		}
+	if (which < 0 || !keylen)
+		return false;
+	snprintf(s, sizeof(s), "%s", line);
+	drop_offsets(s);
+	if (starts(s, "Oops")) {
+		if (s[4] && s[4] != ':')
+			return false; /* "Oopsie" is no report */
+		snprintf(key, keylen, "Oops");
+		return true;
+	}
+	if (starts(s, "general protection fault")) {
+		snprintf(key, keylen, "general_protection_fault");
+		return true;
+	}
+	if (starts(s, "rcu: "))
+		memmove(s, s + 5, strlen(s + 5) + 1);
+	if (starts(s, "WARNING: CPU: ")) {
+		/* "WARNING: CPU: 0 PID: 1 at kernel/x.c:12 func+0x1/0x2 [mod]" */
+		char *at = strstr(s, " at ");
+		if (!at)
+			return false;
+		memmove(s + 8, at, strlen(at) + 1); /* "WARNING: at kernel/x.c:12 func" */
+		static const char *const seps[] = {" [", NULL};
+		cut_at(s, 8, seps);
+	} else if (starts(s, "INFO: task ")) {
+		/* "INFO: task lockbench:123 blocked for more than 3 seconds." */
+		char *rest = strstr(s, " blocked for more than");
+		if (!rest)
+			return false;
+		memmove(s + 10, rest, strlen(rest) + 1);
+	} else if (starts(s, "BUG: ")) {
+		size_t from = 5;
+		if (starts(s + 5, "KASAN: ") || starts(s + 5, "KFENCE: ") ||
+		    starts(s + 5, "KCSAN: ") || starts(s + 5, "KMSAN: "))
+			from = strchr(s + 5, ':') - s + 2;
+		/* the task, the address or the CPU state after the words */
+		static const char *const seps[] = {": ", ", ", " [", " in process ", NULL};
+		cut_at(s, from, seps);
+	} else if (starts(s, "kernel BUG at ")) {
+		static const char *const seps[] = {"!", NULL};
+		cut_at(s, 14, seps);
+	} else if (starts(s, "Kernel panic")) {
+		/* keep the reason: "Kernel panic - not syncing: hung_task: blocked tasks" */
+	} else {
+		static const char *const seps[] = {" [", NULL};
+		cut_at(s, 6, seps);
+	}
+	normalise(s, key, keylen);
+	return *key != 0;
+}
+
+/* The line closes a report: the end of its call trace or its end marker. */
+static bool splat_closes(const char *line, bool in_trace)
+{
+	return (in_trace && strstr(line, "</TASK>")) || strstr(line, "---[ end trace") ||
+	       strstr(line, "---[ end Kernel panic");
+}
+
+size_t console_find_splats(char **lines, size_t n, struct console_splats *out)
+{
+	char key[256], other[256];
+	size_t added = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!console_splat_key(lines[i], key, sizeof(key)))
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < out->n && !seen; k++)
+			seen = !strcmp(out->v[k].key, key);
+		struct strutil_buf body = STRUTIL_BUF_INIT;
+		bool in_trace = false;
+		size_t j = i + 1;
+		for (size_t kept = 0; j < n && kept < CONSOLE_SPLAT_LINES; j++) {
+			const char *l = lines[j];
+			if (!strncmp(l, "LOCKLAB-", 8) || strstr(l, "reboot: Power down"))
+				continue;
+			if (console_splat_key(l, other, sizeof(other)))
+				break; /* the next report */
+			strutil_buf_addf(&body, "%s\n", l);
+			kept++;
+			if (strstr(l, "Call Trace:"))
+				in_trace = true;
+			if (splat_closes(l, in_trace)) {
+				j++;
+				break;
+			}
+		}
+		if (!seen) {
+			out->v = strutil_xreallocarray(out->v, out->n + 1, sizeof(*out->v));
+			struct console_splat *s = &out->v[out->n++];
+			s->key = strutil_xstrdup(key);
+			s->message = strutil_xstrdup(lines[i]);
+			s->lines = strutil_buf_detach(&body);
+			added++;
+		}
+		strutil_buf_release(&body);
+		i = j - 1;
+	}
+	return added;
+}
+
+void console_splats_release(struct console_splats *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].key);
+		free(s->v[i].message);
+		free(s->v[i].lines);
+	}
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+/* ---- lockups, figures, the guest's document ------------------------- */
+
+bool console_detect_lockup(char **lines, size_t n, const struct console_end *end, const char **kind,
+                           char *msg, size_t msglen, struct strutil_buf *stacks)
+{
+	size_t at = 0;
+
+	*kind = NULL;
+	for (size_t i = 0; i < n && !*kind; i++) {
+		*kind = console_lockup_kind(lines[i]);
+		if (!*kind && console_torture_failed(lines[i]))
+			*kind = "locktorture-fail";
+		at = i;
+	}
+	if (!*kind && !end->ended) {
+		*kind = end->timed_out ? "deadline" : "crash";
+		snprintf(msg, msglen,
+		         end->timed_out ? "no end of test after %.0f s (deadline)"
+		                        : "the guest stopped after %.0f s without an end of test",
+		         end->secs);
+		/* the last lines say where it stopped */
+		for (size_t i = n > 30 ? n - 30 : 0; i < n; i++)
+			strutil_buf_addf(stacks, "%s\n", lines[i]);
+		return true;
+	}
+	if (!*kind)
+		return false;
+	snprintf(msg, msglen, "%.*s", (int)msglen - 1, lines[at]);
+	for (size_t i = at + 1, k = 0; i < n && k < CONSOLE_STACK_LINES; i++) {
+		if (!strncmp(lines[i], "LOCKLAB-", 8) || strstr(lines[i], "reboot: Power down"))
+			continue;
+		strutil_buf_addf(stacks, "%s\n", lines[i]);
+		k++;
+	}
+	return true;
+}
+
+struct torture_line {
+	long long total;
+	long max, min;
+	int fail;
+};
+
+static bool parse_torture_line(const char *line, const char *tag, struct torture_line *t)
+{
+	char fmt[64];
+	const char *p = strstr(line, tag);
+	if (!p)
+		return false;
+	snprintf(fmt, sizeof(fmt), "%s Total: %%lld Max/Min: %%ld/%%ld", tag);
+	if (sscanf(p, fmt, &t->total, &t->max, &t->min) != 3)
+		return false;
+	const char *f = strstr(p, "Fail: ");
+	t->fail = f ? atoi(f + 6) : 0;
+	return true;
+}
+
+/*
+ * locktorture prints cumulative "Writes:" lines every stat_interval seconds
+ * and a last one at the end of test.  The figure is the mean per-interval
+ * rate, and it is one sample: the seconds of one boot are not independent
+ * repetitions (a slow host slows them all), so samples for a verdict come
+ * from rounds.  Fairness is min/max per-thread acquisitions over the test.
+ */
+void console_add_torture_metrics(struct lb_run *run, char **lines, size_t n, const char *tag,
+                                 const char *name, const char *unit, int interval, int secs)
+{
+	struct torture_line t, last = {0};
+	double *rates = NULL;
+	size_t nrates = 0, seen = 0;
+	long long prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!parse_torture_line(lines[i], tag, &t))
+			continue;
+		/* the end-of-test line follows "End of test" closely; it is not periodic */
+		/* the last line comes just before "End of test" (rwsem: Writes, Reads, End) */
+		bool is_final = (i + 1 < n && strstr(lines[i + 1], "End of test")) ||
+		                (i + 2 < n && strstr(lines[i + 1], "Reads :") &&
+		                 strstr(lines[i + 2], "End of test"));
+		if (!is_final) {
+			rates = strutil_xreallocarray(rates, nrates + 1, sizeof(*rates));
+			rates[nrates++] = (double)(t.total - prev) / interval;
+			prev = t.total;
+		}
+		last = t;
+		seen++;
+	}
+	if (!seen)
+		goto out;
+	double value = 0;
+	if (nrates) {
+		for (size_t i = 0; i < nrates; i++)
+			value += rates[i];
+		value /= (double)nrates;
+	} else {
+		value = (double)last.total / secs;
+	}
+	struct lb_metric *m = run_add_metric(run, name, unit, true, value);
+	metric_add_sample(m, value);
+	if (!strcmp(tag, "Writes:")) {
+		double fair = last.max > 0 ? (double)last.min / (double)last.max : 0;
+		m = run_add_metric(run, "fairness", "min/max", true, fair);
+		metric_add_sample(m, fair);
+	}
+out:
+	free(rates);
+}
+
+void console_note_guest(struct lb_result *res, char **lines, size_t n, const char *accel)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *k = strstr(lines[i], "LOCKLAB-GUEST kernel=");
+		if (!k)
+			continue;
+		char rel[128];
+		int cpus = 0;
+		if (sscanf(k, "LOCKLAB-GUEST kernel=%127s cpus=%d", rel, &cpus) == 2) {
+			free(res->machine.kernel);
+			res->machine.kernel = strutil_xstrdup(rel);
+			if (cpus > 0)
+				res->machine.cpus = cpus;
+			if (!strstr(res->machine.model, "QEMU")) {
+				char model[512];
+				snprintf(model, sizeof(model), "QEMU %s guest on %.400s", accel,
+				         res->machine.model);
+				free(res->machine.model);
+				res->machine.model = strutil_xstrdup(model);
+			}
+		}
+		return;
+	}
+}
+
+char *console_guest_json(char **lines, size_t n, int *lb_rc)
+{
+	struct strutil_buf j = STRUTIL_BUF_INIT;
+	bool in = false;
+	*lb_rc = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (strstr(lines[i], "LOCKLAB-JSON-BEGIN")) {
+			in = true;
+			continue;
+		}
+		const char *e = strstr(lines[i], "LOCKLAB-JSON-END");
+		if (e) {
+			const char *r = strstr(e, "rc=");
+			*lb_rc = r ? atoi(r + 3) : -1;
+			return strutil_buf_detach(&j);
+		}
+		if (in)
+			strutil_buf_addf(&j, "%s\n", lines[i]);
+	}
+	strutil_buf_release(&j);
+	return NULL;
+}
