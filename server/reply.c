@@ -201,6 +201,22 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		if (count > 1)
 			fprintf(s, " (%zu lockup rows in all)", count);
 		free(sentence);
+	} else if (verdict && strcmp(verdict, "splat") == 0) {
+		/* the first kernel report the patched kernel printed and the base did not */
+		const struct compare_splat *sp = NULL;
+
+		for (size_t i = 0; !sp && i < d->ncmps; i++)
+			for (size_t k = 0; !sp && k < d->cmps[i].cmp.nsplats; k++)
+				if (d->cmps[i].cmp.splats[k].new_in_patched)
+					sp = &d->cmps[i].cmp.splats[k];
+		if (sp)
+			fprintf(s,
+			        "locklab noticed a kernel report the patched kernel printed (in %d "
+			        "round%s) and the base never did: %s",
+			        sp->patched_fail, sp->patched_fail == 1 ? "" : "s",
+			        sp->message ? sp->message : sp->key);
+		else
+			fprintf(s, "locklab noticed a kernel report the base did not print.");
 	} else if (verdict &&
 	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "improvement") == 0) &&
 	           (r = reply_worst(d,
@@ -532,7 +548,8 @@ static char *reply_body(const struct reply_data *d)
 	if (tested) {
 		fprintf(f, "\nTested-by: %s\n", reply_identity());
 	} else if (d->done && verdict &&
-	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "lockup") == 0)) {
+	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "lockup") == 0 ||
+	            strcmp(verdict, "splat") == 0)) {
 		fputc('\n', f);
 		reply_wrap(
 		    f,

@@ -14,11 +14,11 @@
 
 int verdicts_rank(const char *v)
 {
-	static const char *order[] = {"no-change", "improvement", "inconclusive", "regression",
-	                              "lockup"};
+	static const char *order[] = {"no-change",  "improvement", "inconclusive",
+	                              "regression", "splat",       "lockup"};
 	int i;
 
-	for (i = 0; v && i < 5; i++)
+	for (i = 0; v && i < 6; i++)
 		if (strcmp(v, order[i]) == 0)
 			return i;
 	return -1;
