@@ -29,7 +29,7 @@ PATH="$T/nobwrap:$PATH" timeout 5 "$BIN/locklab-agent" --server http://127.0.0.1
 like "$(cat "$T/nobwrap2.log")" 'level=warn .*NO SANDBOX' "--allow-unsandboxed starts it, with a warning"
 
 pg_start || exit 1
-server_start --min-rounds 2 --max-rounds 2 || exit 1
+server_start --allow-local-trees --min-rounds 2 --max-rounds 2 || exit 1
 register_agent
 tree_init
 make_series one "sed -i '1s|^|/* one */\\n|' lockbench/locks/kmutex.c"
