@@ -57,13 +57,19 @@ static bool in_cidr(const unsigned char a[16], const char *cidr)
 }
 
 /* Addresses that reach the machine itself or its networks. */
+static const char *const internal[] = {
+    "0.0.0.0/8",      "127.0.0.0/8",    "10.0.0.0/8",    "172.16.0.0/12",
+    "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "224.0.0.0/4",
+    "240.0.0.0/4",    "::/128",         "::1/128",       "fc00::/7",
+    "fe80::/10",      "ff00::/8",       "64:ff9b::/96",  NULL};
+
+const char *netpolicy_internal_cidr(size_t i)
+{
+	return i < sizeof(internal) / sizeof(internal[0]) ? internal[i] : NULL;
+}
+
 static bool is_internal(const unsigned char a[16])
 {
-	static const char *const internal[] = {
-	    "0.0.0.0/8",      "127.0.0.0/8",    "10.0.0.0/8",    "172.16.0.0/12",
-	    "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "224.0.0.0/4",
-	    "240.0.0.0/4",    "::/128",         "::1/128",       "fc00::/7",
-	    "fe80::/10",      "ff00::/8",       "64:ff9b::/96",  NULL};
 	for (int i = 0; internal[i]; i++)
 		if (in_cidr(a, internal[i]))
 			return true;

@@ -24,6 +24,9 @@
 #include <stddef.h>
 
 /* 0 when url may be fetched under allow (NULL: empty); -1 with err why not. */
+/* The i-th internal range ("10.0.0.0/8"), NULL past the last: for tests. */
+const char *netpolicy_internal_cidr(size_t i);
+
 int netpolicy_check_url(const char *url, const char *allow, char *err, size_t errlen);
 
 #endif

@@ -78,6 +78,11 @@ static const struct {
 #define FETCH_NREFUSED (sizeof(fetch_refused) / sizeof(fetch_refused[0]))
 
 static struct fetch_net fetch_refused_nets[FETCH_NREFUSED];
+
+const char *fetch_refused_cidr(size_t i)
+{
+	return i < FETCH_NREFUSED ? fetch_refused[i].cidr : NULL;
+}
 /* The operator's allow list; written by fetch_policy_init before threads start. */
 static struct fetch_net *fetch_allow_nets;
 static size_t fetch_nallow;

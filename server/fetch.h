@@ -35,6 +35,9 @@ void fetch_policy_release(void);
  * included), else -1 with the reason ("127.0.0.1 port 9: loopback
  * (127.0.0.0/8)") in why.
  */
+/* The i-th range refused unless allowed ("10.0.0.0/8"), NULL past the last: for tests. */
+const char *fetch_refused_cidr(size_t i);
+
 int fetch_addr_allowed(const struct sockaddr *sa, char *why, size_t whylen);
 
 /* True when url starts with http:// or https:// (case-insensitive). */

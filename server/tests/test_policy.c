@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
+#include "../../lockbench/tests/cidr_edges.h"
 #include "../fetch.h"
 #include "../ingest.h"
 #include "../url.h"
@@ -36,57 +37,55 @@ static int allowed(const char *addr, int port)
 	return fetch_addr_allowed((struct sockaddr *)&s6, why, sizeof(why));
 }
 
+/* Whether text falls in any range the policy refuses by default. */
+static bool in_refused(const char *text)
+{
+	struct cidr c;
+
+	for (size_t i = 0; fetch_refused_cidr(i); i++)
+		if (cidr_parse(fetch_refused_cidr(i), &c) && cidr_has(&c, text))
+			return true;
+	return false;
+}
+
+/*
+ * Every refused range, walked from the policy's own table: its first and
+ * last address refused, the addresses just outside it allowed unless another
+ * range holds them.  Plus the loopback forms written out.
+ */
 static void test_default_policy(void **state)
 {
-	static const char *const refused[] = {
-	    "0.0.0.0",
-	    "0.1.2.3",
-	    "10.0.0.1",
-	    "10.255.255.255",
-	    "100.64.0.1",
-	    "100.127.255.254",
-	    "127.0.0.1",
-	    "127.255.0.9",
-	    "169.254.169.254",
-	    "172.16.0.1",
-	    "172.31.255.255",
-	    "192.0.0.8",
-	    "192.168.1.1",
-	    "198.18.0.1",
-	    "224.0.0.1",
-	    "239.255.255.250",
-	    "240.0.0.1",
-	    "255.255.255.255",
-	    "::",
-	    "::1",
-	    "::ffff:127.0.0.1",
-	    "::ffff:8.8.8.8",
-	    "::127.0.0.1",
-	    "64:ff9b::a00:1",
-	    "64:ff9b:1::1",
-	    "100::1",
-	    "fc00::1",
-	    "fd12:3456::1",
-	    "fe80::1",
-	    "febf::1",
-	    "fec0::1",
-	    "ff02::1",
-	};
-	static const char *const public[] = {
-	    "1.1.1.1",    "8.8.8.8",         "100.63.255.255",  "100.128.0.0", "172.15.255.255",
-	    "172.32.0.0", "169.253.255.255", "223.255.255.255", "2001:db8::1", "2606:4700::1111",
-	};
-	size_t i;
-	char err[256];
+	static const char *const loopback[] = {"127.0.0.1",        "127.255.0.9", "::1",
+	                                       "::ffff:127.0.0.1", "::127.0.0.1", "::"};
+	char err[256], text[INET6_ADDRSTRLEN];
+	size_t i, edges = 0, outside = 0;
+	struct cidr c;
 
 	(void)state;
 	assert_int_equal(fetch_policy_init("", err, sizeof(err)), 0);
-	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-		if (allowed(refused[i], 80) != -1)
-			fail_msg("%s should be refused", refused[i]);
-	for (i = 0; i < sizeof(public) / sizeof(public[0]); i++)
-		if (allowed(public[i], 443) != 0)
-			fail_msg("%s should be allowed", public[i]);
+	for (i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+		if (allowed(loopback[i], 80) != -1)
+			fail_msg("%s should be refused", loopback[i]);
+	for (i = 0; fetch_refused_cidr(i); i++) {
+		assert_true(cidr_parse(fetch_refused_cidr(i), &c));
+		for (int last = 0; last <= 1; last++) {
+			cidr_edge(&c, last, text, sizeof(text));
+			if (allowed(text, 80) != -1)
+				fail_msg("%s (%s) should be refused", text, fetch_refused_cidr(i));
+			edges++;
+		}
+		for (int below = 0; below <= 1; below++) {
+			if (!cidr_outside(&c, below, text, sizeof(text)))
+				continue;
+			if (allowed(text, 443) != (in_refused(text) ? -1 : 0))
+				fail_msg("%s (next to %s) is %s", text, fetch_refused_cidr(i),
+				         in_refused(text) ? "in another range: refused"
+				                          : "in no range: allowed");
+			outside += !in_refused(text);
+		}
+	}
+	assert_true(edges >= 40); /* the table has 20 ranges and more */
+	assert_true(outside >= 10);
 	fetch_policy_release();
 }
 
@@ -95,28 +94,28 @@ static void test_allow_list(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(fetch_policy_init(" 127.0.0.1:8081, 10.1.0.0/16,[::1]:9000,192.168.5.5 ",
+	assert_int_equal(fetch_policy_init(" 127.0.0.1:8081, 127.1.0.0/16,[::1]:9000,127.0.5.5 ",
 	                                   err, sizeof(err)),
 	                 0);
 	assert_int_equal(allowed("127.0.0.1", 8081), 0);
 	assert_int_equal(allowed("127.0.0.1", 8082), -1);
 	assert_int_equal(allowed("127.0.0.2", 8081), -1);
-	assert_int_equal(allowed("10.1.200.3", 5432), 0);
-	assert_int_equal(allowed("10.2.0.1", 80), -1);
+	assert_int_equal(allowed("127.1.200.3", 5432), 0);
+	assert_int_equal(allowed("127.2.0.1", 80), -1);
 	assert_int_equal(allowed("::1", 9000), 0);
 	assert_int_equal(allowed("::1", 9001), -1);
-	assert_int_equal(allowed("192.168.5.5", 1), 0);
-	assert_int_equal(allowed("192.168.5.6", 1), -1);
+	assert_int_equal(allowed("127.0.5.5", 1), 0);
+	assert_int_equal(allowed("127.0.5.6", 1), -1);
 	/* an allowed IPv4 address is not allowed in its IPv4-mapped form */
 	assert_int_equal(allowed("::ffff:127.0.0.1", 8081), -1);
 	assert_int_equal(fetch_policy_init("localhost:7000", err, sizeof(err)), 0);
 	assert_int_equal(allowed("127.0.0.1", 7000), 0);
 	assert_int_equal(allowed("127.0.0.1", 7001), -1);
 	fetch_policy_release();
-	assert_int_equal(fetch_policy_init("10.0.0.0/33", err, sizeof(err)), -1);
+	assert_int_equal(fetch_policy_init("127.0.0.0/33", err, sizeof(err)), -1);
 	assert_int_equal(fetch_policy_init("127.0.0.1:65536", err, sizeof(err)), -1);
 	assert_int_equal(fetch_policy_init("a:b:c", err, sizeof(err)), -1);
-	assert_int_equal(allowed("10.1.200.3", 5432), -1); /* a failed init allows nothing extra */
+	assert_int_equal(allowed("127.1.200.3", 5432), -1); /* a failed init allows nothing extra */
 }
 
 static void test_url_check(void **state)
