@@ -57,11 +57,18 @@ static bool in_cidr(const unsigned char a[16], const char *cidr)
 }
 
 /* Addresses that reach the machine itself or its networks. */
-static const char *const internal[] = {
-    "0.0.0.0/8",      "127.0.0.0/8",    "10.0.0.0/8",    "172.16.0.0/12",
-    "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "224.0.0.0/4",
-    "240.0.0.0/4",    "::/128",         "::1/128",       "fc00::/7",
-    "fe80::/10",      "ff00::/8",       "64:ff9b::/96",  NULL};
+/* the server's refused ranges (server/fetch.c), IPv4 ones mapped by as16 */
+static const char *const internal[] = {"0.0.0.0/8",      "10.0.0.0/8",
+                                       "100.64.0.0/10",  "127.0.0.0/8",
+                                       "169.254.0.0/16", "172.16.0.0/12",
+                                       "192.0.0.0/24",   "192.168.0.0/16",
+                                       "198.18.0.0/15",  "224.0.0.0/4",
+                                       "240.0.0.0/4",    "::/128",
+                                       "::1/128",        "::/96",
+                                       "64:ff9b::/96",   "64:ff9b:1::/48",
+                                       "100::/64",       "fc00::/7",
+                                       "fe80::/10",      "fec0::/10",
+                                       "ff00::/8",       NULL};
 
 const char *netpolicy_internal_cidr(size_t i)
 {
