@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Run every cmocka unit test binary given as arguments, then every TAP script
-# under tests/ with prove.  Prints one closing line "N passed, N failed" and
-# exits non-zero when anything failed.  Output of each part is kept under
-# test-output/ for a failing CI run.
+# under tests/ with prove.  Prints one closing line "N passed, N failed, N
+# skipped" and exits non-zero when anything failed.  A skipped check ("ok N -
+# ... # SKIP why", or a whole script's "1..0 # SKIP why") is counted as
+# skipped, never as passed.  Output of each part is kept under test-output/
+# (RUN_TESTS_OUT) for a failing CI run; RUN_TESTS_TAP names the TAP scripts
+# instead of tests/*.t.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-out="$top/test-output"
+out=${RUN_TESTS_OUT:-$top/test-output}
 mkdir -p "$out"
 passed=0
 failed=0
+skipped=0
 
 # A sanitized build (make asan): every report of every process, daemons
 # included (a server's leaks show only when it exits), goes to a file under
@@ -40,12 +44,14 @@ for t in "$@"; do
 done
 
 shopt -s nullglob
-tap=(tests/*.t)
+if [[ -n ${RUN_TESTS_TAP:-} ]]; then read -ra tap <<<"$RUN_TESTS_TAP"; else tap=(tests/*.t); fi
 if [[ ${#tap[@]} -gt 0 ]]; then
   log="$out/prove.log"
   BUILD="${BUILD:-build}" TEST_OUTPUT="$out" prove -v --timer "${tap[@]}" >"$log" 2>&1
   rc=$?
-  p=$(grep -cE '^ok [0-9]+' "$log")
+  s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$log")
+  s=$((s + $(grep -cE '^1\.\.0 *# *SKIP|\.t \.+ skipped:' "$log")))
+  p=$(($(grep -cE '^ok [0-9]+' "$log") - $(grep -cE '^ok [0-9]+.*# *SKIP' "$log")))
   f=$(grep -cE '^not ok [0-9]+' "$log")
   grep -E '^tests/.*\.t \.+|^Result:' "$log" | sed 's/^/    /'
   if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; echo "FAIL prove exited $rc without a failing test (died?)"; fi
@@ -53,7 +59,11 @@ if [[ ${#tap[@]} -gt 0 ]]; then
     echo "failing TAP tests (log: test-output/prove.log):"
     grep -E '^not ok|^#' "$log" | grep -v '^# *$' | grep -B1 -A6 '^not ok' | head -n 60 | sed 's/^/    /'
   fi
-  passed=$((passed + p)); failed=$((failed + f))
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  if ((s)); then
+    echo "skipped (not passed):"
+    grep -E '^ok [0-9]+.*# *SKIP|^1\.\.0 *# *SKIP|\.t \.+ skipped:' "$log" | sed 's/^/    /'
+  fi
 fi
 
 if [[ -n ${SANITIZED:-} ]]; then
@@ -70,5 +80,5 @@ if [[ -n ${SANITIZED:-} ]]; then
   fi
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 && $((passed + failed)) -gt 0 ]]

@@ -1,6 +1,6 @@
 # tests/lib/tap.sh - TAP helpers for the black-box tests; source it first.
 #   plan N | ok COND-EXIT-STATUS "name" | is GOT WANT "name" | like TEXT REGEX "name"
-#   diag "text" | done_testing
+#   skip "name" "why" | diag "text" | done_testing
 # Every test gets a scratch directory $T (removed at exit unless KEEP=1) and
 # the built programs under $BUILD (default build/).
 set -u
@@ -31,6 +31,8 @@ _tap_result() {
 }
 # ok STATUS NAME: passes when STATUS (an exit code) is 0
 ok() { _tap_result "$1" "$2"; }
+# skip NAME WHY: a check that could not run, reported as skipped (not passed)
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
 is() {
   if [[ "$1" == "$2" ]]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'" "want: '$2'"; fi
 }
