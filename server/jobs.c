@@ -676,6 +676,7 @@ static int results_body(PGconn *c, void *arg)
 	long long submission = 0;
 	const char *owner, *key_job;
 	PGresult *res;
+	bool same_agent;
 	int rc;
 
 	json_decref(x->progress);
@@ -690,14 +691,17 @@ static int results_body(PGconn *c, void *arg)
 	 * statement reads what the checks below need.
 	 */
 	{
-		const char *p[3] = {idbuf, x->key, x->res->suite};
+		const char *p[5] = {idbuf, x->key, x->res->suite, agent, x->doc_text};
 
 		res =
 		    db_exec(c,
 		            "SELECT state, claimed_by, submission_id, lease_expires < now(), "
 		            "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
-		            "rounds_wanted FROM jobs WHERE id = $1 FOR UPDATE",
-		            3, p);
+		            "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
+		            "FROM results WHERE idempotency_key = $2), (SELECT document = "
+		            "$5::jsonb FROM results WHERE idempotency_key = $2) "
+		            "FROM jobs WHERE id = $1 FOR UPDATE",
+		            5, p);
 	}
 	if (!res)
 		return db_failure();
@@ -709,14 +713,26 @@ static int results_body(PGconn *c, void *arg)
 	}
 	owner = db_value(res, 0, 1);
 	key_job = db_value(res, 0, 5);
+	/*
+	 * Under a key another agent used for this job (it lost the lease),
+	 * the post is a new document: the checks below apply and the old
+	 * half is discarded with its round.
+	 */
+	same_agent = key_job && PQgetvalue(res, 0, 7)[0] == 't';
 	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	if (key_job && strcmp(key_job, idbuf) != 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg), "idempotency key already used for another job");
-	} else if (key_job) {
+	} else if (key_job && same_agent && PQgetvalue(res, 0, 8)[0] != 't') {
+		/* a replay is the same document: another one under its key is refused */
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg),
+		         "idempotency key already used for another document of this job");
+	} else if (key_job && same_agent) {
 		/* a replay of a stored document answers as the first post did */
 		x->duplicate = true;
 		rc = DB_OK;
+
 	} else if (owner && strtoll(owner, NULL, 10) != x->agent->id) {
 		x->status = 403;
 		snprintf(x->msg, sizeof(x->msg), "job %lld is leased to another agent", x->id);
@@ -749,6 +765,23 @@ checked:
 	if (x->duplicate) {
 		x->progress = job_progress(c, x->id);
 		return x->progress ? DB_OK : DB_FAIL;
+	}
+	{
+		/*
+		 * A round's base and patched are one agent's: a half another agent
+		 * posted before it lost the lease is discarded, and this agent runs
+		 * the round whole (next_round points at it again).  Two machines'
+		 * halves would pair one machine's speed against another's.
+		 */
+		const char *p[4] = {idbuf, round, agent, x->key};
+
+		rc = db_run(c,
+		            "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
+		            "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
+		            "agent_id IS DISTINCT FROM $3::bigint",
+		            4, p);
+		if (rc != DB_OK)
+			return rc;
 	}
 	{
 		const char *p[6] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text};
