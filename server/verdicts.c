@@ -89,6 +89,14 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.min_effect = srv_cfg.min_effect;
 	opts.confirm_from = confirm_from;
 	opts.looks = verdicts_looks();
+	/*
+	 * A row needs the rounds the job asks for first, at most the default
+	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a
+	 * server asking for fewer gets "too few rounds to test", not a test.
+	 */
+	if (srv_cfg.min_rounds < (int)opts.min_samples)
+		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS ? (size_t)srv_cfg.min_rounds
+		                                                          : COMPARE_MIN_PAIRS;
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	rc = 0;
