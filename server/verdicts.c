@@ -95,8 +95,9 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	 * server asking for fewer gets "too few rounds to test", not a test.
 	 */
 	if (srv_cfg.min_rounds < (int)opts.min_samples)
-		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS ? (size_t)srv_cfg.min_rounds
-		                                                          : COMPARE_MIN_PAIRS;
+		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS
+		                       ? (size_t)srv_cfg.min_rounds
+		                       : COMPARE_MIN_PAIRS;
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	rc = 0;
