@@ -60,12 +60,6 @@ static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), voi
 	return n;
 }
 
-static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
-                         char *err, size_t errlen)
-{
-	return start_threads_pinned(tids, n, fn, args, argsize, false, err, errlen);
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -200,14 +194,19 @@ struct fh_arg {
 	struct lb_gate *start;
 	struct wl_shared *sh;
 	unsigned long ops;
+	int cpus_allowed; /* CPUs in the thread's affinity mask, as it ran */
 };
 
 static void *fh_thread(void *arg)
 {
 	struct fh_arg *a = arg;
 	_Atomic int *words = calloc((size_t)a->nfutex, sizeof(*words));
+	cpu_set_t set;
 	if (!words)
 		abort();
+	CPU_ZERO(&set);
+	a->cpus_allowed =
+	    pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 ? CPU_COUNT(&set) : -1;
 	lb_gate_wait(a->start);
 	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
 		for (int i = 0; i < a->nfutex; i++)
@@ -250,11 +249,14 @@ static void *vfs_thread(void *arg)
 	return NULL;
 }
 
-/* Run n threads of fn for the duration, repeat times; fills ops/s samples. */
+/*
+ * Run n threads of fn for the duration, repeat times; fills ops/s samples.
+ * With pin, thread i runs on CPU i % CPUs (start_threads_pinned).
+ */
 static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
                          void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
-                         unsigned long *(*ops_of)(void *), double *ops_s, double *per_thread,
-                         char *err, size_t errlen)
+                         unsigned long *(*ops_of)(void *), bool pin, double *ops_s,
+                         double *per_thread, char *err, size_t errlen)
 {
 	int n = p->threads;
 	pthread_t *threads = calloc((size_t)n, sizeof(*threads));
@@ -268,7 +270,7 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 		lb_gate_init(start);
 		for (int i = 0; i < n; i++)
 			*ops_of((char *)args + argsize * (size_t)i) = 0;
-		int started = start_threads(threads, n, fn, args, argsize, err, errlen);
+		int started = start_threads_pinned(threads, n, fn, args, argsize, pin, err, errlen);
 		if (started < n)
 			atomic_store(stop, 1);
 		atomic_store(&sh->phase, WL_PHASE_MEASURE);
@@ -324,9 +326,17 @@ static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
 	for (int i = 0; i < n; i++)
 		args[i] = (struct fh_arg){
 		    .idx = i, .nfutex = p->futexes, .stop = &stop, .start = &start, .sh = sh};
-	if (timed_threads(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, ops_s,
+	/* perf bench futex hash pins thread i to CPU i % CPUs: so does this */
+	if (timed_threads(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, true, ops_s,
 	                  per_thread, err, errlen))
 		goto out;
+	{
+		/* what the threads saw: 1 when every one was bound to a single CPU */
+		bool pinned = true;
+		for (int i = 0; i < n; i++)
+			pinned = pinned && args[i].cpus_allowed == 1;
+		run_set_param_num(run, "pinned", pinned);
+	}
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
 	              (size_t)n);
 	rc = 0;
@@ -399,8 +409,8 @@ static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct 
 	for (int i = 0; i < n; i++)
 		args[i] = (struct vfs_arg){
 		    .idx = i, .dir = dir, .stop = &stop, .start = &start, .sh = sh};
-	if (timed_threads(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, ops_s,
-	                  per_thread, err, errlen))
+	if (timed_threads(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, false,
+	                  ops_s, per_thread, err, errlen))
 		goto out;
 	for (int i = 0; i < n; i++) {
 		if (args[i].error) {
