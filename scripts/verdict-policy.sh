@@ -12,7 +12,7 @@
 # ends it at once.  The verdicts come from `lockbench compare`, the code the
 # server calls.
 policy_verdict() {
-  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json
+  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks
   rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do
@@ -25,10 +25,12 @@ policy_verdict() {
     done
     bs=$(ls "$dir"/r-b*.json | paste -sd,)
     ps=$(ls "$dir"/r-p*.json | paste -sd,)
+    # the looks the server plans: one every MIN_ROUNDS up to MAX_ROUNDS, one to confirm
+    looks=$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1))
     if ((confirm)); then
-      json=$("$LB" compare "$bs" "$ps" --format json --confirm-from "$confirm")
+      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" --confirm-from "$confirm")
     else
-      json=$("$LB" compare "$bs" "$ps" --format json)
+      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks")
     fi
     # found: a change in a row that is no control; more: an inconclusive headline
     # row that is no control (the overall verdict says so); lockup: at once

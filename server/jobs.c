@@ -704,6 +704,7 @@ static int results_body(PGconn *c, void *arg)
 	long long submission = 0;
 	const char *owner, *key_job;
 	PGresult *res;
+	bool same_agent;
 	int rc;
 
 	json_decref(x->progress);
@@ -718,14 +719,17 @@ static int results_body(PGconn *c, void *arg)
 	 * statement reads what the checks below need.
 	 */
 	{
-		const char *p[3] = {idbuf, x->key, x->res->suite};
+		const char *p[5] = {idbuf, x->key, x->res->suite, agent, x->doc_text};
 
 		res =
 		    db_exec(c,
 		            "SELECT state, claimed_by, submission_id, lease_expires < now(), "
 		            "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
-		            "rounds_wanted FROM jobs WHERE id = $1 FOR UPDATE",
-		            3, p);
+		            "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
+		            "FROM results WHERE idempotency_key = $2), (SELECT document = "
+		            "$5::jsonb FROM results WHERE idempotency_key = $2) "
+		            "FROM jobs WHERE id = $1 FOR UPDATE",
+		            5, p);
 	}
 	if (!res)
 		return db_failure();
@@ -737,14 +741,27 @@ static int results_body(PGconn *c, void *arg)
 	}
 	owner = db_value(res, 0, 1);
 	key_job = db_value(res, 0, 5);
+	/*
+	 * A key replays the document it was first used for.  (Another
+	 * agent's post under the key, after a lost lease, is still taken for
+	 * a replay: the agent re-runs only the halves it misses, so discarding
+	 * the old half needs the agent to run the round whole; not yet.)
+	 */
+	same_agent = key_job && PQgetvalue(res, 0, 7)[0] == 't';
 	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	if (key_job && strcmp(key_job, idbuf) != 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg), "idempotency key already used for another job");
+	} else if (key_job && same_agent && PQgetvalue(res, 0, 8)[0] != 't') {
+		/* a replay is the same document: another one under its key is refused */
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg),
+		         "idempotency key already used for another document of this job");
 	} else if (key_job) {
 		/* a replay of a stored document answers as the first post did */
 		x->duplicate = true;
 		rc = DB_OK;
+
 	} else if (owner && strtoll(owner, NULL, 10) != x->agent->id) {
 		x->status = 403;
 		snprintf(x->msg, sizeof(x->msg), "job %lld is leased to another agent", x->id);

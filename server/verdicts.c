@@ -33,6 +33,14 @@ static void free_results(struct lb_result *r, size_t n)
 	free(r);
 }
 
+int verdicts_looks(void)
+{
+	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1;
+
+	/* a look every min_rounds up to max_rounds, and one for a confirmation */
+	return (srv_cfg.max_rounds + step - 1) / step + 1;
+}
+
 int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
                      char *err, size_t errlen)
 {
@@ -80,6 +88,16 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.alpha = srv_cfg.alpha;
 	opts.min_effect = srv_cfg.min_effect;
 	opts.confirm_from = confirm_from;
+	opts.looks = verdicts_looks();
+	/*
+	 * A row needs the rounds the job asks for first, at most the default
+	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a
+	 * server asking for fewer gets "too few rounds to test", not a test.
+	 */
+	if (srv_cfg.min_rounds < (int)opts.min_samples)
+		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS
+		                       ? (size_t)srv_cfg.min_rounds
+		                       : COMPARE_MIN_PAIRS;
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	rc = 0;
@@ -362,6 +380,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		cmp->opts.equiv_margin = strtod(PQgetvalue(cres, i, 10), NULL);
 		cmp->opts.min_samples = (size_t)atol(PQgetvalue(cres, i, 11));
 		cmp->opts.confirm_from = atoi(PQgetvalue(cres, i, 12));
+		cmp->opts.looks = verdicts_looks();
 		for (k = 0; k < nv; k++)
 			nrows += strcmp(PQgetvalue(vres, k, 0), cid) == 0;
 		cmp->rows = calloc(nrows + 1, sizeof(*cmp->rows));
@@ -407,6 +426,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
 			r->control = PQgetvalue(vres, k, 32)[0] == 't';
 			r->pairs = (size_t)atol(PQgetvalue(vres, k, 33));
+			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
 		}
 	}
 	*out = v;

@@ -13,6 +13,13 @@
 #include "compare.h"
 
 /*
+ * Looks at a job's rounds the server plans with its configuration: one
+ * every --min-rounds up to --max-rounds, and one for a confirmation.  Each
+ * look gets alpha / looks for no-change (compare_opts.looks).
+ */
+int verdicts_looks(void);
+
+/*
  * Compare every base and patched document of job_id, confirming from round
  * confirm_from when it is > 0 (compare_opts).  Fills out (which must be
  * initialised).  Returns 0, 1 when a side has no document yet, or

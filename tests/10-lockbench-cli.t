@@ -47,27 +47,52 @@ fix() { # fix FACTOR VARIANT: kmutex on hot gets samples 1e6 x FACTOR x (1, 1.01
 fix 1 base <"$T/a.json" >"$T/base.json"
 fix 0.8 patched <"$T/a.json" >"$T/b.json"
 cp "$T/base.json" "$T/a.json"
+# one round a side: too few rounds to test, whatever the samples say (no
+# fallback to Welch's test over the pooled samples of one run)
+out=$("$LB" compare "$T/a.json" "$T/b.json" --format text); ok $? "compare of one round a side exits 0"
+unlike "$out" "hot +kmutex .*regression" "one round a side: the 20% drop is no regression"
+like "$out" "hot +kmutex .*threads=4 .*inconclusive" "but inconclusive"
+like "$out" "too few rounds to test: [0-9]+ row\(s\) with fewer than 3 rounds" "and the legend says why"
+like "$out" "^overall: inconclusive" "overall: inconclusive"
+out=$("$LB" compare "$T/a.json,$T/a.json" "$T/b.json,$T/b.json" --format json)
+is "$(jq -r '[.rows[] | select(.verdict != "inconclusive")] | length' <<<"$out")" 0 \
+  "two documents of round 0 a side pair once: every row inconclusive"
+# five rounds a side (the fewest a row needs for a verdict) pair: the drop is a
+# regression, in every format
+for r in 0 1 2 3 4; do
+  R=$r fix 1 base <"$T/a.json" >"$T/b$r.json"; R=$r fix 0.8 patched <"$T/a.json" >"$T/p$r.json"
+done
+B5=$(echo "$T"/b[0-4].json | tr ' ' ,) P5=$(echo "$T"/p[0-4].json | tr ' ' ,)
 for f in text aim7 perf lkp json; do
-  out=$("$LB" compare "$T/a.json" "$T/b.json" --format $f); ok $? "compare --format $f exits 0"
+  out=$("$LB" compare "$B5" "$P5" --format $f); ok $? "compare --format $f exits 0"
   [[ $f == text ]] && like "$out" "hot +kmutex .*regression" "text: hot/kmutex 20% slower is a regression"
   [[ $f == aim7 ]] && like "$out" "avg throughput" "aim7: the seed's header"
   [[ $f == perf ]] && like "$out" '\| threads \|' "perf: the seed's grid"
   [[ $f == lkp ]] && like "$out" "%stddev +%change +%stddev" "lkp: the %stddev %change %stddev block"
   [[ $f == json ]] && like "$out" '"verdict": "regression"' "json: the regression is in the rows"
+  [[ $f == text ]] && like "$out" "hot +kmutex .*threads=4 .*-20.0% \\* ±10% " \
+    "text: the change has its margin beside it (contended throughput: 10%)"
+  [[ $f == text ]] && like "$out" "uncontended +kmutex .*ns_per_pair .*±3% .*no-change" \
+    "text: an unmoved uncontended row is no-change inside its 3% margin"
 done
 
-# --confirm-from: round 0 finds the 20% drop; round 1 must find it again
-fix 1 base <"$T/a.json" >"$T/cb0.json"; R=1 fix 1 base <"$T/a.json" >"$T/cb1.json"
-fix 0.8 patched <"$T/a.json" >"$T/cp0.json"
-R=1 fix 0.8 patched <"$T/a.json" >"$T/cp1.json"; R=1 fix 1 patched <"$T/a.json" >"$T/cq1.json"
-out=$("$LB" compare "$T/cb0.json,$T/cb1.json" "$T/cp0.json,$T/cp1.json" --confirm-from 1)
-like "$out" "hot +kmutex .*regression" "--confirm-from: a drop both rounds show is a regression"
-like "$out" "rounds 0-0 found the change and rounds 1 and later found it again" "and the legend says so"
-out=$("$LB" compare "$T/cb0.json,$T/cb1.json" "$T/cp0.json,$T/cq1.json" --confirm-from 1)
-unlike "$out" "hot +kmutex .*(regression|improvement)" "a drop round 1 does not repeat is not confirmed"
-out=$("$LB" compare "$T/cb0.json" "$T/cp0.json" --confirm-from 1 2>&1); is $? 1 "--confirm-from past the last round exits 1"
+# --confirm-from: rounds 0-4 find the 20% drop; rounds 5-9 must find it again
+for r in 5 6 7 8 9; do
+  R=$r fix 1 base <"$T/a.json" >"$T/b$r.json"; R=$r fix 0.8 patched <"$T/a.json" >"$T/p$r.json"
+  R=$r fix 1 patched <"$T/a.json" >"$T/q$r.json"
+done
+B10=$(echo "$T"/b[0-9].json | tr ' ' ,)
+out=$("$LB" compare "$B10" "$(echo "$T"/p[0-9].json | tr ' ' ,)" --confirm-from 5)
+like "$out" "hot +kmutex .*regression" "--confirm-from: a drop both halves show is a regression"
+like "$out" "rounds 0-4 found the change and rounds 5 and later found it again" "and the legend says so"
+out=$("$LB" compare "$B10" "$P5,$(echo "$T"/q[5-9].json | tr ' ' ,)" --confirm-from 5 --format json)
+is "$(jq -r '[.rows[] | select(.lock == "kmutex" and .workload == "hot" and .metric == "ops_per_sec")
+  | select(.verdict == "regression" or .verdict == "improvement")] | length' <<<"$out")" 0 \
+  "a drop rounds 3-5 do not repeat is not confirmed"
+is "$(jq -r '[.rows[] | select(.q < .p)] | length' <<<"$out")" 0 "and no row prints a q below its p"
+out=$("$LB" compare "$T/b0.json" "$T/p0.json" --confirm-from 1 2>&1); is $? 1 "--confirm-from past the last round exits 1"
 like "$out" "each side needs rounds before 1 and from 1 on" "saying what is missing"
-out=$("$LB" compare "$T/cb0.json" "$T/cp0.json" --confirm-from 0 2>&1); is $? 2 "--confirm-from 0 is bad usage"
+out=$("$LB" compare "$T/b0.json" "$T/p0.json" --confirm-from 0 2>&1); is $? 2 "--confirm-from 0 is bad usage"
 
 # --json -: the document alone on stdout, the table on stderr
 out=$("$LB" run --locks pthread --workloads uncontended --json - 2>"$T/table.txt")
@@ -125,4 +150,6 @@ like "$out" "schema" "naming the schema field"
 out=$("$LB" compare "$T/a.json" "$T/missing.json" 2>&1); is $? 1 "compare of a missing file exits 1"
 out=$("$LB" compare "$T/a.json" "$T/b.json" --format nosuch 2>&1); is $? 2 "an unknown format exits 2"
 like "$out" "valid: aim7, perf, lkp, text, json" "and lists the formats"
+out=$("$LB" compare "$T/a.json" "$T/b.json" --looks 0 2>&1); is $? 2 "--looks 0 is bad usage"
+out=$("$LB" compare "$T/a.json" "$T/b.json" --margin 2 2>&1); is $? 2 "--margin past 1 is bad usage"
 done_testing

@@ -20,6 +20,8 @@ rows=$(run --workloads futex-wake --threads 16 --wake-batch 4)
 like "$rows" $'^futex-wake\tkernel\tthreads=16,wake_batch=4\twake_ms\t[0-9.e-]+\t2$' "futex-wake: ms to wake 16, 4 at a time"
 rows=$(run --workloads futex-hash --threads 2 --futexes 64)
 like "$rows" $'^futex-hash\tkernel\t.*futexes=64.*\tops_per_sec' "futex-hash: ops/s"
+is "$(jq -r '.runs[0].params.pinned' "$T/w.json")" 1 \
+  "futex-hash: every thread ran bound to one CPU, as perf bench futex hash pins them"
 rows=$(run --workloads vfs-creat-unlink --threads 2 --dir "$T")
 like "$rows" $'^vfs-creat-unlink\tkernel\t.*threads=2\tops_per_sec' "vfs-creat-unlink: ops/s in the given directory"
 is "$(ls "$T" | grep -c lockbench)" 0 "vfs-creat-unlink leaves no files behind"

@@ -6,7 +6,7 @@ source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --min-rounds 2 --max-rounds 4 || { echo "Bail out! no server"; exit 1; }
+server_start --min-rounds 3 --max-rounds 6 || { echo "Bail out! no server"; exit 1; }
 make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
 cover_id=$(grep -hi '^Message-ID:' "$T"/s/out/v2-0000-*.patch | sed 's/^Message-ID: //I')
 
@@ -36,7 +36,7 @@ is "$j1" "$(sql "SELECT id FROM jobs WHERE submission_id = $s1")" "the agent get
 is "$(jq -r '.job.patches | length' <<<"$BODY")" 2 "the job carries both patches"
 is "$(jq -r '.job.mails[1]' <<<"$BODY" | base64 -d | sha1sum)" "$(tail -n +2 "$T"/s/out/v2-0002-*.patch | sha1sum)" \
   "and each patch's message as sent, for git am"
-is "$(jq -r '[.job.rounds, .job.next_round, .job.more_rounds] | join(",")' <<<"$BODY")" "2,0,2" \
+is "$(jq -r '[.job.rounds, .job.next_round, .job.more_rounds] | join(",")' <<<"$BODY")" "3,0,3" \
   "it asks for min-rounds rounds, starting at round 0"
 is "$(sql "SELECT state || ',' || claimed_by FROM jobs WHERE id = $j1")" "running,$A_ID" "the job is leased to the agent"
 is "$(sql "SELECT state FROM submissions WHERE id = $s1")" running "the submission is running"
@@ -73,7 +73,7 @@ is "$(sql "SELECT count(*) FROM results")" 0 "no invalid document is stored"
 
 post_round "$j1" "$A" base 0 1
 is "$CODE" 201 "round 0 of base is stored (201)"
-is "$(jq -r '[.stored, .more_rounds] | join(",")' <<<"$BODY")" "true,2" "two rounds are still missing"
+is "$(jq -r '[.stored, .more_rounds] | join(",")' <<<"$BODY")" "true,3" "three rounds are still missing"
 post_round "$j1" "$A" base 0 1
 is "$CODE" 200 "posting the same round again answers 200"
 is "$(jq -r .duplicate <<<"$BODY")" true "and says it is a duplicate"
@@ -86,32 +86,33 @@ is "$(sql "SELECT count(*) FROM results WHERE job_id = $j1")" 1 "and is not stor
 result_doc patched 0 0.9 | jq '{idempotency_key: "field-key-1", result: .}' >"$T/w.json"
 api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -d @"$T/w.json"
 is "$CODE" 201 "the key may come in the body as idempotency_key"
-is "$(jq -r '[.rounds_complete, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "1,1,1" "round 0 is complete"
-post_round "$j1" "$A" base 1 1
-post_round "$j1" "$A" patched 1 0.9
+is "$(jq -r '[.rounds_complete, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "1,2,1" "round 0 is complete"
+for r in 1 2; do post_round "$j1" "$A" base $r 1; post_round "$j1" "$A" patched $r 0.9; done
 is "$CODE" 201 "the last wanted round is stored"
 is "$(jq -r '[.state, .rounds, .more_rounds, .next_round, .confirm_from] | join(",")' <<<"$BODY")" \
-  "running,4,2,2,2" "a 10% slowdown is found, and two more rounds must confirm it"
+  "running,6,3,3,3" "a 10% slowdown is found, and three more rounds must confirm it"
 api GET "/api/v1/submissions/$s1"
-is "$(jq -r '[.state, (.jobs[0].confirm_from | tostring)] | join(",")' <<<"$BODY")" "running,2" \
-  "the submission is still running, confirming from round 2"
+is "$(jq -r '[.state, (.jobs[0].confirm_from | tostring)] | join(",")' <<<"$BODY")" "running,3" \
+  "the submission is still running, confirming from round 3"
 is "$(jq -r '[.verdicts[] | .verdict] | join(",")' <<<"$BODY")" "regression,regression,regression" \
   "the finding is shown meanwhile"
 api GET "/api/v1/submissions/$s1/reply"
 is "$CODE" 409 "and no reply goes out for a finding not yet confirmed"
-like "$(LOCKLAB_SERVER="$URL" "$BIN/locklab" status "$s1")" 'quick: running, 2/4 rounds, confirming a change from round 2$' \
+like "$(LOCKLAB_SERVER="$URL" "$BIN/locklab" status "$s1")" 'quick: running, 3/6 rounds, confirming a change from round 3$' \
   "locklab status shows the rounds and the confirmation"
-post_round "$j1" "$A" base 2 1
-post_round "$j1" "$A" patched 2 0.9
-post_round "$j1" "$A" patched 3 0.9
 post_round "$j1" "$A" base 3 1
+post_round "$j1" "$A" patched 3 0.9
+post_round "$j1" "$A" patched 4 0.9
+post_round "$j1" "$A" base 4 1
+post_round "$j1" "$A" base 5 1
+post_round "$j1" "$A" patched 5 0.9
 is "$(jq -r '[.state, .more_rounds, .verdict] | join(",")' <<<"$BODY")" "done,0,regression" \
-  "confirmed by rounds 2 and 3, the 10% slowdown finishes the job as a regression"
+  "confirmed by rounds 3 to 5, the 10% slowdown finishes the job as a regression"
 api GET "/api/v1/submissions/$s1"
 is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,regression" "the submission is done with the verdict"
 is "$(jq -r '[.verdicts[].verdict] | join(",")' <<<"$BODY")" "regression,regression,regression" \
   "every point is a regression"
-is "$(jq -r '.verdicts[0] | [.params, .base.n, .patched.n] | join(",")' <<<"$BODY")" "threads=1,20,20" \
+is "$(jq -r '.verdicts[0] | [.params, .base.n, .patched.n] | join(",")' <<<"$BODY")" "threads=1,30,30" \
   "a verdict row says its point and sample counts"
 api POST "/api/v1/jobs/$j1/heartbeat" -H "Authorization: Bearer $A"
 is "$CODE" 409 "a heartbeat for a finished job is 409"
@@ -152,10 +153,10 @@ unlike "$reply" 'Tested-by:' "a regression earns no Tested-by"
 is "$(sql "SELECT in_reply_to FROM outbox WHERE submission_id = $s1")" "$cover_id" "the reply is kept in the outbox"
 
 api GET "/api/v1/submissions/$s1/report?format=text"
-like "$BODY" 'rounds 0-1 found the change and rounds 2 and later found it again' \
+like "$BODY" 'rounds 0-2 found the change and rounds 3 and later found it again' \
   "the legend says the change was confirmed, and on which rounds"
 api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: late-1' \
-  -d "$(result_doc base 8 1)"
+  -d "$(result_doc base 12 1)"
 is "$CODE" 422 "a round past twice --max-rounds (the most a confirmation can ask for) is 422"
 
 # a finding the next rounds do not repeat is no regression
@@ -163,15 +164,15 @@ submit_mbox "$T/s/series.mbox"
 s7=$SUB
 claim "$A"
 j7=$JOB
-post_round "$j7" "$A" base 2 1
+post_round "$j7" "$A" base 3 1
 is "$CODE" 409 "a round the job has not asked for is 409"
-like "$(jq -r .detail <<<"$BODY")" 'round 2 is not wanted: job [0-9]+ wants rounds 0-1' "saying which rounds it wants"
-for r in 0 1; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 0.9; done
-is "$(jq -r '[.state, .confirm_from] | join(",")' <<<"$BODY")" "running,2" "a slowdown in rounds 0 and 1 is found"
-for r in 2 3; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 1; done
+like "$(jq -r .detail <<<"$BODY")" 'round 3 is not wanted: job [0-9]+ wants rounds 0-2' "saying which rounds it wants"
+for r in 0 1 2; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 0.9; done
+is "$(jq -r '[.state, .confirm_from] | join(",")' <<<"$BODY")" "running,3" "a slowdown in rounds 0 to 2 is found"
+for r in 3 4 5; do post_round "$j7" "$A" base $r 1; post_round "$j7" "$A" patched $r 1; done
 v=$(jq -r .verdict <<<"$BODY")
 is "$(jq -r .state <<<"$BODY")" done "after the confirmation's rounds the job is done"
-[[ $v != regression ]]; ok $? "rounds 2 and 3 show no slowdown: the finding is not confirmed (verdict: $v)"
+[[ $v != regression ]]; ok $? "rounds 3 to 5 show no slowdown: the finding is not confirmed (verdict: $v)"
 api GET "/api/v1/submissions/$s7"
 is "$(jq '[.verdicts[] | select(.significant)] | length' <<<"$BODY")" 0 "no row is marked significant"
 
@@ -180,7 +181,7 @@ submit_mbox "$T/s/series.mbox"
 s2=$SUB
 claim "$A"
 j2=$JOB
-for r in 0 1; do post_round "$j2" "$A" base $r 1; post_round "$j2" "$A" patched $r 1; done
+for r in 0 1 2; do post_round "$j2" "$A" base $r 1; post_round "$j2" "$A" patched $r 1; done
 is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,no-change" "the same code on both sides is no-change"
 api GET "/api/v1/submissions/$s2/reply"
 like "$BODY" '^Tested-by: locklab <locklab@localhost>$' "no change earns Tested-by"
@@ -190,15 +191,15 @@ submit_mbox "$T/s/series.mbox"
 s3=$SUB
 claim "$A"
 j3=$JOB
-for r in 0 1; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
-is "$(jq -r '[.state, .rounds, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "running,4,2,2" \
-  "an inconclusive comparison asks for two more rounds"
-is "$(sql "SELECT rounds_wanted || ',' || state FROM jobs WHERE id = $j3")" "4,running" "the job wants 4 rounds now"
+for r in 0 1 2; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
+is "$(jq -r '[.state, .rounds, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "running,6,3,3" \
+  "an inconclusive comparison asks for three more rounds"
+is "$(sql "SELECT rounds_wanted || ',' || state FROM jobs WHERE id = $j3")" "6,running" "the job wants 6 rounds now"
 api POST "/api/v1/jobs/$j3/heartbeat" -H "Authorization: Bearer $A"
-is "$(jq -r .more_rounds <<<"$BODY")" 2 "the heartbeat says so too"
+is "$(jq -r .more_rounds <<<"$BODY")" 3 "the heartbeat says so too"
 api GET "/api/v1/submissions/$s3/report?format=text"
 like "$BODY" 'more rounds running' "the report marks the comparison as not final"
-for r in 2 3; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
+for r in 3 4 5; do post_round "$j3" "$A" base $r 1 0.3; post_round "$j3" "$A" patched $r 1.01 0.3; done
 is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,inconclusive" \
   "at --max-rounds the job ends inconclusive"
 
@@ -207,9 +208,9 @@ submit_mbox "$T/s/series.mbox"
 s4=$SUB
 claim "$A"
 j4=$JOB
-for r in 0 1; do post_round "$j4" "$A" base $r 1; post_round "$j4" "$A" patched $r 1 0.002 1; done
+for r in 0 1 2; do post_round "$j4" "$A" base $r 1; post_round "$j4" "$A" patched $r 1 0.002 1; done
 is "$(jq -r '[.state, .verdict] | join(",")' <<<"$BODY")" "done,lockup" "a locked-up run makes the verdict lockup"
-is "$(sql "SELECT count(*) || ',' || min(message) FROM lockups WHERE job_id = $j4")" "2,no progress for 2.0 s" \
+is "$(sql "SELECT count(*) || ',' || min(message) FROM lockups WHERE job_id = $j4")" "3,no progress for 2.0 s" \
   "each locked-up run is recorded with its message"
 api GET "/api/v1/submissions/$s4/reply"
 like "$BODY" 'locked up' "the reply says the lockup in words"
@@ -243,7 +244,7 @@ for ((i = 0; i < 50; i++)); do
 done
 j6=$JOB
 ok $([[ "$j6" != null ]]; echo $?) "the waited-for submission's job is claimed"
-for r in 0 1 2 3; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
+for r in 0 1 2 3 4 5; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
 wait $waiter
 ok $? "locklab submit --wait exits 0 once the submission is done"
 like "$(cat "$T/wait.out")" '^submission [0-9]+ queued' "it says the submission was queued"

@@ -61,4 +61,16 @@ like "$(sql "SELECT message FROM outbox WHERE submission_id = $s")" 'locklab cou
 api GET /metrics
 like "$BODY" '^locklab_jobs\{state="failed"\} 1$' "metrics count the failed job"
 
+# An idempotency key replays the document it was first used for, nothing else
+submit_mbox "$T/s/series.mbox"
+claim "$A"
+j2=$JOB
+post_round "$j2" "$A" base 0 1
+is "$CODE" 201 "agent A posts round 0's base"
+post_round "$j2" "$A" base 0 1
+is "$CODE/$(jq -r .duplicate <<<"$BODY")" 200/true "its replay of the same document is a duplicate"
+result_doc base 0 1.5 >"$T/other.json"
+api POST "/api/v1/jobs/$j2/results" -H "Authorization: Bearer $A" -H "Idempotency-Key: job-$j2-base-0" \
+  -d @"$T/other.json"
+is "$CODE" 409 "another document under the same key is refused, not a silent duplicate"
 done_testing

@@ -43,7 +43,8 @@ is "$(sql "SELECT document->'runs'->0->>'lock' FROM results WHERE idempotency_ke
   "$(jq -r '.runs[0].lock' "$T/base-0.json")" "the document is kept as posted"
 for f in text lkp; do
   api GET "/api/v1/submissions/$s/report?format=$f"
-  "$BIN/lockbench" compare "$bs" "$ps" "${confirm[@]}" --format $f >"$T/want.$f"
+  # the server plans 2 looks (--max-rounds 1 and a confirmation): alpha / 2 for no-change
+  "$BIN/lockbench" compare "$bs" "$ps" "${confirm[@]}" --looks 2 --format $f >"$T/want.$f"
   printf '%s\n' "$BODY" >"$T/got.$f"
   diff -u "$T/want.$f" "$T/got.$f" >"$T/diff.$f"
   ok $? "the $f report equals lockbench compare on the same documents"
@@ -53,5 +54,11 @@ api GET "/api/v1/submissions/$s"
 is "$(jq -r .verdict <<<"$BODY")" \
   "$("$BIN/lockbench" compare "$bs" "$ps" "${confirm[@]}" --format json | jq -r .overall)" \
   "the overall verdict is lockbench's"
+# --min-rounds 1: one round a side pairs once, too few to test; the server
+# says so and answers nothing beyond inconclusive (no Welch over pooled samples)
+api GET "/api/v1/submissions/$s/report?format=text"
+like "$BODY" "too few rounds to test: [0-9]+ row" "the server's report says there were too few rounds to test"
+is "$(sql "SELECT count(*) FROM verdicts v JOIN comparisons c ON c.id = v.comparison_id WHERE c.job_id = $j AND v.verdict NOT IN ('inconclusive', 'lockup')")" \
+  0 "and no row of one round a side has a verdict beyond inconclusive"
 
 done_testing

@@ -1,10 +1,12 @@
 /*
  * compare.c - base against patched.  Runs are grouped by point (workload,
  * lock, parameters) over every document of a side; each metric present on
- * both sides becomes a row with a paired t-test over rounds (Welch's test
- * without them), and Benjamini-Hochberg runs over all rows that were
- * tested, or, when confirming, over the rounds that found a change and then
- * over the rounds that must confirm it.  Lockups win over everything.
+ * both sides becomes a row with a paired t-test over rounds (no test at all
+ * with fewer than COMPARE_MIN_PAIRS), and Benjamini-Hochberg runs over all
+ * rows that were tested, or, when confirming, over the rounds that found a
+ * change and then over the rounds that must confirm it.  No change is an
+ * equivalence test of its own (TOST, equivalence()).  Lockups win over
+ * everything.
  */
 #include "compare.h"
 
@@ -268,6 +270,9 @@ static struct compare_row *new_row(struct comparison *c, const struct point *pt,
 	r->higher_better = higher_better;
 	r->p = 1;
 	r->q = 1;
+	r->p_eq = 1;
+	r->q_eq = 1;
+	r->margin = compare_row_margin(metric, pt->users, &c->opts);
 	r->base_runs = b->runs;
 	r->patched_runs = p->runs;
 	r->base_lockups = b->lockups;
@@ -335,26 +340,16 @@ static size_t round_pairs(const struct pmetric *bm, const struct pmetric *pm, st
 	return n;
 }
 
-/* m's samples from the rounds in rr, into x (m->n entries); returns how many. */
-static size_t range_samples(const struct pmetric *m, struct round_range rr, double *x)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->n; i++)
-		if (in_range(m->round[i], rr))
-			x[n++] = m->x[i];
-	return n;
-}
-
 /* What one test of a row over some rounds gave. */
 struct range_test {
 	double p;      /* two-sided, 1 when not computable */
 	double mb, mp; /* base and patched means over these rounds */
 	double change; /* relative change of the mean, 0 when mb is 0 */
 	double lo, hi; /* relative interval of the change */
-	size_t pairs;  /* paired rounds, 0 for Welch over pooled samples */
-	bool computed; /* a test ran (2 or more values a side, or pairs) */
-	bool tested;   /* computed, with enough data (min_samples) for a verdict */
+	double p_eq;   /* TOST p against +-margin of mb, 1 when not computable */
+	size_t pairs;  /* paired rounds */
+	bool computed; /* a test ran (COMPARE_MIN_PAIRS pairs or more) */
+	bool tested;   /* computed, with enough pairs (min_samples) for a verdict */
 };
 
 /*
@@ -366,54 +361,48 @@ struct range_test {
  * run, as the independent units.  (Pooling every sample into Welch's test
  * flagged 2 of 3 same-binary A/A comparisons of the smoke suite on this
  * machine: samples of one run are not independent.)  With fewer than
- * COMPARE_MIN_PAIRS pairs (one document a side, rounds not numbered)
- * Welch's test over the pooled samples is the fallback.
+ * COMPARE_MIN_PAIRS pairs there is no test: too few rounds to test, and the
+ * row can be nothing but inconclusive.  margin is the row's relative
+ * equivalence margin, for the TOST p.
  */
 static void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
-                       const struct compare_opts *o, struct range_test *t)
+                       double margin, const struct compare_opts *o, struct range_test *t)
 {
 	struct stats_welch w;
-	size_t cap = (bm->n > pm->n ? bm->n : pm->n) + 1;
+	size_t cap = bm->n + 1;
 	double *b = strutil_xreallocarray(NULL, cap, sizeof(double)),
 	       *p = strutil_xreallocarray(NULL, cap, sizeof(double));
-	size_t nb, np, npairs = round_pairs(bm, pm, rr, b, p);
+	size_t npairs = round_pairs(bm, pm, rr, b, p);
 	double mb = 0, mp = 0;
-	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->p = 1;
-	if (npairs >= COMPARE_MIN_PAIRS) {
-		t->pairs = npairs;
-		nb = np = npairs;
-		rc = stats_paired(b, p, npairs, o->alpha, &w);
-		t->tested = npairs >= o->min_samples;
-	} else {
-		nb = range_samples(bm, rr, b);
-		np = range_samples(pm, rr, p);
-		rc = stats_welch(b, nb, p, np, o->alpha, &w);
-		t->tested = nb >= o->min_samples && np >= o->min_samples;
+	t->p_eq = 1;
+	t->pairs = npairs;
+	for (size_t i = 0; i < npairs; i++) {
+		mb += b[i] / (double)npairs;
+		mp += p[i] / (double)npairs;
 	}
-	for (size_t i = 0; i < nb; i++)
-		mb += b[i] / (double)nb;
-	for (size_t i = 0; i < np; i++)
-		mp += p[i] / (double)np;
-	free(b);
-	free(p);
 	t->mb = mb;
 	t->mp = mp;
 	t->change = mb != 0 ? (mp - mb) / mb : 0;
 	t->lo = t->hi = t->change;
-	if (rc != 0) {
-		t->tested = false;
-		return;
+	if (npairs >= COMPARE_MIN_PAIRS && stats_paired(b, p, npairs, o->alpha, &w) == 0) {
+		double band = margin * fabs(mb);
+
+		t->computed = true;
+		t->tested = npairs >= o->min_samples;
+		t->p = w.p;
+		if (mb != 0) {
+			double lo = w.diff_lo / mb, hi = w.diff_hi / mb;
+			t->lo = lo < hi ? lo : hi;
+			t->hi = lo < hi ? hi : lo;
+		}
+		if (band > 0)
+			stats_tost_paired(b, p, npairs, -band, band, &t->p_eq);
 	}
-	t->computed = true;
-	t->p = w.p;
-	if (mb != 0) {
-		double lo = w.diff_lo / mb, hi = w.diff_hi / mb;
-		t->lo = lo < hi ? lo : hi;
-		t->hi = lo < hi ? hi : lo;
-	}
+	free(b);
+	free(p);
 }
 
 /* Summaries, relative change and, when possible, the test of one row over every round. */
@@ -428,11 +417,12 @@ static void row_test(struct compare_row *r, const struct pmetric *bm, const stru
 	mb = r->base.mean;
 	r->change = mb != 0 ? (r->patched.mean - mb) / mb : 0;
 	r->change_lo = r->change_hi = r->change;
-	range_test(bm, pm, all_rounds, o, &t);
+	range_test(bm, pm, all_rounds, r->margin, o, &t);
 	r->pairs = t.pairs;
 	if (!t.computed)
 		return;
 	r->p = t.p;
+	r->p_eq = t.p_eq;
 	if (mb != 0) {
 		r->change_lo = t.lo;
 		r->change_hi = t.hi;
@@ -447,7 +437,13 @@ static bool big_enough(double mb, double mp, double change, const struct compare
 	return mb == 0 ? mp != 0 : fabs(change) >= o->min_effect;
 }
 
-/* sig: the test found the row's change (and, when confirming, confirmed it). */
+/*
+ * sig: the test found the row's change (and, when confirming, confirmed
+ * it); r->equivalent: the equivalence test found it inside its margin.  A
+ * change must be significant and at least min_effect; no-change is the
+ * equivalence test's alone (a significant change below min_effect is not
+ * "no change" when its interval reaches past the margin).
+ */
 static enum verdict decide(const struct compare_row *r, bool sig, const struct compare_opts *o)
 {
 	double mb = r->base.mean;
@@ -462,18 +458,10 @@ static enum verdict decide(const struct compare_row *r, bool sig, const struct c
 			return VERDICT_NO_CHANGE;
 		return VERDICT_INCONCLUSIVE;
 	}
-	bool big = fabs(r->change) >= o->min_effect;
-	bool ci_in = r->change_lo >= -o->equiv_margin && r->change_hi <= o->equiv_margin;
-	if (sig && big)
+	if (sig && fabs(r->change) >= o->min_effect)
 		return (r->change > 0) == r->higher_better ? VERDICT_IMPROVEMENT
 		                                           : VERDICT_REGRESSION;
-	if (!big && ci_in)
-		return VERDICT_NO_CHANGE;
-	if (!sig && ci_in)
-		return VERDICT_NO_CHANGE;
-	if (sig && !big)
-		return VERDICT_NO_CHANGE; /* real but too small to matter */
-	return VERDICT_INCONCLUSIVE;
+	return r->equivalent ? VERDICT_NO_CHANGE : VERDICT_INCONCLUSIVE;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -583,6 +571,37 @@ static void judge(struct comparison *out, const struct compare_opts *o)
 }
 
 /*
+ * No change, by two one-sided tests (TOST) per row against +-margin of the
+ * base mean, over every round: BH over the TOST p-values of the tested rows
+ * (the family the Tested-by claim stands on), and a row is equivalent when
+ * its q_eq < alpha / looks, a Bonferroni share for each look the caller
+ * plans.  Equivalently: the paired interval of the change at level
+ * 1 - 2 alpha k / (m looks) (k rows found equivalent of m tested) lies
+ * inside +-margin.
+ */
+static void equivalence(struct comparison *out, const struct compare_opts *o)
+{
+	size_t n = out->nrows;
+	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
+	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	double level = o->alpha / (o->looks > 1 ? o->looks : 1);
+
+	for (size_t i = 0; i < n; i++) {
+		in[i] = out->rows[i].tested && out->rows[i].base.mean != 0;
+		p[i] = out->rows[i].p_eq;
+	}
+	bh_rows(p, in, n, q);
+	for (size_t i = 0; i < n; i++) {
+		out->rows[i].q_eq = q[i];
+		out->rows[i].equivalent = in[i] && q[i] < level;
+	}
+	free(p);
+	free(q);
+	free(in);
+}
+
+/*
  * Found, then confirmed on rounds the finding did not see.  The rounds
  * before confirm_from are tested as one comparison (BH over every row, as
  * judge() does): the rows that come out significant and big enough are
@@ -634,14 +653,19 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 		if (r->verdict == VERDICT_LOCKUP || !(r->tested || f->tested))
 			continue;
 		r->tested = true;
+		/* p and q of the stage that decided, never of two (q >= p) */
+		r->p = f->p;
 		r->q = qf[i];
 		if (found[i] && a->tested) {
 			bool same = same_way(f, a);
 
-			if (!same)
+			if (!same) {
 				r->q = 1; /* the new rounds move the other way */
-			else if (qa[i] > r->q)
+				r->p = p[i];
+			} else if (qa[i] > r->q) {
 				r->q = qa[i];
+				r->p = p[i];
+			}
 			sig = same && qa[i] < o->alpha;
 		} else if (found[i]) {
 			r->q = 1; /* found, but the new rounds cannot test it */
@@ -678,6 +702,10 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	}
 	if (!(o->min_effect >= 0) || !(o->equiv_margin >= 0)) {
 		strutil_errf(err, errlen, "min_effect and equiv_margin: expected values >= 0");
+		return -1;
+	}
+	if (o->looks < 1) {
+		strutil_errf(err, errlen, "looks: expected 1 or more, got %d", o->looks);
 		return -1;
 	}
 	if ((nbase && !base) || (npatched && !patched)) {
@@ -729,8 +757,8 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 				struct round_range found = {INT_MIN, o->confirm_from},
 				                   again = {o->confirm_from, INT_MAX};
 				struct stages *sr = stage_add(&st, out->nrows);
-				range_test(bm, pm, found, o, &sr->found);
-				range_test(bm, pm, again, o, &sr->again);
+				range_test(bm, pm, found, r->margin, o, &sr->found);
+				range_test(bm, pm, again, r->margin, o, &sr->again);
 			}
 		}
 		if (locked && out->nrows == before) {
@@ -742,6 +770,7 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 		}
 	}
 
+	equivalence(out, o);
 	if (o->confirm_from > 0)
 		judge_confirmed(out, st, o);
 	else
@@ -770,6 +799,22 @@ static int verdict_rank(enum verdict v)
 		return 0;
 	}
 	return 2;
+}
+
+double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts)
+{
+	static const char *const throughput[] = {"ops_per_sec", "jpm", "writes_per_sec"};
+
+	if (opts && opts->equiv_margin > 0)
+		return opts->equiv_margin;
+	if (!strcmp(metric, "instructions_per_pair"))
+		return COMPARE_MARGIN_INSTRUCTIONS;
+	if (!compare_metric_is_headline(metric))
+		return COMPARE_MARGIN_THROUGHPUT;
+	for (size_t i = 0; i < sizeof(throughput) / sizeof(throughput[0]); i++)
+		if (!strcmp(metric, throughput[i]) && users > 1)
+			return COMPARE_MARGIN_THROUGHPUT;
+	return COMPARE_MARGIN_LATENCY;
 }
 
 bool compare_metric_is_headline(const char *metric)

@@ -1,10 +1,12 @@
 /*
  * compare.h - base against patched: one row per (workload, lock, metric,
  * parameter point) over every document (round) of a side.  A paired t-test
- * over the per-round means of the rounds both sides ran (Welch's test over
- * the pooled samples when too few rounds pair), Benjamini-Hochberg across
- * all rows of the comparison, a minimum effect and the metric's direction
- * give each row a verdict.
+ * over the per-round means of the rounds both sides ran, Benjamini-Hochberg
+ * across all rows of the comparison, a minimum effect and the metric's
+ * direction find a change; two one-sided tests against the row's margin
+ * (TOST), Benjamini-Hochberg across the rows and a Bonferroni share per look,
+ * find no change.  With fewer than COMPARE_MIN_PAIRS paired rounds a row is
+ * not tested at all: too few rounds to test, inconclusive.
  *
  * The server and `lockbench compare` both call this; neither computes
  * verdicts any other way.
@@ -30,25 +32,45 @@ enum verdict {
 /* "no-change", "improvement", "regression", "inconclusive", "lockup", "splat" */
 const char *verdict_name(enum verdict v);
 
-/* Rounds that must pair up before the paired test replaces Welch's (compare.c). */
+/*
+ * Rounds that must pair up before a row is tested at all.  Fewer: "too few
+ * rounds to test", inconclusive (Welch's test over the pooled samples of one
+ * or two runs treats samples taken milliseconds apart as independent: 6 of 8
+ * same-binary A/A pairs flagged "changes" of up to 41%).
+ */
 #define COMPARE_MIN_PAIRS 3
 
+/* The default equivalence margins (compare_row_margin). */
+#define COMPARE_MARGIN_LATENCY      0.03  /* single-thread cost: ns per pair, wake time */
+#define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, descriptive metrics */
+#define COMPARE_MARGIN_INSTRUCTIONS 0.005 /* a deterministic count (instructions_per_pair) */
+
 struct compare_opts {
-	double alpha;        /* false discovery rate, default 0.05 */
-	double min_effect;   /* relative, default 0.02 */
-	double equiv_margin; /* relative; no-change needs the CI inside it, default 0.05 */
-	size_t min_samples;  /* paired rounds, or samples per side without pairs; default 5 */
+	double alpha;      /* false discovery rate, default 0.05 */
+	double min_effect; /* relative, default 0.02 */
+	/*
+	 * Relative equivalence margin of every row; 0 (the default) gives each
+	 * row its own (compare_row_margin).
+	 */
+	double equiv_margin;
+	size_t min_samples; /* paired rounds a row needs for any verdict; default 5 */
 	/*
 	 * 0, or the first round of a confirmation: a row is then significant
 	 * only when the rounds before it find the change and the rounds from
 	 * it on confirm it (compare.c, judge_confirmed).  Default 0.
 	 */
 	int confirm_from;
+	/*
+	 * Looks at the data the caller plans (the server compares after every
+	 * few rounds): a row is no-change only at BH-adjusted TOST q < alpha /
+	 * looks, a Bonferroni share per look.  Default 1.
+	 */
+	int looks;
 };
 
 #define COMPARE_OPTS_DEFAULT                                                                       \
 	{                                                                                          \
-		0.05, 0.02, 0.05, 5, 0                                                             \
+		0.05, 0.02, 0, 5, 0, 1                                                             \
 	}
 
 struct compare_row {
@@ -61,9 +83,14 @@ struct compare_row {
 	bool higher_better;
 	struct stats_summary base;
 	struct stats_summary patched;
-	double change;    /* relative change of the mean, (p - b) / b */
-	double p;         /* two-sided p (paired or Welch), 1 when not computable */
-	double q;         /* BH-adjusted p */
+	double change; /* relative change of the mean, (p - b) / b */
+	/*
+	 * The p and BH-adjusted q the verdict used: the paired test over every
+	 * round, or when confirming the stage whose q is reported (q >= p).
+	 * 1 when not computable.
+	 */
+	double p;
+	double q;
 	double change_lo; /* relative CI of the change */
 	double change_hi;
 	enum verdict verdict;
@@ -74,11 +101,20 @@ struct compare_row {
 	char *lockup_message; /* first lockup message seen, patched first */
 	char *lockup_stacks;
 	/*
-	 * Rounds both sides ran when p comes from a paired t-test over the
-	 * per-round means (COMPARE_MIN_PAIRS or more); 0 when it comes from
-	 * Welch's test over the pooled samples.
+	 * Rounds both sides ran, the units of the paired t-test; below
+	 * COMPARE_MIN_PAIRS the row is not tested ("too few rounds to test").
 	 */
 	size_t pairs;
+	/* the row's relative equivalence margin (compare_row_margin) */
+	double margin;
+	/*
+	 * Equivalence: TOST p of the paired differences against +-margin of
+	 * the base mean, its BH-adjusted q over the tested rows, and whether
+	 * q < alpha / looks (the row may then be no-change).
+	 */
+	double p_eq;
+	double q_eq;
+	bool equivalent;
 	/* p comes from a test with enough data (min_samples) and q from the BH family */
 	bool tested;
 	/* tested, q < alpha and |change| >= min_effect (the "*" of reports) */
@@ -148,6 +184,15 @@ bool compare_row_decides(const struct compare_row *r);
 
 /* True when any row is a control row. */
 bool comparison_has_controls(const struct comparison *c);
+
+/*
+ * The relative equivalence margin of a row of metric at users threads
+ * (-1 unknown): opts->equiv_margin when set, else COMPARE_MARGIN_INSTRUCTIONS
+ * for instruction counts, COMPARE_MARGIN_THROUGHPUT for higher-is-better
+ * headline metrics at more than one thread and for descriptive metrics, and
+ * COMPARE_MARGIN_LATENCY for the rest (single-thread cost, wake time).
+ */
+double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts);
 
 /* True for the metrics that decide (see compare_row.headline). */
 bool compare_metric_is_headline(const char *metric);

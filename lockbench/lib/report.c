@@ -207,9 +207,20 @@ static bool emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
-static void legend(FILE *out, const struct comparison *c)
+
+/* "+-3%": the row's equivalence margin, printed beside its change. */
+static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 {
-	size_t lo = 0, hi = 0, welch = 0;
+	snprintf(buf, len, "\xc2\xb1%g%%", r->margin * 100);
+}
+
+/*
+ * The legend's lines on how rows were tested and which instrument measured
+ * them (compare.c decides; this only says how).
+ */
+static void legend_tests(FILE *out, const struct comparison *c)
+{
+	size_t lo = 0, hi = 0, few = 0, counted = 0;
 
 	if (emulated(c))
 		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
@@ -221,34 +232,54 @@ static void legend(FILE *out, const struct comparison *c)
 
 		if (lockup_only(&c->rows[i]))
 			continue;
-		if (!k) {
-			welch++;
+		if (!strcmp(c->rows[i].metric, "instructions_per_pair"))
+			counted++;
+		if (k < COMPARE_MIN_PAIRS) {
+			few++;
 			continue;
 		}
 		lo = !lo || k < lo ? k : lo;
 		hi = k > hi ? k : hi;
 	}
+	if (hi && lo == hi)
+		fprintf(out,
+		        "p, q: paired t-test over the means of the %zu rounds both sides ran\n",
+		        hi);
+	else if (hi)
+		fprintf(out,
+		        "p, q: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
+		        lo, hi);
+	if (few)
+		fprintf(out,
+		        "too few rounds to test: %zu row(s) with fewer than %d rounds both sides "
+		        "ran get no verdict beyond inconclusive\n",
+		        few, COMPARE_MIN_PAIRS);
+	fprintf(out,
+	        "no-change = equivalence (two one-sided paired t-tests): the change is inside "
+	        "its margin (\xc2\xb1, beside each change), Benjamini-Hochberg over the rows at "
+	        "q < %g%s\n",
+	        c->opts.alpha / (c->opts.looks > 1 ? c->opts.looks : 1),
+	        c->opts.looks > 1 ? " (alpha shared by the looks at the rounds)" : "");
+	if (counted)
+		fputs("instrument: instructions_per_pair is counted under valgrind (exact, "
+		      "single-thread); every other row is timed\n",
+		      out);
+	else
+		fputs("instrument: every row is timed (wall clock)\n", out);
+}
+
+static void legend(FILE *out, const struct comparison *c)
+{
 	fprintf(out,
 	        "n = samples per side; * = significant after Benjamini-Hochberg at q < %g and "
 	        "|change| >= %g%%\n",
 	        c->opts.alpha, c->opts.min_effect * 100);
-	if (hi && lo == hi)
-		fprintf(
-		    out, "p, q: paired t-test over the means of the %zu rounds both sides ran%s\n",
-		    hi, welch ? " (Welch's test over the samples where rounds do not pair)" : "");
-	else if (hi)
-		fprintf(
-		    out,
-		    "p, q: paired t-test over the means of the %zu-%zu rounds both sides ran%s\n",
-		    lo, hi,
-		    welch ? " (Welch's test over the samples where rounds do not pair)" : "");
-	else if (welch)
-		fputs("p, q: Welch's t-test over the samples (too few rounds to pair)\n", out);
+	legend_tests(out, c);
 	if (c->opts.confirm_from > 0)
 		fprintf(out,
 		        "* also means confirmed: rounds 0-%d found the change and rounds %d and "
-		        "later found it again on their own, the same way; q is the larger of the "
-		        "two\n",
+		        "later found it again on their own, the same way; p and q are those of "
+		        "the stage with the larger q\n",
 		        c->opts.confirm_from - 1, c->opts.confirm_from);
 	if (comparison_has_controls(c))
 		fputs("control = a lock the change did not touch: its rows are this machine's own "
@@ -425,8 +456,9 @@ struct band {
 	size_t cnt_b, cnt_p;
 	size_t min_nb, min_np;
 	bool lockup;
-	bool all_sig; /* every point significant in the band's direction */
-	int sig_dir;  /* +1/-1 direction of the significant points, 0 mixed */
+	bool all_sig;  /* every point significant in the band's direction */
+	double margin; /* the widest equivalence margin of the band's points */
+	int sig_dir;   /* +1/-1 direction of the significant points, 0 mixed */
 };
 
 static int decade(long long u)
@@ -462,6 +494,8 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 		}
 		if (r->users > b->umax)
 			b->umax = r->users;
+		if (r->margin > b->margin)
+			b->margin = r->margin;
 		if (r->base.n) {
 			b->sum_b += r->base.mean;
 			b->cnt_b++;
@@ -505,8 +539,8 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 		if (b->cnt_b && b->cnt_p && ab != 0) {
 			double ch = (ap - ab) / ab;
 			bool mark = b->all_sig && (ch > 0 ? 1 : -1) == b->sig_dir;
-			grid_set(&g, row, 4, "%+.1f%%%s%s", ch * 100, mark ? " *" : "",
-			         b->lockup ? " lockup" : "");
+			grid_set(&g, row, 4, "%+.1f%%%s (\xc2\xb1%g%%)%s", ch * 100,
+			         mark ? " *" : "", b->margin * 100, b->lockup ? " lockup" : "");
 		} else {
 			grid_set(&g, row, 4, "%s", b->lockup ? "lockup" : "-");
 		}
@@ -699,10 +733,12 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 			grid_set(&g, row, 1 + 2 * side, "%s", mean);
 			grid_set(&g, row, 2 + 2 * side, "%s", sd);
 		}
+		char margin[32];
+		fmt_margin(r, margin, sizeof(margin));
 		if (r->base.n && r->patched.n && r->base.mean != 0)
-			grid_set(&g, row, 5, "%+.2f%%", r->change * 100);
+			grid_set(&g, row, 5, "%+.2f%% (%s)", r->change * 100, margin);
 		else
-			grid_set(&g, row, 5, "-");
+			grid_set(&g, row, 5, "- (%s)", margin);
 		grid_set(&g, row, 6, "%zu/%zu", r->base.n, r->patched.n);
 		grid_set(&g, row, 7, "%s",
 		         r->verdict == VERDICT_LOCKUP ? "lockup"
@@ -877,6 +913,8 @@ static int render_lkp(const struct comparison *c, FILE *out)
 			fputs(" (lockup)", out);
 		if (r->control)
 			fputs(" (control)", out);
+		fmt_margin(r, v, sizeof(v));
+		fprintf(out, " (margin %s)", v);
 		fputc('\n', out);
 	}
 	fputc('\n', out);
@@ -926,11 +964,14 @@ static int render_text(const struct comparison *c, FILE *out)
 		grid_set(&g, row, 4, "%s", buf);
 		fmt_mean_sd(&r->patched, buf, sizeof(buf));
 		grid_set(&g, row, 5, "%s", buf);
+		fmt_margin(r, buf, sizeof(buf));
 		if (r->base.n && r->patched.n && r->base.mean != 0)
-			grid_set(&g, row, 6, "%+.1f%%%s", r->change * 100,
-			         r->significant ? " *" : "");
-		else
+			grid_set(&g, row, 6, "%+.1f%%%s %s", r->change * 100,
+			         r->significant ? " *" : "", buf);
+		else if (lockup_only(r))
 			grid_set(&g, row, 6, "-");
+		else
+			grid_set(&g, row, 6, "- %s", buf);
 		if (r->tested) {
 			grid_set(&g, row, 7, "%.3g", r->p);
 			grid_set(&g, row, 8, "%.3g", r->q);
@@ -1005,6 +1046,9 @@ static int render_json(const struct comparison *c, FILE *out)
 		    jnum(r->change_hi), "p", jnum(r->p), "q", jnum(r->q), "verdict",
 		    verdict_name(r->verdict), "significant", r->significant, "control", r->control,
 		    "pairs", (json_int_t)r->pairs, "lockup", lockup);
+		json_object_set_new(row, "margin", jnum(r->margin));
+		json_object_set_new(row, "p_eq", jnum(r->p_eq));
+		json_object_set_new(row, "q_eq", jnum(r->q_eq));
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",

@@ -1,6 +1,7 @@
 /*
- * stats.c - summaries, Welch's t-test and Benjamini-Hochberg.  The t
- * distribution comes from GSL (gsl_cdf_tdist_Q / _Qinv).
+ * stats.c - summaries, Welch's and paired t-tests, equivalence (TOST) and
+ * Benjamini-Hochberg.  The t distribution comes from GSL (gsl_cdf_tdist_Q /
+ * _Qinv).
  */
 #include "stats.h"
 
@@ -155,6 +156,30 @@ int stats_paired(const double *a, const double *b, size_t n, double alpha, struc
 	half = gsl_cdf_tdist_Qinv(alpha / 2, out->df) * se;
 	out->diff_lo = md - half;
 	out->diff_hi = md + half;
+	return 0;
+}
+
+int stats_tost_paired(const double *a, const double *b, size_t n, double lo, double hi, double *p)
+{
+	double md = 0, vd = 0, se, plo, phi;
+
+	*p = 1;
+	if (n < 2 || !(lo < hi))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		md += b[i] - a[i];
+	md /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		vd += (b[i] - a[i] - md) * (b[i] - a[i] - md);
+	vd /= (double)(n - 1);
+	se = sqrt(vd / (double)n);
+	if (se == 0 || !isfinite(se)) {
+		*p = md > lo && md < hi ? 0 : 1;
+		return 0;
+	}
+	plo = gsl_cdf_tdist_Q((md - lo) / se, (double)(n - 1));
+	phi = gsl_cdf_tdist_Q((hi - md) / se, (double)(n - 1));
+	*p = plo > phi ? plo : phi;
 	return 0;
 }
 

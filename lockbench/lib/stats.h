@@ -50,6 +50,18 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double a
  */
 int stats_paired(const double *a, const double *b, size_t n, double alpha, struct stats_welch *out);
 
+/*
+ * Equivalence of paired samples by two one-sided tests (TOST, Schuirmann
+ * 1987): H0 is mean(b - a) <= lo or >= hi, H1 is lo < mean(b - a) < hi.
+ * Two paired t-tests, (mean - lo) / se against "> 0" and (hi - mean) / se
+ * against "> 0", each one-sided with df = n - 1; the equivalence p-value is
+ * the larger of the two.  p <= alpha exactly when the (1 - 2 alpha)
+ * interval of the paired test lies inside (lo, hi).  Returns 0 with *p set,
+ * or -1 when n < 2 or lo >= hi.  No spread in the differences: p is 0 when
+ * their mean is strictly inside (lo, hi), else 1.
+ */
+int stats_tost_paired(const double *a, const double *b, size_t n, double lo, double hi, double *p);
+
 /* Benjamini-Hochberg adjusted p-values (q), same order as p. */
 void stats_bh_adjust(const double *p, size_t n, double *q);
 

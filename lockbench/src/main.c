@@ -87,6 +87,10 @@ static void print_help(FILE *f)
 	        "  --min-effect E       smallest change that counts, relative [0.02]\n"
 	        "  --confirm-from N     rounds before N find a change, rounds N and later\n"
 	        "                       must confirm it on their own [off]\n"
+	        "  --margin M           equivalence margin of every row, relative [per row:\n"
+	        "                       3%% single-thread cost, 10%% contended throughput]\n"
+	        "  --looks N            looks at the rounds planned (alpha / N each for\n"
+	        "                       no-change) [1]\n"
 	        "\n"
 	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
 	        "failed)\n");
@@ -287,6 +291,8 @@ enum {
 	OPT_ALPHA,
 	OPT_MIN_EFFECT,
 	OPT_CONFIRM_FROM,
+	OPT_MARGIN,
+	OPT_LOOKS,
 	OPT_HELP,
 };
 
@@ -645,6 +651,8 @@ static const struct option compare_options[] = {
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
     {"confirm-from", required_argument, NULL, OPT_CONFIRM_FROM},
+    {"margin", required_argument, NULL, OPT_MARGIN},
+    {"looks", required_argument, NULL, OPT_LOOKS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -763,6 +771,21 @@ static int cmd_compare(int argc, char **argv)
 				goto out;
 			}
 			co.confirm_from = (int)v;
+			break;
+		}
+		case OPT_MARGIN:
+			if (parse_fraction(optarg, &co.equiv_margin)) {
+				rc = usage_error("--margin: '%s' is not between 0 and 1", optarg);
+				goto out;
+			}
+			break;
+		case OPT_LOOKS: {
+			long long v;
+			if (lb_parse_int(optarg, 1, 1000, &v, "--looks", err, sizeof(err))) {
+				rc = usage_error("%s", err);
+				goto out;
+			}
+			co.looks = (int)v;
 			break;
 		}
 		case OPT_HELP:

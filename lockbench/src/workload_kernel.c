@@ -64,12 +64,6 @@ static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), voi
 	return n;
 }
 
-static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
-                         char *err, size_t errlen)
-{
-	return start_threads_pinned(tids, n, fn, args, argsize, false, err, errlen);
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -204,14 +198,19 @@ struct fh_arg {
 	struct lb_gate *start;
 	struct wl_shared *sh;
 	unsigned long ops;
+	int cpus_allowed; /* CPUs in the thread's affinity mask, as it ran */
 };
 
 static void *fh_thread(void *arg)
 {
 	struct fh_arg *a = arg;
 	_Atomic int *words = calloc((size_t)a->nfutex, sizeof(*words));
+	cpu_set_t set;
 	if (!words)
 		abort();
+	CPU_ZERO(&set);
+	a->cpus_allowed =
+	    pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 ? CPU_COUNT(&set) : -1;
 	lb_gate_wait(a->start);
 	while (!atomic_load_explicit(a->stop, memory_order_relaxed)) {
 		for (int i = 0; i < a->nfutex; i++)
@@ -254,11 +253,14 @@ static void *vfs_thread(void *arg)
 	return NULL;
 }
 
-/* Run n threads of fn for the duration, repeat times; fills ops/s samples. */
+/*
+ * Run n threads of fn for the duration, repeat times; fills ops/s samples.
+ * With pin, thread i runs on CPU i % CPUs (start_threads_pinned).
+ */
 static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
                          void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
-                         unsigned long *(*ops_of)(void *), double *ops_s, double *per_thread,
-                         char *err, size_t errlen)
+                         unsigned long *(*ops_of)(void *), bool pin, double *ops_s,
+                         double *per_thread, char *err, size_t errlen)
 {
 	int n = p->threads;
 	pthread_t *threads = calloc((size_t)n, sizeof(*threads));
@@ -272,7 +274,7 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 		lb_gate_init(start);
 		for (int i = 0; i < n; i++)
 			*ops_of((char *)args + argsize * (size_t)i) = 0;
-		int started = start_threads(threads, n, fn, args, argsize, err, errlen);
+		int started = start_threads_pinned(threads, n, fn, args, argsize, pin, err, errlen);
 		if (started < n)
 			atomic_store(stop, 1);
 		atomic_store(&sh->phase, WL_PHASE_MEASURE);
@@ -318,7 +320,7 @@ static unsigned long *vfs_ops(void *a)
  */
 static int timed_ops_metric(const struct wl_params *p, struct wl_shared *sh, void *(*fn)(void *),
                             void *args, size_t argsize, atomic_int *stop, struct lb_gate *start,
-                            unsigned long *(*ops_of)(void *),
+                            unsigned long *(*ops_of)(void *), bool pin,
                             int (*failed)(void *args, int n, char *err, size_t errlen),
                             struct lb_run *run, char *err, size_t errlen)
 {
@@ -330,8 +332,8 @@ static int timed_ops_metric(const struct wl_params *p, struct wl_shared *sh, voi
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (timed_threads(p, sh, fn, args, argsize, stop, start, ops_of, ops_s, per_thread, err,
-	                  errlen) ||
+	if (timed_threads(p, sh, fn, args, argsize, stop, start, ops_of, pin, ops_s, per_thread,
+	                  err, errlen) ||
 	    (failed && failed(args, n, err, errlen)))
 		goto out;
 	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)p->repeat, per_thread,
@@ -358,8 +360,16 @@ static int wl_futex_hash(const struct lock_ops *ops, const struct wl_params *p,
 	for (int i = 0; i < n; i++)
 		args[i] = (struct fh_arg){
 		    .idx = i, .nfutex = p->futexes, .stop = &stop, .start = &start, .sh = sh};
-	rc = timed_ops_metric(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, NULL,
-	                      run, err, errlen);
+	/* perf bench futex hash pins thread i to CPU i % CPUs: so does this */
+	rc = timed_ops_metric(p, sh, fh_thread, args, sizeof(*args), &stop, &start, fh_ops, true,
+	                      NULL, run, err, errlen);
+	if (!rc) {
+		/* what the threads saw: 1 when every one was bound to a single CPU */
+		bool pinned = true;
+		for (int i = 0; i < n; i++)
+			pinned = pinned && args[i].cpus_allowed == 1;
+		run_set_param_num(run, "pinned", pinned);
+	}
 out:
 	free(args);
 	return rc;
@@ -438,7 +448,7 @@ static int wl_vfs(const struct lock_ops *ops, const struct wl_params *p, struct 
 	for (int i = 0; i < n; i++)
 		args[i] = (struct vfs_arg){
 		    .idx = i, .dir = dir, .stop = &stop, .start = &start, .sh = sh};
-	rc = timed_ops_metric(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops,
+	rc = timed_ops_metric(p, sh, vfs_thread, args, sizeof(*args), &stop, &start, vfs_ops, false,
 	                      vfs_failed, run, err, errlen);
 out:
 	if (dir[0])
@@ -568,7 +578,7 @@ static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_sha
 			goto out;
 		}
 	}
-	rc = timed_ops_metric(p, sh, km_thread, args, sizeof(*args), &stop, &start, km_ops,
+	rc = timed_ops_metric(p, sh, km_thread, args, sizeof(*args), &stop, &start, km_ops, false,
 	                      km_failed, run, err, errlen);
 out:
 	for (int i = 0; args && i < n; i++)

@@ -48,6 +48,37 @@ static struct lb_run *add_point(struct lb_result *r, const char *workload, const
 	return run;
 }
 
+/*
+ * The n samples x spread over nd documents, sample k in document k % nd,
+ * each document's share as one run of the point.
+ */
+static void spread_point(struct lb_result *docs, size_t nd, const char *workload, const char *lock,
+                         long long threads, const char *metric, const char *unit, bool hb,
+                         const double *x, size_t n)
+{
+	for (size_t d = 0; d < nd; d++) {
+		double share[64];
+		size_t k = 0;
+
+		for (size_t i = d; i < n && k < 64; i += nd)
+			share[k++] = x[i];
+		if (k)
+			add_point(&docs[d], workload, lock, threads, metric, unit, hb, share, k);
+	}
+}
+
+static void docs_init(struct lb_result *docs, size_t nd, const char *variant)
+{
+	for (size_t d = 0; d < nd; d++)
+		doc_init(&docs[d], variant, (int)d);
+}
+
+static void docs_release(struct lb_result *docs, size_t nd)
+{
+	for (size_t d = 0; d < nd; d++)
+		result_release(&docs[d]);
+}
+
 static void normal_samples(gsl_rng *rng, double mean, double cov, double *x, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -131,6 +162,7 @@ static void test_rounds_pair_against_drift(void **state)
 /* What confirm_trial saw of its single row. */
 struct confirm_seen {
 	enum verdict verdict;
+	double p;
 	double q;
 	bool significant;
 };
@@ -167,6 +199,7 @@ static struct confirm_seen confirm_trial(gsl_rng *rng, double found, double agai
 	assert_int_equal(c.nrows, 1);
 	assert_int_equal(c.opts.confirm_from, confirm_from);
 	seen.verdict = c.rows[0].verdict;
+	seen.p = c.rows[0].p;
 	seen.q = c.rows[0].q;
 	seen.significant = c.rows[0].significant;
 	comparison_release(&c);
@@ -295,50 +328,51 @@ static void test_direction(void **state)
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(rng, 4);
 	/* lower is better (wake time): up 10% is a regression, down 10% an improvement */
-	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 2, 5, false), VERDICT_REGRESSION);
-	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 2, 5, false), VERDICT_IMPROVEMENT);
+	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 5, 2, false), VERDICT_REGRESSION);
+	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 5, 2, false), VERDICT_IMPROVEMENT);
 	/* higher is better (throughput) */
-	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 2, 5, true), VERDICT_IMPROVEMENT);
-	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 2, 5, true), VERDICT_REGRESSION);
-	/* a real but tiny change (0.5%, very low noise) is no change */
-	assert_int_equal(trial(rng, 1000, 1005, 0.0005, 2, 10, true), VERDICT_NO_CHANGE);
+	assert_int_equal(trial(rng, 4.0, 4.4, 0.01, 5, 2, true), VERDICT_IMPROVEMENT);
+	assert_int_equal(trial(rng, 4.0, 3.6, 0.01, 5, 2, true), VERDICT_REGRESSION);
+	/* a real but tiny change (0.5%, very low noise) well inside its margin is no change */
+	assert_int_equal(trial(rng, 1000, 1005, 0.0005, 5, 4, true), VERDICT_NO_CHANGE);
 	gsl_rng_free(rng);
 }
 
 static void test_rows_and_fields(void **state)
 {
-	struct lb_result b, p;
+	struct lb_result b[5], p[5];
 	struct comparison c;
 	char err[256];
-	const double b8[] = {100, 101, 99, 100, 100}, p8[] = {110, 111, 109, 110, 110};
+	const double b8[] = {100, 101, 99, 100, 100}, p8[] = {110, 112, 108.5, 110, 110.5};
 	const double b2[] = {50, 51, 49, 50, 50};
 
-	doc_init(&b, "base", 0);
-	doc_init(&p, "patched", 0);
-	add_point(&b, "hot", "tas", 8, "ops_per_sec", "ops/s", true, b8, 5);
-	add_point(&p, "hot", "tas", 8, "ops_per_sec", "ops/s", true, p8, 5);
-	add_point(&b, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
-	add_point(&p, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
+	docs_init(b, 5, "base");
+	docs_init(p, 5, "patched");
+	spread_point(b, 5, "hot", "tas", 8, "ops_per_sec", "ops/s", true, b8, 5);
+	spread_point(p, 5, "hot", "tas", 8, "ops_per_sec", "ops/s", true, p8, 5);
+	spread_point(b, 5, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
+	spread_point(p, 5, "hot", "tas", 2, "ops_per_sec", "ops/s", true, b2, 5);
 	/* only on one side: left out */
-	add_point(&p, "hot", "tas", 64, "ops_per_sec", "ops/s", true, b2, 5);
+	spread_point(p, 5, "hot", "tas", 64, "ops_per_sec", "ops/s", true, b2, 5);
 	/* a run without samples counts its value as one sample */
 	for (int i = 0; i < 5; i++) {
-		struct lb_run *run = result_add_run(&b, "aim7-mix", "kmutex");
+		struct lb_run *run = result_add_run(&b[i], "aim7-mix", "kmutex");
 		run_set_param_num(run, "users", 100);
 		run_set_param_num(run, "threads", 1);
 		run_add_metric(run, "jpm", "JPM", true, 75000 + i);
-		run = result_add_run(&p, "aim7-mix", "kmutex");
+		run = result_add_run(&p[i], "aim7-mix", "kmutex");
 		run_set_param_num(run, "users", 100);
 		run_set_param_num(run, "threads", 1);
 		run_add_metric(run, "jpm", "JPM", true, 75000 + i);
 	}
 
 	comparison_init(&c);
-	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(compare_results(b, 5, p, 5, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.nrows, 3);
 	assert_string_equal(c.suite, "smoke");
 	assert_string_equal(c.machine.hostname, "patched-host");
-	assert_int_equal(c.base_rounds, 1);
+	assert_int_equal(c.base_rounds, 5);
+	assert_int_equal(c.rows[0].pairs, 5);
 	/* sorted by workload, lock, metric, users */
 	assert_string_equal(c.rows[0].workload, "aim7-mix");
 	assert_int_equal(c.rows[0].users, 100); /* users wins over threads */
@@ -349,20 +383,26 @@ static void test_rows_and_fields(void **state)
 	assert_int_equal(c.rows[2].users, 8);
 	assert_string_equal(c.rows[2].unit, "ops/s");
 	assert_true(c.rows[2].higher_better);
-	assert_true(fabs(c.rows[2].change - 0.10) < 1e-9);
-	assert_true(c.rows[2].change_lo < 0.10 && c.rows[2].change_hi > 0.10);
+	assert_true(fabs(c.rows[2].change - 0.102) < 1e-9);
+	assert_true(c.rows[2].change_lo < 0.102 && c.rows[2].change_hi > 0.102);
 	assert_true(c.rows[2].tested);
 	assert_true(c.rows[2].significant);
 	assert_true(c.rows[2].q >= c.rows[2].p);
 	assert_int_equal(c.rows[2].verdict, VERDICT_IMPROVEMENT);
-	assert_int_equal(c.rows[2].base_runs, 1);
+	assert_int_equal(c.rows[2].base_runs, 5);
 	assert_int_equal(c.rows[2].base_lockups, 0);
 	assert_null(c.rows[2].lockup_message);
+	/* margins: contended throughput (8 threads, 100 AIM7 users) 10% */
+	assert_true(c.rows[2].margin == COMPARE_MARGIN_THROUGHPUT);
+	assert_true(c.rows[0].margin == COMPARE_MARGIN_THROUGHPUT);
+	assert_true(compare_row_margin("ns_per_pair", 1, NULL) == COMPARE_MARGIN_LATENCY);
+	assert_true(compare_row_margin("ops_per_sec", 1, NULL) == COMPARE_MARGIN_LATENCY);
+	assert_true(compare_row_margin("fairness", 1, NULL) == COMPARE_MARGIN_THROUGHPUT);
 	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
 	comparison_release(&c);
 	assert_int_equal(c.nrows, 0);
-	result_release(&b);
-	result_release(&p);
+	docs_release(b, 5);
+	docs_release(p, 5);
 }
 
 static void test_lockups(void **state)
@@ -503,28 +543,30 @@ static void test_splats(void **state)
  */
 static void test_controls(void **state)
 {
-	struct lb_result b, p;
+	struct lb_result b[8], p[8];
 	struct comparison c;
 	char err[256];
 	const double same[] = {100, 101, 99, 100, 100, 101, 99, 100};
-	const double slow[] = {90, 91, 89, 90, 90, 91, 89, 90};
+	const double slow[] = {90, 91.5, 89, 90, 90.5, 91, 89, 90.2};
 
-	doc_init(&b, "base", 0);
-	doc_init(&p, "patched", 0);
+	docs_init(b, 8, "base");
+	docs_init(p, 8, "patched");
 	/* the untouched pthread moved 10% (the machine), kmutex did not move */
-	add_point(&b, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, same, 8);
-	add_point(&p, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, slow, 8);
-	add_point(&b, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
-	add_point(&p, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
-	result_add_control(&b, "pthread");
-	result_add_control(&p, "pthread");
-	result_add_control(&p, "pthread"); /* once only */
-	assert_int_equal(p.ncontrols, 1);
-	assert_true(result_is_control(&p, "pthread"));
-	assert_false(result_is_control(&p, "kmutex"));
+	spread_point(b, 8, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, same, 8);
+	spread_point(p, 8, "hot", "pthread", 2, "ops_per_sec", "ops/s", true, slow, 8);
+	spread_point(b, 8, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
+	spread_point(p, 8, "hot", "kmutex", 2, "ops_per_sec", "ops/s", true, same, 8);
+	for (int d = 0; d < 8; d++) {
+		result_add_control(&b[d], "pthread");
+		result_add_control(&p[d], "pthread");
+	}
+	result_add_control(&p[0], "pthread"); /* once only */
+	assert_int_equal(p[0].ncontrols, 1);
+	assert_true(result_is_control(&p[0], "pthread"));
+	assert_false(result_is_control(&p[0], "kmutex"));
 
 	comparison_init(&c);
-	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(compare_results(b, 8, p, 8, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.nrows, 2);
 	assert_true(comparison_has_controls(&c));
 	for (size_t i = 0; i < c.nrows; i++) {
@@ -538,24 +580,24 @@ static void test_controls(void **state)
 	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
 
 	/* named by the patched side only: not a control, the regression counts */
-	free(b.controls[0]);
-	free(b.controls);
-	b.controls = NULL;
-	b.ncontrols = 0;
-	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	free(b[3].controls[0]);
+	free(b[3].controls);
+	b[3].controls = NULL;
+	b[3].ncontrols = 0;
+	assert_int_equal(compare_results(b, 8, p, 8, NULL, &c, err, sizeof(err)), 0);
 	assert_false(comparison_has_controls(&c));
 	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
 
 	/* a control that locks up decides: the machine or the harness is broken */
-	result_add_control(&b, "pthread");
-	struct lb_run *run = result_add_run(&p, "hot", "pthread");
+	result_add_control(&b[3], "pthread");
+	struct lb_run *run = result_add_run(&p[0], "hot", "pthread");
 	run_set_param_num(run, "threads", 4);
 	run_set_lockup(run, "stall", "no progress for 2.0 s", NULL);
-	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(compare_results(b, 8, p, 8, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(comparison_overall(&c), VERDICT_LOCKUP);
 	comparison_release(&c);
-	result_release(&b);
-	result_release(&p);
+	docs_release(b, 8);
+	docs_release(p, 8);
 }
 
 static void test_overall_and_names(void **state)
@@ -591,6 +633,137 @@ static void test_overall_and_names(void **state)
 	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");
 	assert_string_equal(verdict_name(VERDICT_INCONCLUSIVE), "inconclusive");
 	assert_string_equal(verdict_name(VERDICT_LOCKUP), "lockup");
+}
+
+/*
+ * One point, n rounds: base[d] and patched[d] are the single samples of
+ * uncontended/pthread ns_per_pair in round d; the row, copied out.
+ */
+static struct compare_row one_row(const double *base, const double *patched, int n,
+                                  const struct compare_opts *opts)
+{
+	struct lb_result b[16], p[16];
+	struct comparison c;
+	struct compare_row r;
+	char err[256];
+
+	assert_true(n <= 16);
+	docs_init(b, (size_t)n, "base");
+	docs_init(p, (size_t)n, "patched");
+	for (int d = 0; d < n; d++) {
+		add_point(&b[d], "uncontended", "pthread", 1, "ns_per_pair", "ns", false, &base[d],
+		          1);
+		add_point(&p[d], "uncontended", "pthread", 1, "ns_per_pair", "ns", false,
+		          &patched[d], 1);
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(b, (size_t)n, p, (size_t)n, opts, &c, err, sizeof(err)),
+	                 0);
+	assert_int_equal(c.nrows, 1);
+	r = c.rows[0];
+	memset(&c.rows[0], 0, sizeof(c.rows[0])); /* r's strings leak: a test */
+	comparison_release(&c);
+	docs_release(b, (size_t)n);
+	docs_release(p, (size_t)n);
+	return r;
+}
+
+/*
+ * Fewer than 3 rounds pair: no test at all, whatever the samples say.  (The
+ * old fallback, Welch's test over the pooled samples of one run a side,
+ * called this 40% "regression" of 8 samples a side significant.)  A caller
+ * that asks for fewer rounds (min_samples 1, a server with
+ * LOCKLAB_MIN_ROUNDS=1) reaches the same answer.
+ */
+static void test_too_few_rounds(void **state)
+{
+	struct lb_result b[2], p[2];
+	struct comparison c;
+	struct compare_opts o = COMPARE_OPTS_DEFAULT;
+	const double x[] = {100, 101, 99, 100, 102, 98, 100, 101};
+	const double y[] = {140, 141, 139, 140, 142, 138, 140, 141};
+	char err[256];
+
+	for (size_t nd = 1; nd <= 2; nd++) {
+		for (o.min_samples = 1; o.min_samples <= 5; o.min_samples += 4) {
+			docs_init(b, nd, "base");
+			docs_init(p, nd, "patched");
+			spread_point(b, nd, "uncontended", "pthread", 1, "ns_per_pair", "ns", false,
+			             x, 8);
+			spread_point(p, nd, "uncontended", "pthread", 1, "ns_per_pair", "ns", false,
+			             y, 8);
+			comparison_init(&c);
+			assert_int_equal(compare_results(b, nd, p, nd, &o, &c, err, sizeof(err)),
+			                 0);
+			assert_int_equal(c.nrows, 1);
+			assert_int_equal(c.rows[0].pairs, nd);
+			assert_false(c.rows[0].tested);
+			assert_false(c.rows[0].significant);
+			assert_int_equal(c.rows[0].verdict, VERDICT_INCONCLUSIVE);
+			assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+			comparison_release(&c);
+			docs_release(b, nd);
+			docs_release(p, nd);
+		}
+	}
+}
+
+/*
+ * When confirming, p and q are the figures of the stage that decided: q is
+ * never below p (once p came from every round pooled and q from the
+ * stages: p = 0.78 beside q = 0.19).
+ */
+static void test_confirmation_prints_its_figures(void **state)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(rng, 13);
+	for (int i = 0; i < 200; i++) {
+		double found = (i % 3) * -0.02, again = (i % 2) * 0.02;
+		struct confirm_seen s = confirm_trial(rng, found, again, 5, 5, 0.03, 5);
+
+		assert_true(s.p <= s.q);
+	}
+	gsl_rng_free(rng);
+}
+
+/*
+ * A change that is significant but below min_effect is no-change only when
+ * its interval is inside the margin too.  d = 0.2, 0.5, 1.5, 2.5, 2.8% of
+ * 100 ns: mean 1.5%, se 0.52%, t(4) = 2.9, p = 0.044, significant; 1.5% <
+ * min_effect 2%.  Margin 1%: the interval reaches past it, inconclusive.
+ * Margin 3% (the default for ns_per_pair): the 90% interval [0.39%, 2.61%]
+ * is inside, no-change.  Ten looks (alpha / 10 each): TOST p =
+ * Q(2.88; 4) = 0.022 > 0.005, inconclusive again.
+ */
+static void test_no_change_is_equivalence(void **state)
+{
+	const double b[] = {100, 100, 100, 100, 100};
+	const double p[] = {100.2, 100.5, 101.5, 102.5, 102.8};
+	struct compare_opts o = COMPARE_OPTS_DEFAULT;
+	struct compare_row r;
+
+	o.equiv_margin = 0.01;
+	r = one_row(b, p, 5, &o);
+	assert_true(r.p < 0.05 && r.p > 0.04);
+	assert_int_equal(r.verdict, VERDICT_INCONCLUSIVE);
+	assert_false(r.equivalent);
+
+	o.equiv_margin = 0;
+	r = one_row(b, p, 5, &o);
+	assert_true(r.margin == COMPARE_MARGIN_LATENCY);
+	assert_true(r.equivalent);
+	assert_true(r.p_eq < 0.05 && r.q_eq == r.p_eq); /* one row: BH leaves it */
+	assert_int_equal(r.verdict, VERDICT_NO_CHANGE);
+
+	o.looks = 10;
+	r = one_row(b, p, 5, &o);
+	assert_true(r.p_eq > 0.02 && r.p_eq < 0.025);
+	assert_false(r.equivalent);
+	assert_int_equal(r.verdict, VERDICT_INCONCLUSIVE);
+	o.looks = 0;
+	assert_int_equal(
+	    compare_results(NULL, 0, NULL, 0, &o, &(struct comparison){0}, (char[64]){0}, 64), -1);
 }
 
 static void test_bad_options(void **state)
@@ -630,6 +803,9 @@ int main(void)
 	    cmocka_unit_test(test_controls),
 	    cmocka_unit_test(test_overall_and_names),
 	    cmocka_unit_test(test_bad_options),
+	    cmocka_unit_test(test_too_few_rounds),
+	    cmocka_unit_test(test_confirmation_prints_its_figures),
+	    cmocka_unit_test(test_no_change_is_equivalence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,11 +15,12 @@
 
 #include "report.h"
 
-static void doc_init(struct lb_result *r, const char *variant)
+static void doc_init(struct lb_result *r, const char *variant, int round)
 {
 	result_init(r);
 	r->suite = strdup("smoke");
 	r->variant = strdup(variant);
+	r->round = round;
 	r->started = strdup("2026-11-29T19:40:00Z");
 	r->machine.hostname = strdup("lab1");
 	r->machine.cpus = 8;
@@ -27,66 +28,75 @@ static void doc_init(struct lb_result *r, const char *variant)
 	r->machine.kernel = strdup("6.1");
 }
 
-/* n samples mean*(1 + k*spread) for k in -2..2 repeated: mean exact, small spread. */
+enum { ROUNDS = 5 };
+
+/*
+ * One run a round of ROUNDS documents, one sample each, mean*(1 + k) for k
+ * in -1%, 0.5%, 0, -0.5%, 1%: mean exact over the rounds, small spread.
+ */
 static void add(struct lb_result *r, const char *workload, const char *lock, const char *pname,
-                long long pval, const char *metric, const char *unit, bool hb, double mean,
-                size_t n)
+                long long pval, const char *metric, const char *unit, bool hb, double mean)
 {
 	static const double k[] = {-0.01, 0.005, 0, -0.005, 0.01};
-	struct lb_run *run = result_add_run(r, workload, lock);
-	run_set_param_num(run, pname, pval);
-	struct lb_metric *m = run_add_metric(run, metric, unit, hb, mean);
-	for (size_t i = 0; i < n; i++)
-		metric_add_sample(m, mean * (1 + k[i % 5]));
+	for (int d = 0; d < ROUNDS; d++) {
+		struct lb_run *run = result_add_run(&r[d], workload, lock);
+		run_set_param_num(run, pname, pval);
+		struct lb_metric *m = run_add_metric(run, metric, unit, hb, mean);
+		metric_add_sample(m, mean * (1 + k[d]));
+	}
 }
 
 static struct comparison comp;
 
 static int setup(void **state)
 {
-	struct lb_result b, p;
+	struct lb_result b[ROUNDS], p[ROUNDS];
 	char err[256];
 
-	doc_init(&b, "base");
-	doc_init(&p, "patched");
+	for (int d = 0; d < ROUNDS; d++) {
+		doc_init(&b[d], "base", d);
+		doc_init(&p[d], "patched", d);
+	}
 	/* the seed's AIM7 bands: 10-90 users, 100-900 users */
 	for (int u = 10; u <= 90; u += 40) {
-		add(&b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 13943, 5);
-		add(&p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 14432, 5);
+		add(b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 13943);
+		add(p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 14432);
 	}
 	for (int u = 100; u <= 900; u += 400) {
-		add(&b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75475, 5);
-		add(&p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75500, 5);
+		add(b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75475);
+		add(p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75500);
 	}
 	/* the seed's futex-wake grid (lower is better) */
-	add(&b, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 0.362, 5);
-	add(&p, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 1.13, 5);
-	add(&b, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 4.241, 5);
-	add(&p, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 12.366, 5);
+	add(b, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 0.362);
+	add(p, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 1.13);
+	add(b, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 4.241);
+	add(p, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 12.366);
 	/* sorts before aim7-mix, yet the AIM7 table still leads */
-	add(&b, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000, 5);
-	add(&p, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000, 5);
+	add(b, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000);
+	add(p, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000);
 	/* seed 001's vfs figures on hot */
-	add(&b, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 291038, 5);
-	add(&p, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 392865, 5);
+	add(b, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 291038);
+	add(p, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 392865);
 	/* a lockup: every patched run of hot/kmutex at 8 threads */
-	add(&b, "hot", "kmutex", "threads", 8, "ops_per_sec", "ops/s", true, 100000, 5);
-	for (int i = 0; i < 5; i++) {
-		struct lb_run *run = result_add_run(&p, "hot", "kmutex");
+	add(b, "hot", "kmutex", "threads", 8, "ops_per_sec", "ops/s", true, 100000);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct lb_run *run = result_add_run(&p[i], "hot", "kmutex");
 		run_set_param_num(run, "threads", 8);
 		run_set_lockup(run, "stall", "no progress for 2.0 s", "thread 1: futex_wait");
 	}
 	/* base-only lockup at 2000 users, as in seed 000 but on the other side */
-	struct lb_run *run = result_add_run(&b, "aim7-mix", "kmutex");
+	struct lb_run *run = result_add_run(&b[0], "aim7-mix", "kmutex");
 	run_set_param_num(run, "users", 2000);
 	run_set_lockup(run, "hung-task", "INFO: task reaim blocked for more than 120 seconds",
 	               NULL);
-	add(&p, "aim7-mix", "kmutex", "users", 2000, "jpm", "JPM", true, 77000, 5);
+	add(p, "aim7-mix", "kmutex", "users", 2000, "jpm", "JPM", true, 77000);
 
 	comparison_init(&comp);
-	assert_int_equal(compare_results(&b, 1, &p, 1, NULL, &comp, err, sizeof(err)), 0);
-	result_release(&b);
-	result_release(&p);
+	assert_int_equal(compare_results(b, ROUNDS, p, ROUNDS, NULL, &comp, err, sizeof(err)), 0);
+	for (int d = 0; d < ROUNDS; d++) {
+		result_release(&b[d]);
+		result_release(&p[d]);
+	}
 	return 0;
 }
 
@@ -129,16 +139,28 @@ static void test_aim7(void **state)
 	/* the AIM7 jobs-per-minute table comes first */
 	assert_int_equal(strncmp(t, "aim7-mix kmutex: jpm (JPM)\n", 27), 0);
 	assert_contains(t, "\n-------------------------------------------------");
-	assert_contains(t, "\n|  users      | avg throughput | avg throughput | n   | change  |\n");
-	assert_contains(t, "\n              | without patch  | with patch     |     |         |\n");
-	assert_contains(t, "\n| 10 - 90     |   13,943 JPM   |   14,432 JPM   | 5/5 | +3.5% * |\n");
-	assert_contains(t, "\n| 100 - 900   |   75,475 JPM   |   75,500 JPM   | 5/5 | +0.0%   |\n");
+	assert_contains(
+	    t, "\n|  users      | avg throughput | avg throughput | n   | change         |\n");
+	assert_contains(
+	    t, "\n              | without patch  | with patch     |     |                |\n");
+	/* the change with the band's equivalence margin beside it */
+	assert_contains(t, "\n| 10 - 90     |   13,943 JPM   |   14,432 JPM   | 5/5 | +3.5% * "
+	                   "(\xc2\xb1"
+	                   "10%) |\n");
+	assert_contains(t, "\n| 100 - 900   |   75,475 JPM   |   75,500 JPM   | 5/5 | +0.0% "
+	                   "(\xc2\xb1"
+	                   "10%)   |\n");
 	assert_contains(t,
 	                "\nn = samples per side; * = significant after Benjamini-Hochberg at q < "
 	                "0.05 and |change| >= 2%\n");
 	/* ops/s tables use the same layout with thousands separators */
 	assert_contains(t, "hot pthread: ops_per_sec (ops/s)\n");
-	assert_contains(t, "|  291,038 ops/s   |  392,865 ops/s   | 5/5 | +35.0% * |");
+	assert_contains(t, "|  291,038 ops/s   |  392,865 ops/s   | 5/5 | +35.0% * (\xc2\xb1"
+	                   "10%) |");
+	/* how rows were tested and measured */
+	assert_contains(t, "p, q: paired t-test over the means of the 5 rounds both sides ran\n");
+	assert_contains(t, "no-change = equivalence (two one-sided paired t-tests)");
+	assert_contains(t, "instrument: every row is timed (wall clock)\n");
 	/* a latency figure is not called throughput */
 	assert_contains(t, "| avg wake_ms    | avg wake_ms    |");
 	/* the lockups, in words, below the tables */
@@ -156,14 +178,16 @@ static void test_perf(void **state)
 
 	assert_contains(t, "futex-wake futex3: wake_ms (ms)\n"
 	                   "+---------+--------------------+--------+-------------------+--------+"
-	                   "----------+-----+-----+\n"
+	                   "----------------+-----+-----+\n"
 	                   "| threads | baseline time (ms) | stddev | patched time (ms) | stddev | "
-	                   "overhead | n   | sig |\n");
-	/* threads descending, 4 decimals, overhead with two */
+	                   "overhead       | n   | sig |\n");
+	/* threads descending, 4 decimals, overhead with two and the margin */
 	const char *r512 = strstr(t, "|     512 | 4.2410             | 0.0335 | 12.3660           "
-	                             "| 0.0978 | +191.58% | 5/5 | *   |\n");
+	                             "| 0.0978 | +191.58% (\xc2\xb1"
+	                             "3%) | 5/5 | *   |\n");
 	const char *r32 = strstr(t, "|      32 | 0.3620             | 0.0029 | 1.1300            "
-	                            "| 0.0089 | +212.15% | 5/5 | *   |\n");
+	                            "| 0.0089 | +212.15% (\xc2\xb1"
+	                            "3%) | 5/5 | *   |\n");
 	assert_non_null(r512);
 	assert_non_null(r32);
 	assert_true(r512 < r32);
@@ -178,20 +202,22 @@ static void test_lkp(void **state)
 {
 	char *t = render(REPORT_LKP);
 
-	assert_contains(t, "samples per side: base n=5, patched n=5; rounds: base 1, patched 1\n");
+	assert_contains(t, "samples per side: base n=5, patched n=5; rounds: base 5, patched 5\n");
 	assert_contains(t, "\n         base             %stddev     %change         %stddev\n"
 	                   "             \\          |                \\          |\n");
 	assert_contains(t,
 	                "\n    291038            \xc2\xb1  1%     +35.0%*    392865 \xc2\xb1  1%  "
-	                "hot.pthread.ops_per_sec.threads=4\n");
+	                "hot.pthread.ops_per_sec.threads=4 (margin \xc2\xb1"
+	                "10%)\n");
 	assert_contains(t,
 	                "\n      5000            \xc2\xb1  1%      +0.0%       5000 \xc2\xb1  1%  "
-	                "a-warmup.tas.ops_per_sec.threads=1\n");
+	                "a-warmup.tas.ops_per_sec.threads=1 (margin \xc2\xb1"
+	                "3%)\n");
 	assert_contains(t, "\n     fail:runs  %reproduction    fail:runs\n"
 	                   "         |             |             |\n");
-	assert_contains(t, "\n          :1           100%          5:5   hot.kmutex.threads=8: no "
+	assert_contains(t, "\n          :5           100%          5:5   hot.kmutex.threads=8: no "
 	                   "progress for 2.0 s\n");
-	assert_contains(t, "\n         1:1          -100%           :1   "
+	assert_contains(t, "\n         1:1          -100%           :5   "
 	                   "aim7-mix.kmutex.users=2000: INFO: task reaim");
 	assert_contains(t, "n = samples per side; * = significant");
 	free(t);
@@ -203,9 +229,10 @@ static void test_text(void **state)
 
 	assert_contains(t, "overall: lockup\n");
 	assert_contains(t, "\nworkload    lock     params       metric       base");
-	assert_contains(t, "change     p         q         verdict\n");
+	assert_contains(t, "change         p         q         verdict\n");
 	assert_contains(t, "291038 \xc2\xb1 2301 (5)");
-	assert_contains(t, "+35.0% *");
+	assert_contains(t, "+35.0% * \xc2\xb1"
+	                   "10%");
 	assert_contains(t, "improvement\n");
 	assert_contains(t, "regression\n");
 	assert_contains(t, "no-change\n");
@@ -227,7 +254,7 @@ static void test_json(void **state)
 	assert_non_null(doc);
 	assert_string_equal(json_string_value(json_object_get(doc, "overall")), "lockup");
 	assert_string_equal(json_string_value(json_object_get(doc, "suite")), "smoke");
-	assert_int_equal(json_integer_value(json_object_get(doc, "base_rounds")), 1);
+	assert_int_equal(json_integer_value(json_object_get(doc, "base_rounds")), 5);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(doc, "machine"), "cpus")), 8);
 	rows = json_object_get(doc, "rows");
@@ -297,14 +324,17 @@ static void test_splats_and_emulated(void **state)
 	char err[256], *text = NULL;
 	size_t len = 0;
 
-	doc_init(&b, "base");
-	doc_init(&p, "patched");
+	doc_init(&b, "base", 0);
+	doc_init(&p, "patched", 0);
 	free(p.machine.model);
 	p.machine.model = strdup("QEMU TCG guest on test cpu");
-	add(&b, "locktorture", "mutex_lock", "writers", 2, "writes_per_sec", "writes/s", true, 48,
-	    5);
-	add(&p, "locktorture", "mutex_lock", "writers", 2, "writes_per_sec", "writes/s", true, 48,
-	    5);
+	/* one document a side: the splats are this test's subject, not the figures */
+	for (struct lb_result *r = &b; r; r = r == &b ? &p : NULL) {
+		struct lb_run *run = result_add_run(r, "locktorture", "mutex_lock");
+		run_set_param_num(run, "writers", 2);
+		struct lb_metric *m = run_add_metric(run, "writes_per_sec", "writes/s", true, 48);
+		metric_add_sample(m, 48);
+	}
 	result_add_splat(&b, "WARNING:suspicious_RCU_usage", "WARNING: suspicious RCU usage", NULL,
 	                 "lockbench");
 	result_add_splat(&p, "WARNING:suspicious_RCU_usage", "WARNING: suspicious RCU usage", NULL,

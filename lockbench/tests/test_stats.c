@@ -127,6 +127,37 @@ static void test_paired(void **state)
 	assert_int_equal(stats_paired(a, b, 1, 0.05, &w), -1);
 }
 
+/*
+ * TOST against a hand computation: d = 0.1, 0.3, -0.1, 0.1 -> mean 0.1, sd
+ * 0.16330, se 0.081650, df 3.  Margin +-0.5: t = 7.3485 and 4.8990, p is the
+ * larger one-sided p, Q(4.8990; 3) = 0.0081383; margin +-0.2: t = 3.6742 and
+ * 1.2247, p = Q(1.2247; 3) = 0.15403.  The p-values are mpmath's regularized
+ * incomplete beta (30 digits), not GSL's.
+ */
+static void test_tost(void **state)
+{
+	const double a[] = {10, 10, 10, 10};
+	const double b[] = {10.1, 10.3, 9.9, 10.1};
+	const double c[] = {12, 22, 32, 42, 52};
+	const double d[] = {10, 20, 30, 40, 50};
+	double p;
+
+	assert_int_equal(stats_tost_paired(a, b, 4, -0.5, 0.5, &p), 0);
+	near(p, 0.008138301729714277, 1e-9);
+	assert_int_equal(stats_tost_paired(a, b, 4, -0.2, 0.2, &p), 0);
+	near(p, 0.15403400462517866, 1e-9);
+	/* an asymmetric band: the nearer bound decides (t = (0.5 - 0.1) / se again) */
+	assert_int_equal(stats_tost_paired(a, b, 4, -5, 0.5, &p), 0);
+	near(p, 0.008138301729714277, 1e-9);
+	/* no spread: inside the band is certain, on or outside it is not */
+	assert_int_equal(stats_tost_paired(d, c, 5, -3, 3, &p), 0);
+	assert_true(p == 0);
+	assert_int_equal(stats_tost_paired(d, c, 5, -2, 2, &p), 0);
+	assert_true(p == 1);
+	assert_int_equal(stats_tost_paired(a, b, 1, -1, 1, &p), -1);
+	assert_int_equal(stats_tost_paired(a, b, 4, 1, 1, &p), -1);
+}
+
 static void test_bh(void **state)
 {
 	const double p[] = {0.01, 0.04, 0.03, 0.005, 0.5};
@@ -163,6 +194,7 @@ int main(void)
 	    cmocka_unit_test(test_welch_zero_variance),
 	    cmocka_unit_test(test_welch_too_few),
 	    cmocka_unit_test(test_paired),
+	    cmocka_unit_test(test_tost),
 	    cmocka_unit_test(test_bh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
