@@ -207,7 +207,6 @@ static bool emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
-
 /* "+-3%": the row's equivalence margin, printed beside its change. */
 static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 {
