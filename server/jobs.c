@@ -742,10 +742,9 @@ static int results_body(PGconn *c, void *arg)
 	owner = db_value(res, 0, 1);
 	key_job = db_value(res, 0, 5);
 	/*
-	 * A key replays the document it was first used for.  (Another
-	 * agent's post under the key, after a lost lease, is still taken for
-	 * a replay: the agent re-runs only the halves it misses, so discarding
-	 * the old half needs the agent to run the round whole; not yet.)
+	 * Under a key another agent used for this job (it lost the lease),
+	 * the post is a new document: the checks below apply and the old
+	 * half is discarded with its round.
 	 */
 	same_agent = key_job && PQgetvalue(res, 0, 7)[0] == 't';
 	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
@@ -757,7 +756,7 @@ static int results_body(PGconn *c, void *arg)
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg),
 		         "idempotency key already used for another document of this job");
-	} else if (key_job) {
+	} else if (key_job && same_agent) {
 		/* a replay of a stored document answers as the first post did */
 		x->duplicate = true;
 		rc = DB_OK;
@@ -794,6 +793,23 @@ checked:
 	if (x->duplicate) {
 		x->progress = job_progress(c, x->id);
 		return x->progress ? DB_OK : DB_FAIL;
+	}
+	{
+		/*
+		 * A round's base and patched are one agent's: a half another agent
+		 * posted before it lost the lease is discarded, and this agent runs
+		 * the round whole (next_round points at it again).  Two machines'
+		 * halves would pair one machine's speed against another's.
+		 */
+		const char *p[4] = {idbuf, round, agent, x->key};
+
+		rc = db_run(c,
+		            "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
+		            "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
+		            "agent_id IS DISTINCT FROM $3::bigint",
+		            4, p);
+		if (rc != DB_OK)
+			return rc;
 	}
 	{
 		const char *p[6] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text};

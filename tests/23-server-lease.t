@@ -61,7 +61,8 @@ like "$(sql "SELECT message FROM outbox WHERE submission_id = $s")" 'locklab cou
 api GET /metrics
 like "$BODY" '^locklab_jobs\{state="failed"\} 1$' "metrics count the failed job"
 
-# An idempotency key replays the document it was first used for, nothing else
+# A round is one agent's: a half posted before the lease was lost is discarded
+# when the next agent posts that round, never paired with the new agent's half
 submit_mbox "$T/s/series.mbox"
 claim "$A"
 j2=$JOB
@@ -73,4 +74,16 @@ result_doc base 0 1.5 >"$T/other.json"
 api POST "/api/v1/jobs/$j2/results" -H "Authorization: Bearer $A" -H "Idempotency-Key: job-$j2-base-0" \
   -d @"$T/other.json"
 is "$CODE" 409 "another document under the same key is refused, not a silent duplicate"
+is "$(wait_for "SELECT state FROM jobs WHERE id = $j2" "queued")" queued "A loses the lease"
+claim "$B"
+is "$JOB/$(jq -r .job.next_round <<<"$BODY")" "$j2/0" "B claims the job and is told round 0"
+post_round "$j2" "$B" patched 0 1
+is "$CODE" 201 "B posts round 0's patched half"
+is "$(sql "SELECT string_agg(variant || ':' || (agent_id = $B_ID), ',' ORDER BY variant) FROM results WHERE job_id = $j2 AND round = 0")" \
+  "patched:true" "A's base half of round 0 is discarded"
+post_round "$j2" "$B" base 0 1
+is "$CODE/$(jq -r .duplicate <<<"$BODY")" 201/false "B's base 0 under the key A used is stored, not taken for A's replay"
+is "$(sql "SELECT count(*) FILTER (WHERE agent_id = $B_ID) || '/' || count(*) FROM results WHERE job_id = $j2 AND round = 0")" \
+  "2/2" "round 0 is B's whole: both halves from one agent"
+
 done_testing
