@@ -91,14 +91,15 @@ static void *heartbeat_thread(void *arg)
 static int run_job(struct agent *ag, json_t *desc)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	json_int_t id = 0, lease = 60, more = 0, next = 0;
+	json_int_t id = 0, lease = 60, more = 0, next = 0, claim = 0;
 	int rc = 1;
 
 	if (!j)
 		return -1;
 	j->ag = ag;
-	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
-	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next)) {
+	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
+	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next, "claim",
+	                &claim)) {
 		agent_log("error", 0, "the server sent a job without id or suite");
 		free(j);
 		return -1;
@@ -107,6 +108,7 @@ static int run_job(struct agent *ag, json_t *desc)
 	j->lease_s = (int)lease;
 	j->more_rounds = (int)more;
 	j->next_round = (int)next;
+	j->claim = (int)claim;
 	snprintf(j->dir, sizeof(j->dir), "%s/%lld", ag->jobs_dir, j->id);
 	if (fs_mkdirs(j->dir)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s", j->dir);
@@ -154,11 +156,16 @@ static int run_job(struct agent *ag, json_t *desc)
 			goto out;
 		}
 	}
-	if (atomic_load(&ag->stop) && j->more_rounds > 0)
-		post_release(j);
-	else if (!atomic_load(&j->lost))
-		agent_log("info", j->id, "job done");
+	if (!atomic_load(&j->lost)) {
+		if (atomic_load(&ag->stop) && j->more_rounds > 0)
+			post_release(j);
+		else
+			agent_log("info", j->id, "job done");
+	}
 out:
+	if (atomic_load(&j->lost))
+		agent_log("warn", j->id, "job lost: %s",
+		          j->fail_reason[0] ? j->fail_reason : "the server took the lease back");
 	atomic_store(&j->done, 1);
 	if (j->hb_started)
 		pthread_join(j->hb, NULL);

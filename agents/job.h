@@ -62,6 +62,7 @@ struct job {
 	/* progress as the server last said it */
 	int more_rounds;
 	int next_round;
+	int claim; /* the server's count of this job's claims: this lease, in idempotency keys */
 	int confirm_from; /* 0, or the round from which a change found must be confirmed */
 	char fail_reason[8192];
 };

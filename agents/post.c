@@ -40,7 +40,11 @@ static void update_progress(struct job *j, json_t *reply)
 int post_result(struct job *j, const char *variant, int round, const char *doc)
 {
 	char key[128], path[128], err[1024];
-	snprintf(key, sizeof(key), "job%lld-%s-r%d", j->id, variant, round);
+	/* one key per lease: a restarted agent re-running a round posts anew */
+	if (j->claim > 0)
+		snprintf(key, sizeof(key), "job%lld-c%d-%s-r%d", j->id, j->claim, variant, round);
+	else
+		snprintf(key, sizeof(key), "job%lld-%s-r%d", j->id, variant, round);
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/results", j->id);
 	int delay = 1;
 	bool spooled = false;

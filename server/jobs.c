@@ -232,14 +232,14 @@ static int claim_body(PGconn *c, void *arg)
 	{
 		const char *p[3] = {x->agent->machine_class, agent, lease};
 
-		res =
-		    db_exec(c,
-		            "WITH pick AS (SELECT id FROM jobs WHERE state = 'queued' AND "
-		            "machine_class = $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-		            "UPDATE jobs j SET state = 'running', claimed_by = $2, lease_expires = "
-		            "now() + make_interval(secs => $3::int), updated = now() FROM pick "
-		            "WHERE j.id = pick.id RETURNING j.id, j.submission_id",
-		            3, p);
+		res = db_exec(
+		    c,
+		    "WITH pick AS (SELECT id FROM jobs WHERE state = 'queued' AND "
+		    "machine_class = $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+		    "UPDATE jobs j SET state = 'running', claimed_by = $2, claims = j.claims + 1, "
+		    "lease_expires = now() + make_interval(secs => $3::int), updated = now() "
+		    "FROM pick WHERE j.id = pick.id RETURNING j.id, j.submission_id",
+		    3, p);
 	}
 	if (!res)
 		return db_failure();
@@ -268,7 +268,7 @@ static int claim_body(PGconn *c, void *arg)
 		PGresult *d = db_exec(
 		    c,
 		    "SELECT json_build_object('id', j.id, 'submission_id', s.id, 'suite', j.suite, "
-		    " 'machine_class', j.machine_class, 'attempts', j.attempts, "
+		    " 'machine_class', j.machine_class, 'attempts', j.attempts, 'claim', j.claims, "
 		    " 'source', s.source, 'subject', "
 		    " s.subject, 'git', CASE WHEN s.git_url IS NULL THEN NULL ELSE "
 		    " json_build_object('url', s.git_url, 'ref', s.git_ref, 'base', s.git_base) "
@@ -598,6 +598,7 @@ struct results_ctx {
 	const char *doc_text; /* the document as received, stored verbatim as jsonb */
 	const struct lb_result *res;
 	json_t *runs, *samples, *lockups; /* jsonb_to_recordset inputs */
+	char claim[16];                   /* the job's claim count when posted (its lease) */
 	/* out */
 	int status;
 	char msg[512];
@@ -727,7 +728,7 @@ static int results_body(PGconn *c, void *arg)
 		            "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
 		            "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
 		            "FROM results WHERE idempotency_key = $2), (SELECT document = "
-		            "$5::jsonb FROM results WHERE idempotency_key = $2) "
+		            "$5::jsonb FROM results WHERE idempotency_key = $2), claims "
 		            "FROM jobs WHERE id = $1 FOR UPDATE",
 		            5, p);
 	}
@@ -748,6 +749,7 @@ static int results_body(PGconn *c, void *arg)
 	 */
 	same_agent = key_job && PQgetvalue(res, 0, 7)[0] == 't';
 	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	snprintf(x->claim, sizeof(x->claim), "%s", PQgetvalue(res, 0, 9));
 	if (key_job && strcmp(key_job, idbuf) != 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg), "idempotency key already used for another job");
@@ -796,29 +798,33 @@ checked:
 	}
 	{
 		/*
-		 * A round's base and patched are one agent's: a half another agent
-		 * posted before it lost the lease is discarded, and this agent runs
-		 * the round whole (next_round points at it again).  Two machines'
-		 * halves would pair one machine's speed against another's.
+		 * A round's base and patched are one lease's: a half posted under
+		 * an earlier claim of the job (by another agent, or by this one
+		 * before it restarted) is discarded, and this lease runs the round
+		 * whole (next_round points at it again).  Two machines' halves
+		 * would pair one machine's speed against another's; two leases'
+		 * halves, a machine's state then against its state now.
 		 */
-		const char *p[4] = {idbuf, round, agent, x->key};
+		const char *p[4] = {idbuf, round, x->claim, x->key};
 
 		rc = db_run(c,
 		            "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
 		            "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
-		            "agent_id IS DISTINCT FROM $3::bigint",
+		            "claim IS DISTINCT FROM $3::int",
 		            4, p);
 		if (rc != DB_OK)
 			return rc;
 	}
 	{
-		const char *p[6] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text};
+		const char *p[7] = {idbuf,           agent,       x->key,  round,
+		                    x->res->variant, x->doc_text, x->claim};
 
 		res = db_exec(c,
 		              "INSERT INTO results (job_id, agent_id, idempotency_key, round, "
-		              "variant, document) VALUES ($1, $2, $3, $4, $5, $6::jsonb) ON "
+		              "variant, document, claim) VALUES ($1, $2, $3, $4, $5, $6::jsonb, "
+		              "$7::int) ON "
 		              "CONFLICT (job_id, variant, round) DO NOTHING RETURNING id",
-		              6, p);
+		              7, p);
 		if (!res)
 			return db_failure();
 		if (PQntuples(res) == 0) {

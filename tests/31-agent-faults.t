@@ -43,6 +43,10 @@ agent_spawn second --once
 wait "$AGENT_PID"; ok $? "a second agent takes the job over once the lease expired"
 is "$(sub_state "$s1")" done "the job is done"
 is "$(results "$s1")" "$(wanted2 "$s1")" "every wanted round's 2 documents are stored, none twice"
+is "$(sql "SELECT count(*) FROM (SELECT round FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $s1) GROUP BY round HAVING count(DISTINCT claim) > 1) x")" 0 \
+  "each round's base and patched came from one lease (the killed agent's lone half of a round was run again)"
+is "$(sql "SELECT count(DISTINCT claim) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $s1)")" 2 \
+  "the job's rounds came from its two leases"
 is "$(sql "SELECT attempts FROM jobs WHERE submission_id = $s1")" 1 "the expired lease counted one attempt"
 like "$(cat "$T/agent-second.log")" "claimed: suite smoke, [0-9]+ rounds to go from round [1-9]" "the second agent went on from where the first stopped"
 

@@ -1048,6 +1048,7 @@ static int render_json(const struct comparison *c, FILE *out)
 		json_object_set_new(row, "margin", jnum(r->margin));
 		json_object_set_new(row, "p_eq", jnum(r->p_eq));
 		json_object_set_new(row, "q_eq", jnum(r->q_eq));
+		json_object_set_new(row, "headline", json_boolean(r->headline));
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",
