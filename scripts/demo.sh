@@ -100,14 +100,23 @@ if [[ $state == failed ]]; then
   die "the submission failed: $(jq -r '.reason // "see the agent log"' <<<"$s")"
 fi
 say "verdict: $(jq -r .verdict <<<"$s")"
+# the finding in one line, as the reply mail's first paragraph says it
+reply=$(curl -sS "$URL/api/v1/submissions/$id/reply")
+finding=$(python3 -c '
+import email, sys
+from email import policy
+m = email.message_from_string(sys.stdin.read(), policy=policy.default)
+body = m.get_body(("plain",))
+text = body.get_content() if body is not None else ""
+print(" ".join(text.strip().split("\n\n")[0].split()))' <<<"$reply" 2>/dev/null || true)
+say "finding: ${finding:-(the reply has none: $(head -c 200 <<<"$reply"))}"
 for f in aim7 perf; do
   say "report ($f)"
   curl -sS "$URL/api/v1/submissions/$id/report?format=$f"
 done
 t_tables=$(date +%s.%N)
 say "reply mail"
-curl -sS "$URL/api/v1/submissions/$id/reply"
-echo
+printf '%s\n' "$reply"
 say "$(awk -v a="${DEMO_T0:-$t_submit}" -v s="$t_submit" -v b="$t_tables" \
   'BEGIN { printf "time: %.0f s from make demo to the tables (%.0f s from submission to verdict and tables)", b - a, b - s }')"
 say "dashboard: $URL/   (stop everything with: make demo-stop)"

@@ -19,10 +19,11 @@ DEMO_PACKAGES=(
   libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
+  python3  # make demo prints the reply's finding, read with Python's email package
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(
-  perl libcmocka-dev linux-perf clang-format python3 iproute2
+  perl libcmocka-dev linux-perf clang-format iproute2
   python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server

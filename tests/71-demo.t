@@ -36,6 +36,9 @@ like "$out" "submission [0-9]+: \[PATCH 0/2\] locking/kmutex: woken waiters stop
 like "$out" "job [0-9]+ smoke: running, round [0-9]+/" "it shows progress while the job runs"
 like "$out" "\| +(users|threads) +\| avg throughput +\| avg throughput +\|" "it prints the AIM7-style table"
 like "$out" "\| threads \| baseline" "it prints the perf-style table"
+like "$out" "finding: locklab (noticed|could not)" "it prints the finding in one line, as the reply says it"
+[[ $(grep -n -m1 '^.*finding: ' <<<"$out" | cut -d: -f1) -lt $(grep -n -m1 'avg throughput' <<<"$out" | cut -d: -f1) ]]
+ok $? "the finding comes before the tables"
 like "$out" "In-Reply-To: <cover\.[0-9]+\.git\.dana@example\.org>" "the reply threads to the cover letter"
 like "$out" "dashboard: http://127\.0\.0\.1:$port/" "it prints the dashboard URL"
 curl -fsS "http://127.0.0.1:$port/" | grep -qi '<html'; ok $? "the dashboard answers"
