@@ -46,10 +46,10 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-mail bench-mail-out
+.PHONY: bench-mail bench-mail-out bench-keepalive
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
-all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox
+all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -79,6 +79,10 @@ $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
 $(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
 
 $(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# make bench-keepalive: the agent's posts per second with and without a kept-alive connection
+$(BUILD)/bench-agent-post: $(call obj,agents/bench/bench_post.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/lockbench-%: $(BUILD)/obj-test/lockbench/tests/%.o $(LB_TOBJ) $(LOCKS_TOBJ) $(COMMON_OBJ)
@@ -173,6 +177,9 @@ bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 bench-server: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@$(BUILD)/bench-mbox 20000
 	@BUILD=$(BUILD) server/bench/bench-server.sh
+
+bench-keepalive: $(BUILD)/locklab-server $(BUILD)/bench-agent-post
+	@BUILD=$(BUILD) scripts/bench-keepalive.sh
 
 # the outgoing half of bench-mail: replies rendered and sent per second
 bench-mail: bench-mail-out

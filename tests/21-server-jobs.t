@@ -246,7 +246,7 @@ j6=$JOB
 ok $([[ "$j6" != null ]]; echo $?) "the waited-for submission's job is claimed"
 for r in 0 1 2 3 4 5; do post_round "$j6" "$A" base $r 1; post_round "$j6" "$A" patched $r 0.9; done
 wait $waiter
-ok $? "locklab submit --wait exits 0 once the submission is done"
+is "$?" 1 "locklab submit --wait exits 1 once the submission is done with a regression (a CI gate)"
 like "$(cat "$T/wait.out")" '^submission [0-9]+ queued' "it says the submission was queued"
 like "$(cat "$T/wait.out")" 'hot +pthread .*regression' "and prints the report at the end"
 

@@ -1,9 +1,14 @@
 /*
- * locklab.c - the command-line client of locklab-server:
- *   locklab submit URL|FILE [--wait] [--suite S]... [--server URL]
- *   locklab status [ID] [--server URL]
+ * locklab.c - the command-line client of locklab-server, and a gate for other
+ * CI systems:
+ *   locklab submit URL|FILE [--wait [--timeout S]] [--json] [--suite S]... [--server URL]
+ *   locklab status [ID] [--json] [--server URL]
  *   locklab report ID [--format aim7|perf|lkp|text] [--server URL]
- * The server defaults to $LOCKLAB_SERVER, else http://127.0.0.1:8080.
+ *   locklab alerts [--json] [--server URL]
+ * The server defaults to $LOCKLAB_SERVER, else http://127.0.0.1:8080.  Every
+ * request of one run goes over one libcurl handle, so one kept-alive
+ * connection serves the submission, each poll and the report.  The exit codes
+ * are enum gate_exit's, printed by --help and listed in docs/api.md.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -14,9 +19,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
-#define MAX_REPLY (64u << 20)
+#include "strutil.h"
+
+#define MAX_REPLY    (64u << 20)
+#define POLL_SECONDS 2
+
+/* What `locklab submit --wait` exits with; the other commands use 0, 2 and 7. */
+enum gate_exit {
+	GATE_PASS = 0,         /* done: no-change or improvement (or any command that worked) */
+	GATE_REGRESSION = 1,   /* done: regression */
+	GATE_USAGE = 2,        /* bad usage, or a FILE that cannot be read */
+	GATE_LOCKUP = 3,       /* done: lockup or splat */
+	GATE_INCONCLUSIVE = 4, /* done: inconclusive (or a verdict this client does not know) */
+	GATE_FAILED = 5,  /* failed: the series did not apply or build, or no agent finished it */
+	GATE_TIMEOUT = 6, /* --timeout passed before the submission finished */
+	GATE_SERVER = 7,  /* the server could not be reached or answered an error */
+};
 
 struct reply {
 	char *data;
@@ -24,14 +46,52 @@ struct reply {
 	long status;
 };
 
+struct options {
+	bool wait, json;
+	long timeout; /* seconds, 0: none */
+	const char *format;
+	json_t *suites;
+};
+
 static const char *server = "http://127.0.0.1:8080";
+static CURL *conn;      /* the one handle of this run: its connection is reused */
+static double deadline; /* monotonic seconds, 0: none (--timeout) */
+static bool timed_out;  /* the last request ran into the deadline */
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: locklab submit URL|FILE [--wait] [--suite NAME]... [--server URL]\n"
-	             "       locklab status [ID] [--server URL]\n"
-	             "       locklab report ID [--format aim7|perf|lkp|text] [--server URL]\n"
-	             "the server is --server, else $LOCKLAB_SERVER, else http://127.0.0.1:8080\n");
+	fprintf(
+	    out,
+	    "usage: locklab submit URL|FILE [--wait [--timeout SECONDS]] [--json] [--suite "
+	    "NAME]...\n"
+	    "       locklab status [ID] [--json]\n"
+	    "       locklab report ID [--format aim7|perf|lkp|text]\n"
+	    "       locklab alerts [--json]\n"
+	    "every command takes --server URL; the server is --server, else $LOCKLAB_SERVER,\n"
+	    "else http://127.0.0.1:8080\n"
+	    "\n"
+	    "  --wait             follow the submission until it is done or failed, then print\n"
+	    "                     the text report; progress is redrawn in place on a terminal\n"
+	    "                     and printed as lines (when something changes) otherwise\n"
+	    "  --timeout SECONDS  give up waiting after SECONDS (exit 6); the run goes on\n"
+	    "  --json             print the API's JSON document instead of text: the submission\n"
+	    "                     (with --wait, as it ended), the list, or the alerts; progress\n"
+	    "                     then goes to stderr\n"
+	    "\n"
+	    "exit codes of submit --wait (a CI gate):\n"
+	    "  0  no-change or improvement       4  inconclusive\n"
+	    "  1  regression                     5  failed (did not apply or build, no agent)\n"
+	    "  2  bad usage or unreadable FILE   6  --timeout passed first\n"
+	    "  3  lockup or splat                7  server unreachable or it answered an error\n"
+	    "the other commands exit 0, 2 or 7\n");
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -52,117 +112,144 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	return add;
 }
 
-/* One request; 0 with r filled (any HTTP status), or -1 after a message. */
+/*
+ * One request over the run's handle; 0 with r filled (any HTTP status, r->data
+ * never NULL), or -1 after a message (timed_out says whether the deadline cut
+ * it).  curl_easy_reset keeps the handle's connection cache: the next request
+ * reuses the connection when the server kept it open.
+ */
 static int request(const char *method, const char *path, const char *body, struct reply *r)
 {
-	CURL *h = curl_easy_init();
 	struct curl_slist *hdrs = NULL;
 	char url[4096], err[CURL_ERROR_SIZE] = "";
+	long timeout_ms = 300 * 1000L;
 	CURLcode rc;
 
 	memset(r, 0, sizeof(*r));
-	if (!h) {
-		fprintf(stderr, "locklab: cannot start libcurl\n");
-		return -1;
+	timed_out = false;
+	if (deadline > 0) {
+		double left = deadline - now_seconds();
+
+		if (left <= 0) {
+			timed_out = true;
+			return -1;
+		}
+		if (left * 1000 < timeout_ms)
+			timeout_ms = (long)(left * 1000) + 1;
 	}
 	snprintf(url, sizeof(url), "%s%s", server, path);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_reset(conn);
+	curl_easy_setopt(conn, CURLOPT_URL, url);
+	curl_easy_setopt(conn, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(conn, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(conn, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(conn, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(conn, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(conn, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(conn, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(conn, CURLOPT_WRITEDATA, r);
 	if (body) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(conn, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(conn, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(conn, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	}
-	rc = curl_easy_perform(h);
+	rc = curl_easy_perform(conn);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+		curl_easy_getinfo(conn, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
 	if (rc != CURLE_OK) {
-		fprintf(stderr, "locklab: %s: %s\n", url, err[0] ? err : curl_easy_strerror(rc));
+		timed_out = rc == CURLE_OPERATION_TIMEDOUT && deadline > 0 &&
+		            now_seconds() >= deadline - 0.01;
+		if (!timed_out)
+			fprintf(stderr, "locklab: %s: %s\n", url,
+			        err[0] ? err : curl_easy_strerror(rc));
 		free(r->data);
 		r->data = NULL;
 		return -1;
 	}
-	if (!r->data) {
-		r->data = strdup("");
-		if (!r->data)
-			return -1;
-	}
+	if (!r->data)
+		r->data = strutil_xstrdup("");
 	return 0;
 }
 
 /* Print the server's {"error","detail"} (or the raw body) for a failed call. */
-static void print_error(const struct reply *r)
+static void print_error(const char *path, const struct reply *r)
 {
 	json_t *doc = json_loadb(r->data, r->len, 0, NULL);
 	const char *e = NULL, *d = NULL;
 
 	if (doc && json_unpack(doc, "{s:s, s:s}", "error", &e, "detail", &d) == 0)
-		fprintf(stderr, "locklab: server said %ld %s: %s\n", r->status, e, d);
+		fprintf(stderr, "locklab: %s: server said %ld %s: %s\n", path, r->status, e, d);
 	else
-		fprintf(stderr, "locklab: server said %ld: %.200s\n", r->status, r->data);
+		fprintf(stderr, "locklab: %s: server said %ld: %.200s\n", path, r->status, r->data);
 	json_decref(doc);
 }
 
-/* GET path as JSON; NULL after a message. */
-static json_t *get_json(const char *path)
+/*
+ * GET path and parse it; the JSON (new reference) or NULL after a message.
+ * When raw is not NULL it takes the body as sent (the caller frees it).
+ */
+static json_t *get_json(const char *path, char **raw)
 {
 	struct reply r;
-	json_t *doc;
+	json_t *doc = NULL;
 	json_error_t jerr;
 
+	if (raw)
+		*raw = NULL;
 	if (request("GET", path, NULL, &r) != 0)
 		return NULL;
 	if (r.status != 200) {
-		print_error(&r);
-		free(r.data);
-		return NULL;
+		print_error(path, &r);
+		goto out;
 	}
 	doc = json_loadb(r.data, r.len, 0, &jerr);
-	if (!doc)
+	if (!doc) {
 		fprintf(stderr, "locklab: %s: not JSON: %s\n", path, jerr.text);
+		goto out;
+	}
+	if (raw) {
+		*raw = r.data;
+		r.data = NULL;
+	}
+out:
 	free(r.data);
 	return doc;
 }
 
-static char *read_file(const char *path)
+/* A document exactly as the server sent it, ending in one newline. */
+static void print_raw(FILE *out, const char *raw)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, n;
-	char chunk[65536];
-	FILE *mem;
+	size_t len = strlen(raw);
 
-	if (!f) {
-		fprintf(stderr, "locklab: %s: %s\n", path, strerror(errno));
-		return NULL;
+	fputs(raw, out);
+	if (!len || raw[len - 1] != '\n')
+		fputc('\n', out);
+	fflush(out);
+}
+
+/*
+ * obj[key] as text: a string as it is, an integer in decimal, else dflt
+ * (missing, null).  json_unpack's "s?s" refuses a null value and stops there,
+ * and the API sends null for what is not known yet.
+ */
+static const char *field_text(json_t *obj, const char *key, char *buf, size_t len, const char *dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_integer(v) && buf) {
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+		return buf;
 	}
-	mem = open_memstream(&buf, &len);
-	if (!mem) {
-		fclose(f);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	if (ferror(f)) {
-		fprintf(stderr, "locklab: %s: %s\n", path, strerror(errno));
-		fclose(f);
-		fclose(mem);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	fclose(mem);
-	return buf;
+	return dflt;
+}
+
+static const char *field_str(json_t *obj, const char *key, const char *dflt)
+{
+	return field_text(obj, key, NULL, 0, dflt);
 }
 
 static int print_report(long long id, const char *format)
@@ -172,132 +259,374 @@ static int print_report(long long id, const char *format)
 
 	snprintf(path, sizeof(path), "/api/v1/submissions/%lld/report?format=%s", id, format);
 	if (request("GET", path, NULL, &r) != 0)
-		return 1;
+		return GATE_SERVER;
 	if (r.status != 200) {
-		print_error(&r);
+		print_error(path, &r);
 		free(r.data);
-		return 1;
+		return GATE_SERVER;
 	}
 	fwrite(r.data, 1, r.len, stdout);
+	fflush(stdout);
 	free(r.data);
-	return 0;
+	return GATE_PASS;
 }
 
-/* "submission N: state (verdict)" and its jobs; the state in *state_out. */
-static int print_status(long long id, char *state_out, size_t len)
+/* "submission N: state (verdict)", its subject, reason and jobs, one line each. */
+static void status_text(long long id, json_t *doc, struct strutil_buf *sb)
 {
-	char path[128];
-	json_t *doc, *jobs, *job;
-	const char *state = "?", *verdict = NULL, *subject = "", *reason = NULL;
+	const char *state = field_str(doc, "state", "?"),
+	           *verdict = field_str(doc, "verdict", NULL);
+	const char *subject = field_str(doc, "subject", ""),
+	           *reason = field_str(doc, "reason", NULL);
+	json_t *job;
 	size_t i;
 
-	snprintf(path, sizeof(path), "/api/v1/submissions/%lld", id);
-	doc = get_json(path);
-	if (!doc)
-		return 1;
-	json_unpack(doc, "{s?s, s?s, s?s, s?s}", "state", &state, "verdict", &verdict, "subject",
-	            &subject, "reason", &reason);
-	printf("submission %lld: %s%s%s%s\n  %s\n", id, state, verdict ? " (" : "",
-	       verdict ? verdict : "", verdict ? ")" : "", subject);
+	strutil_buf_addf(sb, "submission %lld: %s%s%s%s\n  %s\n", id, state, verdict ? " (" : "",
+	                 verdict ? verdict : "", verdict ? ")" : "", subject);
 	if (reason)
-		printf("  reason: %s\n", reason);
-	jobs = json_object_get(doc, "jobs");
-	json_array_foreach(jobs, i, job)
+		strutil_buf_addf(sb, "  reason: %s\n", reason);
+	json_array_foreach(json_object_get(doc, "jobs"), i, job)
 	{
-		const char *suite = "", *jstate = "";
+		const char *suite = field_str(job, "suite", ""),
+		           *jstate = field_str(job, "state", "");
 		json_int_t jid = 0, rounds = 0, complete = 0;
 		/* verdict and confirm_from are null until set: read them apart */
 		json_t *jverdict = json_object_get(job, "verdict");
 		json_t *confirm = json_object_get(job, "confirm_from");
-		char confirming[96] = "";
 
-		json_unpack(job, "{s?I, s?s, s?s, s?I, s?I}", "id", &jid, "suite", &suite, "state",
-		            &jstate, "rounds", &rounds, "rounds_complete", &complete);
+		json_unpack(job, "{s?I, s?I, s?I}", "id", &jid, "rounds", &rounds,
+		            "rounds_complete", &complete);
+		strutil_buf_addf(sb, "  job %lld %s: %s, %lld/%lld rounds", (long long)jid, suite,
+		                 jstate, (long long)complete, (long long)rounds);
 		if (json_is_integer(confirm) && strcmp(jstate, "running") == 0)
-			snprintf(confirming, sizeof(confirming),
-			         ", confirming a change from round %lld",
-			         (long long)json_integer_value(confirm));
-		printf("  job %lld %s: %s, %lld/%lld rounds%s%s%s\n", (long long)jid, suite, jstate,
-		       (long long)complete, (long long)rounds, confirming,
-		       json_is_string(jverdict) ? ", " : "",
-		       json_is_string(jverdict) ? json_string_value(jverdict) : "");
+			strutil_buf_addf(sb, ", confirming a change from round %lld",
+			                 (long long)json_integer_value(confirm));
+		if (json_is_string(jverdict))
+			strutil_buf_addf(sb, ", %s", json_string_value(jverdict));
+		strutil_buf_add(sb, "\n");
 	}
-	if (state_out)
-		snprintf(state_out, len, "%s", state);
-	json_decref(doc);
-	return 0;
 }
 
-static int cmd_status(int argc, char **argv)
+/*
+ * Progress of a wait.  On a terminal the status is redrawn in place (cursor
+ * up over the last drawing, clear, draw; lines cut to the width so none
+ * wraps); otherwise only the lines that were not in the last status are
+ * printed, so a log gets one line per change and no control characters.
+ */
+struct progress {
+	FILE *out;
+	bool tty;
+	int drawn; /* lines on the terminal from the last drawing */
+	char *last;
+};
+
+static bool text_has_line(const char *text, const char *line, size_t len)
 {
-	json_t *doc, *list, *s;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (l == len && !memcmp(p, line, len))
+			return true;
+		p = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+static void progress_show(struct progress *p, const char *text, double elapsed)
+{
+	if (p->tty) {
+		struct winsize ws;
+		int width = ioctl(fileno(p->out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1
+		                ? ws.ws_col - 1
+		                : 79;
+		bool first = true;
+
+		if (p->drawn)
+			fprintf(p->out, "\033[%dA", p->drawn);
+		fputs("\r\033[J", p->out);
+		p->drawn = 0;
+		for (const char *s = text; *s;) {
+			const char *nl = strchr(s, '\n');
+			int len = nl ? (int)(nl - s) : (int)strlen(s);
+			char tail[32] = "";
+
+			if (first)
+				snprintf(tail, sizeof(tail), "  [%.0f s]", elapsed);
+			fprintf(p->out, "%.*s%s\n", len < width ? len : width, s, tail);
+			p->drawn++;
+			first = false;
+			s = nl ? nl + 1 : s + len;
+		}
+	} else {
+		for (const char *s = text; *s;) {
+			const char *nl = strchr(s, '\n');
+			size_t len = nl ? (size_t)(nl - s) : strlen(s);
+
+			if (!text_has_line(p->last, s, len))
+				fprintf(p->out, "%.*s\n", (int)len, s);
+			s = nl ? nl + 1 : s + len;
+		}
+	}
+	fflush(p->out);
+	free(p->last);
+	p->last = strutil_xstrdup(text);
+}
+
+/* The exit code for a finished submission's state and verdict. */
+static int gate_code(const char *state, const char *verdict)
+{
+	static const struct {
+		const char *verdict;
+		int code;
+	} codes[] = {
+	    {"no-change", GATE_PASS},        {"improvement", GATE_PASS},
+	    {"regression", GATE_REGRESSION}, {"lockup", GATE_LOCKUP},
+	    {"splat", GATE_LOCKUP},          {"inconclusive", GATE_INCONCLUSIVE},
+	};
+
+	if (strcmp(state, "done") != 0)
+		return GATE_FAILED;
+	for (size_t i = 0; verdict && i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(verdict, codes[i].verdict))
+			return codes[i].code;
+	return GATE_INCONCLUSIVE;
+}
+
+/* Follow submission id until it is done or failed, or the deadline passes. */
+static int wait_for(long long id, const struct options *o, double started)
+{
+	struct progress p = {.out = o->json ? stderr : stdout};
+	char path[128], *raw = NULL;
+	json_t *doc = NULL;
+	const char *state = "", *verdict = NULL;
+	int ret;
+
+	p.tty = isatty(fileno(p.out));
+	snprintf(path, sizeof(path), "/api/v1/submissions/%lld", id);
+	for (;;) {
+		struct strutil_buf sb = STRUTIL_BUF_INIT;
+		char *next_raw;
+		json_t *next = get_json(path, &next_raw);
+		double left;
+
+		if (!next) {
+			ret = timed_out ? GATE_TIMEOUT : GATE_SERVER;
+			goto out;
+		}
+		json_decref(doc);
+		free(raw);
+		doc = next;
+		raw = next_raw;
+		state = field_str(doc, "state", "");
+		verdict = field_str(doc, "verdict", NULL);
+		status_text(id, doc, &sb);
+		progress_show(&p, strutil_buf_str(&sb), now_seconds() - started);
+		strutil_buf_release(&sb);
+		if (!strcmp(state, "done") || !strcmp(state, "failed"))
+			break;
+		left = deadline > 0 ? deadline - now_seconds() : POLL_SECONDS;
+		if (left <= 0) {
+			ret = GATE_TIMEOUT;
+			goto out;
+		}
+		usleep((useconds_t)((left < POLL_SECONDS ? left : POLL_SECONDS) * 1e6));
+	}
+	ret = gate_code(state, verdict);
+	if (!o->json && !strcmp(state, "done") && print_report(id, "text") != GATE_PASS)
+		ret = GATE_SERVER;
+out:
+	if (ret == GATE_TIMEOUT)
+		fprintf(stderr,
+		        "locklab: submission %lld did not finish within --timeout %ld s; it goes "
+		        "on on the server\n",
+		        id, o->timeout);
+	else if (ret != GATE_PASS && ret != GATE_SERVER)
+		fprintf(stderr, "locklab: submission %lld %s%s%s: exit %d\n", id, state,
+		        verdict ? " with " : "", verdict ? verdict : "", ret);
+	if (o->json && raw)
+		print_raw(stdout, raw);
+	free(p.last);
+	free(raw);
+	json_decref(doc);
+	return ret;
+}
+
+static int cmd_status(int argc, char **argv, const struct options *o)
+{
+	json_t *doc;
+	char *raw = NULL, *end, path[128];
+	json_t *s;
 	size_t i;
-	char *end;
-	long long id;
+	long long id = 0;
 
 	if (argc > 1) {
 		fprintf(stderr, "locklab: status takes at most one ID\n");
-		return 2;
+		return GATE_USAGE;
 	}
 	if (argc == 1) {
 		id = strtoll(argv[0], &end, 10);
 		if (*end || id <= 0) {
 			fprintf(stderr, "locklab: '%s' is not a submission id\n", argv[0]);
-			return 2;
+			return GATE_USAGE;
 		}
-		return print_status(id, NULL, 0);
+		snprintf(path, sizeof(path), "/api/v1/submissions/%lld", id);
+	} else {
+		snprintf(path, sizeof(path), "/api/v1/submissions");
 	}
-	doc = get_json("/api/v1/submissions");
+	doc = get_json(path, &raw);
 	if (!doc)
-		return 1;
-	list = json_object_get(doc, "submissions");
-	json_array_foreach(list, i, s)
-	{
-		json_int_t sid = 0;
-		const char *state = "", *verdict = NULL, *subject = "";
+		return GATE_SERVER;
+	if (o->json) {
+		print_raw(stdout, raw);
+	} else if (argc == 1) {
+		struct strutil_buf sb = STRUTIL_BUF_INIT;
 
-		json_unpack(s, "{s?I, s?s, s?s, s?s}", "id", &sid, "state", &state, "verdict",
-		            &verdict, "subject", &subject);
-		printf("%6lld  %-8s %-13s %s\n", (long long)sid, state, verdict ? verdict : "-",
-		       subject);
+		status_text(id, doc, &sb);
+		fputs(strutil_buf_str(&sb), stdout);
+		strutil_buf_release(&sb);
+	} else {
+		json_array_foreach(json_object_get(doc, "submissions"), i, s)
+		{
+			char sid[32];
+
+			printf("%6s  %-8s %-13s %s\n", field_text(s, "id", sid, sizeof(sid), "?"),
+			       field_str(s, "state", ""), field_str(s, "verdict", "-"),
+			       field_str(s, "subject", ""));
+		}
 	}
+	free(raw);
 	json_decref(doc);
-	return 0;
+	return GATE_PASS;
 }
 
-static int cmd_submit(int argc, char **argv, bool wait, json_t *suites)
+/* One alert's change: a relative number as a percentage, a string as it is. */
+static void alert_change(json_t *v, char *out, size_t len)
 {
+	if (json_is_number(v))
+		snprintf(out, len, "%+.1f%%", json_number_value(v) * 100);
+	else
+		snprintf(out, len, "%s", json_is_string(v) ? json_string_value(v) : "-");
+}
+
+static int cmd_alerts(int argc, const struct options *o)
+{
+	static const char path[] = "/api/v1/alerts";
+	struct reply r;
+	json_t *doc = NULL, *list, *a;
+	json_error_t jerr;
+	size_t i;
+	int ret = GATE_SERVER;
+
+	if (argc != 0) {
+		fprintf(stderr, "locklab: alerts takes no arguments\n");
+		return GATE_USAGE;
+	}
+	if (request("GET", path, NULL, &r) != 0)
+		return GATE_SERVER;
+	if (r.status == 404 || r.status == 405) {
+		fprintf(stderr,
+		        "locklab: %s has no alerts: GET %s answered %ld (a server without "
+		        "tracking, older than this client)\n",
+		        server, path, r.status);
+		goto out;
+	}
+	if (r.status != 200) {
+		print_error(path, &r);
+		goto out;
+	}
+	doc = json_loadb(r.data, r.len, 0, &jerr);
+	list = json_object_get(doc, "alerts");
+	if (!json_is_array(list)) {
+		fprintf(stderr, "locklab: %s: not an {\"alerts\": [...]} document%s%s\n", path,
+		        doc ? "" : ": ", doc ? "" : jerr.text);
+		goto out;
+	}
+	ret = GATE_PASS;
+	if (o->json) {
+		print_raw(stdout, r.data);
+		goto out;
+	}
+	if (!json_array_size(list)) {
+		printf("no alerts\n");
+		goto out;
+	}
+	printf("%6s  %-9s %8s  %-36s %-12s  %s\n", "ID", "STATE", "CHANGE",
+	       "TREE BRANCH: WORKLOAD LOCK METRIC", "COMMIT", "SUBJECT (AUTHOR) or RANGE");
+	json_array_foreach(list, i, a)
+	{
+		char id[32], tree_id[32], change[32], where[256];
+		const char *state = field_str(a, "state", ""), *branch = field_str(a, "branch", "");
+		const char *tree = field_text(a, "tree", tree_id, sizeof(tree_id), "");
+		const char *workload = field_str(a, "workload", ""),
+		           *lock = field_str(a, "lock", "");
+		const char *metric = field_str(a, "metric", ""),
+		           *commit = field_str(a, "commit", "");
+		const char *subject = field_str(a, "subject", ""),
+		           *author = field_str(a, "author", "");
+		const char *range = field_str(a, "range", "");
+
+		field_text(a, "id", id, sizeof(id), "?");
+		alert_change(json_object_get(a, "change"), change, sizeof(change));
+		snprintf(where, sizeof(where), "%s%s%s%s%s %s %s", tree, *branch ? " " : "", branch,
+		         *tree || *branch ? ": " : "", workload, lock, metric);
+		if (*commit)
+			printf("%6s  %-9s %8s  %-36s %-12.12s  %s%s%s%s\n", id, state, change,
+			       where, commit, subject, *author ? " (" : "", author,
+			       *author ? ")" : "");
+		else
+			printf("%6s  %-9s %8s  %-36s %-12s  %s\n", id, state, change, where, "-",
+			       *range ? range : "-");
+	}
+out:
+	json_decref(doc);
+	free(r.data);
+	return ret;
+}
+
+static int cmd_submit(int argc, char **argv, const struct options *o, double started)
+{
+	struct strutil_buf content = STRUTIL_BUF_INIT;
 	json_t *body = NULL, *doc = NULL;
-	char *text = NULL, *content = NULL;
+	char *text = NULL;
 	struct reply r = {0};
 	json_int_t id = 0, npatches = 0;
-	int ret = 1;
+	int ret = GATE_SERVER;
 
 	if (argc != 1) {
 		fprintf(stderr, "locklab: submit takes one URL or FILE\n");
-		return 2;
+		return GATE_USAGE;
 	}
 	if (!strncasecmp(argv[0], "http://", 7) || !strncasecmp(argv[0], "https://", 8)) {
 		body = json_pack("{s:s}", "url", argv[0]);
 	} else {
-		content = read_file(argv[0]);
-		if (!content)
+		if (strutil_read_file(argv[0], &content) != 0) {
+			fprintf(stderr, "locklab: %s: %s\n", argv[0], strerror(errno));
+			ret = GATE_USAGE;
 			goto out;
-		body = json_pack("{s:s}", "mbox", content);
+		}
+		body = json_pack("{s:s}", "mbox", strutil_buf_str(&content));
 		if (!body) {
 			fprintf(stderr, "locklab: %s: not UTF-8 text\n", argv[0]);
+			ret = GATE_USAGE;
 			goto out;
 		}
 	}
 	if (!body)
 		goto out;
-	if (json_array_size(suites))
-		json_object_set(body, "suites", suites);
+	if (json_array_size(o->suites))
+		json_object_set(body, "suites", o->suites);
 	text = json_dumps(body, JSON_COMPACT);
-	if (!text || request("POST", "/api/v1/submissions", text, &r) != 0)
+	if (!text || request("POST", "/api/v1/submissions", text, &r) != 0) {
+		if (timed_out) {
+			fprintf(stderr, "locklab: the server did not take the submission within "
+			                "--timeout\n");
+			ret = GATE_TIMEOUT;
+		}
 		goto out;
+	}
 	if (r.status != 202) {
-		print_error(&r);
+		print_error("/api/v1/submissions", &r);
 		goto out;
 	}
 	doc = json_loadb(r.data, r.len, 0, NULL);
@@ -305,36 +634,28 @@ static int cmd_submit(int argc, char **argv, bool wait, json_t *suites)
 		fprintf(stderr, "locklab: unexpected answer: %.200s\n", r.data);
 		goto out;
 	}
-	printf("submission %lld queued (%lld patches)\n", (long long)id, (long long)npatches);
+	if (!o->wait && o->json)
+		print_raw(stdout, r.data);
+	else
+		fprintf(o->json ? stderr : stdout, "submission %lld queued (%lld patches)\n",
+		        (long long)id, (long long)npatches);
 	fflush(stdout);
-	ret = 0;
-	if (wait) {
-		char state[32] = "";
-
-		for (;;) {
-			if (print_status(id, state, sizeof(state)) != 0) {
-				ret = 1;
-				break;
-			}
-			if (!strcmp(state, "done")) {
-				ret = print_report(id, "text");
-				break;
-			}
-			if (!strcmp(state, "failed")) {
-				ret = 1;
-				break;
-			}
-			fflush(stdout);
-			sleep(2);
-		}
-	}
+	ret = o->wait ? wait_for(id, o, started) : GATE_PASS;
 out:
 	json_decref(body);
 	json_decref(doc);
 	free(text);
-	free(content);
+	strutil_buf_release(&content);
 	free(r.data);
 	return ret;
+}
+
+static int parse_id(int argc, char **argv, long long *id)
+{
+	char *end = NULL;
+
+	*id = argc == 1 ? strtoll(argv[0], &end, 10) : 0;
+	return argc == 1 && !*end && *id > 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -342,14 +663,16 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"server", required_argument, NULL, 's'}, {"wait", no_argument, NULL, 'w'},
 	    {"format", required_argument, NULL, 'f'}, {"suite", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},         {"timeout", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	const char *env = getenv("LOCKLAB_SERVER");
-	const char *format = "text", *cmd;
-	json_t *suites = json_array();
-	bool wait = false;
-	char **args;
-	int c, nargs, ret = 2;
+	struct options o = {.format = "text", .suites = json_array()};
+	double started = now_seconds();
+	const char *cmd;
+	char **args, *end;
+	long long id = 0;
+	int c, nargs, ret = GATE_USAGE;
 
 	if (env && *env)
 		server = env;
@@ -360,17 +683,30 @@ int main(int argc, char **argv)
 			server = optarg;
 			break;
 		case 'w':
-			wait = true;
+			o.wait = true;
 			break;
 		case 'f':
-			format = optarg;
+			o.format = optarg;
 			break;
 		case 'S':
-			json_array_append_new(suites, json_string(optarg));
+			json_array_append_new(o.suites, json_string(optarg));
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 't':
+			errno = 0;
+			o.timeout = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o.timeout <= 0 ||
+			    o.timeout > 30 * 86400) {
+				fprintf(stderr,
+				        "locklab: --timeout wants whole seconds, 1 to 2592000\n");
+				goto out;
+			}
 			break;
 		case 'h':
 			usage(stdout);
-			ret = 0;
+			ret = GATE_PASS;
 			goto out;
 		default:
 			usage(stderr);
@@ -384,27 +720,37 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	args = argv + optind + 1;
 	nargs = argc - optind - 1;
+	if (o.timeout && (strcmp(cmd, "submit") != 0 || !o.wait)) {
+		fprintf(stderr, "locklab: --timeout bounds submit --wait\n");
+		goto out;
+	}
+	if (o.timeout)
+		deadline = started + (double)o.timeout;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (!strcmp(cmd, "submit")) {
-		ret = cmd_submit(nargs, args, wait, suites);
+	conn = curl_easy_init();
+	if (!conn) {
+		fprintf(stderr, "locklab: cannot start libcurl\n");
+		ret = GATE_SERVER;
+	} else if (!strcmp(cmd, "submit")) {
+		ret = cmd_submit(nargs, args, &o, started);
 	} else if (!strcmp(cmd, "status")) {
-		ret = cmd_status(nargs, args);
+		ret = cmd_status(nargs, args, &o);
+	} else if (!strcmp(cmd, "alerts")) {
+		ret = cmd_alerts(nargs, &o);
 	} else if (!strcmp(cmd, "report")) {
-		char *end = NULL;
-		long long id = nargs == 1 ? strtoll(args[0], &end, 10) : 0;
-
-		if (nargs != 1 || *end || id <= 0) {
+		if (parse_id(nargs, args, &id) != 0) {
 			fprintf(stderr, "locklab: report takes one submission ID\n");
-			ret = 2;
 		} else {
-			ret = print_report(id, format);
+			ret = print_report(id, o.format);
 		}
 	} else {
 		fprintf(stderr, "locklab: unknown command '%s'\n", cmd);
 		usage(stderr);
 	}
+	if (conn)
+		curl_easy_cleanup(conn);
 	curl_global_cleanup();
 out:
-	json_decref(suites);
+	json_decref(o.suites);
 	return ret;
 }
