@@ -52,8 +52,9 @@ static struct {
 } icfg;
 
 /* what became of each mail read, and of each series (relaxed: counters) */
-enum intake_result { IN_TAKEN, IN_DUPLICATE, IN_IGNORED, IN_MALFORMED, IN_NRESULTS };
-static const char *const result_names[] = {"taken", "duplicate", "ignored", "malformed"};
+enum intake_result { IN_TAKEN, IN_DUPLICATE, IN_IGNORED, IN_MALFORMED, IN_TRAILERS, IN_NRESULTS };
+static const char *const result_names[] = {"taken", "duplicate", "ignored", "malformed",
+                                           "trailers"};
 static atomic_ulong in_mails[IN_NRESULTS], in_submitted, in_given_up, in_source_errors;
 
 static pthread_t intake_thread;
@@ -196,6 +197,56 @@ static void cfg_release(void)
 
 /* ---- one mail ----------------------------------------------------------- */
 
+/* Trailers a reply may give, as kernel developers write them. */
+static const char *const trailer_kinds[] = {"Reviewed-by", "Acked-by", "Tested-by"};
+
+/*
+ * The trailers of a reply (m->body: its own lines, not the quoted ones)
+ * kept for the mail it answers, when locklab has that mail.  Returns how
+ * many were new, or -1 when the database failed.
+ */
+static int intake_trailers(PGconn *c, const char *source, const struct mbox_mail *m)
+{
+	char **lines = g_strsplit(m->body ? m->body : "", "\n", -1);
+	int kept = 0;
+
+	for (size_t i = 0; lines[i] && kept >= 0; i++) {
+		for (size_t k = 0; k < G_N_ELEMENTS(trailer_kinds); k++) {
+			size_t n = strlen(trailer_kinds[k]);
+			char *who;
+			PGresult *res;
+
+			if (g_ascii_strncasecmp(lines[i], trailer_kinds[k], n) ||
+			    lines[i][n] != ':')
+				continue;
+			who = g_strstrip(g_strdup(lines[i] + n + 1));
+			if (*who && strchr(who, '@') && strlen(who) <= 300) {
+				const char *p[6] = {m->message_id, m->in_reply_to, trailer_kinds[k],
+				                    who,           m->from,        source};
+
+				res = db_exec(
+				    c,
+				    "INSERT INTO mail_trailers (reply_id, target, kind, who, "
+				    "sender, "
+				    "source) SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 "
+				    "FROM "
+				    "patches WHERE message_id = $2) OR EXISTS (SELECT 1 FROM "
+				    "mail_messages WHERE message_id = $2) ON CONFLICT DO NOTHING",
+				    6, p);
+				if (!res)
+					kept = -1;
+				else
+					kept += atoi(PQcmdTuples(res));
+				PQclear(res);
+			}
+			g_free(who);
+			break;
+		}
+	}
+	g_strfreev(lines);
+	return kept;
+}
+
 /*
  * Keep raw (from source) when it is a patch mail: IN_TAKEN, IN_DUPLICATE,
  * IN_IGNORED or IN_MALFORMED (with the reason logged; the caller counts),
@@ -221,7 +272,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	if (mbox_mail_parse(raw, len, &m, why, sizeof(why)) != 0)
 		goto out;
 	if (m.is_reply || !m.patch_prefix) {
-		rc = IN_IGNORED; /* replies and other mail are left alone */
+		/* replies and other mail are left alone, but for the trailers they give */
+		int kept = 0;
+
+		if (m.message_id && m.in_reply_to) {
+			c = db_conn();
+			kept = c ? intake_trailers(c, source, &m) : -1;
+		}
+		rc = kept < 0 ? -1 : kept > 0 ? IN_TRAILERS : IN_IGNORED;
 		goto out;
 	}
 	if (!m.message_id) {

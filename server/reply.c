@@ -609,12 +609,17 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	                  "verdict IN ('regression', 'lockup')), count(*), count(*) FILTER (WHERE "
 	                  "suite <> 'build') FROM jobs WHERE submission_id = $1",
 	                  1, p);
-	/* the reviewers: Reviewed-by and Acked-by trailers the list gave */
+	/*
+	 * the reviewers: Reviewed-by and Acked-by trailers in the patches and
+	 * in the list's replies to them (mail_trailers)
+	 */
 	d->reviewers =
 	    db_exec(c,
-	            "SELECT string_agg(DISTINCT m[2], ', ') FROM patches, "
+	            "SELECT string_agg(DISTINCT who, ', ') FROM (SELECT m[2] AS who FROM patches, "
 	            "regexp_matches(body, '^(Reviewed-by|Acked-by):[ \\t]*(.+?)[ \\t]*$', "
-	            "'gn') m WHERE submission_id = $1",
+	            "'gn') m WHERE submission_id = $1 UNION SELECT t.who FROM patches p JOIN "
+	            "mail_trailers t ON t.target = p.message_id WHERE p.submission_id = $1 AND "
+	            "t.kind IN ('Reviewed-by', 'Acked-by')) r",
 	            1, p);
 	if (!d->head || !d->jobs || !d->reviewers)
 		return db_failure();

@@ -41,17 +41,6 @@ for t in locking net other; do
   api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d "{\"name\": \"$t\", \"url\": \"/nonexistent/$t\"}"
 done
 
-# wait_for SQL WANT: poll the database (at most 60 s) until SQL gives WANT; prints the last value
-wait_for() {
-  local i v
-  for ((i = 0; i < 300; i++)); do
-    v=$(sql "$1")
-    [[ $v == "$2" ]] && break
-    sleep 0.2
-  done
-  printf '%s' "$v"
-}
-metric() { curl -sS "$URL/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
 subjects() { sql "SELECT string_agg(seq || ':' || subject, '|' ORDER BY seq) FROM patches WHERE submission_id = $1"; }
 
 # 1. a series into the Maildir, patches before the cover letter

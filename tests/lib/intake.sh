@@ -7,6 +7,9 @@
 #                                IMAP_URL (imap://127.0.0.1:PORT/INBOX);
 #                                stopped when the test ends; 1 when missing
 #   imap_append FILE...          APPEND each FILE to IMAP_URL (curl)
+#   wait_for SQL WANT            poll the database (at most 60 s) until SQL
+#                                gives WANT; prints the last value
+#   metric NAME                  the value of NAME in the server's /metrics
 _mail_n=0
 
 maildir_deliver() {
@@ -88,3 +91,14 @@ imap_append() {
     curl -sS --user t:secret -T "$f" "$IMAP_URL" || return 1
   done
 }
+
+wait_for() {
+  local i v
+  for ((i = 0; i < 300; i++)); do
+    v=$(sql "$1")
+    [[ $v == "$2" ]] && break
+    sleep 0.2
+  done
+  printf '%s' "$v"
+}
+metric() { curl -sS "$URL/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
