@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -28,6 +29,7 @@ struct intake_source {
 	const char *maildir;         /* a Maildir folder, or NULL */
 	const char *url;             /* imap://host[:port]/MAILBOX, or NULL */
 	const char *user, *password; /* IMAP login */
+	const char *ca_file;         /* CA certificates (PEM) the server's must chain to */
 	bool starttls;               /* require STARTTLS on imap:// */
 	char *base, *mailbox;        /* url split: "imap://host:port/", "MAILBOX" */
 };
@@ -84,9 +86,10 @@ static int cfg_source(json_t *v, size_t i, struct intake_source *s)
 	const char *env = NULL;
 	int tls = 0;
 
-	if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s?s, s?s, s?s, s?s, s?s, s?b}", "name",
-	                   &s->name, "maildir", &s->maildir, "url", &s->url, "user", &s->user,
-	                   "password", &s->password, "password_env", &env, "starttls", &tls)) {
+	if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s?s, s?s, s?s, s?s, s?s, s?b, s?s}",
+	                   "name", &s->name, "maildir", &s->maildir, "url", &s->url, "user",
+	                   &s->user, "password", &s->password, "password_env", &env, "starttls",
+	                   &tls, "ca_file", &s->ca_file)) {
 		fprintf(stderr, "locklab-server: mail config: sources[%zu]: %s\n", i, jerr.text);
 		return -1;
 	}
@@ -261,8 +264,16 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	int rc = IN_MALFORMED;
 
 	if (len > icfg.max_bytes) {
-		snprintf(why, sizeof(why), "%zu bytes, more than the %zu allowed", len,
-		         icfg.max_bytes);
+		/*
+		 * raw is not read: the Maildir reader passes "" with the file's
+		 * size, the IMAP reader SIZE_MAX (its fetch stopped at max_bytes)
+		 */
+		if (len == SIZE_MAX)
+			snprintf(why, sizeof(why), "more than the %zu bytes allowed",
+			         icfg.max_bytes);
+		else
+			snprintf(why, sizeof(why), "%zu bytes, more than the %zu allowed", len,
+			         icfg.max_bytes);
 		goto out;
 	}
 	if (memchr(raw, '\0', len)) {
@@ -287,7 +298,8 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 		goto out;
 	}
 	if (!m.diff && !(m.numbered && m.index == 0)) {
-		snprintf(why, sizeof(why), "a patch without a diff");
+		snprintf(why, sizeof(why), "a patch without a diff%s%s%s", m.defect ? " (" : "",
+		         m.defect ? m.defect : "", m.defect ? ")" : "");
 		goto out;
 	}
 	c = db_conn();
@@ -379,9 +391,9 @@ static void maildir_poll(const struct intake_source *s)
 			struct stat st;
 			int rc = IN_MALFORMED;
 
+			/* too big: skipped (and logged) by its size, never read */
 			if (stat(path, &st) == 0 && (size_t)st.st_size > icfg.max_bytes)
-				rc =
-				    intake_take(s->name, name, "", icfg.max_bytes + 1); /* logged */
+				rc = intake_take(s->name, name, "", (size_t)st.st_size);
 			else if (g_file_get_contents(path, &text, &len, NULL))
 				rc = intake_take(s->name, name, text, len);
 			g_free(text);
@@ -445,6 +457,8 @@ static CURLcode imap_do(CURL *h, const struct intake_source *s, const char *url,
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->password);
 	if (s->starttls)
 		curl_easy_setopt(h, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
+	if (s->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, s->ca_file);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, srv_cfg.fetch_timeout);
@@ -561,7 +575,7 @@ static void imap_poll(const struct intake_source *s)
 			atomic_fetch_add_explicit(&in_source_errors, 1, memory_order_relaxed);
 			break;
 		}
-		rc = b.too_big ? intake_take(s->name, what, "", icfg.max_bytes + 1)
+		rc = b.too_big ? intake_take(s->name, what, "", SIZE_MAX)
 		               : intake_take(s->name, what, b.s->str, b.s->len);
 		if (rc < 0 || imap_mark(c, s->name, validity, uid) != DB_OK)
 			break;
