@@ -51,13 +51,26 @@ static struct {
 	size_t nsuites;
 	double wait_seconds, poll_seconds;
 	size_t max_bytes;
+	long max_per_sender; /* patch mails taken per sender per hour */
 } icfg;
 
 /* what became of each mail read, and of each series (relaxed: counters) */
-enum intake_result { IN_TAKEN, IN_DUPLICATE, IN_IGNORED, IN_MALFORMED, IN_TRAILERS, IN_NRESULTS };
-static const char *const result_names[] = {"taken", "duplicate", "ignored", "malformed",
-                                           "trailers"};
+enum intake_result {
+	IN_TAKEN,
+	IN_DUPLICATE,
+	IN_IGNORED,
+	IN_MALFORMED,
+	IN_TRAILERS,
+	IN_FLOOD,
+	IN_NRESULTS
+};
+static const char *const result_names[] = {"taken",     "duplicate", "ignored",
+                                           "malformed", "trailers",  "flood"};
 static atomic_ulong in_mails[IN_NRESULTS], in_submitted, in_given_up, in_source_errors;
+
+/* a mail bomb (flood_full): patch mails per sender this hour, the intake thread's */
+static GHashTable *flood_count; /* address -> count (GPOINTER_TO_SIZE) */
+static time_t flood_hour;
 
 static pthread_t intake_thread;
 static bool intake_running;
@@ -130,7 +143,7 @@ static int cfg_read(const char *path)
 	json_error_t jerr;
 	json_t *sources = NULL, *trees = NULL, *suites = NULL, *v;
 	double wait = 300, poll = 10;
-	json_int_t max_bytes = 0;
+	json_int_t max_bytes = 0, per_sender = 500;
 	size_t i;
 
 	icfg.doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -139,10 +152,10 @@ static int cfg_read(const char *path)
 		        jerr.line);
 		return -1;
 	}
-	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT, "{s:o, s?o, s?s, s?o, s?F, s?F, s?I}",
+	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT, "{s:o, s?o, s?s, s?o, s?F, s?F, s?I, s?I}",
 	                   "sources", &sources, "trees", &trees, "default_tree", &icfg.default_tree,
 	                   "suites", &suites, "wait_seconds", &wait, "poll_seconds", &poll,
-	                   "max_bytes", &max_bytes) ||
+	                   "max_bytes", &max_bytes, "max_per_sender", &per_sender) ||
 	    !json_is_array(sources) || (trees && !json_is_array(trees)) ||
 	    (suites && (!json_is_array(suites) || json_array_size(suites) > MAX_SUITES))) {
 		fprintf(stderr, "locklab-server: mail config %s: %s\n", path,
@@ -152,6 +165,7 @@ static int cfg_read(const char *path)
 	icfg.wait_seconds = wait;
 	icfg.poll_seconds = poll > 0.05 ? poll : 0.05;
 	icfg.max_bytes = max_bytes > 0 ? (size_t)max_bytes : srv_cfg.fetch_max_bytes;
+	icfg.max_per_sender = per_sender > 0 ? (long)per_sender : 500;
 	icfg.nsources = json_array_size(sources);
 	icfg.sources = g_new0(struct intake_source, icfg.nsources ? icfg.nsources : 1);
 	json_array_foreach(sources, i, v) if (cfg_source(v, i, &icfg.sources[i])) return -1;
@@ -194,11 +208,48 @@ static void cfg_release(void)
 	}
 	g_free(icfg.sources);
 	g_free(icfg.rules);
+	if (flood_count)
+		g_hash_table_destroy(flood_count);
+	flood_count = NULL;
 	json_decref(icfg.doc);
 	memset(&icfg, 0, sizeof(icfg));
 }
 
 /* ---- one mail ----------------------------------------------------------- */
+
+/*
+ * A mail bomb: the patch mails taken from each sender (its address, lower
+ * case) in the current hour, in memory (the intake thread's alone).  Past
+ * max_per_sender, a sender's patch mails are skipped until the hour ends.
+ */
+
+/* The sender's address of "Name <addr>" (or the whole text), lower case; new. */
+static char *flood_key(const char *from)
+{
+	const char *lt = strrchr(from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+
+	return lt && gt ? g_ascii_strdown(lt + 1, gt - lt - 1) : g_ascii_strdown(from, -1);
+}
+
+/* Whether key has had its hour's share; *count is what it had. */
+static bool flood_full(const char *key, size_t *count)
+{
+	time_t now = time(NULL);
+
+	if (!flood_count || now - flood_hour >= 3600) {
+		if (flood_count)
+			g_hash_table_destroy(flood_count);
+		flood_count = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		flood_hour = now;
+	}
+	*count = GPOINTER_TO_SIZE(g_hash_table_lookup(flood_count, key));
+	return *count >= (size_t)icfg.max_per_sender;
+}
+
+static void flood_add(const char *key, size_t count)
+{
+	g_hash_table_replace(flood_count, g_strdup(key), GSIZE_TO_POINTER(count + 1));
+}
 
 /* Trailers a reply may give, as kernel developers write them. */
 static const char *const trailer_kinds[] = {"Reviewed-by", "Acked-by", "Tested-by"};
@@ -258,7 +309,8 @@ static int intake_trailers(PGconn *c, const char *source, const struct mbox_mail
 static int intake_take(const char *source, const char *what, const char *raw, size_t len)
 {
 	struct mbox_mail m = {0};
-	char why[256] = "", *b64 = NULL;
+	char why[256] = "", *b64 = NULL, *sender = NULL;
+	size_t sent_before = 0;
 	PGconn *c;
 	PGresult *res;
 	int rc = IN_MALFORMED;
@@ -302,6 +354,20 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 		         m.defect ? m.defect : "", m.defect ? ")" : "");
 		goto out;
 	}
+	sender = flood_key(m.from);
+	if (flood_full(sender, &sent_before)) {
+		/* counted each time, logged at the first and every 1000th */
+		size_t skipped = sent_before - (size_t)icfg.max_per_sender;
+
+		rc = IN_FLOOD;
+		if (skipped % 1000 == 0)
+			intake_log(source,
+			           "skipped %s %s: a mail bomb, more than %ld patch mails from %s "
+			           "this hour (%zu skipped before)",
+			           what, m.message_id, icfg.max_per_sender, sender, skipped);
+		flood_add(sender, sent_before);
+		goto out;
+	}
 	c = db_conn();
 	if (!c) {
 		rc = -1;
@@ -322,11 +388,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	rc = atoi(PQcmdTuples(res)) == 1 ? IN_TAKEN : IN_DUPLICATE;
 	PQclear(res);
+	if (rc == IN_TAKEN)
+		flood_add(sender, sent_before);
 out:
 	if (rc == IN_MALFORMED)
 		intake_log(source, "skipped %s%s%s: %s", what, m.message_id ? " " : "",
 		           m.message_id ? m.message_id : "", why);
 	g_free(b64);
+	g_free(sender);
 	mbox_mail_release(&m);
 	return rc;
 }

@@ -44,7 +44,8 @@ imap_sources=
 cat >"$T/mail.json" <<EOF
 {"sources": [{"name": "lists", "maildir": "$T/Maildir"} $imap_sources],
  "trees": [{"list": "locking@vger.example.org", "tree": "locking"}, {"prefix": "net-next", "tree": "net"}],
- "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 5, "max_bytes": 200000}
+ "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 5, "max_bytes": 200000,
+ "max_per_sender": 50}
 EOF
 mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
 server_start --allow-local-trees --mail-config "$T/mail.json" || { echo "Bail out! no server"; exit 1; }
@@ -162,6 +163,26 @@ like "$(cat "$SERVER_LOG")" 'skipped .* <broken@example.org>: a patch without a 
 like "$(cat "$SERVER_LOG")" 'skipped .*: 5[0-9]{7} bytes, more than the 200000 allowed' "the 50 MB mail too, not read"
 is "$(ls "$T/Maildir/new" | wc -l)" 0 "and every mail is moved out of new/"
 rm -f "$T/huge.eml" "$T"/Maildir/cur/*
+
+# 6c. a mail bomb of 10,000 patch mails from one sender: past max_per_sender an hour they are skipped
+python3 - "$T/Maildir" <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(10000):
+    n = "%d.pbomb%05d.locklab-test" % (1700000001, i)
+    with open("%s/tmp/%s" % (d, n), "w") as f:
+        f.write("From: Bomb Er <Bomber@example.org>\nSubject: [PATCH 1/2] bomb %d\n"
+                "Message-ID: <pbomb%d@example.org>\n\nx\n---\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n"
+                "@@ -1 +1 @@\n-a\n+b\n" % (i, i))
+    os.rename("%s/tmp/%s" % (d, n), "%s/new/%s" % (d, n))
+PY
+for ((i = 0; i < 300; i++)); do [[ $(metric 'locklab_mail_messages_total{result="flood"}') == 9950 ]] && break; sleep 0.2; done
+is "$(metric 'locklab_mail_messages_total{result="flood"}')" 9950 "/metrics counts the 9,950 patch mails past the sender's 50 an hour"
+is "$(sql "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<pbomb%'")" 50 "only 50 are kept"
+like "$(cat "$SERVER_LOG")" 'mail lists: skipped [^ ]+ <pbomb50@example.org>: a mail bomb, more than 50 patch mails from bomber@example\.org this hour \(0 skipped before\)' \
+  "the first one skipped is logged with the reason"
+is "$(grep -c 'a mail bomb, more than 50' "$SERVER_LOG")" 10 "and every 1000th after it, not each"
+rm -f "$T"/Maildir/cur/*
 
 # 7. IMAP: a real dovecot, UIDVALIDITY and UID remembered across restarts
 if [[ $have_imap == 1 ]]; then
