@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -28,6 +29,7 @@ struct intake_source {
 	const char *maildir;         /* a Maildir folder, or NULL */
 	const char *url;             /* imap://host[:port]/MAILBOX, or NULL */
 	const char *user, *password; /* IMAP login */
+	const char *ca_file;         /* CA certificates (PEM) the server's must chain to */
 	bool starttls;               /* require STARTTLS on imap:// */
 	char *base, *mailbox;        /* url split: "imap://host:port/", "MAILBOX" */
 };
@@ -49,12 +51,26 @@ static struct {
 	size_t nsuites;
 	double wait_seconds, poll_seconds;
 	size_t max_bytes;
+	long max_per_sender; /* patch mails taken per sender per hour */
 } icfg;
 
 /* what became of each mail read, and of each series (relaxed: counters) */
-enum intake_result { IN_TAKEN, IN_DUPLICATE, IN_IGNORED, IN_MALFORMED, IN_NRESULTS };
-static const char *const result_names[] = {"taken", "duplicate", "ignored", "malformed"};
+enum intake_result {
+	IN_TAKEN,
+	IN_DUPLICATE,
+	IN_IGNORED,
+	IN_MALFORMED,
+	IN_TRAILERS,
+	IN_FLOOD,
+	IN_NRESULTS
+};
+static const char *const result_names[] = {"taken",     "duplicate", "ignored",
+                                           "malformed", "trailers",  "flood"};
 static atomic_ulong in_mails[IN_NRESULTS], in_submitted, in_given_up, in_source_errors;
+
+/* a mail bomb (flood_full): patch mails per sender this hour, the intake thread's */
+static GHashTable *flood_count; /* address -> count (GPOINTER_TO_SIZE) */
+static time_t flood_hour;
 
 static pthread_t intake_thread;
 static bool intake_running;
@@ -83,9 +99,10 @@ static int cfg_source(json_t *v, size_t i, struct intake_source *s)
 	const char *env = NULL;
 	int tls = 0;
 
-	if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s?s, s?s, s?s, s?s, s?s, s?b}", "name",
-	                   &s->name, "maildir", &s->maildir, "url", &s->url, "user", &s->user,
-	                   "password", &s->password, "password_env", &env, "starttls", &tls)) {
+	if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s?s, s?s, s?s, s?s, s?s, s?b, s?s}",
+	                   "name", &s->name, "maildir", &s->maildir, "url", &s->url, "user",
+	                   &s->user, "password", &s->password, "password_env", &env, "starttls",
+	                   &tls, "ca_file", &s->ca_file)) {
 		fprintf(stderr, "locklab-server: mail config: sources[%zu]: %s\n", i, jerr.text);
 		return -1;
 	}
@@ -126,7 +143,7 @@ static int cfg_read(const char *path)
 	json_error_t jerr;
 	json_t *sources = NULL, *trees = NULL, *suites = NULL, *v;
 	double wait = 300, poll = 10;
-	json_int_t max_bytes = 0;
+	json_int_t max_bytes = 0, per_sender = 500;
 	size_t i;
 
 	icfg.doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -135,10 +152,10 @@ static int cfg_read(const char *path)
 		        jerr.line);
 		return -1;
 	}
-	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT, "{s:o, s?o, s?s, s?o, s?F, s?F, s?I}",
+	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT, "{s:o, s?o, s?s, s?o, s?F, s?F, s?I, s?I}",
 	                   "sources", &sources, "trees", &trees, "default_tree", &icfg.default_tree,
 	                   "suites", &suites, "wait_seconds", &wait, "poll_seconds", &poll,
-	                   "max_bytes", &max_bytes) ||
+	                   "max_bytes", &max_bytes, "max_per_sender", &per_sender) ||
 	    !json_is_array(sources) || (trees && !json_is_array(trees)) ||
 	    (suites && (!json_is_array(suites) || json_array_size(suites) > MAX_SUITES))) {
 		fprintf(stderr, "locklab-server: mail config %s: %s\n", path,
@@ -148,6 +165,7 @@ static int cfg_read(const char *path)
 	icfg.wait_seconds = wait;
 	icfg.poll_seconds = poll > 0.05 ? poll : 0.05;
 	icfg.max_bytes = max_bytes > 0 ? (size_t)max_bytes : srv_cfg.fetch_max_bytes;
+	icfg.max_per_sender = per_sender > 0 ? (long)per_sender : 500;
 	icfg.nsources = json_array_size(sources);
 	icfg.sources = g_new0(struct intake_source, icfg.nsources ? icfg.nsources : 1);
 	json_array_foreach(sources, i, v) if (cfg_source(v, i, &icfg.sources[i])) return -1;
@@ -190,11 +208,98 @@ static void cfg_release(void)
 	}
 	g_free(icfg.sources);
 	g_free(icfg.rules);
+	if (flood_count)
+		g_hash_table_destroy(flood_count);
+	flood_count = NULL;
 	json_decref(icfg.doc);
 	memset(&icfg, 0, sizeof(icfg));
 }
 
 /* ---- one mail ----------------------------------------------------------- */
+
+/*
+ * A mail bomb: the patch mails taken from each sender (its address, lower
+ * case) in the current hour, in memory (the intake thread's alone).  Past
+ * max_per_sender, a sender's patch mails are skipped until the hour ends.
+ */
+
+/* The sender's address of "Name <addr>" (or the whole text), lower case; new. */
+static char *flood_key(const char *from)
+{
+	const char *lt = strrchr(from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+
+	return lt && gt ? g_ascii_strdown(lt + 1, gt - lt - 1) : g_ascii_strdown(from, -1);
+}
+
+/* Whether key has had its hour's share; *count is what it had. */
+static bool flood_full(const char *key, size_t *count)
+{
+	time_t now = time(NULL);
+
+	if (!flood_count || now - flood_hour >= 3600) {
+		if (flood_count)
+			g_hash_table_destroy(flood_count);
+		flood_count = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		flood_hour = now;
+	}
+	*count = GPOINTER_TO_SIZE(g_hash_table_lookup(flood_count, key));
+	return *count >= (size_t)icfg.max_per_sender;
+}
+
+static void flood_add(const char *key, size_t count)
+{
+	g_hash_table_replace(flood_count, g_strdup(key), GSIZE_TO_POINTER(count + 1));
+}
+
+/* Trailers a reply may give, as kernel developers write them. */
+static const char *const trailer_kinds[] = {"Reviewed-by", "Acked-by", "Tested-by"};
+
+/*
+ * The trailers of a reply (m->body: its own lines, not the quoted ones)
+ * kept for the mail it answers, when locklab has that mail.  Returns how
+ * many were new, or -1 when the database failed.
+ */
+static int intake_trailers(PGconn *c, const char *source, const struct mbox_mail *m)
+{
+	char **lines = g_strsplit(m->body ? m->body : "", "\n", -1);
+	int kept = 0;
+
+	for (size_t i = 0; lines[i] && kept >= 0; i++) {
+		for (size_t k = 0; k < G_N_ELEMENTS(trailer_kinds); k++) {
+			size_t n = strlen(trailer_kinds[k]);
+			char *who;
+			PGresult *res;
+
+			if (g_ascii_strncasecmp(lines[i], trailer_kinds[k], n) ||
+			    lines[i][n] != ':')
+				continue;
+			who = g_strstrip(g_strdup(lines[i] + n + 1));
+			if (*who && strchr(who, '@') && strlen(who) <= 300) {
+				const char *p[6] = {m->message_id, m->in_reply_to, trailer_kinds[k],
+				                    who,           m->from,        source};
+
+				res = db_exec(
+				    c,
+				    "INSERT INTO mail_trailers (reply_id, target, kind, who, "
+				    "sender, "
+				    "source) SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 "
+				    "FROM "
+				    "patches WHERE message_id = $2) OR EXISTS (SELECT 1 FROM "
+				    "mail_messages WHERE message_id = $2) ON CONFLICT DO NOTHING",
+				    6, p);
+				if (!res)
+					kept = -1;
+				else
+					kept += atoi(PQcmdTuples(res));
+				PQclear(res);
+			}
+			g_free(who);
+			break;
+		}
+	}
+	g_strfreev(lines);
+	return kept;
+}
 
 /*
  * Keep raw (from source) when it is a patch mail: IN_TAKEN, IN_DUPLICATE,
@@ -204,14 +309,23 @@ static void cfg_release(void)
 static int intake_take(const char *source, const char *what, const char *raw, size_t len)
 {
 	struct mbox_mail m = {0};
-	char why[256] = "", *b64 = NULL;
+	char why[256] = "", *b64 = NULL, *sender = NULL;
+	size_t sent_before = 0;
 	PGconn *c;
 	PGresult *res;
 	int rc = IN_MALFORMED;
 
 	if (len > icfg.max_bytes) {
-		snprintf(why, sizeof(why), "%zu bytes, more than the %zu allowed", len,
-		         icfg.max_bytes);
+		/*
+		 * raw is not read: the Maildir reader passes "" with the file's
+		 * size, the IMAP reader SIZE_MAX (its fetch stopped at max_bytes)
+		 */
+		if (len == SIZE_MAX)
+			snprintf(why, sizeof(why), "more than the %zu bytes allowed",
+			         icfg.max_bytes);
+		else
+			snprintf(why, sizeof(why), "%zu bytes, more than the %zu allowed", len,
+			         icfg.max_bytes);
 		goto out;
 	}
 	if (memchr(raw, '\0', len)) {
@@ -221,7 +335,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	if (mbox_mail_parse(raw, len, &m, why, sizeof(why)) != 0)
 		goto out;
 	if (m.is_reply || !m.patch_prefix) {
-		rc = IN_IGNORED; /* replies and other mail are left alone */
+		/* replies and other mail are left alone, but for the trailers they give */
+		int kept = 0;
+
+		if (m.message_id && m.in_reply_to) {
+			c = db_conn();
+			kept = c ? intake_trailers(c, source, &m) : -1;
+		}
+		rc = kept < 0 ? -1 : kept > 0 ? IN_TRAILERS : IN_IGNORED;
 		goto out;
 	}
 	if (!m.message_id) {
@@ -229,7 +350,22 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 		goto out;
 	}
 	if (!m.diff && !(m.numbered && m.index == 0)) {
-		snprintf(why, sizeof(why), "a patch without a diff");
+		snprintf(why, sizeof(why), "a patch without a diff%s%s%s", m.defect ? " (" : "",
+		         m.defect ? m.defect : "", m.defect ? ")" : "");
+		goto out;
+	}
+	sender = flood_key(m.from);
+	if (flood_full(sender, &sent_before)) {
+		/* counted each time, logged at the first and every 1000th */
+		size_t skipped = sent_before - (size_t)icfg.max_per_sender;
+
+		rc = IN_FLOOD;
+		if (skipped % 1000 == 0)
+			intake_log(source,
+			           "skipped %s %s: a mail bomb, more than %ld patch mails from %s "
+			           "this hour (%zu skipped before)",
+			           what, m.message_id, icfg.max_per_sender, sender, skipped);
+		flood_add(sender, sent_before);
 		goto out;
 	}
 	c = db_conn();
@@ -252,11 +388,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	rc = atoi(PQcmdTuples(res)) == 1 ? IN_TAKEN : IN_DUPLICATE;
 	PQclear(res);
+	if (rc == IN_TAKEN)
+		flood_add(sender, sent_before);
 out:
 	if (rc == IN_MALFORMED)
 		intake_log(source, "skipped %s%s%s: %s", what, m.message_id ? " " : "",
 		           m.message_id ? m.message_id : "", why);
 	g_free(b64);
+	g_free(sender);
 	mbox_mail_release(&m);
 	return rc;
 }
@@ -321,9 +460,9 @@ static void maildir_poll(const struct intake_source *s)
 			struct stat st;
 			int rc = IN_MALFORMED;
 
+			/* too big: skipped (and logged) by its size, never read */
 			if (stat(path, &st) == 0 && (size_t)st.st_size > icfg.max_bytes)
-				rc =
-				    intake_take(s->name, name, "", icfg.max_bytes + 1); /* logged */
+				rc = intake_take(s->name, name, "", (size_t)st.st_size);
 			else if (g_file_get_contents(path, &text, &len, NULL))
 				rc = intake_take(s->name, name, text, len);
 			g_free(text);
@@ -387,6 +526,8 @@ static CURLcode imap_do(CURL *h, const struct intake_source *s, const char *url,
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->password);
 	if (s->starttls)
 		curl_easy_setopt(h, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
+	if (s->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, s->ca_file);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, srv_cfg.fetch_timeout);
@@ -503,7 +644,7 @@ static void imap_poll(const struct intake_source *s)
 			atomic_fetch_add_explicit(&in_source_errors, 1, memory_order_relaxed);
 			break;
 		}
-		rc = b.too_big ? intake_take(s->name, what, "", icfg.max_bytes + 1)
+		rc = b.too_big ? intake_take(s->name, what, "", SIZE_MAX)
 		               : intake_take(s->name, what, b.s->str, b.s->len);
 		if (rc < 0 || imap_mark(c, s->name, validity, uid) != DB_OK)
 			break;

@@ -231,11 +231,39 @@ static bool name_ends(const char *fn, const char *ext)
 }
 
 /*
+ * Whether a base64 part holds bytes base64 has no use for (GMime skips
+ * them and decodes the rest into garbage): anything but the alphabet,
+ * '=' and white space.
+ */
+static bool base64_broken(GMimeDataWrapper *dw)
+{
+	GMimeStream *raw = g_mime_data_wrapper_get_stream(dw), *mem;
+	GByteArray *bytes;
+	bool broken = false;
+
+	if (g_mime_data_wrapper_get_encoding(dw) != GMIME_CONTENT_ENCODING_BASE64 || !raw)
+		return false;
+	mem = g_mime_stream_mem_new();
+	g_mime_stream_reset(raw);
+	g_mime_stream_write_to_stream(raw, mem);
+	g_mime_stream_reset(raw);
+	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	for (guint i = 0; i < bytes->len && !broken; i++) {
+		unsigned char c = bytes->data[i];
+
+		broken = !g_ascii_isalnum(c) && !strchr("+/= \t\r\n", c);
+	}
+	g_object_unref(mem);
+	return broken;
+}
+
+/*
  * The text of a leaf part, decoded and in UTF-8, appended to b when it is
  * text (not HTML) or a .patch/.diff attachment; other attachments (images,
- * tarballs, a 50 MB blob) are skipped without being decoded.
+ * tarballs, a 50 MB blob) are skipped without being decoded.  A text part
+ * whose base64 is broken sets *defect.
  */
-static void part_text(GMimePart *part, GString *b)
+static void part_text(GMimePart *part, GString *b, const char **defect)
 {
 	GMimeObject *obj = GMIME_OBJECT(part);
 	GMimeContentType *ct = g_mime_object_get_content_type(obj);
@@ -252,6 +280,8 @@ static void part_text(GMimePart *part, GString *b)
 	dw = g_mime_part_get_content(part);
 	if (!dw)
 		return;
+	if (base64_broken(dw))
+		*defect = "a text part's base64 holds bytes that are not base64";
 	mem = g_mime_stream_mem_new();
 	g_mime_data_wrapper_write_to_stream(dw, mem);
 	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
@@ -261,7 +291,7 @@ static void part_text(GMimePart *part, GString *b)
 }
 
 /* Every text part of obj in order; of a multipart/alternative the first. */
-static void body_text(GMimeObject *obj, GString *b, int depth)
+static void body_text(GMimeObject *obj, GString *b, int depth, const char **defect)
 {
 	if (depth > 8)
 		return;
@@ -274,12 +304,12 @@ static void body_text(GMimeObject *obj, GString *b, int depth)
 		for (i = 0; i < n; i++) {
 			size_t before = b->len;
 
-			body_text(g_mime_multipart_get_part(mp, i), b, depth + 1);
+			body_text(g_mime_multipart_get_part(mp, i), b, depth + 1, defect);
 			if (alt && b->len > before)
 				break;
 		}
 	} else if (GMIME_IS_PART(obj)) {
-		part_text(GMIME_PART(obj), b);
+		part_text(GMIME_PART(obj), b, defect);
 	}
 	/* a forwarded message/rfc822 is not this mail's text */
 }
@@ -510,7 +540,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 
 	body = g_string_new(NULL);
 	if (g_mime_message_get_mime_part(msg))
-		body_text(g_mime_message_get_mime_part(msg), body, 0);
+		body_text(g_mime_message_get_mime_part(msg), body, 0, &m->defect);
 	split_body(m, body->str, body->len);
 	ret = 0;
 out:

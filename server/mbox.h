@@ -35,11 +35,13 @@ struct mbox_mail {
 	int total;     /* M of "N/M", 0 when unnumbered */
 	int version;   /* v2 -> 2; 1 when not given */
 	bool numbered;
-	bool is_reply;     /* subject starts with "Re:" */
-	bool patch_prefix; /* a "[PATCH ...]" / "[RFC ...]" prefix is there */
-	char *body;        /* message text before the diff (the commit message) */
-	char *diff;        /* the patch, NULL when the mail has none */
-	char *raw;         /* the message as sent (headers and body) */
+	bool is_reply;      /* subject starts with "Re:" */
+	bool patch_prefix;  /* a "[PATCH ...]" / "[RFC ...]" prefix is there */
+	char *body;         /* message text before the diff (the commit message) */
+	char *diff;         /* the patch, NULL when the mail has none */
+	const char *defect; /* static text: what GMime could not read (a text part's
+	                       base64 is not base64), NULL when none */
+	char *raw;          /* the message as sent (headers and body) */
 	size_t raw_len;
 };
 

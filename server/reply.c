@@ -431,6 +431,16 @@ static bool reply_prefix(const char *p, const char *prefix)
 	return strncmp(p, prefix, strlen(prefix)) == 0;
 }
 
+/* A kernel console line's text after its "[  243.120417] " time stamp, else line. */
+static const char *reply_console_text(const char *line)
+{
+	size_t n = line[0] == '[' ? strspn(line + 1, " 0123456789.") : 0;
+
+	if (n && line[n + 1] == ']' && line[n + 2] == ' ')
+		return line + n + 3;
+	return line;
+}
+
 /* Where reply_stack_line is in a stacks text. */
 struct reply_stack_pos {
 	enum { STACK_NONE, STACK_GDB, STACK_TASK, STACK_TRACE } in;
@@ -444,7 +454,8 @@ struct reply_stack_pos {
  * state S wchan ..." and its kernel stack); a kernel console: the "INFO:
  * task ... blocked" / "BUG:" / "watchdog:" lines and the top frames after
  * each "Call Trace:".  gdb's chatter is left out.  Text in none of these
- * forms (structured false): its first lines.
+ * forms (structured false): its first lines.  p is one line (its kernel
+ * console time stamp taken off).
  */
 static bool reply_stack_line(const char *p, bool structured, struct reply_stack_pos *pos)
 {
@@ -501,8 +512,12 @@ static void reply_stacks(FILE *f, const struct comparison *c)
 		for (p = st; *p && lines < REPLY_STACK_LINES;
 		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
 			size_t n = strcspn(p, "\n");
+			char one[512];
 
-			if (n == 0 || !reply_stack_line(p, structured, &pos))
+			/* the line alone (what is matched must not run into the next) */
+			snprintf(one, sizeof(one), "%.*s",
+			         (int)(n < sizeof(one) ? n : sizeof(one) - 1), p);
+			if (n == 0 || !reply_stack_line(reply_console_text(one), structured, &pos))
 				continue;
 			fprintf(f, "  %.*s\n",
 			        (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n), p);
@@ -609,12 +624,17 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	                  "verdict IN ('regression', 'lockup')), count(*), count(*) FILTER (WHERE "
 	                  "suite <> 'build') FROM jobs WHERE submission_id = $1",
 	                  1, p);
-	/* the reviewers: Reviewed-by and Acked-by trailers the list gave */
+	/*
+	 * the reviewers: Reviewed-by and Acked-by trailers in the patches and
+	 * in the list's replies to them (mail_trailers)
+	 */
 	d->reviewers =
 	    db_exec(c,
-	            "SELECT string_agg(DISTINCT m[2], ', ') FROM patches, "
+	            "SELECT string_agg(DISTINCT who, ', ') FROM (SELECT m[2] AS who FROM patches, "
 	            "regexp_matches(body, '^(Reviewed-by|Acked-by):[ \\t]*(.+?)[ \\t]*$', "
-	            "'gn') m WHERE submission_id = $1",
+	            "'gn') m WHERE submission_id = $1 UNION SELECT t.who FROM patches p JOIN "
+	            "mail_trailers t ON t.target = p.message_id WHERE p.submission_id = $1 AND "
+	            "t.kind IN ('Reviewed-by', 'Acked-by')) r",
 	            1, p);
 	if (!d->head || !d->jobs || !d->reviewers)
 		return db_failure();

@@ -588,7 +588,20 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'state', o.state, 'message_id', o.message_id, 'recipients', o.recipients, "
 	    "   'subject', o.subject, 'attempts', o.attempts, 'next_attempt', o.next_attempt, "
 	    "   'last_error', o.last_error, 'created', o.created, 'sent', o.sent) ORDER BY o.id), "
-	    "   '[]') FROM outbox o WHERE o.submission_id = s.id)"
+	    "   '[]') FROM outbox o WHERE o.submission_id = s.id),"
+	    /* trailers given on the list in replies to its mails (seq 0: the whole series) */
+	    " 'trailers', (SELECT coalesce(json_agg(json_build_object('seq', p.seq, 'kind', "
+	    "   t.kind, 'who', t.who, 'from', t.sender, 'reply_id', t.reply_id, 'received', "
+	    "   t.received) ORDER BY p.seq, t.received, t.kind, t.who), '[]') FROM patches p "
+	    "   JOIN mail_trailers t ON t.target = p.message_id WHERE p.submission_id = s.id),"
+	    /* every version of the series, oldest first, with its patches' subjects */
+	    " 'versions', (SELECT coalesce(json_agg(json_build_object('id', v.id, 'version', "
+	    "   v.version, 'state', v.state, 'verdict', v.verdict, 'subject', v.subject, "
+	    "   'created', v.created, 'patches', (SELECT coalesce(json_agg(json_build_object("
+	    "   'seq', vp.seq, 'subject', vp.subject, 'message_id', vp.message_id, 'trailers', "
+	    "   (SELECT count(*) FROM mail_trailers t WHERE t.target = vp.message_id)) ORDER BY "
+	    "   vp.seq), '[]') FROM patches vp WHERE vp.submission_id = v.id)) ORDER BY "
+	    "   v.version, v.id), '[]') FROM submissions v WHERE v.mail_series = s.mail_series)"
 	    ") FROM submissions s WHERE s.id = $1",
 	    1, p, "submission");
 }

@@ -226,4 +226,40 @@ like "$(jq -r .first_paragraph <<<"$info")" '^locklab could not tell a change fr
   "the reply says so first"
 unlike "$(jq -r .body <<<"$info")" 'Tested-by|Reported-by' "with neither Tested-by nor Reported-by"
 
+# a kernel lockup: the hung-task report's call trace, top frames, within 100 columns
+submit_mbox "$T/series.mbox"
+s7=$SUB
+claim "$AGENT_TOKEN"
+kstacks='[  243.120417] INFO: task lock_torture_wr:97 blocked for more than 2 seconds.
+[  243.121002]       Not tainted 6.1.0-locklab #1
+[  243.121500] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.
+[  243.122011] task:lock_torture_wr state:D stack:0     pid:97    ppid:2      flags:0x00004000
+[  243.122700] Call Trace:
+[  243.122900]  <TASK>
+[  243.123100]  __schedule+0x2f3/0x8e0
+[  243.123300]  schedule+0x5a/0xd0
+[  243.123500]  schedule_preempt_disabled+0x11/0x20
+[  243.123700]  __mutex_lock.constprop.0+0x3c6/0x6b0
+[  243.123900]  torture_mutex_lock+0x12/0x20
+[  243.124100]  lock_torture_writer+0xd3/0x1f0
+[  243.124300]  kthread+0xe9/0x110
+[  243.124500]  ret_from_fork+0x22/0x30
+[  243.124700]  </TASK>'
+for r in 0 1; do
+  post_round "$JOB" "$AGENT_TOKEN" base $r 1
+  result_doc patched $r 1 quick 0.002 1 | jq --arg s "$kstacks" '(.runs[] | select(.lockup) | .lockup.stacks) = $s' >"$T/klk.json"
+  api POST "/api/v1/jobs/$JOB/results" -H "Authorization: Bearer $AGENT_TOKEN" -H "Idempotency-Key: klk-$JOB-$r" -d @"$T/klk.json"
+done
+is "$(sql "SELECT verdict FROM submissions WHERE id = $s7")" lockup "a kernel lockup ends the run"
+api GET "/api/v1/submissions/$s7/reply"
+info=$(mailinfo <<<"$BODY")
+frames=$(jq -r .body <<<"$info" | sed -n '/^the stuck threads, top frames:$/,/^$/p')
+like "$frames" '^  \[ *[0-9.]+\] INFO: task lock_torture_wr:97 blocked for more than 2 seconds\.$' \
+  "a kernel lockup's reply quotes the hung-task line"
+like "$frames" '^  \[ *[0-9.]+\] Call Trace:$' "and its call trace"
+is "$(grep -cE '^  \[ *[0-9.]+\]  (__schedule|schedule|schedule_preempt_disabled|__mutex_lock)' <<<"$frames")" 4 \
+  "its top four frames, down to the mutex the task sleeps in"
+unlike "$frames" 'torture_mutex_lock|kthread|ret_from_fork|TASK>|hung_task_timeout_secs' "not the deeper frames nor the chatter"
+ok $(( $(jq .max_body_columns <<<"$info") <= 100 ? 0 : 1 )) "every line fits 100 columns"
+
 done_testing

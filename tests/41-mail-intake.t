@@ -4,7 +4,8 @@
 # dovecot, started here unprivileged on loopback), are submitted once, in
 # order, on the tree their list maps to; delivered again, nothing new; v2
 # links to v1; a series missing a part is given up saying which; replies
-# are left alone; malformed mail is skipped and counted in /metrics.
+# are left alone; malformed mail is skipped and counted in /metrics; IMAP
+# over imaps:// and STARTTLS checks a certificate made here.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
@@ -12,7 +13,7 @@ source "$TOP/tests/lib/intake.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
 have_imap=1
-dovecot_start || have_imap=0
+dovecot_start tls && imap_create Secure Starttls || have_imap=0
 
 # series from one repo: v1 and v2 to the locking list, a net-next one, one
 # for IMAP; format-patch's Message-IDs carry the second they were made in,
@@ -26,14 +27,25 @@ git init -q "$T/repo" && cd "$T/repo" && git config user.email dev@example.org &
   git format-patch -q --cover-letter --thread --subject-prefix='PATCH net-next' --to=netdev@example.org \
     -o "$T/net" HEAD~2 && sleep 1 &&
   git format-patch -q --cover-letter --thread --subject-prefix='PATCH imap' --to=locking@vger.example.org \
-    -o "$T/imap" HEAD~2 &&
+    -o "$T/imap" HEAD~2 && sleep 1 &&
+  git format-patch -q --cover-letter --thread --subject-prefix='PATCH imaps' --to=locking@vger.example.org \
+    -o "$T/imaps" HEAD~2 && sleep 1 &&
+  git format-patch -q --cover-letter --thread --subject-prefix='PATCH starttls' --to=locking@vger.example.org \
+    -o "$T/starttls" HEAD~2 &&
   cd "$TOP" || { echo "Bail out! git format-patch failed"; exit 1; }
 
+# IMAP sources: plain, imaps:// and STARTTLS (both checking dovecot's
+# certificate against the one made for it), each its own mailbox
+imap_src() { echo ", {\"name\": \"$1\", \"url\": \"$2\", \"user\": \"t\", \"password\": \"secret\"${3:-}}"; }
+imap_sources=
+[[ $have_imap == 1 ]] && imap_sources="$(imap_src imap "$IMAP_URL")
+  $(imap_src imaps "${IMAPS_BASE}Secure" ", \"ca_file\": \"$DOVECOT_CA\"")
+  $(imap_src starttls "${IMAP_URL%/*}/Starttls" ", \"starttls\": true, \"ca_file\": \"$DOVECOT_CA\"")"
 cat >"$T/mail.json" <<EOF
-{"sources": [{"name": "lists", "maildir": "$T/Maildir"}
-             $([[ $have_imap == 1 ]] && echo ", {\"name\": \"imap\", \"url\": \"$IMAP_URL\", \"user\": \"t\", \"password\": \"secret\"}")],
+{"sources": [{"name": "lists", "maildir": "$T/Maildir"} $imap_sources],
  "trees": [{"list": "locking@vger.example.org", "tree": "locking"}, {"prefix": "net-next", "tree": "net"}],
- "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 5, "max_bytes": 200000}
+ "default_tree": "other", "suites": ["quick"], "poll_seconds": 0.2, "wait_seconds": 5, "max_bytes": 200000,
+ "max_per_sender": 50}
 EOF
 mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
 server_start --allow-local-trees --mail-config "$T/mail.json" || { echo "Bail out! no server"; exit 1; }
@@ -41,17 +53,6 @@ for t in locking net other; do
   api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d "{\"name\": \"$t\", \"url\": \"/nonexistent/$t\"}"
 done
 
-# wait_for SQL WANT: poll the database (at most 60 s) until SQL gives WANT; prints the last value
-wait_for() {
-  local i v
-  for ((i = 0; i < 300; i++)); do
-    v=$(sql "$1")
-    [[ $v == "$2" ]] && break
-    sleep 0.2
-  done
-  printf '%s' "$v"
-}
-metric() { curl -sS "$URL/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
 subjects() { sql "SELECT string_agg(seq || ':' || subject, '|' ORDER BY seq) FROM patches WHERE submission_id = $1"; }
 
 # 1. a series into the Maildir, patches before the cover letter
@@ -126,24 +127,116 @@ is "$(wait_for "SELECT count(*) FROM submissions WHERE subject LIKE '[PATCH afte
   "a patch delivered after 10,000 other mails is submitted"
 is "$(($(metric 'locklab_mail_messages_total{result="ignored"}') - ignored))" 10000 "the 10,000 are read and left alone"
 
+# 6b. broken encodings and a 50 MB attachment: each skipped or repaired, nothing stops
+malformed=$(metric 'locklab_mail_messages_total{result="malformed"}')
+printf 'From: B <b@example.org>\nSubject: [PATCH broken] locking: garbled\nMessage-ID: <broken@example.org>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n\n~~ not base64 at all! ~~\ndiff --git a/m.c b/m.c\n' >"$T/broken.eml"
+git -C "$T/repo" format-patch -q -1 --thread --subject-prefix='PATCH badbytes' -o "$T/badbytes" HEAD &&
+  sed -i 's/^Subject: \(.*\)$/Subject: \1 =?utf-8?B?@@not-base64@@?=/; s/^Pick up\.$/Pick up \xff\xfe bytes./' "$T"/badbytes/*.patch &&
+  sed -i '/^Subject:/a MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit' \
+    "$T"/badbytes/*.patch
+python3 - "$T/huge.eml" <<'PY'
+import base64, os, sys
+with open(sys.argv[1], "w") as f:
+    f.write("From: H <h@example.org>\nSubject: [PATCH huge] locking: a 50 MB attachment\n"
+            "Message-ID: <huge@example.org>\nMIME-Version: 1.0\n"
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n"
+            "diff --git a/m.c b/m.c\n--b\nContent-Type: application/octet-stream\n"
+            "Content-Transfer-Encoding: base64\n\n")
+    chunk = base64.encodebytes(os.urandom(57 * 1000)).decode()
+    for _ in range(50 * 1024 * 1024 // len(chunk) + 1):
+        f.write(chunk)
+    f.write("--b--\n")
+PY
+maildir_deliver "$T/Maildir" "$T/broken.eml" "$T"/badbytes/*.patch "$T/huge.eml"
+is "$(wait_for "SELECT count(*) FROM submissions WHERE subject LIKE '[PATCH badbytes]%'" 1)" 1 \
+  "a patch with bytes that are not UTF-8 and a broken encoded-word is submitted, repaired"
+like "$(sql "SELECT body FROM patches p JOIN submissions s ON s.id = p.submission_id WHERE s.subject LIKE '[PATCH badbytes]%'")" \
+  $'Pick up \xef\xbf\xbd\xef\xbf\xbd bytes' "its bytes that are not UTF-8 (declared UTF-8) stored as U+FFFD"
+for ((i = 0; i < 150; i++)); do
+  [[ $(metric 'locklab_mail_messages_total{result="malformed"}') == $((malformed + 2)) ]] && break
+  sleep 0.2
+done
+is "$(($(metric 'locklab_mail_messages_total{result="malformed"}') - malformed))" 2 \
+  "the broken base64 patch and the 50 MB mail are counted as malformed"
+like "$(cat "$SERVER_LOG")" 'skipped .* <broken@example.org>: a patch without a diff \(a text part.s base64 holds bytes that are not base64\)' \
+  "the broken base64 is logged with the reason"
+like "$(cat "$SERVER_LOG")" 'skipped .*: 5[0-9]{7} bytes, more than the 200000 allowed' "the 50 MB mail too, not read"
+is "$(ls "$T/Maildir/new" | wc -l)" 0 "and every mail is moved out of new/"
+rm -f "$T/huge.eml" "$T"/Maildir/cur/*
+
+# 6c. a mail bomb of 10,000 patch mails from one sender: past max_per_sender an hour they are skipped
+python3 - "$T/Maildir" <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(10000):
+    n = "%d.pbomb%05d.locklab-test" % (1700000001, i)
+    with open("%s/tmp/%s" % (d, n), "w") as f:
+        f.write("From: Bomb Er <Bomber@example.org>\nSubject: [PATCH 1/2] bomb %d\n"
+                "Message-ID: <pbomb%d@example.org>\n\nx\n---\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n"
+                "@@ -1 +1 @@\n-a\n+b\n" % (i, i))
+    os.rename("%s/tmp/%s" % (d, n), "%s/new/%s" % (d, n))
+PY
+for ((i = 0; i < 300; i++)); do [[ $(metric 'locklab_mail_messages_total{result="flood"}') == 9950 ]] && break; sleep 0.2; done
+is "$(metric 'locklab_mail_messages_total{result="flood"}')" 9950 "/metrics counts the 9,950 patch mails past the sender's 50 an hour"
+is "$(sql "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<pbomb%'")" 50 "only 50 are kept"
+like "$(cat "$SERVER_LOG")" 'mail lists: skipped [^ ]+ <pbomb50@example.org>: a mail bomb, more than 50 patch mails from bomber@example\.org this hour \(0 skipped before\)' \
+  "the first one skipped is logged with the reason"
+is "$(grep -c 'a mail bomb, more than 50' "$SERVER_LOG")" 10 "and every 1000th after it, not each"
+rm -f "$T"/Maildir/cur/*
+
 # 7. IMAP: a real dovecot, UIDVALIDITY and UID remembered across restarts
 if [[ $have_imap == 1 ]]; then
   imap_append "$T"/imap/0000-* "$T"/imap/0001-* "$T"/imap/0002-*
-  is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 5)" 5 "the IMAP series is submitted"
+  is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 6)" 6 "the IMAP series is submitted"
   s4=$(sql "SELECT max(id) FROM submissions WHERE source = 'mail'")
   is "$(subjects "$s4")" \
     "0:[PATCH imap 0/2] *** SUBJECT HERE ***|1:[PATCH imap 1/2] locking: add handoff|2:[PATCH imap 2/2] locking: add pickup" \
     "in order"
   is "$(sql "SELECT DISTINCT source FROM mail_messages WHERE submission_id = $s4")" imap "from the IMAP source"
   is "$(sql "SELECT uid FROM mail_seen WHERE source = 'imap'")" 3 "the last UID taken is stored"
+  # 8. over TLS: imaps:// and STARTTLS on imap://, dovecot's certificate checked
+  IMAP_TO="${IMAP_URL%/*}/Secure" imap_append "$T"/imaps/*.patch
+  IMAP_TO="${IMAP_URL%/*}/Starttls" imap_append "$T"/starttls/*.patch
+  is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 8)" 8 \
+    "the series read over imaps:// and over STARTTLS are submitted"
+  is "$(sql "SELECT string_agg(DISTINCT m.source || ': ' || s.subject, ' | ') FROM mail_messages m
+             JOIN submissions s ON s.id = m.submission_id WHERE m.source IN ('imaps', 'starttls')")" \
+    "imaps: [PATCH imaps 0/2] *** SUBJECT HERE *** | starttls: [PATCH starttls 0/2] *** SUBJECT HERE ***" \
+    "each from its own source"
+  is "$(sql "SELECT string_agg(source || '=' || uid, ' ' ORDER BY source) FROM mail_seen")" "imap=3 imaps=3 starttls=3" \
+    "and their last UIDs are stored"
+  like "$(cat "$T/dovecot/dovecot.log")" 'imap-login: .*Login: user=<t>, .*, TLS,' "dovecot logged logins over TLS"
+  # a mail too big in IMAP: its fetch stops at max_bytes, it is skipped and its UID passed
+  imap_append "$T/big.eml"
+  is "$(wait_for "SELECT uid FROM mail_seen WHERE source = 'imap'" 4)" 4 "a mail too big in IMAP is passed"
+  like "$(cat "$SERVER_LOG")" 'mail imap: skipped UID 4: more than the 200000 bytes allowed' "and logged with the reason"
   kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
   server_start --allow-local-trees --mail-config "$T/mail.json" || { echo "Bail out! no second server"; exit 1; }
   imap_append "$T"/imap/0001-*
-  is "$(wait_for "SELECT uid FROM mail_seen WHERE source = 'imap'" 4)" 4 "after a restart only the new UID is read"
+  is "$(wait_for "SELECT uid FROM mail_seen WHERE source = 'imap'" 5)" 5 "after a restart only the new UID is read"
   for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 1 ]] && break; sleep 0.2; done
   is "$(metric 'locklab_mail_messages_total{result="duplicate"}')" 1 "the mail delivered again is one duplicate"
   is "$(metric 'locklab_mail_messages_total{result="taken"}')" 0 "the three read before are not read again"
-  is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 5 "and nothing new is submitted"
+  is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 8 "and nothing new is submitted"
+  # 9. a certificate nobody vouches for, and a mailbox whose UIDVALIDITY changed
+  kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
+  real=$(sql "SELECT uidvalidity FROM mail_seen WHERE source = 'starttls'")
+  sql "UPDATE mail_seen SET uidvalidity = uidvalidity + 1 WHERE source = 'starttls'" >/dev/null
+  printf '{"sources": [%s %s], "default_tree": "other", "poll_seconds": 0.2, "wait_seconds": 5}\n' \
+    "$(imap_src untrusted "${IMAPS_BASE}Secure" | cut -c2-)" \
+    "$(imap_src starttls "${IMAP_URL%/*}/Starttls" ", \"starttls\": true, \"ca_file\": \"$DOVECOT_CA\"")" >"$T/mail3.json"
+  server_start --allow-local-trees --mail-config "$T/mail3.json" || { echo "Bail out! no third server"; exit 1; }
+  for ((i = 0; i < 150; i++)); do [[ $(metric 'locklab_mail_messages_total{result="duplicate"}') == 3 ]] && break; sleep 0.2; done
+  is "$(metric 'locklab_mail_messages_total{result="duplicate"}')" 3 \
+    "a new UIDVALIDITY reads the mailbox again from UID 1: its three mails are duplicates"
+  like "$(cat "$SERVER_LOG")" "mail starttls: UIDVALIDITY changed \\($real, was $((real + 1))\\)" "and the log says why"
+  is "$(sql "SELECT uidvalidity || ' ' || uid FROM mail_seen WHERE source = 'starttls'")" "$real 3" \
+    "the mailbox's UIDVALIDITY is stored again"
+  like "$(cat "$SERVER_LOG")" 'mail untrusted: STATUS Secure failed: .*([Cc]ertificate|SSL)' \
+    "a server certificate that does not verify is refused, and logged"
+  ok $(($(metric locklab_mail_source_errors_total) > 0 ? 0 : 1)) "and counted as a source error"
+  is "$(sql "SELECT count(*) FROM mail_seen WHERE source = 'untrusted'")" 0 "nothing is read from it"
+  is "$(sql "SELECT count(*) FROM submissions WHERE source = 'mail'")" 8 "nothing new is submitted"
 else
   echo "ok $((_tap_n + 1)) - # SKIP IMAP: dovecot (dovecot-imapd) is not installed or did not start"
   _tap_n=$((_tap_n + 1))

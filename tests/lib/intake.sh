@@ -1,12 +1,21 @@
 # tests/lib/intake.sh - mail for the intake's tests; source after tap.sh.
 #   maildir_deliver DIR FILE...  deliver each FILE into Maildir DIR as an MDA
 #                                does (tmp/, then a rename into new/)
-#   dovecot_start                start Debian's dovecot as an unprivileged
+#   dovecot_start [tls]          start Debian's dovecot as an unprivileged
 #                                instance on a free loopback port (plain IMAP,
 #                                login any user with password "secret"); sets
 #                                IMAP_URL (imap://127.0.0.1:PORT/INBOX);
-#                                stopped when the test ends; 1 when missing
-#   imap_append FILE...          APPEND each FILE to IMAP_URL (curl)
+#                                stopped when the test ends; 1 when missing.
+#                                With tls: a certificate for 127.0.0.1 made
+#                                here (DOVECOT_CA, its PEM), STARTTLS on
+#                                IMAP_URL's port and imaps:// on another
+#                                (IMAPS_BASE, imaps://127.0.0.1:PORT/)
+#   imap_append FILE...          APPEND each FILE to IMAP_URL, or to IMAP_TO
+#                                when set (curl)
+#   imap_create MAILBOX...       create each mailbox
+#   wait_for SQL WANT            poll the database (at most 60 s) until SQL
+#                                gives WANT; prints the last value
+#   metric NAME                  the value of NAME in the server's /metrics
 _mail_n=0
 
 maildir_deliver() {
@@ -21,9 +30,21 @@ maildir_deliver() {
 }
 
 dovecot_start() {
-  local d=$T/dovecot port user group run=() i
+  local d=$T/dovecot port user group run=() i ssl="ssl = no" imaps_port=0
   [[ -x /usr/sbin/dovecot ]] || return 1
   port=$(free_port)
+  mkdir -p "$d"
+  if [[ ${1:-} == tls ]]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
+      -addext 'subjectAltName=IP:127.0.0.1' -keyout "$d/key.pem" -out "$d/cert.pem" >/dev/null 2>&1 ||
+      { diag "openssl cannot make a certificate"; return 1; }
+    imaps_port=$(free_port)
+    ssl="ssl = yes
+ssl_cert = <$d/cert.pem
+ssl_key = <$d/key.pem"
+    DOVECOT_CA=$d/cert.pem
+    IMAPS_BASE="imaps://127.0.0.1:$imaps_port/"
+  fi
   # as root, the whole instance runs as nobody; else as the user running the test
   if [[ $(id -u) -eq 0 ]]; then
     user=nobody group=nogroup run=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
@@ -37,7 +58,7 @@ state_dir = $d/state
 log_path = $d/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
+$ssl
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = $user
@@ -59,7 +80,8 @@ service imap-login {
     port = $port
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = $imaps_port
   }
 }
 service anvil {
@@ -85,6 +107,25 @@ EOF
 imap_append() {
   local f
   for f in "$@"; do
-    curl -sS --user t:secret -T "$f" "$IMAP_URL" || return 1
+    curl -sS --user t:secret -T "$f" "${IMAP_TO:-$IMAP_URL}" || return 1
   done
 }
+
+# imap_create MAILBOX...: create each mailbox (plain IMAP)
+imap_create() {
+  local b
+  for b in "$@"; do
+    curl -sS --user t:secret -X "CREATE $b" "${IMAP_URL%/*}/" >/dev/null || return 1
+  done
+}
+
+wait_for() {
+  local i v
+  for ((i = 0; i < 300; i++)); do
+    v=$(sql "$1")
+    [[ $v == "$2" ]] && break
+    sleep 0.2
+  done
+  printf '%s' "$v"
+}
+metric() { curl -sS "$URL/metrics" | awk -v k="$1" '$1 == k {print $2}'; }

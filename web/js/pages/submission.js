@@ -179,6 +179,8 @@ export function render(main, params, match) {
   const replyPre = el('pre', { class: 'report', id: 'reply', tabindex: '0', hidden: true });
   const replyErr = el('div');
   const mailBox = el('div', { id: 'mails', class: 'table-wrap' });
+  const versionBox = el('section', { id: 'versions', hidden: true });
+  const trailerBox = el('section', { id: 'trailers', hidden: true });
   let format = FORMATS.some(([f]) => f === params.get('format')) ? params.get('format') : 'text';
   let lastSig = null;
   let lastState = null;
@@ -231,6 +233,8 @@ export function render(main, params, match) {
     el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), jobsBox),
     el('section', {}, el('h2', {}, 'Comparison'), compBox),
     lockBox,
+    versionBox,
+    trailerBox,
     el('section', { id: 'reports' }, el('h2', {}, 'Reports as mailed'), tabs, reportErr, reportPre),
     el('section', { id: 'reply-mail' }, el('h2', {}, 'Reply mail'),
       el('p', {}, replyButton, ' ', el('span', { class: 'muted' }, 'as it is kept in the outbox and sent to the list')), replyErr, replyPre,
@@ -278,6 +282,52 @@ export function render(main, params, match) {
           el('td', {}, m.recipients || '-'), el('td', {}, el('code', {}, m.message_id || '-')),
           el('td', { class: 'num' }, m.attempts), el('td', {}, m.sent ? when(m.sent) : '-'),
           el('td', { class: 'reason' }, m.last_error || ''))))));
+  }
+
+  // every version of the series side by side: a column per version, a row per patch
+  function drawVersions(s) {
+    const vs = s.versions || [];
+    versionBox.hidden = vs.length < 2;
+    if (vs.length < 2) return;
+    const seqs = [...new Set(vs.flatMap((v) => v.patches.map((p) => p.seq)))].sort((a, b) => a - b);
+    const title = (p) => (p ? p.subject.replace(/^(\[[^\]]*\]\s*)+/, '') : null);
+    const cell = (v, seq, i) => {
+      const p = v.patches.find((x) => x.seq === seq);
+      if (!p) return el('td', { class: 'muted', dataset: { version: v.version, seq } }, '-');
+      const before = i > 0 ? vs[i - 1].patches.find((x) => x.seq === seq) : null;
+      const changed = i > 0 && title(before) !== title(p);
+      return el('td', { class: changed ? 'changed' : null, dataset: { version: v.version, seq } },
+        el('span', { class: 'title' }, title(p)), changed ? el('span', { class: 'muted' }, ' (new or retitled)') : null,
+        p.trailers ? el('span', { class: 'muted' }, ` · ${p.trailers} trailer${p.trailers > 1 ? 's' : ''}`) : null);
+    };
+    clear(versionBox, el('h2', {}, `Versions of this series (${vs.length})`),
+      el('div', { class: 'table-wrap' }, el('table', { class: 'versions' },
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, ''),
+          vs.map((v) => el('th', { scope: 'col', class: v.id === s.id ? 'current' : null, dataset: { version: v.version } },
+            v.id === s.id ? `v${v.version} (#${v.id}, this page)` : el('a', { href: `#/submissions/${v.id}` }, `v${v.version} (#${v.id})`))))),
+        el('tbody', {},
+          el('tr', { class: 'verdict-row' }, el('th', { scope: 'row' }, 'verdict'),
+            vs.map((v) => el('td', { dataset: { version: v.version } }, stateBadge(v.state), ' ', verdictBadge(v.verdict)))),
+          el('tr', {}, el('th', { scope: 'row' }, 'created'), vs.map((v) => el('td', {}, when(v.created)))),
+          seqs.map((seq) => el('tr', { dataset: { seq } }, el('th', { scope: 'row' }, seq === 0 ? 'cover' : `patch ${seq}`),
+            vs.map((v, i) => cell(v, seq, i))))))));
+  }
+
+  // Reviewed-by, Acked-by and Tested-by lines the list gave in replies to this series' mails
+  function drawTrailers(s) {
+    const ts = s.trailers || [];
+    trailerBox.hidden = ts.length === 0;
+    if (!ts.length) return;
+    const subject = (seq) => ((s.patches || []).find((p) => p.seq === seq) || {}).subject || `patch ${seq}`;
+    clear(trailerBox, el('h2', {}, `Trailers given on the list (${ts.length})`),
+      el('div', { class: 'table-wrap' }, el('table', { class: 'jobs' },
+        el('thead', {}, el('tr', {}, ['for', 'trailer', 'in the reply of', 'Message-ID', 'received']
+          .map((h) => el('th', { scope: 'col' }, h)))),
+        el('tbody', {}, ts.map((t) => el('tr', { dataset: { seq: t.seq, kind: t.kind } },
+          el('td', {}, t.seq === 0 ? ['the whole series (', subject(0), ')'] : subject(t.seq)),
+          el('td', {}, el('code', {}, `${t.kind}: ${t.who}`)),
+          el('td', {}, t.from || '-'), el('td', {}, el('code', {}, t.reply_id)),
+          el('td', {}, when(t.received))))))));
   }
 
   function drawPatches(s) {
@@ -344,6 +394,8 @@ export function render(main, params, match) {
     drawHead(s);
     drawJobs(s);
     drawMails(s);
+    drawVersions(s);
+    drawTrailers(s);
     const sig = JSON.stringify([s.state, (s.jobs || []).map((j) => [j.state, j.rounds_complete, j.rounds]), (s.verdicts || []).length, (s.verdicts || []).map((v) => v.final).join(), (s.lockups || []).length]);
     if (sig !== lastSig) {
       lastSig = sig;

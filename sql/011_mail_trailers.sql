@@ -1,0 +1,22 @@
+-- 011_mail_trailers.sql - trailers given on the list (issue 13): the
+-- Reviewed-by:, Acked-by: and Tested-by: lines of replies to a series'
+-- mails, as the intake reads them (server/intake.c).
+--
+-- One row per trailer line of one reply.  target is the Message-ID the
+-- reply answers (its In-Reply-To): a submission's trailers are the rows
+-- whose target is one of its patches' message_id (seq 0, the cover letter:
+-- the whole series).  Kept only when target is a mail locklab has (a
+-- patch or a waiting mail of the intake), so the rest of the list's
+-- traffic is not stored.  The same reply read again adds nothing.
+CREATE TABLE mail_trailers (
+	reply_id  text NOT NULL,
+	target    text NOT NULL,
+	kind      text NOT NULL CHECK (kind IN ('Reviewed-by', 'Acked-by', 'Tested-by')),
+	who       text NOT NULL,
+	sender    text NOT NULL DEFAULT '',
+	source    text NOT NULL,
+	received  timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (reply_id, kind, who)
+);
+CREATE INDEX mail_trailers_target ON mail_trailers (target);
+CREATE INDEX patches_message_id ON patches (message_id) WHERE message_id IS NOT NULL;
