@@ -12,7 +12,7 @@
 # Prints posts per second (median), and the TCP connections each mode opened.
 # Needs build/locklab-server, build/bench-agent-post, PostgreSQL 15, jq, python3.
 set -uo pipefail
-POSTS=${POSTS:-2000}
+POSTS=${POSTS:-500}
 REPS=${REPS:-3}
 source "$(dirname "$0")/../tests/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
