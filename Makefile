@@ -179,5 +179,39 @@ bench-mail: bench-mail-out
 bench-mail-out: all
 	@BUILD=$(BUILD) server/bench/bench-mail-out.sh
 
+# ---- fuzzing (libFuzzer, clang, ASan + UBSan; fuzz/README.md) ------------
+# `make fuzz` builds into build-fuzz/ and fuzzes each target FUZZ_SECONDS
+# (default 300) after replaying its regression inputs and seed corpus;
+# FUZZ_TARGETS picks some.  tests/15-fuzz.t runs the same, briefly.
+FUZZ_TARGETS ?= mbox result http report
+FUZZ_SECONDS ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link
+FUZZ_SERVER_OBJ = $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+FUZZ_LINK = $(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+.PHONY: fuzz fuzz-build fuzzers
+fuzz-build:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build-fuzz OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="$(FUZZ_SAN)" fuzzers
+
+fuzzers: $(patsubst %,$(BUILD)/fuzz/fuzz-%,$(FUZZ_TARGETS))
+
+$(BUILD)/fuzz/fuzz-mbox: $(call obj,fuzz/fuzz_mbox.c) $(FUZZ_SERVER_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_LINK)
+$(BUILD)/fuzz/fuzz-result: $(call obj,fuzz/fuzz_result.c) $(FUZZ_SERVER_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_LINK)
+# http.c is compiled into the harness (its static access handler); no fetch reaches the network
+$(BUILD)/fuzz/fuzz-http: $(call obj,fuzz/fuzz_http.c) $(filter-out $(call obj,server/http.c),$(FUZZ_SERVER_OBJ))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -Wl,--wrap=fetch_url $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_LINK)
+
+fuzz: fuzz-build
+	@FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
