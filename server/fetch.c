@@ -20,6 +20,7 @@
 
 #include "addrpolicy.h"
 #include "config.h"
+#include "strutil.h"
 
 static pthread_key_t fetch_key;
 
@@ -67,27 +68,6 @@ int fetch_addr_allowed(const struct sockaddr *sa, char *why, size_t whylen)
 int fetch_url_allowed(const char *url)
 {
 	return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
-}
-
-struct fetch_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	bool too_big;
-};
-
-static size_t fetch_write(char *p, size_t size, size_t n, void *arg)
-{
-	struct fetch_buf *b = arg;
-	size_t add = size * n;
-
-	if (b->len + add > b->cap) {
-		b->too_big = true;
-		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
-	}
-	memcpy(b->data + b->len, p, add);
-	b->len += add;
-	return add;
 }
 
 /* gunzip in into a new buffer of at most max bytes; 0 or -1 with err. */
@@ -232,7 +212,7 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 {
 	CURL *h = pthread_getspecific(fetch_key);
 	char curlerr[CURL_ERROR_SIZE] = "";
-	struct fetch_buf b = {0};
+	struct strutil_capped b = {STRUTIL_BUF_INIT, 0, false};
 	struct fetch_guard guard = {0};
 	long status = 0;
 	CURLcode rc;
@@ -258,12 +238,7 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 	} else {
 		curl_easy_reset(h);
 	}
-	b.cap = srv_cfg.fetch_max_bytes;
-	b.data = malloc(b.cap + 1);
-	if (!b.data) {
-		snprintf(err, errlen, "out of memory");
-		return FETCH_FAILED;
-	}
+	b.max = srv_cfg.fetch_max_bytes;
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -281,7 +256,7 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)srv_cfg.fetch_max_bytes);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "locklab-server/1");
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fetch_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, strutil_capped_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	rc = curl_easy_perform(h);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
@@ -306,18 +281,18 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 		snprintf(err, errlen, "%s: HTTP status %ld", url, status);
 		goto out;
 	}
-	if (b.len >= 2 && (unsigned char)b.data[0] == 0x1f && (unsigned char)b.data[1] == 0x8b) {
-		if (fetch_gunzip(b.data, b.len, srv_cfg.fetch_max_bytes, out, len, err, errlen))
+	if (b.buf.len >= 2 && (unsigned char)b.buf.buf[0] == 0x1f &&
+	    (unsigned char)b.buf.buf[1] == 0x8b) {
+		if (fetch_gunzip(b.buf.buf, b.buf.len, srv_cfg.fetch_max_bytes, out, len, err,
+		                 errlen))
 			goto out;
 		ret = FETCH_OK;
 		goto out;
 	}
-	b.data[b.len] = '\0';
-	*out = b.data;
-	*len = b.len;
-	b.data = NULL;
+	*len = b.buf.len;
+	*out = strutil_buf_detach(&b.buf);
 	ret = FETCH_OK;
 out:
-	free(b.data);
+	strutil_buf_release(&b.buf);
 	return ret;
 }
