@@ -209,7 +209,8 @@ $(BUILD)/fuzz/fuzz-result: $(call obj,fuzz/fuzz_result.c) $(FUZZ_SERVER_OBJ)
 $(BUILD)/fuzz/fuzz-http: $(call obj,fuzz/fuzz_http.c) $(filter-out $(call obj,server/http.c),$(FUZZ_SERVER_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -Wl,--wrap=fetch_url $^ $(LDLIBS) -o $@
-$(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(COMMON_OBJ)
+# reply.c is compiled into the harness (its static renderers)
+$(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(filter-out $(call obj,server/reply.c),$(FUZZ_SERVER_OBJ))
 	@mkdir -p $(dir $@)
 	$(FUZZ_LINK)
 

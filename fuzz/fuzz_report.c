@@ -7,7 +7,10 @@
  * of lockbench-result/1 documents (or a single document on each side).
  * Documents the validator accepts are compared (compare.c) and the
  * comparison rendered in every format to /dev/null, with the lockup
- * sentences; the JSON format must parse back.
+ * sentences; the JSON format must parse back.  The reply mail's parts
+ * that stand on a comparison alone (server/reply.c, compiled into this
+ * file to reach them: the table, the stuck threads' top frames, prose
+ * wrapping) are rendered too; the rest of the mail reads PostgreSQL.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/reply.c"
 #include "compare.h"
 #include "report.h"
 #include "result.h"
@@ -81,6 +85,17 @@ static void fuzz_render(const struct comparison *c)
 	json_decref(back);
 	free(text);
 	s = report_lockup_sentences(c);
+	/* the reply mail's pieces */
+	f = open_memstream(&text, &len);
+	if (!f)
+		abort();
+	struct stored_comparison sc = {1, "x86_64-2cpu", true, *c};
+	reply_table(f, &sc);
+	reply_stacks(f, c);
+	if (s)
+		reply_wrap(f, s, 0, 2);
+	fclose(f);
+	free(text);
 	free(s);
 }
 
