@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "strutil.h"
+
 #define MAX_REPLY (64u << 20)
 
 struct reply {
@@ -134,35 +136,14 @@ static json_t *get_json(const char *path)
 	return doc;
 }
 
+/* The whole file (caller frees), or NULL after a message. */
 static char *read_file(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, n;
-	char chunk[65536];
-	FILE *mem;
+	char *text = strutil_file_text(path);
 
-	if (!f) {
+	if (!text)
 		fprintf(stderr, "locklab: %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	mem = open_memstream(&buf, &len);
-	if (!mem) {
-		fclose(f);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	if (ferror(f)) {
-		fprintf(stderr, "locklab: %s: %s\n", path, strerror(errno));
-		fclose(f);
-		fclose(mem);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	fclose(mem);
-	return buf;
+	return text;
 }
 
 static int print_report(long long id, const char *format)
