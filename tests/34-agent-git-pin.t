@@ -33,4 +33,10 @@ before=$(grep -c 'GET /repo.git' "$T/http.log")
 timeout 20 git -c "http.curloptResolve=$name:$FILES_PORT:127.0.0.2" ls-remote "$url" >/dev/null 2>&1
 ok $((! $?)) "a pin to 127.0.0.2 (nothing listens there) fails"
 is "$(grep -c 'GET /repo.git' "$T/http.log")" "$before" "and the file server on 127.0.0.1 saw no request"
+
+# the allow list is read at start: a bad one stops the agent with the reason
+out=$(LOCKLAB_FETCH_ALLOW="127.0.0.1:7000, 127.0.0.0/33" timeout 10 "$BIN/locklab-agent" \
+  --server http://127.0.0.1:1 --token x --workdir "$T/agent" --once 2>&1)
+is "$?" 2 "an agent with a bad LOCKLAB_FETCH_ALLOW does not start"
+like "$out" "LOCKLAB_FETCH_ALLOW: bad CIDR '127.0.0.0/33'" "and says which entry"
 done_testing
