@@ -68,14 +68,30 @@ static void fuzz_write_file(const char *dir, const char *name, const char *text)
 	fclose(f);
 }
 
+static char fuzz_root[] = "/tmp/locklab-fuzz-web.XXXXXX";
+
+/* The scratch web root goes when the fuzzer exits. */
+static void fuzz_remove_root(void)
+{
+	static const char *const files[] = {"index.html", "app.js", "css/site.css", "css", ""};
+	char path[600];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", fuzz_root, files[i]);
+		if (remove(path) != 0 && i + 1 == sizeof(files) / sizeof(files[0]))
+			rmdir(fuzz_root);
+	}
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static char root[] = "/tmp/locklab-fuzz-web.XXXXXX";
+	char *root = fuzz_root;
 	char sub[600];
 
 	fuzz_echo = getenv("FUZZ_HTTP_ECHO") != NULL;
 	if (!mkdtemp(root))
 		abort();
+	atexit(fuzz_remove_root);
 	fuzz_write_file(root, "index.html", "<!doctype html><title>locklab</title>\n");
 	fuzz_write_file(root, "app.js", "export const x = 1;\n");
 	snprintf(sub, sizeof(sub), "%s/css", root);
