@@ -459,7 +459,8 @@ int job_prepare(struct job *j, json_t *desc)
 			return -1;
 		}
 		char why[512];
-		if (netpolicy_check_url(gurl, j->ag->cfg.fetch_allow, why, sizeof(why))) {
+		struct netpolicy_pin pin;
+		if (netpolicy_check_url(gurl, j->ag->cfg.fetch_allow, &pin, why, sizeof(why))) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "refused: git url '%.300s': %s", gurl, why);
 			return -1;
@@ -473,7 +474,13 @@ int job_prepare(struct job *j, json_t *desc)
 		}
 		char spec[1024];
 		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
-		/* a submitted URL only over the network protocols, never ext:: or file:// */
+		/*
+		 * a submitted URL only over the network protocols, never ext:: or
+		 * file://, and only to the addresses just checked (netpolicy.h):
+		 * no redirects, the name pinned
+		 */
+		char resolve[sizeof(pin.resolve) + 32];
+		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
 		const char *argv[] = {"git",
 		                      "-C",
 		                      j->mirror,
@@ -487,10 +494,14 @@ int job_prepare(struct job *j, json_t *desc)
 		                      "protocol.git.allow=always",
 		                      "-c",
 		                      "protocol.ssh.allow=always",
+		                      "-c",
+		                      "http.followRedirects=false",
+		                      "-c",
+		                      pin.resolve[0] ? resolve : "http.curloptResolve=",
 		                      "fetch",
 		                      "--quiet",
 		                      "--",
-		                      gurl,
+		                      pin.url,
 		                      spec,
 		                      NULL};
 		if (run_git(j, log, argv)) {

@@ -10,25 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *fs_read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)len + 1);
-	if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[len] = 0;
-	fclose(f);
-	return s;
-}
-
 int fs_mkdirs(const char *path)
 {
 	char tmp[4096];

@@ -9,9 +9,6 @@
 #include <stddef.h>
 #include <time.h>
 
-/* The whole file as a new string (caller frees), or NULL. */
-char *fs_read_file(const char *path);
-
 /* mkdir -p; 0 or -1 with errno. */
 int fs_mkdirs(const char *path);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addrpolicy.h"
 #include "agent.h"
 #include "log.h"
 #include "sandbox.h"
@@ -295,6 +296,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-agent: --server must be an http:// or https:// URL\n");
 		return 2;
 	}
+	/* a bad allow list is said now, not as every git submission's failure */
+	struct addrpolicy allow = ADDRPOLICY_INIT;
+	char aerr[256];
+	if (addrpolicy_init(&allow, cfg.fetch_allow, aerr, sizeof(aerr))) {
+		fprintf(stderr, "locklab-agent: LOCKLAB_FETCH_ALLOW: %s\n", aerr);
+		return 2;
+	}
+	addrpolicy_release(&allow);
 	/*
 	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
 	 * its destinations from the new root, not from our working folder.

@@ -10,116 +10,57 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "addrpolicy.h"
 #include "strutil.h"
 
-/* Whether the first bits of a and b (16-byte or 4-byte) agree. */
-static bool prefix_match(const unsigned char *a, const unsigned char *b, int bits)
+/* Whether host is an address literal already (nothing to pin). */
+static bool netpolicy_literal(const char *host)
 {
-	int full = bits / 8, rest = bits % 8;
-	if (memcmp(a, b, (size_t)full))
-		return false;
-	if (!rest)
-		return true;
-	unsigned char mask = (unsigned char)(0xff << (8 - rest));
-	return (a[full] & mask) == (b[full] & mask);
+	unsigned char buf[16];
+	return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-/* An address as 16 bytes (IPv4 mapped into ::ffff:0:0/96). */
-static void as16(const struct sockaddr *sa, unsigned char out[16])
+/*
+ * Fill pin for url, whose host (as written, ending at hend in url) resolved
+ * to the checked addrs; 0, or -1 with err when the result would not fit.
+ */
+static int netpolicy_pin(struct netpolicy_pin *pin, const char *url, const char *host,
+                         const char *hend, int port, char addrs[][INET6_ADDRSTRLEN + 2],
+                         size_t naddr, char *err, size_t errlen)
 {
-	memset(out, 0, 16);
-	if (sa->sa_family == AF_INET) {
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else {
-		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	size_t used;
+	pin->resolve[0] = 0;
+	if (strlen(url) >= sizeof(pin->url)) {
+		strutil_errf(err, errlen, "the URL is too long");
+		return -1;
 	}
-}
-
-static bool in_cidr(const unsigned char a[16], const char *cidr)
-{
-	char net[64];
-	unsigned char n[16] = {0};
-	const char *slash = strchr(cidr, '/');
-	int bits;
-	if (!slash || (size_t)(slash - cidr) >= sizeof(net))
-		return false;
-	memcpy(net, cidr, (size_t)(slash - cidr));
-	net[slash - cidr] = 0;
-	bits = atoi(slash + 1);
-	if (inet_pton(AF_INET, net, n + 12) == 1) {
-		n[10] = n[11] = 0xff;
-		bits += 96;
-	} else if (inet_pton(AF_INET6, net, n) != 1) {
-		return false;
-	}
-	return bits >= 0 && bits <= 128 && prefix_match(a, n, bits);
-}
-
-/* Addresses that reach the machine itself or its networks. */
-/* the server's refused ranges (server/fetch.c), IPv4 ones mapped by as16 */
-static const char *const internal[] = {"0.0.0.0/8",      "10.0.0.0/8",
-                                       "100.64.0.0/10",  "127.0.0.0/8",
-                                       "169.254.0.0/16", "172.16.0.0/12",
-                                       "192.0.0.0/24",   "192.168.0.0/16",
-                                       "198.18.0.0/15",  "224.0.0.0/4",
-                                       "240.0.0.0/4",    "::/128",
-                                       "::1/128",        "::/96",
-                                       "64:ff9b::/96",   "64:ff9b:1::/48",
-                                       "100::/64",       "fc00::/7",
-                                       "fe80::/10",      "fec0::/10",
-                                       "ff00::/8",       NULL};
-
-const char *netpolicy_internal_cidr(size_t i)
-{
-	return i < sizeof(internal) / sizeof(internal[0]) ? internal[i] : NULL;
-}
-
-static bool is_internal(const unsigned char a[16])
-{
-	for (int i = 0; internal[i]; i++)
-		if (in_cidr(a, internal[i]))
-			return true;
-	return false;
-}
-
-/* Whether an allow entry names this host, address and port. */
-static bool allowed(const char *allow, const char *host, const unsigned char a[16], int port)
-{
-	char *list = strutil_xstrdup(allow ? allow : ""), *save = NULL;
-	bool ok = false;
-	for (char *e = strtok_r(list, ", \t\n", &save); e && !ok;
-	     e = strtok_r(NULL, ", \t\n", &save)) {
-		if (strchr(e, '/')) {
-			ok = in_cidr(a, e);
-			continue;
+	strcpy(pin->url, url);
+	if (netpolicy_literal(host) || !strncasecmp(url, "ssh://", 6))
+		return 0;
+	if (!strncasecmp(url, "git://", 6)) {
+		/* the host as written, up to hend, becomes the first checked address */
+		const char *hstart = hend - strlen(host);
+		int n = snprintf(pin->url, sizeof(pin->url), "%.*s%s%s", (int)(hstart - url), url,
+		                 addrs[0], hend);
+		if (n < 0 || (size_t)n >= sizeof(pin->url)) {
+			strutil_errf(err, errlen, "the URL is too long");
+			return -1;
 		}
-		char *colon = strrchr(e, ':');
-		if (!colon)
-			continue;
-		*colon = 0;
-		char *h = e;
-		size_t hl = strlen(h);
-		if (h[0] == '[' && hl > 1 && h[hl - 1] == ']') {
-			h[hl - 1] = 0;
-			h++;
-		}
-		if (atoi(colon + 1) != port)
-			continue;
-		unsigned char n[16] = {0};
-		if (!strcasecmp(h, host))
-			ok = true;
-		else if (inet_pton(AF_INET, h, n + 12) == 1) {
-			n[10] = n[11] = 0xff;
-			ok = !memcmp(n, a, 16);
-		} else if (inet_pton(AF_INET6, h, n) == 1)
-			ok = !memcmp(n, a, 16);
+		return 0;
 	}
-	free(list);
-	return ok;
+	used = (size_t)snprintf(pin->resolve, sizeof(pin->resolve), "%s:%d:", host, port);
+	for (size_t i = 0; i < naddr && used < sizeof(pin->resolve); i++)
+		used += (size_t)snprintf(pin->resolve + used, sizeof(pin->resolve) - used, "%s%s",
+		                         i ? "," : "", addrs[i]);
+	if (used >= sizeof(pin->resolve)) {
+		strutil_errf(err, errlen, "too many addresses for %s", host);
+		return -1;
+	}
+	return 0;
 }
 
-int netpolicy_check_url(const char *url, const char *allow, char *err, size_t errlen)
+int netpolicy_check_url(const char *url, const char *allow, struct netpolicy_pin *pin, char *err,
+                        size_t errlen)
 {
 	static const struct {
 		const char *scheme;
@@ -176,20 +117,25 @@ int netpolicy_check_url(const char *url, const char *allow, char *err, size_t er
 		port = (int)v;
 	}
 	snprintf(portstr, sizeof(portstr), "%d", port);
+	struct addrpolicy policy = ADDRPOLICY_INIT;
+	char perr[256];
+	if (addrpolicy_init(&policy, allow, perr, sizeof(perr))) {
+		strutil_errf(err, errlen, "LOCKLAB_FETCH_ALLOW: %s", perr);
+		return -1;
+	}
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
 	int gai = getaddrinfo(host, portstr, &hints, &res);
 	if (gai) {
 		strutil_errf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(gai));
+		addrpolicy_release(&policy);
 		return -1;
 	}
 	int rc = 0;
+	size_t naddr = 0;
+	char addrs[8][INET6_ADDRSTRLEN + 2]; /* the checked addresses, v6 in brackets */
 	for (struct addrinfo *ai = res; ai && !rc; ai = ai->ai_next) {
-		unsigned char a[16];
-		char shown[INET6_ADDRSTRLEN] = "?";
+		char shown[INET6_ADDRSTRLEN] = "?", why[256];
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
-			continue;
-		as16(ai->ai_addr, a);
-		if (!is_internal(a) || allowed(allow, host, a, port))
 			continue;
 		if (ai->ai_family == AF_INET)
 			inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, shown,
@@ -197,11 +143,29 @@ int netpolicy_check_url(const char *url, const char *allow, char *err, size_t er
 		else
 			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, shown,
 			          sizeof(shown));
-		strutil_errf(err, errlen,
-		             "%s port %d is %s, an internal address; not in LOCKLAB_FETCH_ALLOW",
-		             host, port, shown);
+		if (addrpolicy_check(&policy, ai->ai_addr, why, sizeof(why)) == 0) {
+			bool seen = false;
+			char a[INET6_ADDRSTRLEN + 2];
+			snprintf(a, sizeof(a), ai->ai_family == AF_INET6 ? "[%s]" : "%s", shown);
+			for (size_t i = 0; i < naddr; i++)
+				seen = seen || !strcmp(addrs[i], a);
+			if (!seen && naddr < sizeof(addrs) / sizeof(addrs[0]))
+				strcpy(addrs[naddr++], a);
+			continue;
+		}
+		strutil_errf(
+		    err, errlen,
+		    "%s port %d is %s, an internal address (%s); not in LOCKLAB_FETCH_ALLOW", host,
+		    port, shown, why);
 		rc = -1;
 	}
 	freeaddrinfo(res);
+	addrpolicy_release(&policy);
+	if (rc == 0 && naddr == 0) {
+		strutil_errf(err, errlen, "%s has no IP address", host);
+		rc = -1;
+	}
+	if (rc == 0 && pin)
+		rc = netpolicy_pin(pin, url, host, hend, port, addrs, naddr, err, errlen);
 	return rc;
 }

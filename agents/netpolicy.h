@@ -1,21 +1,22 @@
 /*
  * netpolicy.h - which addresses a submitted git URL may make the agent
- * connect to; the same rule as the server's fetches (LOCKLAB_FETCH_ALLOW).
+ * connect to, and the address git is then held to.  The rule is the
+ * server's (lockbench/lib/addrpolicy.h: one table of refused ranges, the
+ * LOCKLAB_FETCH_ALLOW list of "host:port" and CIDR entries).
  *
- * A URL's host is resolved and every address checked: loopback, private
- * (RFC 1918, fc00::/7), link-local, shared (100.64/10), unspecified and
- * multicast addresses are refused unless an entry of the allow list names
- * them: "host:port" (the URL's host as written, or an address, and its port)
- * or a CIDR ("10.1.0.0/16", "::1/128", any port).  Entries are separated
- * by commas or white space; the list is empty by default.
+ * A URL's host is resolved and every address checked; then the fetch is
+ * pinned to what was checked, so a name whose answer changes between the
+ * check and git's connection (DNS rebinding) cannot move git elsewhere:
+ *   http, https: git's http.curloptResolve ("host:port:addr,...", libcurl's
+ *                CURLOPT_RESOLVE: TLS still checks the certificate of the
+ *                name), redirects off (http.followRedirects=false);
+ *   git://:      the URL with its host replaced by the checked address.
+ *   ssh://:      not pinned: ssh resolves the name itself (and checks the
+ *                host key against it).
  *
  * Only submitted URLs are checked (http, https, git, ssh).  Tree URLs come
  * from an admin (POST /api/v1/trees, admin token): a local path or file://
  * is allowed there, and is how a lab points at its own mirrors.
- *
- * Not done: git resolves the name again when it connects, so a name whose
- * answer changes between the check and the connection (DNS rebinding) is
- * not caught for git URLs; the server pins its own fetches.
  */
 #ifndef LOCKLAB_AGENT_NETPOLICY_H
 #define LOCKLAB_AGENT_NETPOLICY_H
@@ -23,10 +24,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* 0 when url may be fetched under allow (NULL: empty); -1 with err why not. */
-/* The i-th internal range ("10.0.0.0/8"), NULL past the last: for tests. */
-const char *netpolicy_internal_cidr(size_t i);
+/* What git is to be held to: fetch url, and with resolve set, -c http.curloptResolve=resolve. */
+struct netpolicy_pin {
+	char url[2048];
+	char resolve[1024]; /* "" when nothing to pin (an address literal, ssh) */
+};
 
-int netpolicy_check_url(const char *url, const char *allow, char *err, size_t errlen);
+/*
+ * 0 when url may be fetched under allow (NULL: empty), with pin (may be
+ * NULL) filled; -1 with err why not.
+ */
+int netpolicy_check_url(const char *url, const char *allow, struct netpolicy_pin *pin, char *err,
+                        size_t errlen);
 
 #endif

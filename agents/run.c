@@ -19,6 +19,7 @@
 #include "result.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "strutil.h"
 
 struct stack_arg {
 	char path[4096];
@@ -85,7 +86,7 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 /* Whether the file at path holds text. */
 static bool log_says(const char *path, const char *text)
 {
-	char *all = fs_read_file(path);
+	char *all = strutil_file_text(path);
 	bool yes = all && strstr(all, text);
 	free(all);
 	return yes;
@@ -198,7 +199,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 		return -1;
 	char *doc = NULL;
 	if (r.timed_out) {
-		char *stacks = fs_read_file(sa.path);
+		char *stacks = strutil_file_text(sa.path);
 		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
 		free(stacks);
 		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
@@ -234,7 +235,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 		*retry = true;
 		return -1;
 	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
-		doc = fs_read_file(
+		doc = strutil_file_text(
 		    out); /* 3: lockups inside, still a result; 1: some points failed */
 		if (doc && j->kernel)
 			note_accel(j, doc);

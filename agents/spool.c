@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "spool.h"
+#include "strutil.h"
 
 static int write_atomic(const char *path, const char *text)
 {
@@ -73,7 +74,7 @@ int spool_flush(const char *spool_dir, struct api *api)
 			continue;
 		key[strlen(key) - 5] = 0; /* drop ".json" */
 		snprintf(path, sizeof(path), "%s/%s", spool_dir, e->d_name);
-		char *doc = fs_read_file(path);
+		char *doc = strutil_file_text(path);
 		if (!doc) {
 			left++;
 			continue;

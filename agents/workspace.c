@@ -20,6 +20,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "strutil.h"
 
 /* What every git the agent runs is told: no prompts, no system config. */
 static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", NULL};
@@ -177,7 +178,7 @@ int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
 		return -1;
 	}
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", path);
-	char *text = fs_read_file(dotgit);
+	char *text = strutil_file_text(dotgit);
 	if (!text || strncmp(text, "gitdir: ", 8) || strlen(text + 8) >= gitdir_len) {
 		free(text);
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git made no worktree in %s",

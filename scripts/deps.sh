@@ -24,6 +24,7 @@ DEMO_PACKAGES=(
 # the tests and benchmarks on top
 TEST_PACKAGES=(
   perl libcmocka-dev linux-perf clang-format iproute2
+  clang libclang-rt-14-dev llvm  # tests/15-fuzz.t, make fuzz: libFuzzer, ASan + UBSan, llvm-symbolizer
   python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server

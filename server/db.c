@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "strutil.h"
 
 static pthread_key_t db_key;
 static pthread_once_t db_once = PTHREAD_ONCE_INIT;
@@ -262,29 +263,6 @@ static int db_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *db_read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
-	char chunk[8192];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	mem = open_memstream(&buf, &len);
-	if (!mem) {
-		fclose(f);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	fclose(f);
-	fclose(mem);
-	return buf;
-}
-
 /* 0x6c6f636b6c6162, "locklab" in ASCII: the advisory lock key of migrations */
 #define DB_MIGRATE_LOCK "30521770279461218"
 
@@ -346,7 +324,7 @@ int db_migrate(const char *dir)
 		if (have)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		sql = db_read_file(path);
+		sql = strutil_file_text(path);
 		if (!sql) {
 			fprintf(stderr, "locklab-server: cannot read %s\n", path);
 			goto rollback;

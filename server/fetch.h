@@ -22,9 +22,9 @@ int fetch_global_init(void);
 void fetch_global_cleanup(void);
 
 /*
- * Parse the allow list (srv_cfg.fetch_allow syntax: entries "host:port",
- * "[v6]:port", "addr/prefix" or "addr", comma separated; a host name is
- * resolved now, once).  Call before threads start.  0, or -1 with a
+ * Parse the allow list (srv_cfg.fetch_allow, the syntax of
+ * lockbench/lib/addrpolicy.h, whose refused ranges apply: the agent's git
+ * fetches use the same).  Call before threads start.  0, or -1 with a
  * message in err.  An empty or NULL list allows nothing extra.
  */
 int fetch_policy_init(const char *allow, char *err, size_t errlen);
@@ -32,12 +32,9 @@ void fetch_policy_release(void);
 
 /*
  * 0 when the policy allows a connection to sa (AF_INET or AF_INET6, port
- * included), else -1 with the reason ("127.0.0.1 port 9: loopback
- * (127.0.0.0/8)") in why.
+ * included), else -1 with the reason ("127.0.0.1 port 9 is loopback
+ * (127.0.0.0/8), not in --fetch-allow / LOCKLAB_FETCH_ALLOW") in why.
  */
-/* The i-th range refused unless allowed ("10.0.0.0/8"), NULL past the last: for tests. */
-const char *fetch_refused_cidr(size_t i);
-
 int fetch_addr_allowed(const struct sockaddr *sa, char *why, size_t whylen);
 
 /* True when url starts with http:// or https:// (case-insensitive). */

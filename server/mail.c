@@ -13,6 +13,8 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include "strutil.h"
+
 void mail_global_init(void)
 {
 	g_mime_init();
@@ -76,22 +78,19 @@ static char *mail_references(const char *refs, const char *extra)
 {
 	GMimeReferences *r = g_mime_references_parse(NULL, refs ? refs : "");
 	GMimeReferences *e = g_mime_references_parse(NULL, extra ? extra : "");
-	GString *out = g_string_new("");
-	char *s;
+	struct strutil_buf out = STRUTIL_BUF_INIT;
 
 	if (!r)
 		r = g_mime_references_new();
 	for (int i = 0; e && i < g_mime_references_length(e); i++)
 		g_mime_references_append(r, g_mime_references_get_message_id(e, i));
 	for (int i = 0; i < g_mime_references_length(r); i++)
-		g_string_append_printf(out, "%s<%s>", i ? " " : "",
-		                       g_mime_references_get_message_id(r, i));
+		strutil_buf_addf(&out, "%s<%s>", i ? " " : "",
+		                 g_mime_references_get_message_id(r, i));
 	g_mime_references_free(r);
 	if (e)
 		g_mime_references_free(e);
-	s = strdup(out->str);
-	g_string_free(out, TRUE);
-	return s;
+	return strutil_buf_detach(&out);
 }
 
 char *mail_reply_subject(const char *subject)

@@ -1,6 +1,8 @@
 /*
  * stats.h - the statistics verdicts stand on.  Distributions come from GSL;
- * nothing here is hand-rolled beyond sums.
+ * nothing here is hand-rolled beyond sums.  GSL's error handler (abort) is
+ * turned off by the first test run here: a sample GSL cannot take gives a
+ * NaN p-value (counted as 1), never a dead process.
  */
 #ifndef LOCKLAB_STATS_H
 #define LOCKLAB_STATS_H

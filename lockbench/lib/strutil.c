@@ -107,6 +107,19 @@ void strutil_buf_addlen(struct strutil_buf *sb, const void *s, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
+size_t strutil_capped_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct strutil_capped *c = arg;
+	size_t add = size * n;
+
+	if ((n && add / n != size) || add > c->max || c->buf.len > c->max - add) {
+		c->too_big = true;
+		return 0;
+	}
+	strutil_buf_addlen(&c->buf, p, add);
+	return add;
+}
+
 int strutil_read_file(const char *path, struct strutil_buf *sb)
 {
 	char tmp[65536];
@@ -130,6 +143,19 @@ int strutil_read_file(const char *path, struct strutil_buf *sb)
 	}
 	close(fd);
 	return 0;
+}
+
+char *strutil_file_text(const char *path)
+{
+	struct strutil_buf sb = STRUTIL_BUF_INIT;
+
+	if (strutil_read_file(path, &sb) != 0) {
+		int e = errno;
+		strutil_buf_release(&sb);
+		errno = e;
+		return NULL;
+	}
+	return strutil_buf_detach(&sb);
 }
 
 void strutil_buf_addch(struct strutil_buf *sb, char c, size_t count)
@@ -158,6 +184,14 @@ void strutil_buf_release(struct strutil_buf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
+}
+
+void strutil_buf_truncate(struct strutil_buf *sb, size_t len)
+{
+	if (sb->buf && len < sb->len) {
+		sb->len = len;
+		sb->buf[len] = '\0';
+	}
 }
 
 void strutil_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "runner.h"
+#include "strutil.h"
 #include "util.h"
 
 #define STACKS_MAX    (96 * 1024)
@@ -25,32 +26,16 @@ int runner_stall_ms(const struct runner_opts *o, int threads)
 	return (int)(o->stall_ms * (1.0 + log10(threads > 1 ? threads : 1)));
 }
 
-/* Append text to a growing buffer, capped at STACKS_MAX. */
-struct buf {
-	char *s;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const char *data, size_t n)
+/* Stacks text: strutil_buf appends, capped at STACKS_MAX (the rest is cut). */
+static void buf_add(struct strutil_buf *b, const char *data, size_t n)
 {
 	if (b->len + n + 1 > STACKS_MAX)
 		n = b->len + 1 < STACKS_MAX ? STACKS_MAX - b->len - 1 : 0;
-	if (!n)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *s = realloc(b->s, cap);
-		if (!s)
-			return;
-		b->s = s;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, data, n);
-	b->len += n;
-	b->s[b->len] = 0;
+	if (n)
+		strutil_buf_addlen(b, data, n);
 }
 
-static void buf_printf(struct buf *b, const char *fmt, ...)
+static void buf_printf(struct strutil_buf *b, const char *fmt, ...)
 {
 	char tmp[1024];
 	va_list ap;
@@ -77,7 +62,7 @@ static void read_small(const char *path, char *out, size_t outlen)
 }
 
 /* The kernel's view of every thread: state, wait channel, kernel stack. */
-static void capture_proc(pid_t pid, struct buf *b)
+static void capture_proc(pid_t pid, struct strutil_buf *b)
 {
 	char path[512], dirpath[64], comm[64], wchan[128], stat[512], kstack[2048];
 	snprintf(dirpath, sizeof(dirpath), "/proc/%d/task", (int)pid);
@@ -108,7 +93,7 @@ static void capture_proc(pid_t pid, struct buf *b)
 }
 
 /* gdb -batch "thread apply all bt" on pid, bounded to 30 s. */
-static void capture_gdb(pid_t pid, struct buf *b)
+static void capture_gdb(pid_t pid, struct strutil_buf *b)
 {
 	int fds[2];
 	char pidstr[32];
@@ -157,11 +142,11 @@ static void capture_gdb(pid_t pid, struct buf *b)
 
 static char *capture_stacks(pid_t pid, bool use_gdb)
 {
-	struct buf b = {0};
+	struct strutil_buf b = STRUTIL_BUF_INIT;
 	if (use_gdb)
 		capture_gdb(pid, &b);
 	capture_proc(pid, &b);
-	return b.s ? b.s : strdup("");
+	return strutil_buf_detach(&b);
 }
 
 /* Deep copy of one run into res. */
@@ -242,7 +227,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
                      char *err, size_t errlen)
 {
 	struct wl_shared *sh;
-	struct buf out = {0};
+	struct strutil_buf out = STRUTIL_BUF_INIT;
 	int fds[2] = {-1, -1}, rc = -1, status = 0;
 	pid_t pid;
 	char *stacks = NULL, msg[512] = "", kind[32] = "";
@@ -290,21 +275,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 					         CHILD_OUT_MAX);
 					break;
 				}
-				if (out.len + (size_t)n + 1 > out.cap) {
-					size_t cap = (out.len + (size_t)n + 1) * 2;
-					char *s = realloc(out.s, cap);
-					if (!s) {
-						snprintf(err, errlen, "out of memory");
-						kill(-pid, SIGKILL);
-						waitpid(pid, NULL, 0);
-						goto out;
-					}
-					out.s = s;
-					out.cap = cap;
-				}
-				memcpy(out.s + out.len, tmp, (size_t)n);
-				out.len += (size_t)n;
-				out.s[out.len] = 0;
+				strutil_buf_addlen(&out, tmp, (size_t)n);
 			}
 		}
 		uint64_t now = lb_now_ns();
@@ -347,9 +318,9 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	kill(-pid, SIGKILL); /* anything the workload left behind */
-	if (out.len && out.s[0] == 'E') {
+	if (out.len && out.buf[0] == 'E') {
 		snprintf(err, errlen, "%s with %s: %s", w->name, ops ? ops->name : "kernel",
-		         out.s + 1);
+		         out.buf + 1);
 		goto out;
 	}
 	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM)) {
@@ -364,7 +335,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		         strsignal(WTERMSIG(status)));
 		goto out;
 	}
-	if (WIFSIGNALED(status) || !out.len || out.s[0] != 'R') {
+	if (WIFSIGNALED(status) || !out.len || out.buf[0] != 'R') {
 		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
 		workload_record_params(w, p, run);
 		if (WIFSIGNALED(status))
@@ -381,7 +352,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		struct lb_result child;
 		char perr[256];
 		result_init(&child);
-		if (result_load_buffer(out.s + 1, out.len - 1, &child, perr, sizeof(perr)) ||
+		if (result_load_buffer(out.buf + 1, out.len - 1, &child, perr, sizeof(perr)) ||
 		    child.nruns != 1) {
 			snprintf(err, errlen, "benchmark process sent a bad document: %s", perr);
 			result_release(&child);
@@ -393,7 +364,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	rc = 0;
 out:
 	free(stacks);
-	free(out.s);
+	strutil_buf_release(&out);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	if (fds[1] >= 0)

@@ -96,6 +96,22 @@ static void test_welch_zero_variance(void **state)
 	near(w.diff_hi, 1, 0);
 }
 
+/*
+ * Samples near 1e100: the variances are finite, their squares are not, and
+ * Welch-Satterthwaite's df came out NaN; GSL aborted the process on it
+ * (found by fuzz/fuzz_report.c).  df stays in [min(na,nb)-1, na+nb-2].
+ */
+static void test_welch_extreme(void **state)
+{
+	const double a[] = {1e100, 3e100, 2e100}, b[] = {2e100, 5e100, 1e100, 4e100};
+	struct stats_welch w;
+
+	(void)state;
+	assert_int_equal(stats_welch(a, 3, b, 4, 0.05, &w), 0);
+	assert_true(w.df >= 2 && w.df <= 5);
+	assert_true(w.p >= 0 && w.p <= 1);
+}
+
 static void test_welch_too_few(void **state)
 {
 	const double a[] = {1, 2};
@@ -192,6 +208,7 @@ int main(void)
 	    cmocka_unit_test(test_percentile),
 	    cmocka_unit_test(test_welch_reference),
 	    cmocka_unit_test(test_welch_zero_variance),
+	    cmocka_unit_test(test_welch_extreme),
 	    cmocka_unit_test(test_welch_too_few),
 	    cmocka_unit_test(test_paired),
 	    cmocka_unit_test(test_tost),

@@ -18,6 +18,7 @@
 #include "../fetch.h"
 #include "../ingest.h"
 #include "../url.h"
+#include "addrpolicy.h"
 
 /* 0 when the policy allows addr (v4 or v6 text) on port, else -1. */
 static int allowed(const char *addr, int port)
@@ -42,8 +43,8 @@ static bool in_refused(const char *text)
 {
 	struct cidr c;
 
-	for (size_t i = 0; fetch_refused_cidr(i); i++)
-		if (cidr_parse(fetch_refused_cidr(i), &c) && cidr_has(&c, text))
+	for (size_t i = 0; addrpolicy_refused_cidr(i); i++)
+		if (cidr_parse(addrpolicy_refused_cidr(i), &c) && cidr_has(&c, text))
 			return true;
 	return false;
 }
@@ -66,19 +67,20 @@ static void test_default_policy(void **state)
 	for (i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
 		if (allowed(loopback[i], 80) != -1)
 			fail_msg("%s should be refused", loopback[i]);
-	for (i = 0; fetch_refused_cidr(i); i++) {
-		assert_true(cidr_parse(fetch_refused_cidr(i), &c));
+	for (i = 0; addrpolicy_refused_cidr(i); i++) {
+		assert_true(cidr_parse(addrpolicy_refused_cidr(i), &c));
 		for (int last = 0; last <= 1; last++) {
 			cidr_edge(&c, last, text, sizeof(text));
 			if (allowed(text, 80) != -1)
-				fail_msg("%s (%s) should be refused", text, fetch_refused_cidr(i));
+				fail_msg("%s (%s) should be refused", text,
+				         addrpolicy_refused_cidr(i));
 			edges++;
 		}
 		for (int below = 0; below <= 1; below++) {
 			if (!cidr_outside(&c, below, text, sizeof(text)))
 				continue;
 			if (allowed(text, 443) != (in_refused(text) ? -1 : 0))
-				fail_msg("%s (next to %s) is %s", text, fetch_refused_cidr(i),
+				fail_msg("%s (next to %s) is %s", text, addrpolicy_refused_cidr(i),
 				         in_refused(text) ? "in another range: refused"
 				                          : "in no range: allowed");
 			outside += !in_refused(text);

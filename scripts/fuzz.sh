@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh - replay and fuzz the libFuzzer targets built by
+# `make fuzz-build` (fuzz/README.md).
+#
+#   scripts/fuzz.sh TARGET...        (mbox, result, http, report)
+#
+# For each target: every input under fuzz/regressions/TARGET/ and the seed
+# corpus fuzz/corpus/TARGET/ run once (a crash there fails at once); then
+# FUZZ_SECONDS of fuzzing from the seeds, new inputs kept under
+# $FUZZ_OUT/corpus/TARGET (the repository's corpus is only read) and a crash
+# written to $FUZZ_OUT/crashes/TARGET/.  Prints per target:
+#   fuzz TARGET: replay ok (N inputs)
+#   fuzz TARGET: ok, 123456 executions in 12 s, 10288 exec/s
+# or "... CRASH <file>".  Exits 1 when any target failed.
+set -uo pipefail
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+FUZZ_BUILD=${FUZZ_BUILD:-$TOP/build-fuzz}
+case "$FUZZ_BUILD" in /*) ;; *) FUZZ_BUILD="$TOP/$FUZZ_BUILD" ;; esac
+FUZZ_SECONDS=${FUZZ_SECONDS:-300}
+FUZZ_OUT=${FUZZ_OUT:-$FUZZ_BUILD/out}
+# at most this many bytes per input; a unit slower than FUZZ_TIMEOUT s is a finding
+declare -A max_len=([mbox]=65536 [result]=65536 [http]=16384 [report]=65536)
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
+failed=0
+
+for t in "$@"; do
+  bin=$FUZZ_BUILD/fuzz/fuzz-$t
+  if [[ ! -x $bin ]]; then
+    echo "fuzz $t: no $bin (make fuzz-build)"
+    failed=1
+    continue
+  fi
+  mkdir -p "$FUZZ_OUT/corpus/$t" "$FUZZ_OUT/crashes/$t" "$FUZZ_OUT/log"
+  log=$FUZZ_OUT/log/$t.log
+  inputs=()
+  for d in "$TOP/fuzz/regressions/$t" "$TOP/fuzz/corpus/$t"; do
+    [[ -d $d ]] && while IFS= read -r f; do inputs+=("$f"); done < <(find "$d" -type f | sort)
+  done
+  if [[ ${#inputs[@]} -gt 0 ]]; then
+    if "$bin" -timeout="$FUZZ_TIMEOUT" -rss_limit_mb=2048 "${inputs[@]}" >"$log.replay" 2>&1; then
+      echo "fuzz $t: replay ok (${#inputs[@]} inputs)"
+    else
+      echo "fuzz $t: replay FAILED ($log.replay):"
+      grep -E 'ERROR|SUMMARY|Running:|abort|runtime error' "$log.replay" | tail -n 8 | sed 's/^/  /'
+      failed=1
+      continue
+    fi
+  fi
+  [[ $FUZZ_SECONDS -gt 0 ]] || continue
+  rm -f "$FUZZ_OUT/crashes/$t"/*
+  "$bin" -max_total_time="$FUZZ_SECONDS" -timeout="$FUZZ_TIMEOUT" -rss_limit_mb=2048 \
+    -max_len="${max_len[$t]:-65536}" -print_final_stats=1 -close_fd_mask=1 \
+    -artifact_prefix="$FUZZ_OUT/crashes/$t/" \
+    "$FUZZ_OUT/corpus/$t" "$TOP/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  crash=$(find "$FUZZ_OUT/crashes/$t" -type f | head -n 1)
+  if [[ $rc -eq 0 && -z $crash && -n $runs ]]; then
+    echo "fuzz $t: ok, $runs executions in $FUZZ_SECONDS s, $rate exec/s"
+  else
+    echo "fuzz $t: CRASH ${crash:-(exit $rc, no artifact)} after ${runs:-?} executions ($log):"
+    grep -E 'ERROR|SUMMARY|runtime error|abort' "$log" | tail -n 8 | sed 's/^/  /'
+    failed=1
+  fi
+done
+exit $failed
