@@ -53,6 +53,7 @@ static struct {
 	double wait_seconds, poll_seconds;
 	size_t max_bytes;
 	long max_per_sender; /* patch mails taken per sender per hour */
+	long trailer_days;   /* how long a trailer for no known mail is kept */
 } icfg;
 
 /* what became of each mail read, and of each series (relaxed: counters) */
@@ -144,7 +145,7 @@ static int cfg_read(const char *path)
 	json_error_t jerr;
 	json_t *sources = NULL, *trees = NULL, *suites = NULL, *v;
 	double wait = 300, poll = 10;
-	json_int_t max_bytes = 0, per_sender = 500;
+	json_int_t max_bytes = 0, per_sender = 500, trailer_days = 30;
 	size_t i;
 
 	icfg.doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -153,10 +154,11 @@ static int cfg_read(const char *path)
 		        jerr.line);
 		return -1;
 	}
-	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT, "{s:o, s?o, s?s, s?o, s?F, s?F, s?I, s?I}",
-	                   "sources", &sources, "trees", &trees, "default_tree", &icfg.default_tree,
-	                   "suites", &suites, "wait_seconds", &wait, "poll_seconds", &poll,
-	                   "max_bytes", &max_bytes, "max_per_sender", &per_sender) ||
+	if (json_unpack_ex(icfg.doc, &jerr, JSON_STRICT,
+	                   "{s:o, s?o, s?s, s?o, s?F, s?F, s?I, s?I, s?I}", "sources", &sources,
+	                   "trees", &trees, "default_tree", &icfg.default_tree, "suites", &suites,
+	                   "wait_seconds", &wait, "poll_seconds", &poll, "max_bytes", &max_bytes,
+	                   "max_per_sender", &per_sender, "trailer_days", &trailer_days) ||
 	    !json_is_array(sources) || (trees && !json_is_array(trees)) ||
 	    (suites && (!json_is_array(suites) || json_array_size(suites) > MAX_SUITES))) {
 		fprintf(stderr, "locklab-server: mail config %s: %s\n", path,
@@ -167,6 +169,7 @@ static int cfg_read(const char *path)
 	icfg.poll_seconds = poll > 0.05 ? poll : 0.05;
 	icfg.max_bytes = max_bytes > 0 ? (size_t)max_bytes : srv_cfg.fetch_max_bytes;
 	icfg.max_per_sender = per_sender > 0 ? (long)per_sender : 500;
+	icfg.trailer_days = trailer_days > 0 ? (long)trailer_days : 30;
 	icfg.nsources = json_array_size(sources);
 	icfg.sources = g_new0(struct intake_source, icfg.nsources ? icfg.nsources : 1);
 	json_array_foreach(sources, i, v) if (cfg_source(v, i, &icfg.sources[i])) return -1;
@@ -257,8 +260,10 @@ static const char *const trailer_kinds[] = {"Reviewed-by", "Acked-by", "Tested-b
 
 /*
  * The trailers of a reply (m->body: its own lines, not the quoted ones)
- * kept for the mail it answers, when locklab has that mail.  Returns how
- * many were new, or -1 when the database failed.
+ * kept for the mail it answers, whether locklab has that mail yet or not
+ * (the series may come later, by mail or by URL); intake_prune drops
+ * those that never found their mail.  Returns how many were new, or -1
+ * when the database failed.
  */
 static int intake_trailers(PGconn *c, const char *source, const struct mbox_mail *m)
 {
@@ -282,11 +287,9 @@ static int intake_trailers(PGconn *c, const char *source, const struct mbox_mail
 				res = db_exec(
 				    c,
 				    "INSERT INTO mail_trailers (reply_id, target, kind, who, "
-				    "sender, "
-				    "source) SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 "
-				    "FROM "
-				    "patches WHERE message_id = $2) OR EXISTS (SELECT 1 FROM "
-				    "mail_messages WHERE message_id = $2) ON CONFLICT DO NOTHING",
+				    "sender, source) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT "
+				    "DO "
+				    "NOTHING",
 				    6, p);
 				if (!res)
 					kept = -1;
@@ -868,6 +871,42 @@ static void intake_assemble(void)
 
 /* ---- the thread --------------------------------------------------------- */
 
+/*
+ * Trailers older than trailer_days whose mail locklab never got (the rest
+ * of the list's review traffic) are dropped: at start, then hourly.
+ */
+static void intake_prune(void)
+{
+	static time_t last;
+	time_t now = time(NULL);
+	char days[24];
+	const char *p[1] = {days};
+	PGconn *c;
+	PGresult *res;
+
+	if (last && now - last < 3600)
+		return;
+	c = db_conn();
+	if (!c)
+		return;
+	snprintf(days, sizeof(days), "%ld", icfg.trailer_days);
+	res = db_exec(c,
+	              "DELETE FROM mail_trailers t WHERE received < now() - make_interval(days => "
+	              "$1::int) AND NOT EXISTS (SELECT 1 FROM patches p WHERE p.message_id = "
+	              "t.target) AND NOT EXISTS (SELECT 1 FROM mail_messages m WHERE "
+	              "m.message_id = t.target)",
+	              1, p);
+	if (res) {
+		last = now;
+		if (atoi(PQcmdTuples(res)) > 0)
+			intake_log("trailers",
+			           "dropped %s trailer(s) older than %ld days for mail "
+			           "locklab never had",
+			           PQcmdTuples(res), icfg.trailer_days);
+	}
+	PQclear(res);
+}
+
 static void *intake_main(void *arg)
 {
 	pthread_mutex_lock(&intake_lock);
@@ -883,6 +922,7 @@ static void *intake_main(void *arg)
 				imap_poll(&icfg.sources[i]);
 		}
 		intake_assemble();
+		intake_prune();
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += (time_t)icfg.poll_seconds;
 		until.tv_nsec +=

@@ -5,9 +5,10 @@
 -- One row per trailer line of one reply.  target is the Message-ID the
 -- reply answers (its In-Reply-To): a submission's trailers are the rows
 -- whose target is one of its patches' message_id (seq 0, the cover letter:
--- the whole series).  Kept only when target is a mail locklab has (a
--- patch or a waiting mail of the intake), so the rest of the list's
--- traffic is not stored.  The same reply read again adds nothing.
+-- the whole series).  Kept whether locklab has that mail yet or not (a
+-- series may come after its reviews, by mail or by URL); the intake drops
+-- the rows whose mail never came after trailer_days (docs/mail.md).  The
+-- same reply read again adds nothing.
 CREATE TABLE mail_trailers (
 	reply_id  text NOT NULL,
 	target    text NOT NULL,

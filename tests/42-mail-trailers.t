@@ -2,8 +2,10 @@
 # Trailers given on the list and the versions of a series (issue 13): a v1
 # and a v2 made by git format-patch --cover-letter --thread reach the intake
 # through a Maildir; reviewers answer them with Reviewed-by:, Acked-by: and
-# Tested-by: lines (quoted ones are not theirs).  The trailers are kept per
-# patch (seq 0: the whole series), given by the API, put in the reply's Cc,
+# Tested-by: lines (quoted ones are not theirs), one before the series it
+# answers is read.  The trailers are kept per patch (seq 0: the whole
+# series), given by the API, put in the reply's Cc, dropped after
+# trailer_days when their mail never came,
 # and shown on the dashboard's submission page beside the two versions side
 # by side (Debian's chromium driven by playwright-core, web/test/mail.mjs,
 # text nodes only).  Needs `npm ci` in web/ and /usr/bin/chromium for the
@@ -54,10 +56,10 @@ reply "$T"/v1/0000-* ack1 'Maint Ainer <maint@example.org>' \
 reply "$T"/v1/0002-* xss1 'Evil <evil@example.org>' \
   'Reviewed-by: <img src=x onerror=alert(1)> <evil@example.org>'
 reply "$T"/v1/0001-* none1 'Chat <chat@example.org>' 'No trailer here, only talk.\nReviewed-by: nobody'
-# a trailer for a mail locklab never had is not kept
+# a trailer for a mail locklab does not have (yet): kept, shown nowhere
 printf 'From: a <a@example.org>\nSubject: Re: [PATCH] elsewhere\nMessage-ID: <far@example.org>\nIn-Reply-To: <unknown@example.org>\n\nReviewed-by: A <a@example.org>\n' >"$T/far.eml"
 maildir_deliver "$T/Maildir" "$T/rev1.eml" "$T/ack1.eml" "$T/xss1.eml" "$T/none1.eml" "$T/far.eml"
-is "$(wait_for "SELECT count(*) FROM mail_trailers" 4)" 4 "the four trailers of the replies to v1 are kept"
+is "$(wait_for "SELECT count(*) FROM mail_trailers" 5)" 5 "the four trailers of the replies to v1 are kept, and the other one"
 api GET "/api/v1/submissions/$s1"
 is "$(jq -r '.trailers[] | "\(.seq) \(.kind): \(.who)"' <<<"$BODY" | sort)" \
   "0 Acked-by: Maint Ainer <maint@example.org>
@@ -67,13 +69,13 @@ is "$(jq -r '.trailers[] | "\(.seq) \(.kind): \(.who)"' <<<"$BODY" | sort)" \
   "the API gives each trailer with its patch (0: the whole series), decoded"
 is "$(jq -r '[.trailers[] | select(.seq == 1) | .from, .reply_id] | join(" ")' <<<"$BODY")" \
   "Rëv One <rev1@example.org> <rev1@example.org>" "with who sent it and the reply's Message-ID"
-unlike "$(sql "SELECT string_agg(who, ' ') FROM mail_trailers")" 'quoted@|nobody|a@example' \
-  "quoted trailers, trailers without an address and trailers for unknown mail are not kept"
-is "$(metric 'locklab_mail_messages_total{result="trailers"}')" 3 "/metrics counts the three replies that gave trailers"
-is "$(metric 'locklab_mail_messages_total{result="ignored"}')" 2 "the other two are ignored"
+unlike "$(sql "SELECT string_agg(who, ' ') FROM mail_trailers")" 'quoted@|nobody' \
+  "quoted trailers and trailers without an address are not kept"
+is "$(metric 'locklab_mail_messages_total{result="trailers"}')" 4 "/metrics counts the four replies that gave trailers"
+is "$(metric 'locklab_mail_messages_total{result="ignored"}')" 1 "the other one is ignored"
 maildir_deliver "$T/Maildir" "$T/rev1.eml"
 for ((i = 0; i < 150; i++)); do [[ -z $(ls "$T/Maildir/new") ]] && break; sleep 0.2; done
-is "$(sql "SELECT count(*) FROM mail_trailers")" 4 "the same reply read again adds nothing"
+is "$(sql "SELECT count(*) FROM mail_trailers")" 5 "the same reply read again adds nothing"
 
 # the reply to v1 goes to the reviewers too (ended by hand: no agent here)
 sql "UPDATE submissions SET state = 'failed', reason = 'test: ended by hand' WHERE id = $s1" >/dev/null
@@ -83,18 +85,32 @@ like "$cc" 'maint@example\.org' "the reply's Cc holds the reviewer who acked the
 like "$cc" 'rev1@example\.org' "and the one who reviewed a patch"
 unlike "$cc" 'tess@example' "a Tested-by is not a reviewer"
 
-# v2: a new submission linked to v1; the API gives both versions
+# v2: a new submission linked to v1; the API gives both versions.  A review
+# of its patch 1 is read before the series itself.
+reply "$T"/v2/v2-0001-* early2 'Early Bird <early@example.org>' 'Acked-by: Early Bird <early@example.org>'
+maildir_deliver "$T/Maildir" "$T/early2.eml"
+is "$(wait_for "SELECT count(*) FROM mail_trailers" 6)" 6 "a trailer for a patch not yet read is kept"
 maildir_deliver "$T/Maildir" "$T"/v2/*.patch
 is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 2)" 2 "v2 is submitted"
 s2=$(sql "SELECT max(id) FROM submissions WHERE source = 'mail'")
 reply "$T"/v2/v2-0002-* rev2 'Rëv One <rev1@example.org>' 'Reviewed-by: Rëv One <rev1@example.org>'
 maildir_deliver "$T/Maildir" "$T/rev2.eml"
-is "$(wait_for "SELECT count(*) FROM mail_trailers" 5)" 5 "a trailer for v2"
+is "$(wait_for "SELECT count(*) FROM mail_trailers" 7)" 7 "a trailer for v2"
 api GET "/api/v1/submissions/$s2"
 is "$(jq -r '[.previous_id, (.versions | map("v\(.version)=#\(.id)") | join(","))] | join(" ")' <<<"$BODY")" \
   "$s1 v1=#$s1,v2=#$s2" "the API lists both versions of the series, oldest first"
-is "$(jq -r '.versions[1].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:0,2:1" \
-  "with the trailers each patch of each version got"
+is "$(jq -r '.versions[1].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:1,2:1" \
+  "with the trailers each patch of each version got, the one read before the series too"
+is "$(jq -r '.trailers[] | select(.seq == 1) | "\(.kind): \(.who)"' <<<"$BODY")" "Acked-by: Early Bird <early@example.org>" \
+  "v2's patch 1 shows the review read before it"
+
+# trailers whose mail never came are dropped after trailer_days (at start, then hourly)
+kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
+sql "UPDATE mail_trailers SET received = now() - interval '31 days'" >/dev/null
+server_start --allow-local-trees --mail-config "$T/mail.json" || { echo "Bail out! no second server"; exit 1; }
+is "$(wait_for "SELECT count(*) FROM mail_trailers" 6)" 6 "an old trailer for a mail locklab never had is dropped"
+is "$(sql "SELECT count(*) FROM mail_trailers WHERE reply_id = '<far@example.org>'")" 0 "that one"
+like "$(cat "$SERVER_LOG")" 'mail trailers: dropped 1 trailer\(s\) older than 30 days' "and the log says so"
 
 # the dashboard, in a real browser
 if [[ -x ${CHROMIUM:-/usr/bin/chromium} && -d $TOP/web/node_modules/playwright-core && -f $TOP/web/vendor/uPlot.esm.js ]]; then
