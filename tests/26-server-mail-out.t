@@ -91,8 +91,9 @@ ok $(( $(jq .max_body_columns <<<"$info") <= 100 ? 0 : 1 )) \
   "every body line fits 100 columns ($(jq .max_body_columns <<<"$info"))"
 like "$(jq -r .body <<<"$info")" '^machine: lab1, 2 CPUs, Test CPU, kernel 6\.1\.0$' "it names the machine"
 like "$(jq -r .body <<<"$info")" '^ +base +%sd +%change +patched +%sd +\+-ci95 +n +metric$' "the table has its LKP-style head"
-like "$(jq -r .body <<<"$info")" '^ +[0-9]+ +[0-9]+% +[-+][0-9.]+% +[0-9]+ +[0-9]+% +[0-9.]+% +10 +hot\.pthread\.ops_per_sec\.threads=1$' \
-  "each row says its samples per side and the smallest change it could see"
+rounds=$(jq -r .body <<<"$info" | sed -n 's/^rounds: *\([0-9]*\) base.*/\1/p')
+like "$(jq -r .body <<<"$info")" '^ +[0-9]+ +[0-9]+% +[-+][0-9.]+% +[0-9]+ +[0-9]+% +[0-9.]+% +'"$((5 * rounds))"' +hot\.pthread\.ops_per_sec\.threads=1$' \
+  "each row says its samples per side (5 a round, $rounds rounds) and the smallest change it could see"
 like "$(jq -r .body <<<"$info")" '^details: http://dash\.example\.org/#/submissions/'"$s1"'$' "it links the dashboard"
 is "$(jq -r .body <<<"$info" | grep -c '^Tested-by: Løcklab Lab <tested@lab\.example\.org>$')" 1 \
   "no change earns the configured Tested-by, once"
