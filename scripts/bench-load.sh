@@ -7,8 +7,8 @@
 # tests/lib/slowclients.py) hold connections and fresh clients ask /healthz.
 # Prints results per second, p50/p99 per endpoint, errors (goal 0) and the
 # server's RSS before and after (goal: within 10%).
-# The RSS "before" is taken after WARMUP seconds of the same load (its cold
-# figure is printed too).
+# The RSS "before" is taken after WARMUP seconds of the same load, hostile
+# connections included (its cold figure is printed too).
 #   AGENTS=50 READERS=20 DURATION=30 WARMUP=5 SUBS=1200 IDLE=200 SLOW=50 may be overridden.
 set -uo pipefail
 AGENTS=${AGENTS:-50}
@@ -45,9 +45,15 @@ echo "setup: $AGENTS agents registered, $(grep -c '^202$' "$T/sub.codes") of $SU
 sql "SELECT id FROM submissions" >"$T/subs"
 
 rsscold=$(rss)
-# warm up: the pool's threads open their database connections, caches fill
+# warm up with the same load, hostile connections included: the pool's threads
+# open their database connections, libmicrohttpd's per-connection pools and
+# malloc's arenas reach their size
+python3 "$TOP/tests/lib/slowclients.py" flood 127.0.0.1 "${URL##*:}" "$IDLE" "$SLOW" \
+  "$(printf '127.0.4.%d,' $(seq 1 10) | sed 's/,$//')" "$WARMUP" 2 >/dev/null &
+warmflood=$!
 python3 "$TOP/scripts/loadgen.py" 127.0.0.1 "${URL##*:}" "$T/tokens" "$T/subs" "$WARMUP" "$READERS" \
   >"$T/warm.json" || { echo "bench-load: the load generator failed"; exit 1; }
+wait "$warmflood"
 rss0=$(rss)
 sources=$(printf '127.0.3.%d,' $(seq 1 10))
 python3 "$TOP/tests/lib/slowclients.py" flood 127.0.0.1 "${URL##*:}" "$IDLE" "$SLOW" "${sources%,}" \

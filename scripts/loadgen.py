@@ -14,7 +14,14 @@ and /healthz in turn.  For SECONDS.  Prints one JSON object: results
 stored per second, requests and p50/p99 latency (ms) per endpoint, errors
 by endpoint and status (a status the protocol expects, such as 409 for a
 lease gone, is not an error but is counted under "expected").
+
+For the fault tests (tests/37-faults.t): LOADGEN_PERSIST=1 sends a request
+again (the same idempotency key) after a failed connection or a 503, as an
+agent's spool would, counting those under "expected" and keeping one 503
+body in "sample_503"; LOADGEN_EXIT_IDLE=1 ends an agent when the queue is
+empty instead of waiting for more.
 """
+import os
 import http.client
 import json
 import random
@@ -28,6 +35,9 @@ tokens = [t.strip() for t in open(sys.argv[3]) if t.strip()]
 subs = [s.strip() for s in open(sys.argv[4]) if s.strip()]
 seconds, readers = float(sys.argv[5]), int(sys.argv[6])
 stop_at = time.monotonic() + seconds
+persist = os.environ.get("LOADGEN_PERSIST") == "1"
+exit_idle = os.environ.get("LOADGEN_EXIT_IDLE") == "1"
+sample_503 = []
 lock = threading.Lock()
 lat = {}        # endpoint -> [seconds]
 errors = {}     # "endpoint status" -> count
@@ -63,6 +73,15 @@ class Client:
         self.conn = None
 
     def call(self, method, path, body=None, headers=None, ok=(200, 201, 202), fine=()):
+        while True:
+            status, doc = self.call_once(method, path, body, headers, ok, fine)
+            if not persist or time.monotonic() >= stop_at:
+                return status, doc
+            if status != 503 and not str(status).startswith("conn:"):
+                return status, doc
+            time.sleep(0.2)
+
+    def call_once(self, method, path, body, headers, ok, fine):
         h = {"Content-Type": "application/json"}
         if self.token:
             h["Authorization"] = "Bearer " + self.token
@@ -94,9 +113,12 @@ class Client:
         with lock:
             lat.setdefault(ep, []).append(dt)
             key = "%s %s" % (ep, status)
+            if status == 503 and len(sample_503) < 1:
+                sample_503.append({"endpoint": ep, "retry_after": r.getheader("Retry-After"),
+                                   "body": data.decode("utf-8", "replace")})
             if status in ok:
                 pass
-            elif status in fine:
+            elif status in fine or (persist and (status == 503 or str(status).startswith("conn:"))):
                 expected[key] = expected.get(key, 0) + 1
             else:
                 errors[key] = errors.get(key, 0) + 1
@@ -112,6 +134,8 @@ def agent(i, token):
         status, body = c.call("POST", "/api/v1/jobs/claim", b"")
         job = body.get("job") if isinstance(body, dict) else None
         if not job:
+            if exit_idle and status == 200:
+                return
             time.sleep(0.2)
             continue
         jid, nxt, rounds = job["id"], job["next_round"], job["rounds"]
@@ -168,4 +192,4 @@ print(json.dumps({
     "results_stored": stored[0], "results_per_s": round(stored[0] / span, 1),
     "endpoints": {ep: {"n": len(v), "p50_ms": pct(v, 0.5), "p99_ms": pct(v, 0.99)}
                   for ep, v in sorted(lat.items())},
-    "errors": errors, "expected": expected, "retried": retried}))
+    "errors": errors, "expected": expected, "retried": retried, "sample_503": sample_503}))
