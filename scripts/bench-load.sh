@@ -59,6 +59,8 @@ sources=$(printf '127.0.3.%d,' $(seq 1 10))
 python3 "$TOP/tests/lib/slowclients.py" flood 127.0.0.1 "${URL##*:}" "$IDLE" "$SLOW" "${sources%,}" \
   "$DURATION" 10 >"$T/flood.json" &
 flood=$!
+# the server's RSS every 5 s of the run: a leak climbs, a warmed-up server stays level
+(while kill -0 "$flood" 2>/dev/null; do rss; sleep 5; done) >"$T/rss.trace" &
 python3 "$TOP/scripts/loadgen.py" 127.0.0.1 "${URL##*:}" "$T/tokens" "$T/subs" "$DURATION" "$READERS" \
   >"$T/load.json" || { echo "bench-load: the load generator failed"; exit 1; }
 wait "$flood"
@@ -71,4 +73,5 @@ jq -r '.endpoints | to_entries[] | [.key, .value.n, .value.p50_ms, .value.p99_ms
 echo "errors: $(jq -c .errors "$T/load.json") (goal {}); expected refusals (409 lease gone or round not wanted, 404): $(jq -c .expected "$T/load.json"); sent again on a new connection after a closed keep-alive one: $(jq -c .retried "$T/load.json")"
 jq -r '"meanwhile \(.most_open) hostile connections open at most (idle and slowloris): slowloris cut with 408: \(.slow_408), closed: \(.slow_closed); idle closed: \(.idle_closed); fresh /healthz answered 200: \(.probes_200) of \(.probes)"' "$T/flood.json"
 echo "warm-up: $(jq -r .results_stored "$T/warm.json") results in $WARMUP s before the run; jobs at the end: $(sql "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM jobs GROUP BY state ORDER BY state) x")"
+echo "server RSS every 5 s of the run (MiB): $(awk '{ printf "%.1f ", $1 / 1024 }' "$T/rss.trace")"
 awk -v c="$rsscold" -v a="$rss0" -v b="$rss1" 'BEGIN { printf "server RSS: %.1f MiB cold, %.1f MiB after the warm-up, %.1f MiB after the run (%+.1f%% over the run; goal within 10%%)\n", c / 1024, a / 1024, b / 1024, 100 * (b - a) / a }'
