@@ -47,7 +47,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
@@ -170,6 +170,10 @@ bench-verdicts: all
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh
+
+# the server under agents, dashboard readers and hostile connections (scripts/bench-load.sh)
+bench-load: programs
+	@BUILD=$(BUILD) scripts/bench-load.sh
 
 bench-kernel: all
 	@BUILD=$(BUILD) scripts/bench-kernel.sh

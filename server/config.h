@@ -25,9 +25,14 @@ struct srv_config {
 	double alpha;            /* false discovery rate */
 	double min_effect;       /* relative */
 	bool submit_token_required;
-	bool allow_local_trees; /* trees may be local paths or file:// URLs */
-	unsigned max_connections;
-	unsigned connection_timeout; /* seconds */
+	bool allow_local_trees;      /* trees may be local paths or file:// URLs */
+	unsigned max_connections;    /* open at once; past it requests get 503 (conn.h) */
+	unsigned per_ip_connections; /* open at once from one address; past it 503 */
+	unsigned connection_timeout; /* seconds without a byte before MHD closes */
+	unsigned header_timeout;     /* seconds for a request's headers, however they trickle */
+	unsigned body_timeout;       /* seconds for a request's whole body */
+	unsigned http_threads;       /* the fixed pool serving every connection */
+	unsigned fetch_max_active;   /* URL fetches at once; past it submissions get 503 */
 	/* outgoing mail (reply.c, outbox.c) */
 	const char *mail_from;     /* "Name <addr>": From and the SMTP envelope sender */
 	const char *mail_domain;   /* right-hand side of Message-IDs */

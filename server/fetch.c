@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,26 @@ static pthread_key_t fetch_key;
 static void fetch_free_handle(void *h)
 {
 	curl_easy_cleanup(h);
+}
+
+/* Fetches running; relaxed: a counter of slots, it orders no other data. */
+static atomic_uint fetch_active;
+
+bool fetch_slot_take(void)
+{
+	unsigned n = atomic_load_explicit(&fetch_active, memory_order_relaxed);
+
+	do {
+		if (n >= srv_cfg.fetch_max_active)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &fetch_active, &n, n + 1, memory_order_relaxed, memory_order_relaxed));
+	return true;
+}
+
+void fetch_slot_release(void)
+{
+	atomic_fetch_sub_explicit(&fetch_active, 1, memory_order_relaxed);
 }
 
 int fetch_global_init(void)

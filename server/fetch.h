@@ -14,6 +14,7 @@
 #ifndef LOCKLAB_SERVER_FETCH_H
 #define LOCKLAB_SERVER_FETCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -45,6 +46,15 @@ enum fetch_rc {
 	FETCH_FAILED = -1,  /* the server or the transfer failed: the reason in err */
 	FETCH_REFUSED = -2, /* the policy refused the URL or a peer; nothing was sent */
 };
+
+/*
+ * Take one of srv_cfg.fetch_max_active fetch slots: true when one was free
+ * (give it back with fetch_slot_release), false when all are busy (the
+ * caller answers 503).  A fetch holds a pool thread for up to
+ * --fetch-timeout; the cap keeps the others serving.
+ */
+bool fetch_slot_take(void);
+void fetch_slot_release(void);
 
 /*
  * GET url into *out (NUL-terminated, caller frees) of *len bytes, at most

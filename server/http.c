@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,9 +21,20 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "conn.h"
 #include "routes.h"
 
 static struct MHD_Daemon *http_daemon;
+
+/* Deferred works running (http_defer); http_stop waits for none. */
+static pthread_mutex_t http_defer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t http_defer_idle = PTHREAD_COND_INITIALIZER;
+static unsigned http_defer_running;
+
+struct http_deferred {
+	struct http_request *req;
+	void (*work)(void *);
+};
 
 /* Replies by status code; relaxed: plain counters read by /metrics only. */
 static atomic_ulong http_replies[600];
@@ -64,6 +76,8 @@ static enum handler_rc http_queue(struct http_request *req, unsigned status,
 		MHD_add_response_header(resp, "Retry-After", HTTP_RETRY_AFTER);
 	if (status == 405 && req->allow)
 		MHD_add_response_header(resp, "Allow", req->allow);
+	if (req->close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(req->conn, status, resp);
 	MHD_destroy_response(resp);
 	if (ret != MHD_YES)
@@ -193,6 +207,57 @@ enum handler_rc http_static(struct http_request *req)
 	                  http_mime(real));
 }
 
+static void *http_defer_main(void *arg)
+{
+	struct http_deferred *d = arg;
+	struct http_request *req = d->req;
+
+	d->work(req->deferred);
+	free(d);
+	/* the pool thread calls the handler again once resumed */
+	MHD_resume_connection(req->conn);
+	pthread_mutex_lock(&http_defer_lock);
+	if (--http_defer_running == 0)
+		pthread_cond_broadcast(&http_defer_idle);
+	pthread_mutex_unlock(&http_defer_lock);
+	return NULL;
+}
+
+enum handler_rc http_defer(struct http_request *req, void (*work)(void *), void *arg,
+                           void (*release)(void *))
+{
+	struct http_deferred *d = malloc(sizeof(*d));
+	pthread_attr_t attr;
+	pthread_t t;
+	int err = -1;
+
+	req->deferred = arg;
+	req->deferred_release = release;
+	if (!d)
+		return http_reply_error(req, 500, "internal", "out of memory");
+	d->req = req;
+	d->work = work;
+	req->suspended = true;
+	MHD_suspend_connection(req->conn);
+	pthread_mutex_lock(&http_defer_lock);
+	http_defer_running++;
+	pthread_mutex_unlock(&http_defer_lock);
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = pthread_create(&t, &attr, http_defer_main, d);
+		pthread_attr_destroy(&attr);
+	}
+	if (err == 0)
+		return HANDLER_OK;
+	free(d);
+	pthread_mutex_lock(&http_defer_lock);
+	http_defer_running--;
+	pthread_mutex_unlock(&http_defer_lock);
+	req->suspended = false;
+	MHD_resume_connection(req->conn);
+	return http_reply_error(req, 503, "busy", "cannot start a thread; try again later");
+}
+
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const char *url,
                                    const char *method, const char *version, const char *upload_data,
                                    size_t *upload_data_size, void **con_cls)
@@ -202,7 +267,10 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 
 	if (!req) {
 		const char *clen;
+		enum conn_admit admit = conn_request_begin(conn);
 
+		if (admit == CONN_CUT)
+			return MHD_NO;
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
@@ -210,6 +278,14 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		req->method = method;
 		req->url = url;
 		*con_cls = req;
+		if (admit != CONN_OK) {
+			req->close = true;
+			rc = http_reply_error(req, 503, "busy", "%s; try again later",
+			                      admit == CONN_FULL
+			                          ? "the server has too many connections open"
+			                          : "too many connections open from your address");
+			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
+		}
 		/* Refuse a declared oversized body before reading any of it. */
 		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 		                                   MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -223,6 +299,11 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 	if (req->replied) {
 		*upload_data_size = 0; /* discard what follows an early reply */
 		return MHD_YES;
+	}
+	if (*upload_data_size && conn_body_late(conn)) {
+		/* a body trickling past --body-timeout: 408, then closed */
+		conn_refuse_late_body(conn);
+		return MHD_NO;
 	}
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
@@ -242,11 +323,16 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	conn_request_run(conn);
 	if (req->body_too_large)
 		rc = http_reply_error(req, 413, "too-large", "request body over %zu bytes",
 		                      srv_cfg.max_body);
 	else
 		rc = routes_dispatch(req);
+	if (rc == HANDLER_OK && req->suspended) {
+		req->suspended = false; /* only this thread reads or writes it */
+		return MHD_YES;         /* http_defer: the handler is called again */
+	}
 	if (!req->replied && rc != HANDLER_FATAL)
 		rc = http_reply_error(req, 500, "internal", "no reply");
 	return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
@@ -257,10 +343,13 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 {
 	struct http_request *req = *con_cls;
 
+	conn_request_done(conn);
 	if (!req)
 		return;
 	if (req->status >= 100 && req->status < 600)
 		atomic_fetch_add_explicit(&http_replies[req->status], 1, memory_order_relaxed);
+	if (req->deferred && req->deferred_release)
+		req->deferred_release(req->deferred);
 	free(req->body);
 	free(req);
 	*con_cls = NULL;
@@ -278,6 +367,7 @@ void http_metrics(FILE *out)
 		if (v)
 			fprintf(out, "locklab_http_requests_total{code=\"%d\"} %lu\n", i, v);
 	}
+	conn_metrics(out);
 }
 
 int http_start(void)
@@ -288,8 +378,13 @@ int http_start(void)
 	struct addrinfo hints = {0}, *ai = NULL;
 	size_t hlen;
 	int err;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-	                 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	/*
+	 * A fixed pool of threads, each with its own epoll set and database
+	 * connection; suspend/resume (http_defer) brings the ITC channel that
+	 * also wakes them to stop.
+	 */
+	unsigned flags =
+	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 
 	if (!colon || colon == srv_cfg.listen) {
 		fprintf(stderr, "locklab-server: --listen wants host:port, got '%s'\n",
@@ -320,14 +415,30 @@ int http_start(void)
 	}
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	http_daemon =
-	    MHD_start_daemon(flags, 0, NULL, NULL, http_access, NULL, MHD_OPTION_SOCK_ADDR,
-	                     ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, srv_cfg.connection_timeout,
-	                     MHD_OPTION_CONNECTION_LIMIT, srv_cfg.max_connections,
-	                     MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL, MHD_OPTION_END);
+	if (!MHD_is_feature_supported(MHD_FEATURE_EPOLL)) {
+		fprintf(stderr, "locklab-server: libmicrohttpd was built without epoll\n");
+		freeaddrinfo(ai);
+		return -1;
+	}
+	if (conn_start() != 0) {
+		fprintf(stderr, "locklab-server: cannot start the connection watchdog\n");
+		freeaddrinfo(ai);
+		return -1;
+	}
+	/*
+	 * The soft limits (503) are conn.c's; libmicrohttpd closes connections
+	 * only past twice them.  It splits the total among the pool's threads.
+	 */
+	http_daemon = MHD_start_daemon(
+	    flags, 0, NULL, NULL, http_access, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_THREAD_POOL_SIZE, srv_cfg.http_threads, MHD_OPTION_CONNECTION_TIMEOUT,
+	    srv_cfg.connection_timeout, MHD_OPTION_CONNECTION_LIMIT, conn_hard_limit(),
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, conn_hard_per_ip(), MHD_OPTION_NOTIFY_CONNECTION,
+	    conn_notify, NULL, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!http_daemon) {
 		fprintf(stderr, "locklab-server: cannot listen on %s\n", srv_cfg.listen);
+		conn_stop();
 		return -1;
 	}
 	return 0;
@@ -335,7 +446,13 @@ int http_start(void)
 
 void http_stop(void)
 {
+	/* a deferred work resumes its connection: let them end (--fetch-timeout) */
+	pthread_mutex_lock(&http_defer_lock);
+	while (http_defer_running)
+		pthread_cond_wait(&http_defer_idle, &http_defer_lock);
+	pthread_mutex_unlock(&http_defer_lock);
 	if (http_daemon)
 		MHD_stop_daemon(http_daemon);
 	http_daemon = NULL;
+	conn_stop();
 }

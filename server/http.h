@@ -1,7 +1,8 @@
 /*
- * http.h - the HTTP front end on libmicrohttpd: one thread per connection,
- * request bodies accumulated up to srv_cfg.max_body (413 past it), routing
- * to the api handlers, replies that always carry a Content-Type.
+ * http.h - the HTTP front end on libmicrohttpd: a fixed pool of epoll
+ * threads (srv_cfg.http_threads), admission and deadlines by conn.h, request bodies accumulated up
+ * to srv_cfg.max_body (413 past it), routing to the api handlers, replies that always carry a
+ * Content-Type.
  */
 #ifndef LOCKLAB_SERVER_HTTP_H
 #define LOCKLAB_SERVER_HTTP_H
@@ -41,7 +42,12 @@ struct http_request {
 	size_t body_len;
 	bool body_too_large;
 	bool replied;
+	bool close; /* the reply says "Connection: close" */
 	int status; /* of the reply, for /metrics */
+	/* http_defer: the work's argument; suspended tells http_access (only) */
+	void *deferred;
+	void (*deferred_release)(void *);
+	bool suspended;
 	/* set by the router (routes.c) */
 	struct auth_agent caller; /* on agent routes, and submitter calls of submit routes */
 	const char *allow;        /* the methods of a 405 reply's Allow header */
@@ -71,6 +77,18 @@ enum handler_rc http_reply_error(struct http_request *req, unsigned status, cons
  * Returns a new reference, or NULL after queueing a 400 reply.
  */
 json_t *http_body_json(struct http_request *req);
+
+/*
+ * Run work(arg) on a thread of its own while the connection waits
+ * (suspended), so that a slow step (a URL fetch) does not hold one of the
+ * pool's threads and the connections it serves.  When work returns, the
+ * route's handler is called again for the same request with req->deferred
+ * == arg.  http.c owns arg from here and frees it with release when the
+ * request ends.  Returns HANDLER_OK (return it, with no reply queued) or,
+ * with arg released, an error reply's code.
+ */
+enum handler_rc http_defer(struct http_request *req, void (*work)(void *), void *arg,
+                           void (*release)(void *));
 
 /* Serve a file under srv_cfg.web_root; refuses ".." and anything outside it. */
 enum handler_rc http_static(struct http_request *req);

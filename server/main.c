@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "config.h"
 #include "db.h"
@@ -22,7 +23,7 @@
 #include "outbox.h"
 #include "routes.h"
 
-enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_DOUBLE, OPT_BOOL };
+enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_UINT, OPT_DOUBLE, OPT_BOOL };
 
 struct opt {
 	const char *name;
@@ -70,12 +71,28 @@ static struct opt opts[] = {
      &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
     {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_BOOL, &srv_cfg.allow_local_trees, "0", 0,
      1, "trees may name a local path or file:// URL (agents sharing this filesystem)"},
-    {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_INT, &srv_cfg.max_connections, "64", 1,
-     10000, "concurrent HTTP connections (each may hold a database connection)"},
+    {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_UINT, &srv_cfg.max_connections, "512", 1,
+     100000,
+     "open HTTP connections; a request on one past this gets 503 + Retry-After (new "
+     "connections are closed at twice this)"},
+    {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
+     "64", 1, 100000,
+     "open HTTP connections from one client address; past it 503 + Retry-After (closed at twice "
+     "this)"},
+    {"http-threads", "LOCKLAB_HTTP_THREADS", OPT_UINT, &srv_cfg.http_threads, "16", 1, 1024,
+     "threads serving HTTP (epoll), each with its own database connection"},
+    {"header-timeout", "LOCKLAB_HEADER_TIMEOUT", OPT_UINT, &srv_cfg.header_timeout, "20", 1, 86400,
+     "seconds for a request's headers from the connection's start or its previous reply, however "
+     "slowly they trickle (408, then closed)"},
+    {"body-timeout", "LOCKLAB_BODY_TIMEOUT", OPT_UINT, &srv_cfg.body_timeout, "120", 1, 86400,
+     "seconds for a request's whole body after its headers (408, then closed)"},
+    {"fetch-max-active", "LOCKLAB_FETCH_MAX_ACTIVE", OPT_UINT, &srv_cfg.fetch_max_active, "4", 1,
+     1024,
+     "URL submissions fetched at once; past it 503 + Retry-After (keep below --http-threads)"},
     {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
      "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
-    {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_INT, &srv_cfg.connection_timeout, "60",
-     1, 86400, "seconds an idle HTTP connection stays open"},
+    {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_UINT, &srv_cfg.connection_timeout,
+     "60", 1, 86400, "seconds an HTTP connection may stay silent (any byte restarts it)"},
     {"mail-from", "LOCKLAB_MAIL_FROM", OPT_STR, &srv_cfg.mail_from, "locklab <locklab@localhost>",
      0, 0, "From of every mail and the SMTP envelope sender, \"Name <address>\""},
     {"mail-domain", "LOCKLAB_MAIL_DOMAIN", OPT_STR, &srv_cfg.mail_domain, "", 0, 0,
@@ -161,11 +178,11 @@ static int opt_set(struct opt *o, const char *text, const char *from)
 	case OPT_INT:
 		if (o->ptr == &srv_cfg.fetch_timeout)
 			*(long *)o->ptr = (long)d;
-		else if (o->ptr == &srv_cfg.max_connections ||
-		         o->ptr == &srv_cfg.connection_timeout)
-			*(unsigned *)o->ptr = (unsigned)d;
 		else
 			*(int *)o->ptr = (int)d;
+		break;
+	case OPT_UINT:
+		*(unsigned *)o->ptr = (unsigned)d;
 		break;
 	case OPT_DOUBLE:
 		*(double *)o->ptr = d;
@@ -264,6 +281,22 @@ static int parse_config(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Every connection, up to twice --max-connections, holds a descriptor: take
+ * the hard limit of open files (the usual soft one is 1024).
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		fprintf(stderr, "locklab-server: cannot raise the open file limit: %s\n",
+		        strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t sigs;
@@ -273,6 +306,7 @@ int main(int argc, char **argv)
 	if (parse_config(argc, argv) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
 	/* threads started below inherit the mask; main takes the signals with sigwait */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);

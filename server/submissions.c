@@ -314,32 +314,32 @@ out:
 #define SUB_NO_SERIES (-3)
 
 /*
- * Fetch and parse s->url into s->series; a lore URL of one message takes
- * its thread instead (and that message's series).  Returns FETCH_OK, or
- * with the reason in err FETCH_FAILED / FETCH_REFUSED (fetch.h) or
+ * Fetch and parse url into *series; a lore URL of one message takes its
+ * thread instead (and that message's series).  Returns FETCH_OK, or with
+ * the reason in err FETCH_FAILED / FETCH_REFUSED (fetch.h) or
  * SUB_NO_SERIES (fetched, but no series in it).
  */
-static int sub_fetch_series(struct sub_new *s, char *err, size_t errlen)
+static int sub_fetch_series(const char *url, struct mbox_series *series, char *err, size_t errlen)
 {
 	char *want = NULL, *thread = NULL, *body = NULL;
 	char terr[512] = "";
 	size_t len = 0;
 	int rc = -1;
 
-	sub_lore_url(s->url, &want, &thread);
+	sub_lore_url(url, &want, &thread);
 	if (thread) {
 		if (fetch_url(thread, &body, &len, terr, sizeof(terr)) == 0 &&
-		    mbox_parse_thread(body, len, want, &s->series, terr, sizeof(terr)) == 0) {
+		    mbox_parse_thread(body, len, want, series, terr, sizeof(terr)) == 0) {
 			rc = 0;
 			goto out;
 		}
 		free(body);
 		body = NULL;
 	}
-	rc = fetch_url(s->url, &body, &len, err, errlen);
+	rc = fetch_url(url, &body, &len, err, errlen);
 	if (rc != FETCH_OK)
 		goto out; /* FETCH_FAILED or FETCH_REFUSED */
-	rc = mbox_parse_thread(body, len, want, &s->series, err, errlen);
+	rc = mbox_parse_thread(body, len, want, series, err, errlen);
 	if (rc != 0 && thread) {
 		char *why =
 		    g_strdup_printf("the URL is one message of a thread: its thread %s could "
@@ -356,6 +356,31 @@ out:
 	g_free(want);
 	g_free(thread);
 	return rc;
+}
+
+/* A URL fetched off the pool's threads (http_defer), and what came of it. */
+struct sub_fetch {
+	char *url;
+	struct mbox_series series;
+	int rc;
+	char err[512];
+};
+
+static void sub_fetch_run(void *arg)
+{
+	struct sub_fetch *f = arg;
+
+	f->rc = sub_fetch_series(f->url, &f->series, f->err, sizeof(f->err));
+	fetch_slot_release();
+}
+
+static void sub_fetch_free(void *arg)
+{
+	struct sub_fetch *f = arg;
+
+	mbox_series_release(&f->series);
+	free(f->url);
+	free(f);
 }
 
 enum handler_rc api_submission_create(struct http_request *req)
@@ -442,7 +467,40 @@ enum handler_rc api_submission_create(struct http_request *req)
 			rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
 			goto out;
 		}
-		dbrc = sub_fetch_series(&s, err, sizeof(err));
+		/* first call: fetch on a thread of its own; the second takes its result */
+		if (!req->deferred) {
+			struct sub_fetch *f;
+
+			if (!fetch_slot_take()) {
+				rc = http_reply_error(req, 503, "busy",
+				                      "%u URL fetches are running, the most at "
+				                      "once; try again later",
+				                      srv_cfg.fetch_max_active);
+				goto out;
+			}
+			f = calloc(1, sizeof(*f));
+			if (!f || !(f->url = strdup(s.url))) {
+				free(f);
+				fetch_slot_release();
+				rc = http_reply_error(req, 500, "internal", "out of memory");
+				goto out;
+			}
+			mbox_series_init(&f->series);
+			rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+			if (!req->suspended)
+				fetch_slot_release(); /* the work never started */
+			goto out;
+		}
+		{
+			struct sub_fetch *f = req->deferred;
+
+			dbrc = f->rc;
+			snprintf(err, sizeof(err), "%s", f->err);
+			/* the series moves to s; f keeps an empty one */
+			mbox_series_release(&s.series);
+			s.series = f->series;
+			mbox_series_init(&f->series);
+		}
 		if (dbrc != FETCH_OK) {
 			rc = http_reply_error(req, 422,
 			                      dbrc == FETCH_REFUSED  ? "fetch-refused"

@@ -1,0 +1,341 @@
+/*
+ * conn.c - per-connection slots: soft limits answered with 503, absolute
+ * header and body deadlines enforced by a watchdog thread (conn.h).
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+enum conn_phase {
+	PHASE_HEADERS, /* waiting for a request's headers (a new or idle connection) */
+	PHASE_BODY,    /* headers in, the body arriving */
+	PHASE_RUN,     /* the handler runs or the reply is being sent */
+};
+
+struct conn_slot {
+	struct conn_slot *prev, *next;
+	int fd;
+	unsigned char addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	enum conn_phase phase;
+	int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
+	unsigned served;     /* requests completed on this connection */
+	bool over_total;     /* opened past max_connections */
+	bool over_ip;        /* opened past per_ip_connections */
+	bool cut;            /* the watchdog shut it down */
+};
+
+/* Every field of every slot, and the list, under conn_lock. */
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t conn_wake = PTHREAD_COND_INITIALIZER;
+static struct conn_slot *conn_list;
+static unsigned conn_open;
+static bool conn_stopping;
+static pthread_t conn_watchdog;
+static bool conn_running;
+
+/* Counters for /metrics; relaxed: read by /metrics only. */
+static atomic_ulong conn_refused_total, conn_refused_ip, conn_cut_headers, conn_cut_idle,
+    conn_cut_body, conn_late_body;
+
+/* How long past the body deadline a silent body is cut without a reply. */
+#define CONN_BODY_GRACE_MS 2000
+
+static int64_t conn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+unsigned conn_hard_limit(void)
+{
+	return srv_cfg.max_connections * 2;
+}
+
+unsigned conn_hard_per_ip(void)
+{
+	return srv_cfg.per_ip_connections * 2;
+}
+
+static void conn_addr_key(const struct sockaddr *sa, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else if (sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+}
+
+static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                 enum MHD_ConnectionNotificationCode toe)
+{
+	struct conn_slot *s = *socket_context, *o;
+	const union MHD_ConnectionInfo *ci;
+	unsigned same_ip = 0;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		/* MHD closes the fd after this returns: the watchdog no longer sees it */
+		if (!s)
+			return;
+		pthread_mutex_lock(&conn_lock);
+		if (s->prev)
+			s->prev->next = s->next;
+		else
+			conn_list = s->next;
+		if (s->next)
+			s->next->prev = s->prev;
+		conn_open--;
+		pthread_mutex_unlock(&conn_lock);
+		free(s);
+		*socket_context = NULL;
+		return;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return; /* no slot: no soft limits or deadlines for this one */
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	s->fd = ci ? ci->connect_fd : -1;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	conn_addr_key(ci ? ci->client_addr : NULL, s->addr);
+	s->phase = PHASE_HEADERS;
+	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.header_timeout * 1000;
+	pthread_mutex_lock(&conn_lock);
+	for (o = conn_list; o; o = o->next)
+		same_ip += memcmp(o->addr, s->addr, 16) == 0;
+	s->over_total = conn_open >= srv_cfg.max_connections;
+	s->over_ip = same_ip >= srv_cfg.per_ip_connections;
+	s->next = conn_list;
+	if (conn_list)
+		conn_list->prev = s;
+	conn_list = s;
+	conn_open++;
+	pthread_mutex_unlock(&conn_lock);
+	*socket_context = s;
+}
+
+enum conn_admit conn_request_begin(struct MHD_Connection *c)
+{
+	struct conn_slot *s = conn_slot_of(c), *o;
+	enum conn_admit rc = CONN_OK;
+	unsigned same_ip = 0;
+
+	if (!s)
+		return CONN_OK;
+	pthread_mutex_lock(&conn_lock);
+	if (s->cut) {
+		rc = CONN_CUT;
+		goto out;
+	}
+	/* a connection opened over a limit is let in once others have left */
+	if (s->over_total && conn_open > srv_cfg.max_connections) {
+		rc = CONN_FULL;
+		goto out;
+	}
+	s->over_total = false;
+	if (s->over_ip) {
+		for (o = conn_list; o; o = o->next)
+			same_ip += memcmp(o->addr, s->addr, 16) == 0;
+		if (same_ip > srv_cfg.per_ip_connections) {
+			rc = CONN_IP_FULL;
+			goto out;
+		}
+		s->over_ip = false;
+	}
+	s->phase = PHASE_BODY;
+	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.body_timeout * 1000;
+out:
+	pthread_mutex_unlock(&conn_lock);
+	if (rc == CONN_FULL)
+		atomic_fetch_add_explicit(&conn_refused_total, 1, memory_order_relaxed);
+	else if (rc == CONN_IP_FULL)
+		atomic_fetch_add_explicit(&conn_refused_ip, 1, memory_order_relaxed);
+	return rc;
+}
+
+bool conn_body_late(struct MHD_Connection *c)
+{
+	struct conn_slot *s = conn_slot_of(c);
+	bool late;
+
+	if (!s)
+		return false;
+	pthread_mutex_lock(&conn_lock);
+	late = s->phase == PHASE_BODY && s->deadline_ms && conn_now_ms() > s->deadline_ms;
+	pthread_mutex_unlock(&conn_lock);
+	if (late)
+		atomic_fetch_add_explicit(&conn_late_body, 1, memory_order_relaxed);
+	return late;
+}
+
+void conn_request_run(struct MHD_Connection *c)
+{
+	struct conn_slot *s = conn_slot_of(c);
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	s->phase = PHASE_RUN;
+	s->deadline_ms = 0;
+	pthread_mutex_unlock(&conn_lock);
+}
+
+void conn_request_done(struct MHD_Connection *c)
+{
+	struct conn_slot *s = conn_slot_of(c);
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	s->phase = PHASE_HEADERS;
+	s->served++;
+	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.header_timeout * 1000;
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/*
+ * Cut s (conn_lock held).  MHD is not writing on a connection waiting for
+ * headers, so a 408 can go out first; shutdown(2) leaves the fd open (MHD
+ * closes it after conn_notify's CLOSED, which waits for conn_lock) and wakes
+ * MHD's epoll with an end of file.
+ */
+#define CONN_408_BODY "{\"error\":\"timeout\",\"detail\":\"the request did not arrive in time\"}\n"
+_Static_assert(sizeof(CONN_408_BODY) - 1 == 66, "the 408's Content-Length");
+
+/* Best effort (the client may be gone or not reading): the 408 reply. */
+static void conn_send_408(int fd)
+{
+	static const char r408[] =
+	    "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+	    "Content-Type: application/json\r\nContent-Length: 66\r\n\r\n" CONN_408_BODY;
+	ssize_t n = send(fd, r408, sizeof(r408) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	(void)n;
+}
+
+void conn_refuse_late_body(struct MHD_Connection *c)
+{
+	struct conn_slot *s = conn_slot_of(c);
+
+	if (s && s->fd >= 0)
+		conn_send_408(s->fd);
+}
+
+static void conn_cut(struct conn_slot *s)
+{
+	s->cut = true;
+	s->deadline_ms = 0;
+	if (s->phase == PHASE_HEADERS && s->served == 0) {
+		conn_send_408(s->fd);
+		atomic_fetch_add_explicit(&conn_cut_headers, 1, memory_order_relaxed);
+	} else if (s->phase == PHASE_HEADERS) {
+		atomic_fetch_add_explicit(&conn_cut_idle, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&conn_cut_body, 1, memory_order_relaxed);
+	}
+	shutdown(s->fd, SHUT_RDWR);
+}
+
+static void *conn_watch(void *arg)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&conn_lock);
+	while (!conn_stopping) {
+		int64_t now = conn_now_ms();
+		struct conn_slot *s;
+
+		for (s = conn_list; s; s = s->next) {
+			/* a body still trickling gets its 408 from the access handler */
+			int64_t grace = s->phase == PHASE_BODY ? CONN_BODY_GRACE_MS : 0;
+
+			if (!s->cut && s->fd >= 0 && s->deadline_ms && now > s->deadline_ms + grace)
+				conn_cut(s);
+		}
+		/* deadlines are whole seconds: a quarter second late at most */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&conn_wake, &conn_lock, &ts);
+	}
+	pthread_mutex_unlock(&conn_lock);
+	return NULL;
+}
+
+int conn_start(void)
+{
+	conn_stopping = false;
+	if (pthread_create(&conn_watchdog, NULL, conn_watch, NULL) != 0)
+		return -1;
+	conn_running = true;
+	return 0;
+}
+
+void conn_stop(void)
+{
+	if (!conn_running)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	conn_stopping = true;
+	pthread_cond_signal(&conn_wake);
+	pthread_mutex_unlock(&conn_lock);
+	pthread_join(conn_watchdog, NULL);
+	conn_running = false;
+}
+
+void conn_metrics(FILE *out)
+{
+	unsigned open;
+
+	pthread_mutex_lock(&conn_lock);
+	open = conn_open;
+	pthread_mutex_unlock(&conn_lock);
+	fprintf(out,
+	        "# HELP locklab_http_connections Open HTTP connections.\n"
+	        "# TYPE locklab_http_connections gauge\n"
+	        "locklab_http_connections %u\n"
+	        "# HELP locklab_http_refused_total Requests answered 503 because of a "
+	        "connection limit.\n"
+	        "# TYPE locklab_http_refused_total counter\n"
+	        "locklab_http_refused_total{limit=\"total\"} %lu\n"
+	        "locklab_http_refused_total{limit=\"per-ip\"} %lu\n"
+	        "# HELP locklab_http_deadline_total Connections cut or requests refused at a "
+	        "deadline.\n"
+	        "# TYPE locklab_http_deadline_total counter\n"
+	        "locklab_http_deadline_total{phase=\"headers\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"idle\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"body\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n",
+	        open, atomic_load_explicit(&conn_refused_total, memory_order_relaxed),
+	        atomic_load_explicit(&conn_refused_ip, memory_order_relaxed),
+	        atomic_load_explicit(&conn_cut_headers, memory_order_relaxed),
+	        atomic_load_explicit(&conn_cut_idle, memory_order_relaxed),
+	        atomic_load_explicit(&conn_cut_body, memory_order_relaxed),
+	        atomic_load_explicit(&conn_late_body, memory_order_relaxed));
+}
