@@ -13,10 +13,10 @@
 # per-round means of each side and the standard deviation of the paired
 # per-round differences (patched / base - 1), which is what the paired
 # test of a verdict sees: the smaller, the smaller the change it can find.
-# ROUNDS=12 LOCKS=pthread,ticket,kmutex LIMIT=5 may be overridden.
+# ROUNDS=12 LOCKS=pthread,ticket,kmutex LIMIT=5 LB=path/to/lockbench may be overridden.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-LB="$top/${BUILD:-build}/lockbench"
+LB=${LB:-"$top/${BUILD:-build}/lockbench"}
 ROUNDS=${ROUNDS:-12}
 LOCKS=${LOCKS:-pthread,ticket,kmutex}
 LIMIT=${LIMIT:-5}

@@ -403,8 +403,7 @@ static double *disturb_field(struct lb_disturb *d, size_t field)
 }
 
 /* {"repeated": N, "limit_pct": x, "steal_pct": [...], ...} */
-static json_t *disturbance_to_json(const struct lb_metric *m, size_t idx, char *err,
-                                   size_t errlen)
+static json_t *disturbance_to_json(const struct lb_metric *m, size_t idx, char *err, size_t errlen)
 {
 	json_t *o = json_object();
 	char path[600];
@@ -432,7 +431,8 @@ static json_t *run_to_json(const struct lb_run *run, size_t idx, char *err, size
 {
 	json_t *o = json_object(), *params = json_object(), *metrics = json_object();
 	json_t *units = json_object(), *better = json_object(), *samples = json_object();
-	json_t *per_thread = json_object(), *disturbance = json_object(), *instrument = json_object();
+	json_t *per_thread = json_object(), *disturbance = json_object(),
+	       *instrument = json_object();
 	char path[512];
 
 	if (!run->workload || !run->lock) {
@@ -745,8 +745,8 @@ static int get_number_array(const json_t *a, const char *path, double **out, siz
 }
 
 /* One metric's disturbance object (see disturbance_to_json), every field capped. */
-static int disturb_metric_from_json(const json_t *o, const char *p, struct lb_metric *m,
-                                    char *err, size_t errlen)
+static int disturb_metric_from_json(const json_t *o, const char *p, struct lb_metric *m, char *err,
+                                    size_t errlen)
 {
 	static const char *const keys[] = {"repeated", "limit_pct", "steal_pct",  "delay_pct",
 	                                   "lost_pct", "nivcsw",    "migrations", NULL};
@@ -784,13 +784,14 @@ static int disturb_metric_from_json(const json_t *o, const char *p, struct lb_me
 
 		snprintf(pk, sizeof(pk), "%s.%s", p, disturb_fields[f].name);
 		if (!json_is_array(a) || json_array_size(a) != n)
-			return fail(err, errlen, pk, "expected an array of %zu numbers (one per sample)",
-			            n);
+			return fail(err, errlen, pk,
+			            "expected an array of %zu numbers (one per sample)", n);
 		json_array_foreach(a, i, v)
 		{
 			double x = json_number_value(v);
 			if (!json_is_number(v) || !(x >= 0) || x > disturb_fields[f].max) {
-				snprintf(pk, sizeof(pk), "%s.%s[%zu]", p, disturb_fields[f].name, i);
+				snprintf(pk, sizeof(pk), "%s.%s[%zu]", p, disturb_fields[f].name,
+				         i);
 				return fail(err, errlen, pk, "expected a number from 0 to %g",
 				            disturb_fields[f].max);
 			}
@@ -850,7 +851,8 @@ static int instrument_from_json(const json_t *obj, const char *path, struct lb_r
 			return fail(err, errlen, pk, "not a metric of this run");
 		if (!s || (strcmp(s, LB_INSTRUMENT_TIMED) && strcmp(s, LB_INSTRUMENT_DUET) &&
 		           strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
-			return fail(err, errlen, pk, "expected \"timed\", \"duet\" or \"instructions\"");
+			return fail(err, errlen, pk,
+			            "expected \"timed\", \"duet\" or \"instructions\"");
 		metric_set_instrument(m, s);
 	}
 	return 0;
@@ -859,9 +861,9 @@ static int instrument_from_json(const json_t *obj, const char *path, struct lb_r
 static int run_from_json(const json_t *o, const char *path, struct lb_run *run, char *err,
                          size_t errlen)
 {
-	static const char *const keys[] = {
-	    "workload",   "lock",   "params",       "metrics",     "units", "better", "samples",
-	    "per_thread", "lockup", "?disturbance", "?instrument", NULL};
+	static const char *const keys[] = {"workload", "lock",         "params",      "metrics",
+	                                   "units",    "better",       "samples",     "per_thread",
+	                                   "lockup",   "?disturbance", "?instrument", NULL};
 	char p[512], pk[600];
 	const char *key;
 	json_t *v, *obj;

@@ -96,7 +96,8 @@ void disturb_between(const struct disturb_mark *a, const struct disturb_mark *b,
 	if (b->run_ns > a->run_ns)
 		out->lost_pct = share_pct(wall - (double)(b->run_ns - a->run_ns), wall);
 	out->nivcsw = b->nivcsw > a->nivcsw ? (double)(b->nivcsw - a->nivcsw) : 0;
-	out->migrations = b->migrations > a->migrations ? (double)(b->migrations - a->migrations) : 0;
+	out->migrations =
+	    b->migrations > a->migrations ? (double)(b->migrations - a->migrations) : 0;
 }
 
 bool disturb_exceeds(const struct lb_disturb *d, double limit_pct)

@@ -23,7 +23,7 @@
  * 8% steal at times): uncontended samples of 80 ms lose a median of 0.4%
  * and a 90th percentile of 4%; above 5% the sample mean moves with it.
  */
-#define DISTURB_LIMIT_DEFAULT   5.0
+#define DISTURB_LIMIT_DEFAULT 5.0
 /* Times one sample may be taken again before the last try is kept. */
 #define DISTURB_RETRIES_DEFAULT 2
 #define DISTURB_STR_(x)         #x
@@ -31,8 +31,8 @@
 
 struct disturb_mark {
 	uint64_t wall_ns;
-	uint64_t run_ns;       /* schedstat 1st field: time on a CPU */
-	uint64_t delay_ns;     /* schedstat 2nd field: time runnable, waiting */
+	uint64_t run_ns;        /* schedstat 1st field: time on a CPU */
+	uint64_t delay_ns;      /* schedstat 2nd field: time runnable, waiting */
 	uint64_t steal_jiffies; /* /proc/stat of cpu */
 	uint64_t total_jiffies;
 	long nivcsw;     /* getrusage(RUSAGE_THREAD) */

@@ -48,61 +48,89 @@ static int usage_error(const char *fmt, const char *arg)
 
 static void print_help(FILE *f)
 {
-	fprintf(f,
-	        "usage: lockbench COMMAND [OPTIONS]\n"
-	        "\n"
-	        "commands:\n"
-	        "  list                          locks, workloads and suites\n"
-	        "  run                           run a suite, print a table, write result JSON\n"
-	        "  validate                      correctness torture of every lock\n"
-	        "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
-	        "                                (a,b,c.json: several rounds of one side)\n"
-	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
-	        "\n"
-	        "run and validate options (defaults in brackets):\n"
-	        "  --suite S            smoke, quick or full [smoke]\n"
-	        "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
-	        "  --workloads w,...    only these workloads\n"
-	        "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
-	        "  --duration-ms N      length of one repetition [per suite]\n"
-	        "  --repeat N           repetitions, each one sample [per suite]\n"
-	        "  --cs-loops 0,100     work inside the critical section [10]\n"
-	        "  --outside-loops 0,1  work between acquisitions [10]\n"
-	        "  --nlocks N           many-locks: locks to pick from [100]\n"
-	        "  --hold-us N          long-hold: hold time [100]\n"
-	        "  --wake-batch N       futex-wake: waiters woken per call [1]\n"
-	        "  --futexes N          futex-hash: futex words per thread [1024]\n"
-	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
-	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
-	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
-	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
-	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
-	        "  --controls a,b       locks the change did not touch: compare reports their\n"
-	        "                       rows as the machine's A/A, not as the change's effect\n"
-	        "  --round N            round number recorded in the JSON [0]\n"
-	        "  --json FILE|-        write the lockbench-result/1 document\n"
-	        "  --quiet              no table (it goes to stderr with --json -)\n"
-	        "  --disturb-limit PCT  take a single-thread sample again when its thread\n"
-	        "                       lost more than PCT%% of its time (steal, run queue);\n"
-	        "                       0 records the disturbance only [" DISTURB_STR(DISTURB_LIMIT_DEFAULT) "]\n"
-	        "  --disturb-retries N  times one sample may be taken again [" DISTURB_STR(DISTURB_RETRIES_DEFAULT) "]\n"
-	        "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
-	        "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
-	        "                       before the first point (duet runs start together)\n"
-	        "\n"
-	        "compare options:\n"
-	        "  --format F           aim7, perf, lkp, text or json [text]\n"
-	        "  --alpha A            false discovery rate [0.05]\n"
-	        "  --min-effect E       smallest change that counts, relative [0.02]\n"
-	        "  --confirm-from N     rounds before N find a change, rounds N and later\n"
-	        "                       must confirm it on their own [off]\n"
-	        "  --margin M           equivalence margin of every row, relative [per row:\n"
-	        "                       3%% single-thread cost, 10%% contended throughput]\n"
-	        "  --looks N            looks at the rounds planned (alpha / N each for\n"
-	        "                       no-change) [1]\n"
-	        "\n"
-	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
-	        "failed)\n");
+	fprintf(
+	    f,
+	    "usage: lockbench COMMAND [OPTIONS]\n"
+	    "\n"
+	    "commands:\n"
+	    "  list                          locks, workloads and suites\n"
+	    "  run                           run a suite, print a table, write result JSON\n"
+	    "  validate                      correctness torture of every lock\n"
+	    "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
+	    "                                (a,b,c.json: several rounds of one side)\n"
+	    "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
+	    "\n"
+	    "run and validate options (defaults in brackets):\n"
+	    "  --suite S            smoke, quick or full [smoke]\n"
+	    "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
+	    "  --workloads w,...    only these workloads\n"
+	    "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
+	    "  --duration-ms N      length of one repetition [per suite]\n"
+	    "  --repeat N           repetitions, each one sample [per suite]\n"
+	    "  --cs-loops 0,100     work inside the critical section [10]\n"
+	    "  --outside-loops 0,1  work between acquisitions [10]\n"
+	    "  --nlocks N           many-locks: locks to pick from [100]\n"
+	    "  --hold-us N          long-hold: hold time [100]\n"
+	    "  --wake-batch N       futex-wake: waiters woken per call [1]\n"
+	    "  --futexes N          futex-hash: futex words per thread [1024]\n"
+	    "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
+	    "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
+	    "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
+	    "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
+	    "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
+	    "  --controls a,b       locks the change did not touch: compare reports their\n"
+	    "                       rows as the machine's A/A, not as the change's effect\n"
+	    "  --round N            round number recorded in the JSON [0]\n"
+	    "  --json FILE|-        write the lockbench-result/1 document\n"
+	    "  --quiet              no table (it goes to stderr with --json -)\n"
+	    "  --disturb-limit PCT  take a single-thread sample again when its thread\n"
+	    "                       lost more than PCT%% of its time (steal, run queue);\n"
+	    "                       0 records the disturbance only [" DISTURB_STR(
+	        DISTURB_LIMIT_DEFAULT) "]\n"
+	                               "  --disturb-retries N  times one sample may be taken again "
+	                               "[" DISTURB_STR(
+	                                   DISTURB_RETRIES_DEFAULT) "]\n"
+	                                                            "  --cpus 0,1           pin "
+	                                                            "the run to these CPUs (duet "
+	                                                            "runs)\n"
+	                                                            "  --start-at NS        wait "
+	                                                            "until CLOCK_REALTIME NS (ns "
+	                                                            "since the epoch)\n"
+	                                                            "                       before "
+	                                                            "the first point (duet runs "
+	                                                            "start together)\n"
+	                                                            "\n"
+	                                                            "compare options:\n"
+	                                                            "  --format F           aim7, "
+	                                                            "perf, lkp, text or json "
+	                                                            "[text]\n"
+	                                                            "  --alpha A            false "
+	                                                            "discovery rate [0.05]\n"
+	                                                            "  --min-effect E       "
+	                                                            "smallest change that counts, "
+	                                                            "relative [0.02]\n"
+	                                                            "  --confirm-from N     rounds "
+	                                                            "before N find a change, "
+	                                                            "rounds N and later\n"
+	                                                            "                       must "
+	                                                            "confirm it on their own "
+	                                                            "[off]\n"
+	                                                            "  --margin M           "
+	                                                            "equivalence margin of every "
+	                                                            "row, relative [per row:\n"
+	                                                            "                       3%% "
+	                                                            "single-thread cost, 10%% "
+	                                                            "contended throughput]\n"
+	                                                            "  --looks N            looks "
+	                                                            "at the rounds planned (alpha "
+	                                                            "/ N each for\n"
+	                                                            "                       "
+	                                                            "no-change) [1]\n"
+	                                                            "\n"
+	                                                            "exit status: 0 ok, 1 failure, "
+	                                                            "2 bad usage, 3 lockup found "
+	                                                            "(validate: lock "
+	                                                            "failed)\n");
 }
 
 static int cmd_list(void)
@@ -274,8 +302,8 @@ struct run_args {
 	struct runner_opts ro;
 	double disturb_limit_pct;
 	int disturb_retries;
-	const char *cpus;       /* --cpus: pin the run to these CPUs */
-	long long start_at_ns;  /* --start-at: CLOCK_REALTIME ns to start at; 0 now */
+	const char *cpus;      /* --cpus: pin the run to these CPUs */
+	long long start_at_ns; /* --start-at: CLOCK_REALTIME ns to start at; 0 now */
 };
 
 enum {
@@ -421,14 +449,15 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			INT_OPT(OPT_STALL, "--stall-ms", 10, 3600000, a->ro.stall_ms)
 			INT_OPT(OPT_DEADLINE, "--deadline-ms", 10, 86400000, a->ro.deadline_ms)
 			INT_OPT(OPT_ROUND, "--round", 0, 1000000, a->round)
-			INT_OPT(OPT_DISTURB_RETRIES, "--disturb-retries", 0, 100, a->disturb_retries)
+			INT_OPT(OPT_DISTURB_RETRIES, "--disturb-retries", 0, 100,
+			        a->disturb_retries)
 		case OPT_DISTURB_LIMIT: {
 			char *end;
 			errno = 0;
 			double x = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(x >= 0 && x <= 100))
-				return usage_error("--disturb-limit: '%s' is not a share from 0 to 100",
-				                   optarg);
+				return usage_error(
+				    "--disturb-limit: '%s' is not a share from 0 to 100", optarg);
 			a->disturb_limit_pct = x;
 			break;
 		}

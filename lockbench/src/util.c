@@ -1,9 +1,9 @@
 #include "util.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

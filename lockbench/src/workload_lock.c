@@ -443,8 +443,12 @@ static void *uncontended_thread(void *arg)
 static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
                           struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
-	struct unc_ctx u = {ops, p, sh, calloc((size_t)p->repeat, sizeof(double)),
-	                    calloc((size_t)p->repeat, sizeof(struct lb_disturb)), 0};
+	struct unc_ctx u = {ops,
+	                    p,
+	                    sh,
+	                    calloc((size_t)p->repeat, sizeof(double)),
+	                    calloc((size_t)p->repeat, sizeof(struct lb_disturb)),
+	                    0};
 	pthread_t t;
 	int rc = -1;
 
