@@ -331,6 +331,7 @@ enum {
 	OPT_DISTURB_RETRIES,
 	OPT_CPUS,
 	OPT_START_AT,
+	OPT_SKIP_WORKLOADS,
 	OPT_CONTROLS,
 	OPT_FORMAT,
 	OPT_ALPHA,
@@ -367,6 +368,7 @@ static const struct option run_options[] = {
     {"disturb-retries", required_argument, NULL, OPT_DISTURB_RETRIES},
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"start-at", required_argument, NULL, OPT_START_AT},
+    {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -461,6 +463,11 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			a->disturb_limit_pct = x;
 			break;
 		}
+		case OPT_SKIP_WORKLOADS:
+			if (parse_names(optarg, (const void ***)&a->ov.skip_workloads,
+			                find_workload, "workload", valid_workloads()))
+				return EXIT_USAGE;
+			break;
 		case OPT_CPUS:
 			a->cpus = optarg;
 			if (lb_cpus_parse(optarg, NULL, err, sizeof(err)))
@@ -469,6 +476,9 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case OPT_START_AT:
 			if (lb_parse_int(optarg, 1, LLONG_MAX, &v, "--start-at", err, sizeof(err)))
 				return usage_error("%s", err);
+			if (v > lb_realtime_ns() + 3600 * 1000000000ll)
+				return usage_error("--start-at %s: more than an hour ahead",
+				                   optarg);
 			a->start_at_ns = v;
 			break;
 #undef INT_OPT
@@ -527,6 +537,7 @@ static void free_run_args(struct run_args *a)
 	free(a->controls);
 	free(a->ov.locks);
 	free(a->ov.workloads);
+	free(a->ov.skip_workloads);
 	free(a->ov.threads);
 	free(a->ov.cs_loops);
 	free(a->ov.outside_loops);

@@ -184,6 +184,13 @@ int lb_cpus_pin(const char *list, char *err, size_t errlen)
 	return 0;
 }
 
+long long lb_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
 void lb_sleep_until_realtime(long long ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};

@@ -64,6 +64,8 @@ int lb_online_cpus(void);
 int lb_cpus_parse(const char *list, void *set, char *err, size_t errlen);
 /* Pin the calling thread (and what it starts later) to the CPUs of list. */
 int lb_cpus_pin(const char *list, char *err, size_t errlen);
+/* CLOCK_REALTIME in ns since the epoch. */
+long long lb_realtime_ns(void);
 /* Sleep until CLOCK_REALTIME reaches ns since the epoch (at once when past). */
 void lb_sleep_until_realtime(long long ns);
 
