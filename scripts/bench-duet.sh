@@ -13,14 +13,15 @@
 # per-round means of each side and the standard deviation of the paired
 # per-round differences (patched / base - 1), which is what the paired
 # test of a verdict sees: the smaller, the smaller the change it can find.
-# ROUNDS=12 LOCKS=pthread,ticket,kmutex LIMIT=5 LB=path/to/lockbench may be overridden.
+# ROUNDS=12 LOCKS=pthread,ticket,kmutex LIMIT=5 LB=path/to/lockbench may be overridden;
+# OUT=DIR keeps the documents there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 LB=${LB:-"$top/${BUILD:-build}/lockbench"}
 ROUNDS=${ROUNDS:-12}
 LOCKS=${LOCKS:-pthread,ticket,kmutex}
 LIMIT=${LIMIT:-5}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+if [[ -n ${OUT:-} ]]; then tmp=$OUT; mkdir -p "$tmp"; else tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT; fi
 echo "machine: $(hostname), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), kernel $(uname -r)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg); steal so far $(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; printf "%.1f%%", 100*$9/t}' /proc/stat) of CPU time since boot"
 echo "uncontended (quick suite: 3 samples of 80 ms a side a round), locks $LOCKS, $ROUNDS rounds a mode"

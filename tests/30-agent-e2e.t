@@ -49,6 +49,17 @@ unlike "$report" 'hot +pthread .*(regression|improvement|no-change|inconclusive)
 like "$report" 'control = a lock the change did not touch' "and the legend says what that means"
 like "$report" 'rounds 0-[0-9]+ found the change and rounds [0-9]+ and later found it again' \
   "the legend says which rounds found and which confirmed"
+# duets: a round's single-thread points ran for base and patched at once, each on its own CPU
+api GET "/api/v1/submissions/$nospin/results"
+is "$(jq -c '[.results[].document.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair] | unique' <<<"$BODY")" \
+  '["duet"]' "every uncontended run of the stored documents says instrument duet"
+is "$(jq -c '[.results[].document.runs[] | select(.workload != "uncontended") | .instrument // empty] | length' <<<"$BODY")" \
+  0 "no other run does (they ran one side after the other)"
+is "$(jq '[.results[].document.runs[] | select(.workload == "uncontended") | .disturbance.ns_per_pair.lost_pct | length] | (length > 0 and all(. > 0))' <<<"$BODY")" \
+  true "and their samples carry their disturbance"
+like "$(cat "$T/agent-a.log")" 'round [0-9]+: duet of uncontended: base on CPU [01], patched on CPU [01]' \
+  "the agent says which side ran on which CPU"
+like "$report" 'duet: [0-9]+ row\(s\) measured base and patched at the same time' "the report's legend says which rows were duets"
 perf=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=perf")
 like "$perf" '\| threads \|' "the perf-style table renders"
 

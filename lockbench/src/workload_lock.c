@@ -401,6 +401,7 @@ static void *uncontended_thread(void *arg)
 	for (int r = 0; r < u->p->repeat; r++) {
 		for (int attempt = 0;; attempt++) {
 			struct disturb_mark m0, m1;
+			struct lb_disturb d;
 			uint64_t end, t0, t1, tb;
 			size_t nb = 0;
 
@@ -421,11 +422,17 @@ static void *uncontended_thread(void *arg)
 				tb = t1;
 			} while (t1 < end);
 			disturb_mark(&m1, m0.cpu);
-			disturb_between(&m0, &m1, &u->disturb[r]);
-			u->ns[r] = stats_percentile(batch, nb, 50);
-			/* a disturbed sample is taken again, not averaged in */
+			disturb_between(&m0, &m1, &d);
+			/*
+			 * A disturbed sample is taken again, not averaged in; when
+			 * every try is disturbed, the least disturbed one is kept.
+			 */
+			if (attempt == 0 || d.lost_pct < u->disturb[r].lost_pct) {
+				u->disturb[r] = d;
+				u->ns[r] = stats_percentile(batch, nb, 50);
+			}
 			if (attempt >= u->p->disturb_retries ||
-			    !disturb_exceeds(&u->disturb[r], u->p->disturb_limit_pct))
+			    !disturb_exceeds(&d, u->p->disturb_limit_pct))
 				break;
 			u->repeated++;
 		}
