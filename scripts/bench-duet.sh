@@ -5,7 +5,7 @@
 #   sequential  one side after the other, the order alternating by round
 #               (ABBA), disturbed samples recorded only (--disturb-limit 0);
 #   repeat      the same, and a sample whose thread lost more than LIMIT% of
-#               its time (steal, run queue) is taken again (the default);
+#               its time (steal, run queue) is taken again (--disturb-limit);
 #   duet        both sides at the same time, each pinned to its own CPU
 #               (which side gets CPU 0 alternates by round), started at
 #               one CLOCK_REALTIME instant (Bulej et al., Duet Benchmarking).

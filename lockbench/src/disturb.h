@@ -19,11 +19,17 @@
 /*
  * The default limit, in percent of a sample's wall time the measuring
  * thread wanted to run and did not (lost_pct, which includes steal and
- * run-queue delay).  Measured on the developers' 2-vCPU machine (shared,
- * 8% steal at times): uncontended samples of 80 ms lose a median of 0.4%
- * and a 90th percentile of 4%; above 5% the sample mean moves with it.
+ * run-queue delay): 0, record only.  Measured on the developers' 2-vCPU
+ * machine while it was shared (load 9 to 39; make bench-duet, 2026-12-01):
+ * samples lost a median of 77-81% of their time, yet lost_pct did not
+ * predict an uncontended sample's figure (correlation -0.08 to +0.06 over
+ * 360 samples per lock: the median over 256-pair batches already drops the
+ * batches a preemption hits), and repeating samples above 5% moved the
+ * A/A spread of paired rounds from 2.66% to 2.13% in one run and from
+ * 2.98% to 3.30% in another, for up to 3x the time.  --disturb-limit turns
+ * it on where it helps.
  */
-#define DISTURB_LIMIT_DEFAULT 5.0
+#define DISTURB_LIMIT_DEFAULT 0.0
 /* Times one sample may be taken again before the last try is kept. */
 #define DISTURB_RETRIES_DEFAULT 2
 #define DISTURB_STR_(x)         #x
