@@ -73,7 +73,7 @@ static void usage(FILE *f)
 	    "  --sandbox-fsize MB  largest file it may write [4096]\n"
 	    "  --sandbox-tmp MB    size of its private /tmp [512]\n"
 	    "  --duet on|off       run single-thread points of base and patched at the same\n"
-	    "                      time, each on its own half of the CPUs [$LOCKLAB_DUET, on]\n"
+	    "                      time, each on its own half of the CPUs [$LOCKLAB_DUET, off]\n"
 	    "  --allow-unsandboxed run submitted code even when bubblewrap does not work here\n"
 	    "                      (it can then read and write all the agent can) "
 	    "[$LOCKLAB_ALLOW_UNSANDBOXED=1]\n"
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	    .build_timeout_s = 1800,
 	    .run_timeout_s = 900,
 	    .max_prefixes = 5,
-	    .duet = true,
+	    .duet = false, /* see agent.h: not shown to help on this machine kind yet */
 	    .poll_s = 5,
 	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
 	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),

@@ -37,7 +37,7 @@ for my $mode (@modes) {
   }
 }
 printf "%-8s %-11s %9s %9s %12s %7s\n", 'lock', 'mode', 'CoV base', 'CoV patch', 'sd(paired)', 'rounds';
-my %sum;
+my (%sum, %absd);
 for my $lock (sort keys %locks) {
   for my $mode (@modes) {
     my $m = $mean{$mode}{$lock};
@@ -51,11 +51,14 @@ for my $lock (sort keys %locks) {
     my ($cb, $cp) = (100 * sd(@b) / (mean(@b) || 1), 100 * sd(@p) / (mean(@p) || 1));
     printf "%-8s %-11s %8.2f%% %8.2f%% %11.2f%% %7d\n", $lock, $mode, $cb, $cp, sd(@d), scalar @d;
     push @{$sum{$mode}}, sd(@d);
+    push @{$absd{$mode}}, map { abs } @d;
   }
 }
 for my $mode (@modes) {
   my @l = sort { $a <=> $b } @{$lost{$mode} // []};
   my $q = sub { @l ? $l[int($_[0] * $#l)] : 0 };
-  printf "%-11s mean sd(paired) over locks %.2f%%; samples lost median %.1f%%, p90 %.1f%% of their time; %d samples repeated\n",
-    $mode, mean(@{$sum{$mode}}), $q->(0.5), $q->(0.9), $rep{$mode} // 0;
+  my @a = sort { $a <=> $b } @{$absd{$mode} // []};
+  printf "%-11s mean sd(paired) over locks %.2f%%; |paired difference| median %.3f%%, p90 %.2f%%, above 1%% in %.0f%% of %d pairs; samples lost median %.1f%%, p90 %.1f%% of their time; %d samples repeated\n",
+    $mode, mean(@{$sum{$mode}}), @a ? $a[int($#a / 2)] : 0, @a ? $a[int(0.9 * $#a)] : 0,
+    @a ? 100 * (grep { $_ > 1 } @a) / @a : 0, scalar @a, $q->(0.5), $q->(0.9), $rep{$mode} // 0;
 }
