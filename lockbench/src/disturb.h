@@ -31,9 +31,7 @@
  */
 #define DISTURB_LIMIT_DEFAULT 0.0
 /* Times one sample may be taken again before the last try is kept. */
-#define DISTURB_RETRIES_DEFAULT 2
-#define DISTURB_STR_(x)         #x
-#define DISTURB_STR(x)          DISTURB_STR_(x)
+#define DISTURB_RETRIES_DEFAULT 2 /* --help says [2] */
 
 struct disturb_mark {
 	uint64_t wall_ns;
