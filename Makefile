@@ -47,7 +47,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel bench-load \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-duet bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
@@ -167,6 +167,9 @@ demo-stop:
 
 bench-verdicts: all
 	@BUILD=$(BUILD) scripts/bench-verdicts.sh
+
+bench-duet: all
+	@BUILD=$(BUILD) scripts/bench-duet.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh

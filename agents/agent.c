@@ -135,17 +135,12 @@ static int run_job(struct agent *ag, json_t *desc)
 	}
 	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
 		int round = j->next_round;
-		/* ABBA: base first on even rounds, last on odd ones, so drift
-		 * over time hits both sides alike */
-		for (int i = 0; i < j->nv; i++) {
-			int idx = round % 2 == 0 ? i : j->nv - 1 - i;
-			if (run_variant(j, &j->v[idx], round)) {
-				if (!atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
-					agent_log("warn", j->id, "job failed: %s", j->fail_reason);
-					post_fail(j);
-				}
-				goto out;
+		if (run_round(j, round)) {
+			if (!atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
+				agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+				post_fail(j);
 			}
+			goto out;
 		}
 		if (j->next_round == round && j->more_rounds > 0) {
 			/* the server still misses this round: it refused nothing, so this

@@ -65,6 +65,7 @@ struct job {
 	int claim; /* the server's count of this job's claims: this lease, in idempotency keys */
 	int confirm_from; /* 0, or the round from which a change found must be confirmed */
 	char fail_reason[8192];
+	bool duet_off; /* a duet failed (an older lockbench?): rounds run one side at a time */
 };
 
 /* workspace.c: git, with every submitted value checked first */
@@ -89,8 +90,14 @@ void job_policy(struct job *j, struct sandbox_policy *p);
 struct spawn_limits job_limits(struct job *j, int cpu_s);
 int job_prepare(struct job *j, json_t *desc);
 
-/* run.c: the rounds */
-int run_variant(struct job *j, const struct variant *v, int round);
+/*
+ * run.c: the rounds.  run_round runs every variant of one round (ABBA
+ * order by round); with two variants on a native tree and cfg.duet, the
+ * single-thread points run first as a duet (both at once, each pinned to
+ * its own half of the CPUs, started at one instant) and the rest of the
+ * suite one variant after the other.  Returns 0, or -1 with fail_reason.
+ */
+int run_round(struct job *j, int round);
 
 /* post.c: talking to the server about the job */
 int post_result(struct job *j, const char *variant, int round, const char *doc);

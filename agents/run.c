@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,9 @@
 #include "sandbox.h"
 #include "spawn.h"
 #include "strutil.h"
+
+/* The workloads a duet runs: single-thread points, which fit half of 2 CPUs. */
+#define DUET_WORKLOADS "uncontended"
 
 struct stack_arg {
 	char path[4096];
@@ -114,8 +118,45 @@ static void note_accel(struct job *j, const char *doc)
 	json_decref(d);
 }
 
-/* Run one variant for one round and post it. */
-static int run_variant_once(struct job *j, const struct variant *v, int round, bool *retry)
+/*
+ * Add the runs of the duet document at path to doc (both JSON text), each
+ * metric marked as measured by the duet: the agent's word, as "controls"
+ * is.  Returns doc with them (a new string), or NULL when the duet document
+ * cannot be read.
+ */
+static char *merge_duet(const char *doc, const char *path)
+{
+	json_t *d = json_loads(doc, 0, NULL), *du = json_load_file(path, 0, NULL);
+	json_t *runs = json_object_get(d, "runs"), *druns = json_object_get(du, "runs");
+	char *out = NULL;
+	size_t i;
+	json_t *run;
+
+	if (!json_is_array(runs) || !json_is_array(druns))
+		goto out;
+	json_array_foreach(druns, i, run)
+	{
+		json_t *inst = json_object(), *metrics = json_object_get(run, "metrics");
+		const char *name;
+		json_t *v;
+		json_object_foreach(metrics, name, v)
+		    json_object_set_new(inst, name, json_string(LB_INSTRUMENT_DUET));
+		if (json_object_size(inst))
+			json_object_set_new(run, "instrument", inst);
+		else
+			json_decref(inst);
+		json_array_append(runs, run);
+	}
+	out = json_dumps(d, JSON_COMPACT);
+out:
+	json_decref(d);
+	json_decref(du);
+	return out;
+}
+
+/* Run one variant for one round and post it; duet: its duet document or NULL. */
+static int run_variant_once(struct job *j, const struct variant *v, int round, const char *duet,
+                            bool *retry)
 {
 	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400];
 	struct stack_arg sa;
@@ -155,6 +196,10 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 	if (j->locks[0]) {
 		argv[k++] = "--locks";
 		argv[k++] = j->locks;
+	}
+	if (duet) {
+		argv[k++] = "--skip-workloads";
+		argv[k++] = DUET_WORKLOADS;
 	}
 	argv[k++] = "--variant";
 	argv[k++] = v->name;
@@ -266,6 +311,17 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
 				doc = t;
 			} /* else posted as it is: the server says what is wrong with it */
 			json_decref(d);
+			t = doc && duet ? merge_duet(doc, duet) : NULL;
+			if (duet && !t) {
+				snprintf(j->fail_reason, sizeof(j->fail_reason),
+				         "%s: cannot merge the duet document %s", INFRA, duet);
+				free(doc);
+				return -1;
+			}
+			if (t) {
+				free(doc);
+				doc = t;
+			}
 		}
 	}
 	if (!doc) {
@@ -284,14 +340,176 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, b
  * machine's reasons (killed, qemu failing) is tried once more before the
  * job fails with the reason; nothing of it is posted as a finding.
  */
-int run_variant(struct job *j, const struct variant *v, int round)
+static int run_variant(struct job *j, const struct variant *v, int round, const char *duet)
 {
 	bool retry = false;
-	int rc = run_variant_once(j, v, round, &retry);
+	int rc = run_variant_once(j, v, round, duet, &retry);
 	if (rc && retry && !atomic_load(&j->lost) && !atomic_load(&j->ag->stop)) {
 		agent_log("warn", j->id, "round %d: %s failed (%s); trying once more", round,
 		          v->name, j->fail_reason);
-		rc = run_variant_once(j, v, round, &retry);
+		rc = run_variant_once(j, v, round, duet, &retry);
 	}
 	return rc;
+}
+
+/* One side of a duet: its command, what came of it. */
+struct duet_side {
+	struct job *j;
+	const struct variant *v;
+	const char *argv[32];
+	char cpus[32], out[2100], log[2100], outdir[2048], bindir[1400], rs[24], at[32];
+	struct sandbox_policy sb;
+	struct spawn_result r;
+	int src;
+	char err[512];
+};
+
+static void *duet_side_run(void *arg)
+{
+	struct duet_side *s = arg;
+	struct spawn_cmd c = {.argv = s->argv,
+	                      .out_path = s->log,
+	                      .wall_s = s->j->ag->cfg.run_timeout_s,
+	                      .lim = job_limits(s->j, s->j->ag->cfg.run_timeout_s * 4),
+	                      .sandbox = &s->sb};
+	s->src = spawn_run(&c, &s->r, s->err, sizeof(s->err));
+	return NULL;
+}
+
+/* argv of one side: the duet's workloads only, pinned, starting at the shared instant */
+static int duet_side_init(struct job *j, struct duet_side *s, const struct variant *v, int round,
+                          const char *cpus, long long at_ns)
+{
+	int k = 0;
+	memset(s, 0, sizeof(*s));
+	s->j = j;
+	s->v = v;
+	snprintf(s->outdir, sizeof(s->outdir), "%s/duet-%s-r%d", j->dir, v->name, round);
+	fs_remove_tree(s->outdir);
+	if (fs_mkdirs(s->outdir))
+		return -1;
+	snprintf(s->out, sizeof(s->out), "%s/result.json", s->outdir);
+	snprintf(s->log, sizeof(s->log), "%s/duet-%s-r%d.log", j->dir, v->name, round);
+	snprintf(s->bindir, sizeof(s->bindir), "%s", v->bin);
+	*strrchr(s->bindir, '/') = 0;
+	snprintf(s->cpus, sizeof(s->cpus), "%s", cpus);
+	snprintf(s->rs, sizeof(s->rs), "%d", round);
+	snprintf(s->at, sizeof(s->at), "%lld", at_ns);
+	s->argv[k++] = v->bin;
+	s->argv[k++] = "run";
+	s->argv[k++] = "--suite";
+	s->argv[k++] = j->suite;
+	if (j->locks[0]) {
+		s->argv[k++] = "--locks";
+		s->argv[k++] = j->locks;
+	}
+	s->argv[k++] = "--workloads";
+	s->argv[k++] = DUET_WORKLOADS;
+	s->argv[k++] = "--cpus";
+	s->argv[k++] = s->cpus;
+	s->argv[k++] = "--start-at";
+	s->argv[k++] = s->at;
+	/* a repeated sample would put the two sides out of step: record only */
+	s->argv[k++] = "--disturb-limit";
+	s->argv[k++] = "0";
+	s->argv[k++] = "--variant";
+	s->argv[k++] = v->name;
+	s->argv[k++] = "--round";
+	s->argv[k++] = s->rs;
+	s->argv[k++] = "--json";
+	s->argv[k++] = s->out;
+	s->argv[k] = NULL;
+	job_policy(j, &s->sb);
+	sandbox_add(s->sb.writable, s->outdir);
+	sandbox_add(s->sb.readable, s->bindir);
+	s->sb.chdir = s->outdir;
+	return 0;
+}
+
+/* Whether a duet fits this job: two native variants, two CPUs or more. */
+static bool duet_fits(struct job *j)
+{
+	return j->ag->cfg.duet && !j->duet_off && !j->kernel && j->nv == 2 &&
+	       sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
+/*
+ * Run the duet of a round: both variants' single-thread points at once, each
+ * on its own half of the CPUs (which half alternates by round), started at
+ * one CLOCK_REALTIME instant.  Fills paths[i] with variant i's document.
+ * Returns 0, or -1 when the duet did not give both documents (the round then
+ * runs one side at a time, and so do the job's later rounds).
+ */
+static int run_duet(struct job *j, int round, char paths[2][2100])
+{
+	struct duet_side s[2];
+	char half[2][32];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct timespec now;
+	pthread_t t;
+	int rc = -1;
+
+	snprintf(half[0], sizeof(half[0]), cpus / 2 > 1 ? "0-%ld" : "0", cpus / 2 - 1);
+	snprintf(half[1], sizeof(half[1]), cpus - cpus / 2 > 1 ? "%ld-%ld" : "%ld", cpus / 2,
+	         cpus - 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* far enough ahead that both sandboxes are up before it */
+	long long at = (long long)now.tv_sec * 1000000000ll + now.tv_nsec + 500000000ll;
+	for (int i = 0; i < 2; i++)
+		if (duet_side_init(j, &s[i], &j->v[i], round, half[(i + round) % 2], at)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s",
+			         INFRA, s[i].outdir, strerror(errno));
+			return -1;
+		}
+	agent_log("info", j->id, "round %d: duet of %s: %s on CPU %s, %s on CPU %s", round,
+	          DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
+	if (pthread_create(&t, NULL, duet_side_run, &s[1])) {
+		agent_log("warn", j->id, "round %d: no thread for the duet", round);
+		return -1;
+	}
+	duet_side_run(&s[0]);
+	pthread_join(t, NULL);
+	rc = 0;
+	for (int i = 0; i < 2; i++) {
+		/* 0: ran; 3: a lockup inside, still a result */
+		bool ok =
+		    !s[i].src && !s[i].r.timed_out && (s[i].r.status == 0 || s[i].r.status == 3);
+		struct lb_result doc;
+		char err[256];
+		result_init(&doc);
+		if (ok && result_load_file(s[i].out, &doc, err, sizeof(err)))
+			ok = false;
+		result_release(&doc);
+		if (!ok) {
+			agent_log(
+			    "warn", j->id,
+			    "round %d: the duet's %s side gave no result (%s, exit %d; see %s): "
+			    "this job's rounds run one side at a time",
+			    round, j->v[i].name, s[i].src ? s[i].err : "ran", s[i].r.status,
+			    s[i].log);
+			rc = -1;
+		}
+		snprintf(paths[i], sizeof(paths[i]), "%s", s[i].out);
+		spawn_result_release(&s[i].r);
+	}
+	if (rc)
+		j->duet_off = true;
+	return rc;
+}
+
+int run_round(struct job *j, int round)
+{
+	char duet[2][2100];
+	bool with_duet = duet_fits(j) && run_duet(j, round, duet) == 0;
+
+	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
+		return -1;
+	/* ABBA: base first on even rounds, last on odd ones, so drift
+	 * over time hits both sides alike */
+	for (int i = 0; i < j->nv; i++) {
+		int idx = round % 2 == 0 ? i : j->nv - 1 - i;
+		if (run_variant(j, &j->v[idx], round, with_duet ? duet[idx] : NULL))
+			return -1;
+	}
+	return 0;
 }

@@ -200,6 +200,11 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 
 		if (!o)
 			goto out;
+		json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
+		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
+		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
+		json_object_set_new(o, "repeated", json_integer(r->repeated));
+		json_object_set_new(o, "disturb_limit_pct", json_finite(r->disturb_limit_pct));
 		summary_json("base", &r->base, o);
 		summary_json("patched", &r->patched, o);
 		json_array_append_new(rows, o);
@@ -261,7 +266,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "q float8, change_lo float8, change_hi float8, verdict text, "
 		    "base_lockups int, patched_lockups int, base_runs int, patched_runs int, "
 		    "lockup_message text, lockup_stacks text, tested boolean, "
-		    "significant boolean, control boolean, pairs int)",
+		    "significant boolean, control boolean, pairs int, measured_runs int, "
+		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8)",
 		    2, p);
 	}
 out:
@@ -346,7 +352,8 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	    "v.base_max, v.patched_n, v.patched_mean, v.patched_stddev, v.patched_min, "
 	    "v.patched_max, v.change, v.p, v.q, v.change_lo, v.change_hi, v.verdict, "
 	    "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
-	    "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control, v.pairs "
+	    "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control, v.pairs, "
+	    "v.measured_runs, v.duet_runs, v.disturb_runs, v.repeated, v.disturb_limit_pct "
 	    "FROM verdicts v "
 	    "JOIN comparisons c ON "
 	    "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
@@ -426,6 +433,11 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
 			r->control = PQgetvalue(vres, k, 32)[0] == 't';
 			r->pairs = (size_t)atol(PQgetvalue(vres, k, 33));
+			r->measured_runs = atoi(PQgetvalue(vres, k, 34));
+			r->duet_runs = atoi(PQgetvalue(vres, k, 35));
+			r->disturb_runs = atoi(PQgetvalue(vres, k, 36));
+			r->repeated = atoi(PQgetvalue(vres, k, 37));
+			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
 			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
 		}
 	}

@@ -152,4 +152,37 @@ out=$("$LB" compare "$T/a.json" "$T/b.json" --format nosuch 2>&1); is $? 2 "an u
 like "$out" "valid: aim7, perf, lkp, text, json" "and lists the formats"
 out=$("$LB" compare "$T/a.json" "$T/b.json" --looks 0 2>&1); is $? 2 "--looks 0 is bad usage"
 out=$("$LB" compare "$T/a.json" "$T/b.json" --margin 2 2>&1); is $? 2 "--margin past 1 is bad usage"
+# Disturbance: every uncontended sample records what disturbed it, and one whose
+# thread lost more than the limit is taken again.  A second lockbench pinned to
+# the same CPU takes about half of it (the scheduler shares a CPU fairly), far
+# past a 5% limit, so each sample is taken again exactly --disturb-retries times.
+"$LB" run --cpus 0 --locks pthread --workloads uncontended --duration-ms 20000 --repeat 1 \
+  --disturb-limit 0 --quiet >/dev/null 2>&1 &
+hog=$!
+at=$(($(date +%s%N) + 500000000))
+"$LB" run --cpus 0 --start-at "$at" --locks pthread --workloads uncontended --duration-ms 40 \
+  --repeat 3 --disturb-limit 5 --disturb-retries 1 --json "$T/dist.json" --quiet
+ok $? "a run sharing its CPU with another one completes"
+kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+d=$(jq -c '.runs[0].disturbance.ns_per_pair' "$T/dist.json")
+is "$(jq .repeated <<<"$d")" 3 "each of the 3 disturbed samples was taken again once (--disturb-retries 1)"
+is "$(jq '.lost_pct | length' <<<"$d")" 3 "one disturbance entry per kept sample"
+is "$(jq '[.lost_pct[] | select(. > 5)] | length' <<<"$d")" 3 "and each kept sample says its thread lost more than 5% (the CPU was shared)"
+is "$(jq '.runs[0].samples.ns_per_pair | length' "$T/dist.json")" 3 "the repeats are not averaged in: 3 samples"
+out=$("$LB" compare "$T/dist.json" "$T/dist.json" 2>&1)
+like "$out" "disturbance: 6 sample\(s\) of 1 row\(s\) taken again because their thread lost more than 5%" \
+  "compare's legend says how many samples were taken again"
+"$LB" run --locks pthread --workloads uncontended --duration-ms 20 --repeat 2 --disturb-limit 0 \
+  --json "$T/rec.json" --quiet
+is "$(jq '.runs[0].disturbance.ns_per_pair | [.repeated, .limit_pct, (.steal_pct | length)]' -c "$T/rec.json")" \
+  '[0,0,2]' "--disturb-limit 0 records the disturbance and repeats nothing"
+out=$("$LB" compare "$T/rec.json" "$T/rec.json" 2>&1)
+like "$out" "disturbance: recorded for 1 row\(s\).*no sample taken again" "and the legend says so"
+jq 'del(.runs[].disturbance)' "$T/rec.json" >"$T/old.json"
+out=$("$LB" compare "$T/old.json" "$T/old.json" 2>&1); is $? 0 "a document from before disturbance records is still valid"
+unlike "$out" "disturbance:" "and gets no disturbance line"
+out=$("$LB" run --disturb-limit 101 2>&1); is $? 2 "--disturb-limit past 100 is bad usage"
+out=$("$LB" run --cpus 0-x 2>&1); is $? 2 "a bad --cpus list is bad usage"
+like "$out" "not a list of CPUs" "and says what a list is"
+out=$("$LB" run --start-at $(($(date +%s) * 1000000000 + 7200000000000)) 2>&1); is $? 2 "--start-at two hours ahead is bad usage"
 done_testing

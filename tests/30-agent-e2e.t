@@ -24,7 +24,7 @@ make_series nospin "perl -0pi '$T/fence.pl' lockbench/locks/kmutex.c"
 is "$(grep -c '^+.*atomic_thread_fence(memory_order_seq_cst)' "$T/nospin.mbox")" 2 "the fence series is made"
 submit_mbox "$T/nospin.mbox"; nospin=$SUB
 "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-a" \
-  --native-tree "$T/tree" --once >"$T/agent-a.log" 2>&1
+  --native-tree "$T/tree" --once --duet on >"$T/agent-a.log" 2>&1
 ok $? "the agent runs the job and exits (--once)"
 like "$(cat "$T/agent-a.log")" 'measuring pthread,kmutex \(pthread as the untouched control\)' "a kmutex-only series is measured on kmutex and the pthread baseline"
 api GET "/api/v1/submissions/$nospin"
@@ -49,6 +49,17 @@ unlike "$report" 'hot +pthread .*(regression|improvement|no-change|inconclusive)
 like "$report" 'control = a lock the change did not touch' "and the legend says what that means"
 like "$report" 'rounds 0-[0-9]+ found the change and rounds [0-9]+ and later found it again' \
   "the legend says which rounds found and which confirmed"
+# duets (--duet on): a round's single-thread points ran for base and patched at once, each on its own CPU
+api GET "/api/v1/submissions/$nospin/results"
+is "$(jq -c '[.results[].document.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair] | unique' <<<"$BODY")" \
+  '["duet"]' "every uncontended run of the stored documents says instrument duet"
+is "$(jq -c '[.results[].document.runs[] | select(.workload != "uncontended") | .instrument // empty] | length' <<<"$BODY")" \
+  0 "no other run does (they ran one side after the other)"
+is "$(jq '[.results[].document.runs[] | select(.workload == "uncontended") | .disturbance.ns_per_pair.lost_pct | length] | (length > 0 and all(. > 0))' <<<"$BODY")" \
+  true "and their samples carry their disturbance"
+like "$(cat "$T/agent-a.log")" 'round [0-9]+: duet of uncontended: base on CPU [01], patched on CPU [01]' \
+  "the agent says which side ran on which CPU"
+like "$report" 'duet: [0-9]+ row\(s\) measured base and patched at the same time' "the report's legend says which rows were duets"
 perf=$(curl -s "$URL/api/v1/submissions/$nospin/report?format=perf")
 like "$perf" '\| threads \|' "the perf-style table renders"
 
@@ -102,4 +113,9 @@ LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport" "$BIN/locklab-agent" --server "$URL" --to
 ok $? "the agent runs the git job"
 like "$(cat "$T/agent-g.log")" 'measuring pthread,kmutex' "the fetched commit is measured on the lock it touches"
 is "$(sub_state "$gsub")" done "the git submission is done"
+# without --duet the default is one side after the other: no run says duet
+api GET "/api/v1/submissions/$gsub/results"
+is "$(jq '[.results[].document.runs[] | .instrument // empty] | length' <<<"$BODY")" 0 \
+  "by default no run is a duet"
+unlike "$(cat "$T/agent-g.log")" 'duet of' "and the agent runs none"
 done_testing

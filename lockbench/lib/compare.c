@@ -28,6 +28,11 @@ struct pmetric {
 	int *round; /* the round (document) each sample came from */
 	size_t n;
 	size_t cap;
+	int runs;         /* runs that gave this metric */
+	int duet_runs;    /* of those, measured as duets */
+	int disturb_runs; /* of those, with a disturbance record */
+	int repeated;     /* samples taken again for disturbance */
+	double disturb_limit_pct;
 };
 
 struct pside {
@@ -226,6 +231,14 @@ static void add_run(struct points *pts, int side, const struct lb_run *run, int 
 			m->name = lm->name;
 			m->unit = lm->unit ? lm->unit : "";
 			m->higher_better = lm->higher_better;
+		}
+		m->runs++;
+		m->duet_runs += !strcmp(metric_instrument(lm), LB_INSTRUMENT_DUET);
+		if (lm->ndisturb) {
+			m->disturb_runs++;
+			m->repeated += lm->repeated;
+			if (lm->disturb_limit_pct > m->disturb_limit_pct)
+				m->disturb_limit_pct = lm->disturb_limit_pct;
 		}
 		if (lm->nsamples) {
 			for (size_t k = 0; k < lm->nsamples; k++)
@@ -752,6 +765,13 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			    new_row(out, pt, pm->name, pm->unit, pm->higher_better);
 			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
 			r->control = control;
+			r->measured_runs = bm->runs + pm->runs;
+			r->duet_runs = bm->duet_runs + pm->duet_runs;
+			r->disturb_runs = bm->disturb_runs + pm->disturb_runs;
+			r->repeated = bm->repeated + pm->repeated;
+			r->disturb_limit_pct = bm->disturb_limit_pct > pm->disturb_limit_pct
+			                           ? bm->disturb_limit_pct
+			                           : pm->disturb_limit_pct;
 			row_test(r, bm, pm, o);
 			if (o->confirm_from > 0) {
 				struct round_range found = {INT_MIN, o->confirm_from},

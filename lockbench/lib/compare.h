@@ -133,6 +133,17 @@ struct compare_row {
 	 * reported with their own verdict but decide nothing, except a lockup.
 	 */
 	bool control;
+	/*
+	 * How the row was measured, over both sides' runs: runs that gave the
+	 * metric, those measured as duets (result.h, LB_INSTRUMENT_DUET), those
+	 * with a disturbance record, the samples they took again for
+	 * disturbance, and the largest limit that decided it (0: recorded only).
+	 */
+	int measured_runs;
+	int duet_runs;
+	int disturb_runs;
+	int repeated;
+	double disturb_limit_pct;
 };
 
 /*

@@ -213,6 +213,53 @@ static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 	snprintf(buf, len, "\xc2\xb1%g%%", r->margin * 100);
 }
 
+/* Which instrument measured the row: timed, duet (some or all runs), instructions. */
+static const char *row_instrument(const struct compare_row *r)
+{
+	if (!strcmp(r->metric, "instructions_per_pair"))
+		return LB_INSTRUMENT_INSTRUCTIONS;
+	if (r->duet_runs && r->duet_runs == r->measured_runs)
+		return LB_INSTRUMENT_DUET;
+	return r->duet_runs ? "duet+timed" : LB_INSTRUMENT_TIMED;
+}
+
+/*
+ * The legend's lines on duets and on samples taken again for disturbance;
+ * nothing about disturbance when no document recorded it (older ones).
+ */
+static void legend_noise(FILE *out, const struct comparison *c)
+{
+	size_t duet = 0, recorded = 0, touched = 0;
+	long repeated = 0;
+	double limit = 0;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+		duet += r->duet_runs > 0;
+		if (!r->disturb_runs)
+			continue;
+		recorded++;
+		repeated += r->repeated;
+		touched += r->repeated > 0;
+		limit = r->disturb_limit_pct > limit ? r->disturb_limit_pct : limit;
+	}
+	if (duet)
+		fprintf(out,
+		        "duet: %zu row(s) measured base and patched at the same time, each pinned "
+		        "to its own CPU, started together (the pair shares the machine's noise)\n",
+		        duet);
+	if (recorded && limit > 0)
+		fprintf(out,
+		        "disturbance: %ld sample(s) of %zu row(s) taken again because their thread "
+		        "lost more than %g%% of its time (steal, run queue); %zu row(s) recorded\n",
+		        repeated, touched, limit, recorded);
+	else if (recorded)
+		fprintf(out,
+		        "disturbance: recorded for %zu row(s) (steal, run queue, switches, "
+		        "migrations), no sample taken again\n",
+		        recorded);
+}
+
 /*
  * The legend's lines on how rows were tested and which instrument measured
  * them (compare.c decides; this only says how).
@@ -265,6 +312,7 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		      out);
 	else
 		fputs("instrument: every row is timed (wall clock)\n", out);
+	legend_noise(out, c);
 }
 
 static void legend(FILE *out, const struct comparison *c)
@@ -1049,6 +1097,8 @@ static int render_json(const struct comparison *c, FILE *out)
 		json_object_set_new(row, "p_eq", jnum(r->p_eq));
 		json_object_set_new(row, "q_eq", jnum(r->q_eq));
 		json_object_set_new(row, "headline", json_boolean(r->headline));
+		json_object_set_new(row, "instrument", json_string(row_instrument(r)));
+		json_object_set_new(row, "repeated", json_integer(r->repeated));
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",

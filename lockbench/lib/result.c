@@ -35,6 +35,8 @@ static void metric_release(struct lb_metric *m)
 	free(m->unit);
 	free(m->samples);
 	free(m->per_thread);
+	free(m->disturb);
+	free(m->instrument);
 }
 
 static void lockup_free(struct lb_lockup *l)
@@ -266,6 +268,28 @@ void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n)
 	m->nper_thread = n;
 }
 
+void metric_set_disturbance(struct lb_metric *m, const struct lb_disturb *d, size_t n, int repeated,
+                            double limit_pct)
+{
+	free(m->disturb);
+	m->disturb = n ? strutil_xreallocarray(NULL, n, sizeof(*d)) : NULL;
+	if (n)
+		memcpy(m->disturb, d, n * sizeof(*d));
+	m->ndisturb = n;
+	m->repeated = repeated;
+	m->disturb_limit_pct = limit_pct;
+}
+
+void metric_set_instrument(struct lb_metric *m, const char *instrument)
+{
+	set_str(&m->instrument, instrument);
+}
+
+const char *metric_instrument(const struct lb_metric *m)
+{
+	return m->instrument ? m->instrument : LB_INSTRUMENT_TIMED;
+}
+
 void run_clear_metrics(struct lb_run *run)
 {
 	for (size_t i = 0; i < run->nmetrics; i++)
@@ -356,11 +380,59 @@ static json_t *num_array(const double *x, size_t n, const char *path, char *err,
 	return a;
 }
 
+/* The fields of struct lb_disturb, in the JSON's names. */
+static const struct {
+	const char *name;
+	size_t off;
+	double max;
+} disturb_fields[] = {
+    {"steal_pct", offsetof(struct lb_disturb, steal_pct), 100},
+    {"delay_pct", offsetof(struct lb_disturb, delay_pct), 100},
+    {"lost_pct", offsetof(struct lb_disturb, lost_pct), 100},
+    {"nivcsw", offsetof(struct lb_disturb, nivcsw), 1e9},
+    {"migrations", offsetof(struct lb_disturb, migrations), 1e9},
+};
+#define NDISTURB_FIELDS (sizeof(disturb_fields) / sizeof(disturb_fields[0]))
+/* Caps of the validator: repetitions per metric, entries per metric. */
+#define DISTURB_REPEATED_MAX 100000
+#define DISTURB_ENTRIES_MAX  100000
+
+static double *disturb_field(struct lb_disturb *d, size_t field)
+{
+	return (double *)((char *)d + disturb_fields[field].off);
+}
+
+/* {"repeated": N, "limit_pct": x, "steal_pct": [...], ...} */
+static json_t *disturbance_to_json(const struct lb_metric *m, size_t idx, char *err, size_t errlen)
+{
+	json_t *o = json_object();
+	char path[600];
+
+	put(o, "repeated", json_integer(m->repeated));
+	put(o, "limit_pct", json_real(isfinite(m->disturb_limit_pct) ? m->disturb_limit_pct : 0));
+	for (size_t f = 0; f < NDISTURB_FIELDS; f++) {
+		double *x = strutil_xreallocarray(NULL, m->ndisturb, sizeof(double));
+		for (size_t i = 0; i < m->ndisturb; i++)
+			x[i] = *disturb_field(&m->disturb[i], f);
+		snprintf(path, sizeof(path), "runs[%zu].disturbance.%s.%s", idx, m->name,
+		         disturb_fields[f].name);
+		json_t *a = num_array(x, m->ndisturb, path, err, errlen);
+		free(x);
+		if (!a) {
+			json_decref(o);
+			return NULL;
+		}
+		put(o, disturb_fields[f].name, a);
+	}
+	return o;
+}
+
 static json_t *run_to_json(const struct lb_run *run, size_t idx, char *err, size_t errlen)
 {
 	json_t *o = json_object(), *params = json_object(), *metrics = json_object();
 	json_t *units = json_object(), *better = json_object(), *samples = json_object();
-	json_t *per_thread = json_object();
+	json_t *per_thread = json_object(), *disturbance = json_object(),
+	       *instrument = json_object();
 	char path[512];
 
 	if (!run->workload || !run->lock) {
@@ -401,7 +473,23 @@ static json_t *run_to_json(const struct lb_run *run, size_t idx, char *err, size
 				goto fail;
 			put(per_thread, m->name, a);
 		}
+		if (m->ndisturb) {
+			json_t *d = disturbance_to_json(m, idx, err, errlen);
+			if (!d)
+				goto fail;
+			put(disturbance, m->name, d);
+		}
+		if (m->instrument)
+			put(instrument, m->name, json_string(m->instrument));
 	}
+	/* optional keys: written only when some metric has them */
+	if (json_object_size(disturbance))
+		put(o, "disturbance", json_incref(disturbance));
+	if (json_object_size(instrument))
+		put(o, "instrument", json_incref(instrument));
+	json_decref(disturbance);
+	json_decref(instrument);
+	disturbance = instrument = NULL;
 	put(o, "params", params);
 	put(o, "metrics", metrics);
 	put(o, "units", units);
@@ -427,6 +515,8 @@ fail:
 	json_decref(better);
 	json_decref(samples);
 	json_decref(per_thread);
+	json_decref(disturbance);
+	json_decref(instrument);
 	return NULL;
 }
 
@@ -654,11 +744,126 @@ static int get_number_array(const json_t *a, const char *path, double **out, siz
 	return 0;
 }
 
+/* One metric's disturbance object (see disturbance_to_json), every field capped. */
+static int disturb_metric_from_json(const json_t *o, const char *p, struct lb_metric *m, char *err,
+                                    size_t errlen)
+{
+	static const char *const keys[] = {"repeated", "limit_pct", "steal_pct",  "delay_pct",
+	                                   "lost_pct", "nivcsw",    "migrations", NULL};
+	char pk[700];
+	json_t *lim;
+	size_t n;
+
+	if (!json_is_object(o))
+		return fail(err, errlen, p, "expected an object");
+	if (check_keys(o, p, keys, err, errlen) ||
+	    get_int(o, p, "repeated", 0, &m->repeated, err, errlen))
+		return -1;
+	if (m->repeated > DISTURB_REPEATED_MAX) {
+		snprintf(pk, sizeof(pk), "%s.repeated", p);
+		return fail(err, errlen, pk, "more than %d", DISTURB_REPEATED_MAX);
+	}
+	lim = json_object_get(o, "limit_pct");
+	if (!json_is_number(lim) || json_number_value(lim) < 0 || json_number_value(lim) > 100) {
+		snprintf(pk, sizeof(pk), "%s.limit_pct", p);
+		return fail(err, errlen, pk, "expected a number from 0 to 100");
+	}
+	m->disturb_limit_pct = json_number_value(lim);
+	n = json_array_size(json_object_get(o, disturb_fields[0].name));
+	if (n == 0 || n > DISTURB_ENTRIES_MAX) {
+		snprintf(pk, sizeof(pk), "%s.%s", p, disturb_fields[0].name);
+		return fail(err, errlen, pk, "expected an array of 1 to %d numbers",
+		            DISTURB_ENTRIES_MAX);
+	}
+	m->disturb = strutil_xcalloc(n, sizeof(*m->disturb));
+	m->ndisturb = n;
+	for (size_t f = 0; f < NDISTURB_FIELDS; f++) {
+		const json_t *a = json_object_get(o, disturb_fields[f].name);
+		size_t i;
+		json_t *v;
+
+		snprintf(pk, sizeof(pk), "%s.%s", p, disturb_fields[f].name);
+		if (!json_is_array(a) || json_array_size(a) != n)
+			return fail(err, errlen, pk,
+			            "expected an array of %zu numbers (one per sample)", n);
+		json_array_foreach(a, i, v)
+		{
+			double x = json_number_value(v);
+			if (!json_is_number(v) || !(x >= 0) || x > disturb_fields[f].max) {
+				snprintf(pk, sizeof(pk), "%s.%s[%zu]", p, disturb_fields[f].name,
+				         i);
+				return fail(err, errlen, pk, "expected a number from 0 to %g",
+				            disturb_fields[f].max);
+			}
+			*disturb_field(&m->disturb[i], f) = x;
+		}
+	}
+	return 0;
+}
+
+/* "disturbance": {metric: {...}}, optional; keys are metrics of the run. */
+static int disturbance_from_json(const json_t *obj, const char *path, struct lb_run *run, char *err,
+                                 size_t errlen)
+{
+	char p[512], pk[600];
+	const char *key;
+	json_t *v;
+
+	if (!obj)
+		return 0;
+	join(p, sizeof(p), path, "disturbance");
+	if (!json_is_object(obj))
+		return fail(err, errlen, p, "expected an object");
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		struct lb_metric *m = find_metric(run, key);
+		snprintf(pk, sizeof(pk), "%s.%s", p, key);
+		if (!m)
+			return fail(err, errlen, pk, "not a metric of this run");
+		if (disturb_metric_from_json(v, pk, m, err, errlen))
+			return -1;
+		if (m->nsamples && m->ndisturb != m->nsamples)
+			return fail(err, errlen, pk, "%zu entries for %zu samples (one per sample)",
+			            m->ndisturb, m->nsamples);
+	}
+	return 0;
+}
+
+/* "instrument": {metric: "timed" | "duet" | "instructions"}, optional. */
+static int instrument_from_json(const json_t *obj, const char *path, struct lb_run *run, char *err,
+                                size_t errlen)
+{
+	char p[512], pk[600];
+	const char *key;
+	json_t *v;
+
+	if (!obj)
+		return 0;
+	join(p, sizeof(p), path, "instrument");
+	if (!json_is_object(obj))
+		return fail(err, errlen, p, "expected an object");
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		struct lb_metric *m = find_metric(run, key);
+		const char *s = json_string_value(v);
+		snprintf(pk, sizeof(pk), "%s.%s", p, key);
+		if (!m)
+			return fail(err, errlen, pk, "not a metric of this run");
+		if (!s || (strcmp(s, LB_INSTRUMENT_TIMED) && strcmp(s, LB_INSTRUMENT_DUET) &&
+		           strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
+			return fail(err, errlen, pk,
+			            "expected \"timed\", \"duet\" or \"instructions\"");
+		metric_set_instrument(m, s);
+	}
+	return 0;
+}
+
 static int run_from_json(const json_t *o, const char *path, struct lb_run *run, char *err,
                          size_t errlen)
 {
-	static const char *const keys[] = {"workload", "lock",    "params",     "metrics", "units",
-	                                   "better",   "samples", "per_thread", "lockup",  NULL};
+	static const char *const keys[] = {"workload", "lock",         "params",      "metrics",
+	                                   "units",    "better",       "samples",     "per_thread",
+	                                   "lockup",   "?disturbance", "?instrument", NULL};
 	char p[512], pk[600];
 	const char *key;
 	json_t *v, *obj;
@@ -778,6 +983,10 @@ static int run_from_json(const json_t *o, const char *path, struct lb_run *run, 
 				goto out;
 		}
 	}
+
+	if (disturbance_from_json(json_object_get(o, "disturbance"), path, run, err, errlen) ||
+	    instrument_from_json(json_object_get(o, "instrument"), path, run, err, errlen))
+		goto out;
 
 	join(p, sizeof(p), path, "lockup");
 	obj = json_object_get(o, "lockup");

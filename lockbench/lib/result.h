@@ -26,6 +26,27 @@ struct lb_param {
 	char *str;     /* when !is_num */
 };
 
+/*
+ * What disturbed one kept sample, as shares of the sample's wall time:
+ * hypervisor steal (/proc/stat, the CPU the thread started on), run-queue
+ * delay of the measuring threads (schedstat), all time the measuring
+ * threads wanted the CPU and did not run (wall minus their run time: both
+ * of those plus interrupts); and counts of involuntary context switches
+ * and CPU migrations of those threads.
+ */
+struct lb_disturb {
+	double steal_pct;
+	double delay_pct;
+	double lost_pct;
+	double nivcsw;
+	double migrations;
+};
+
+/* Names of the instruments that measure a metric (JSON "instrument"). */
+#define LB_INSTRUMENT_TIMED        "timed"
+#define LB_INSTRUMENT_DUET         "duet"
+#define LB_INSTRUMENT_INSTRUCTIONS "instructions"
+
 struct lb_metric {
 	char *name;         /* e.g. "ops_per_sec", "wake_ms", "jpm" */
 	char *unit;         /* e.g. "ops/s", "ms", "JPM" */
@@ -35,6 +56,17 @@ struct lb_metric {
 	size_t nsamples;
 	double *per_thread; /* one per thread or process; may be empty */
 	size_t nper_thread;
+	/*
+	 * JSON "disturbance" (optional): one entry per kept sample, how many
+	 * samples were taken again because their disturbance passed
+	 * disturb_limit_pct (0: recorded only, nothing repeated).
+	 */
+	struct lb_disturb *disturb;
+	size_t ndisturb;
+	int repeated;
+	double disturb_limit_pct;
+	/* JSON "instrument" (optional): LB_INSTRUMENT_*; NULL means timed */
+	char *instrument;
 };
 
 struct lb_lockup {
@@ -124,6 +156,13 @@ struct lb_metric *run_add_metric(struct lb_run *run, const char *name, const cha
                                  bool higher_better, double value);
 void metric_add_sample(struct lb_metric *m, double value);
 void metric_set_per_thread(struct lb_metric *m, const double *values, size_t n);
+/* Copy n disturbance entries (one per kept sample) and the repetition count. */
+void metric_set_disturbance(struct lb_metric *m, const struct lb_disturb *d, size_t n, int repeated,
+                            double limit_pct);
+/* Name the instrument (copied; one of LB_INSTRUMENT_*). */
+void metric_set_instrument(struct lb_metric *m, const char *instrument);
+/* The metric's instrument: its own, or "timed". */
+const char *metric_instrument(const struct lb_metric *m);
 void run_set_lockup(struct lb_run *run, const char *kind, const char *message, const char *stacks);
 /* Drop every metric of the run (a debug kernel's figures are not to be compared). */
 void run_clear_metrics(struct lb_run *run);

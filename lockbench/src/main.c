@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "disturb.h"
 #include "kernel.h"
 #include "lock.h"
 #include "report.h"
@@ -61,6 +63,7 @@ static void print_help(FILE *f)
 	        "  --suite S            smoke, quick or full [smoke]\n"
 	        "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
 	        "  --workloads w,...    only these workloads\n"
+	        "  --skip-workloads w,... leave these out (a duet ran them)\n"
 	        "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
 	        "  --duration-ms N      length of one repetition [per suite]\n"
 	        "  --repeat N           repetitions, each one sample [per suite]\n"
@@ -80,6 +83,13 @@ static void print_help(FILE *f)
 	        "  --round N            round number recorded in the JSON [0]\n"
 	        "  --json FILE|-        write the lockbench-result/1 document\n"
 	        "  --quiet              no table (it goes to stderr with --json -)\n"
+	        "  --disturb-limit PCT  take a single-thread sample again when its thread\n"
+	        "                       lost more than PCT%% of its time (steal, run queue);\n"
+	        "                       0 records the disturbance only [0]\n"
+	        "  --disturb-retries N  times one sample may be taken again [2]\n"
+	        "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
+	        "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
+	        "                       before the first point (duet runs start together)\n"
 	        "\n"
 	        "compare options:\n"
 	        "  --format F           aim7, perf, lkp, text or json [text]\n"
@@ -263,6 +273,10 @@ struct run_args {
 	const void **controls; /* lock_ops: run as untouched controls */
 	struct suite_overrides ov;
 	struct runner_opts ro;
+	double disturb_limit_pct;
+	int disturb_retries;
+	const char *cpus;      /* --cpus: pin the run to these CPUs */
+	long long start_at_ns; /* --start-at: CLOCK_REALTIME ns to start at; 0 now */
 };
 
 enum {
@@ -286,6 +300,11 @@ enum {
 	OPT_ROUND,
 	OPT_JSON,
 	OPT_QUIET,
+	OPT_DISTURB_LIMIT,
+	OPT_DISTURB_RETRIES,
+	OPT_CPUS,
+	OPT_START_AT,
+	OPT_SKIP_WORKLOADS,
 	OPT_CONTROLS,
 	OPT_FORMAT,
 	OPT_ALPHA,
@@ -318,6 +337,11 @@ static const struct option run_options[] = {
     {"round", required_argument, NULL, OPT_ROUND},
     {"json", required_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"disturb-limit", required_argument, NULL, OPT_DISTURB_LIMIT},
+    {"disturb-retries", required_argument, NULL, OPT_DISTURB_RETRIES},
+    {"cpus", required_argument, NULL, OPT_CPUS},
+    {"start-at", required_argument, NULL, OPT_START_AT},
+    {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -400,6 +424,36 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			INT_OPT(OPT_STALL, "--stall-ms", 10, 3600000, a->ro.stall_ms)
 			INT_OPT(OPT_DEADLINE, "--deadline-ms", 10, 86400000, a->ro.deadline_ms)
 			INT_OPT(OPT_ROUND, "--round", 0, 1000000, a->round)
+			INT_OPT(OPT_DISTURB_RETRIES, "--disturb-retries", 0, 100,
+			        a->disturb_retries)
+		case OPT_DISTURB_LIMIT: {
+			char *end;
+			errno = 0;
+			double x = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(x >= 0 && x <= 100))
+				return usage_error(
+				    "--disturb-limit: '%s' is not a share from 0 to 100", optarg);
+			a->disturb_limit_pct = x;
+			break;
+		}
+		case OPT_SKIP_WORKLOADS:
+			if (parse_names(optarg, (const void ***)&a->ov.skip_workloads,
+			                find_workload, "workload", valid_workloads()))
+				return EXIT_USAGE;
+			break;
+		case OPT_CPUS:
+			a->cpus = optarg;
+			if (lb_cpus_parse(optarg, NULL, err, sizeof(err)))
+				return usage_error("%s", err);
+			break;
+		case OPT_START_AT:
+			if (lb_parse_int(optarg, 1, LLONG_MAX, &v, "--start-at", err, sizeof(err)))
+				return usage_error("%s", err);
+			if (v > lb_realtime_ns() + 3600 * 1000000000ll)
+				return usage_error("--start-at %s: more than an hour ahead",
+				                   optarg);
+			a->start_at_ns = v;
+			break;
 #undef INT_OPT
 		case OPT_DIR:
 			if (access(optarg, W_OK | X_OK))
@@ -456,6 +510,7 @@ static void free_run_args(struct run_args *a)
 	free(a->controls);
 	free(a->ov.locks);
 	free(a->ov.workloads);
+	free(a->ov.skip_workloads);
 	free(a->ov.threads);
 	free(a->ov.cs_loops);
 	free(a->ov.outside_loops);
@@ -463,7 +518,11 @@ static void free_run_args(struct run_args *a)
 
 static int cmd_run(int argc, char **argv)
 {
-	struct run_args a = {.suite = "smoke", .variant = "base", .ro = RUNNER_OPTS_DEFAULT};
+	struct run_args a = {.suite = "smoke",
+	                     .variant = "base",
+	                     .ro = RUNNER_OPTS_DEFAULT,
+	                     .disturb_limit_pct = DISTURB_LIMIT_DEFAULT,
+	                     .disturb_retries = DISTURB_RETRIES_DEFAULT};
 	struct plan plan = {0};
 	struct lb_result res;
 	char err[1024];
@@ -482,6 +541,17 @@ static int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	for (size_t i = 0; i < plan.n; i++) {
+		plan.points[i].p.disturb_limit_pct = a.disturb_limit_pct;
+		plan.points[i].p.disturb_retries = a.disturb_retries;
+	}
+	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = 1;
+		goto out;
+	}
+	if (a.start_at_ns)
+		lb_sleep_until_realtime(a.start_at_ns);
 	result_fill_machine(&res);
 	res.suite = strdup(a.suite);
 	res.variant = strdup(a.variant);

@@ -168,6 +168,11 @@ static void copy_run(const struct lb_run *src, struct lb_result *res)
 			metric_add_sample(d, m->samples[k]);
 		if (m->nper_thread)
 			metric_set_per_thread(d, m->per_thread, m->nper_thread);
+		if (m->ndisturb)
+			metric_set_disturbance(d, m->disturb, m->ndisturb, m->repeated,
+			                       m->disturb_limit_pct);
+		if (m->instrument)
+			metric_set_instrument(d, m->instrument);
 	}
 	if (src->lockup)
 		run_set_lockup(dst, src->lockup->kind, src->lockup->message, src->lockup->stacks);

@@ -114,6 +114,9 @@ static int add(struct plan *plan, const struct plan_point *pt)
 
 static bool wanted_workload(const struct suite_overrides *ov, const struct workload *w)
 {
+	for (int i = 0; ov->skip_workloads && ov->skip_workloads[i]; i++)
+		if (ov->skip_workloads[i] == w)
+			return false;
 	if (!ov->workloads)
 		return true;
 	for (int i = 0; ov->workloads[i]; i++)

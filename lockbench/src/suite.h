@@ -24,6 +24,7 @@ struct plan {
 struct suite_overrides {
 	const struct lock_ops **locks; /* NULL-terminated or NULL */
 	const struct workload **workloads;
+	const struct workload **skip_workloads; /* left out (the duet ran them) */
 	int *threads;
 	int nthreads;
 	int *cs_loops;

@@ -58,6 +58,18 @@ int lb_parse_int(const char *s, long long min, long long max, long long *out, co
 int lb_online_cpus(void);
 
 /*
+ * A CPU list "0,1" or "0-3,6": check it (every CPU from 0 to 1023; set may
+ * be NULL) and fill *set.  Returns 0 or -1 with a reason in err.
+ */
+int lb_cpus_parse(const char *list, void *set, char *err, size_t errlen);
+/* Pin the calling thread (and what it starts later) to the CPUs of list. */
+int lb_cpus_pin(const char *list, char *err, size_t errlen);
+/* CLOCK_REALTIME in ns since the epoch. */
+long long lb_realtime_ns(void);
+/* Sleep until CLOCK_REALTIME reaches ns since the epoch (at once when past). */
+void lb_sleep_until_realtime(long long ns);
+
+/*
  * snprintf that refuses to truncate: paths and command lines must be whole.
  * On truncation it says so on stderr and exits 1.
  */

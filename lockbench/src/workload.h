@@ -43,6 +43,13 @@ struct wl_params {
 	int wake_batch;    /* futex-wake: waiters woken per call */
 	int futexes;       /* futex-hash: futex words per thread */
 	const char *dir;   /* vfs-creat-unlink, aim7-mix: where files go */
+	/*
+	 * Single-thread samples whose disturbance passes this share of their
+	 * wall time (disturb.h) are taken again, up to disturb_retries times
+	 * each; 0 records the disturbance and repeats nothing.
+	 */
+	double disturb_limit_pct;
+	int disturb_retries;
 };
 
 struct workload {

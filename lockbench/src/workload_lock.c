@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "disturb.h"
 #include "stats.h"
 #include "util.h"
 #include "workload.h"
@@ -372,6 +373,8 @@ struct unc_ctx {
 	const struct wl_params *p;
 	struct wl_shared *sh;
 	double *ns;
+	struct lb_disturb *disturb; /* per kept sample */
+	int repeated;
 };
 
 #define UNC_BATCH       256
@@ -394,24 +397,45 @@ static void *uncontended_thread(void *arg)
 			lock_free(u->ops, l);
 		return NULL;
 	}
+	unsigned long pairs = 0;
 	for (int r = 0; r < u->p->repeat; r++) {
-		uint64_t end, t0 = lb_now_ns(), t1, tb = t0;
-		unsigned long pairs = 0;
-		size_t nb = 0;
-		end = t0 + (uint64_t)u->p->duration_ms * 1000000;
-		do {
-			for (int i = 0; i < UNC_BATCH; i++) {
-				u->ops->lock(l);
-				u->ops->unlock(l);
+		for (int attempt = 0;; attempt++) {
+			struct disturb_mark m0, m1;
+			struct lb_disturb d;
+			uint64_t end, t0, t1, tb;
+			size_t nb = 0;
+
+			disturb_mark(&m0, -1);
+			t0 = tb = lb_now_ns();
+			end = t0 + (uint64_t)u->p->duration_ms * 1000000;
+			do {
+				for (int i = 0; i < UNC_BATCH; i++) {
+					u->ops->lock(l);
+					u->ops->unlock(l);
+				}
+				pairs += UNC_BATCH;
+				atomic_store_explicit(&u->sh->progress[0].n, pairs,
+				                      memory_order_relaxed);
+				t1 = lb_now_ns();
+				if (nb < UNC_MAX_BATCHES)
+					batch[nb++] = (double)(t1 - tb) / UNC_BATCH;
+				tb = t1;
+			} while (t1 < end);
+			disturb_mark(&m1, m0.cpu);
+			disturb_between(&m0, &m1, &d);
+			/*
+			 * A disturbed sample is taken again, not averaged in; when
+			 * every try is disturbed, the least disturbed one is kept.
+			 */
+			if (attempt == 0 || d.lost_pct < u->disturb[r].lost_pct) {
+				u->disturb[r] = d;
+				u->ns[r] = stats_percentile(batch, nb, 50);
 			}
-			pairs += UNC_BATCH;
-			atomic_store_explicit(&u->sh->progress[0].n, pairs, memory_order_relaxed);
-			t1 = lb_now_ns();
-			if (nb < UNC_MAX_BATCHES)
-				batch[nb++] = (double)(t1 - tb) / UNC_BATCH;
-			tb = t1;
-		} while (t1 < end);
-		u->ns[r] = stats_percentile(batch, nb, 50);
+			if (attempt >= u->p->disturb_retries ||
+			    !disturb_exceeds(&d, u->p->disturb_limit_pct))
+				break;
+			u->repeated++;
+		}
 	}
 	free(batch);
 	lock_free(u->ops, l);
@@ -426,11 +450,16 @@ static void *uncontended_thread(void *arg)
 static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
                           struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
-	struct unc_ctx u = {ops, p, sh, calloc((size_t)p->repeat, sizeof(double))};
+	struct unc_ctx u = {ops,
+	                    p,
+	                    sh,
+	                    calloc((size_t)p->repeat, sizeof(double)),
+	                    calloc((size_t)p->repeat, sizeof(struct lb_disturb)),
+	                    0};
 	pthread_t t;
 	int rc = -1;
 
-	if (!u.ns) {
+	if (!u.ns || !u.disturb) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -445,8 +474,11 @@ static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
 		goto out;
 	}
 	wl_add_metric(run, "ns_per_pair", "ns", false, u.ns, (size_t)p->repeat, NULL, 0);
+	metric_set_disturbance((struct lb_metric *)run_metric(run, "ns_per_pair"), u.disturb,
+	                       (size_t)p->repeat, u.repeated, p->disturb_limit_pct);
 	rc = 0;
 out:
+	free(u.disturb);
 	free(u.ns);
 	return rc;
 }

@@ -234,6 +234,104 @@ static void test_reject_wrong_types(void **state)
 	                   "controls[1]: expected a lock name");
 }
 
+/* A disturbance record and an instrument for the valid document's metric. */
+#define DISTURB_OK                                                                                 \
+	"\"disturbance\": {\"ops_per_sec\": {\"repeated\": 2, \"limit_pct\": 5, "                  \
+	"\"steal_pct\": [0, 1.5], \"delay_pct\": [0.5, 2], \"lost_pct\": [0.6, 4], "               \
+	"\"nivcsw\": [0, 3], \"migrations\": [0, 1]}}, \"instrument\": {\"ops_per_sec\": "         \
+	"\"duet\"}, \"lockup\": null"
+
+static void test_disturbance_and_instrument(void **state)
+{
+	struct lb_result r, b;
+	char err[512] = "";
+	char *text = replace(valid_doc, "\"lockup\": null", DISTURB_OK);
+	const struct lb_metric *m;
+
+	result_init(&r);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	m = run_metric(&r.runs[0], "ops_per_sec");
+	assert_int_equal(m->repeated, 2);
+	assert_true(m->disturb_limit_pct == 5);
+	assert_int_equal(m->ndisturb, 2);
+	assert_true(m->disturb[1].steal_pct == 1.5);
+	assert_true(m->disturb[1].lost_pct == 4);
+	assert_true(m->disturb[1].migrations == 1);
+	assert_string_equal(metric_instrument(m), "duet");
+	/* written back the same */
+	json_t *ja = result_to_json(&r);
+	result_init(&b);
+	assert_int_equal(result_from_json(ja, &b, err, sizeof(err)), 0);
+	json_t *jb = result_to_json(&b);
+	assert_true(json_equal(ja, jb));
+	assert_non_null(
+	    json_object_get(json_array_get(json_object_get(ja, "runs"), 0), "disturbance"));
+	json_decref(ja);
+	json_decref(jb);
+	result_release(&b);
+	result_release(&r);
+	free(text);
+
+	/* an older document, with neither, is still valid and says timed */
+	result_init(&r);
+	assert_int_equal(result_load_buffer(valid_doc, strlen(valid_doc), &r, err, sizeof(err)), 0);
+	m = run_metric(&r.runs[0], "ops_per_sec");
+	assert_string_equal(metric_instrument(m), "timed");
+	assert_int_equal(m->ndisturb, 0);
+	ja = result_to_json(&r);
+	assert_null(json_object_get(json_array_get(json_object_get(ja, "runs"), 0), "disturbance"));
+	assert_null(json_object_get(json_array_get(json_object_get(ja, "runs"), 0), "instrument"));
+	json_decref(ja);
+	result_release(&r);
+}
+
+/* Break the disturbance record of DISTURB_OK one way; the load names the field. */
+static void expect_reject_disturb(const char *from, const char *to, const char *want)
+{
+	char *ok = replace(valid_doc, "\"lockup\": null", DISTURB_OK);
+	char *bad = replace(ok, from, to);
+	expect_reject(bad, want);
+	free(bad);
+	free(ok);
+}
+
+static void test_reject_bad_disturbance(void **state)
+{
+	const char *p = "runs[0].disturbance.ops_per_sec";
+	char want[256];
+
+	expect_reject_disturb("\"repeated\": 2", "\"repeated\": -1",
+	                      "repeated: expected an integer >= 0");
+	expect_reject_disturb("\"repeated\": 2", "\"repeated\": 100001",
+	                      "repeated: more than 100000");
+	expect_reject_disturb("\"limit_pct\": 5", "\"limit_pct\": 101",
+	                      "limit_pct: expected a number from 0 to 100");
+	snprintf(want, sizeof(want), "%s.lost_pct: expected an array of 2 numbers", p);
+	expect_reject_disturb("\"lost_pct\": [0.6, 4]", "\"lost_pct\": [0.6]", want);
+	snprintf(want, sizeof(want), "%s.steal_pct[1]: expected a number from 0 to 100", p);
+	expect_reject_disturb("\"steal_pct\": [0, 1.5]", "\"steal_pct\": [0, 150]", want);
+	snprintf(want, sizeof(want), "%s.nivcsw[0]: expected a number from 0 to 1e+09", p);
+	expect_reject_disturb("\"nivcsw\": [0, 3]", "\"nivcsw\": [-1, 3]", want);
+	expect_reject_disturb("\"migrations\": [0, 1]}", "\"migrations\": [0, 1], \"x\": 1}",
+	                      "x: unknown key");
+	expect_reject_disturb("\"migrations\": [0, 1]}", "\"migrations\": [0, 1, 2]}",
+	                      "migrations: expected an array of 2 numbers (one per sample)");
+	/* one entry per sample: three entries for two samples */
+	expect_reject_disturb(
+	    "\"steal_pct\": [0, 1.5], \"delay_pct\": [0.5, 2], \"lost_pct\": "
+	    "[0.6, 4], \"nivcsw\": [0, 3], \"migrations\": [0, 1]",
+	    "\"steal_pct\": [0, 1, 2], \"delay_pct\": [0, 1, 2], \"lost_pct\": [0, "
+	    "1, 2], \"nivcsw\": [0, 1, 2], \"migrations\": [0, 1, 2]",
+	    "3 entries for 2 samples");
+	expect_reject_disturb("\"disturbance\": {\"ops_per_sec\"", "\"disturbance\": {\"cov\"",
+	                      "runs[0].disturbance.cov: not a metric of this run");
+	expect_reject_disturb("\"instrument\": {\"ops_per_sec\": \"duet\"}",
+	                      "\"instrument\": {\"ops_per_sec\": \"guess\"}",
+	                      "runs[0].instrument.ops_per_sec: expected \"timed\", \"duet\"");
+	expect_reject_disturb("\"instrument\": {\"ops_per_sec\": \"duet\"}", "\"instrument\": 1",
+	                      "runs[0].instrument: expected an object");
+}
+
 static void test_controls_round_trip(void **state)
 {
 	struct lb_result r;
@@ -439,6 +537,8 @@ int main(void)
 	    cmocka_unit_test(test_reject_unknown_keys),
 	    cmocka_unit_test(test_reject_wrong_types),
 	    cmocka_unit_test(test_controls_round_trip),
+	    cmocka_unit_test(test_disturbance_and_instrument),
+	    cmocka_unit_test(test_reject_bad_disturbance),
 	    cmocka_unit_test(test_accept_variants),
 	    cmocka_unit_test(test_reject_mismatched_units),
 	    cmocka_unit_test(test_reject_duplicate_keys),
