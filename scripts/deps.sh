@@ -19,6 +19,7 @@ DEMO_PACKAGES=(
   libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
+  valgrind  # lockbench: instructions_per_pair (callgrind and its callgrind.h)
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(

@@ -21,6 +21,8 @@ struct suite_def {
 	const char *name;
 	const char *description;
 	struct wl_setting settings[12];
+	/* uncontended points also count instructions_per_pair under valgrind (instr.h) */
+	bool instructions;
 };
 
 #define DEF                                                                                        \
@@ -36,7 +38,8 @@ static const struct suite_def suites[] = {
          {"hot", {2, 4, END}, 50, 2, DEF, DEF},
          {"futex-wake", {4, END}, 0, 3, DEF, DEF},
          {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF},
-     }},
+     },
+     false},
     {"quick",
      "about 20 s a round on 2 cores: every lock on uncontended and hot, futex-wake, "
      "vfs-creat-unlink",
@@ -45,7 +48,8 @@ static const struct suite_def suites[] = {
          {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF},
          {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF},
          {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF},
-     }},
+     },
+     true},
     {"full",
      "everything: all ten workloads over thread ramps (many minutes)",
      {
@@ -59,7 +63,8 @@ static const struct suite_def suites[] = {
          {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF},
          {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF},
          {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF},
-     }},
+     },
+     true},
     {"seeds",
      "the seeds' user bands (10-100, 200-1000) on kernel struct mutexes driven from userspace "
      "(pipe-mutex, epoll-ctl, seq-read) and aim7-mix: for `lockbench kernel run --suite seeds`",
@@ -69,7 +74,8 @@ static const struct suite_def suites[] = {
          {"seq-read", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF},
          /* aim7-mix at 200 users passes its 36 s deadline under TCG (2 cores) */
          {"aim7-mix", {10, 100, END}, 1000, 2, DEF, DEF},
-     }},
+     },
+     false},
 };
 
 static const char *const names[] = {"smoke", "quick", "full", "seeds", NULL};
@@ -96,6 +102,12 @@ const char *suite_description(const char *name)
 {
 	const struct suite_def *s = find(name);
 	return s ? s->description : NULL;
+}
+
+bool suite_counts_instructions(const char *name)
+{
+	const struct suite_def *s = find(name);
+	return s && s->instructions;
 }
 
 static int add(struct plan *plan, const struct plan_point *pt)
