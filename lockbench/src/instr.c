@@ -264,7 +264,8 @@ int instr_count_locks(const struct lock_ops *const *locks, size_t n, double *per
 		goto out;
 	}
 	if (status == -1) {
-		snprintf(why, whylen, "valgrind did not finish within %d s", INSTR_DEADLINE_MS / 1000);
+		snprintf(why, whylen, "valgrind did not finish within %d s",
+		         INSTR_DEADLINE_MS / 1000);
 		goto out;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {

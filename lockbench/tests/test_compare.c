@@ -628,6 +628,11 @@ static void test_overall_and_names(void **state)
 	assert_true(compare_metric_is_headline("ns_per_pair"));
 	assert_false(compare_metric_is_headline("fairness"));
 	assert_false(compare_metric_is_headline("cov"));
+	/* fairness under a long hold decides; that workload's throughput is its hold's */
+	assert_true(compare_row_is_headline("long-hold", "jain"));
+	assert_false(compare_row_is_headline("long-hold", "ops_per_sec"));
+	assert_true(compare_row_is_headline("hot", "ops_per_sec"));
+	assert_true(compare_row_margin("jain", 2, NULL) == COMPARE_MARGIN_THROUGHPUT);
 	assert_string_equal(verdict_name(VERDICT_NO_CHANGE), "no-change");
 	assert_string_equal(verdict_name(VERDICT_IMPROVEMENT), "improvement");
 	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");
