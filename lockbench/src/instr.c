@@ -16,7 +16,10 @@
 #include "strutil.h"
 #include "util.h"
 
-#if defined(__has_include)
+/* valgrind cannot run a program built with AddressSanitizer (make asan) */
+#if defined(__SANITIZE_ADDRESS__)
+#define INSTR_ABSENT "lockbench was built with AddressSanitizer, which valgrind cannot run"
+#elif defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
 #define INSTR_HAVE_CALLGRIND 1
@@ -24,6 +27,9 @@
 #endif
 #ifndef INSTR_HAVE_CALLGRIND
 #define INSTR_HAVE_CALLGRIND 0
+#endif
+#ifndef INSTR_ABSENT
+#define INSTR_ABSENT "lockbench was built without valgrind's callgrind.h"
 #endif
 
 #define INSTR_WARMUP      1000
@@ -193,7 +199,7 @@ int instr_count_locks(const struct lock_ops *const *locks, size_t n, double *per
 	for (size_t i = 0; i < n; i++)
 		per_pair[i] = -1;
 	if (!INSTR_HAVE_CALLGRIND) {
-		snprintf(why, whylen, "lockbench was built without valgrind's callgrind.h");
+		snprintf(why, whylen, "%s", INSTR_ABSENT);
 		return 1;
 	}
 	if (!n)
