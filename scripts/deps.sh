@@ -20,6 +20,7 @@ DEMO_PACKAGES=(
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
   python3  # make demo prints the reply's finding, read with Python's email package
+  valgrind  # lockbench: instructions_per_pair (callgrind and its callgrind.h)
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(

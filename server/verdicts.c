@@ -429,7 +429,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->lockup_message = dup_or_null(db_value(vres, k, 28));
 			r->lockup_stacks = dup_or_null(db_value(vres, k, 29));
 			r->tested = PQgetvalue(vres, k, 30)[0] == 't';
-			r->headline = compare_metric_is_headline(r->metric);
+			r->headline = compare_row_is_headline(r->workload, r->metric);
 			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
 			r->control = PQgetvalue(vres, k, 32)[0] == 't';
 			r->pairs = (size_t)atol(PQgetvalue(vres, k, 33));

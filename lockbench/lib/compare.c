@@ -276,7 +276,7 @@ static struct compare_row *new_row(struct comparison *c, const struct point *pt,
 	r->workload = strutil_xstrdup(pt->workload);
 	r->lock = strutil_xstrdup(pt->lock);
 	r->metric = strutil_xstrdup(metric);
-	r->headline = compare_metric_is_headline(metric);
+	r->headline = compare_row_is_headline(pt->workload, metric);
 	r->unit = strutil_xstrdup(unit);
 	r->params_key = strutil_xstrdup(pt->key);
 	r->users = pt->users;
@@ -444,10 +444,22 @@ static void row_test(struct compare_row *r, const struct pmetric *bm, const stru
 	r->tested = r->verdict != VERDICT_LOCKUP && t.tested;
 }
 
-/* A move big enough to report: min_effect, or any move off a zero base. */
-static bool big_enough(double mb, double mp, double change, const struct compare_opts *o)
+/*
+ * The smallest change of row r that counts: min_effect, except for an
+ * instruction count, which is deterministic: there any change past the
+ * row's own (tiny) margin is real.
+ */
+static double row_min_effect(const struct compare_row *r, const struct compare_opts *o)
 {
-	return mb == 0 ? mp != 0 : fabs(change) >= o->min_effect;
+	if (!strcmp(r->metric, "instructions_per_pair") && r->margin < o->min_effect)
+		return r->margin;
+	return o->min_effect;
+}
+
+/* A move big enough to report: min_effect, or any move off a zero base. */
+static bool big_enough(double mb, double mp, double change, double min_effect)
+{
+	return mb == 0 ? mp != 0 : fabs(change) >= min_effect;
 }
 
 /*
@@ -471,7 +483,7 @@ static enum verdict decide(const struct compare_row *r, bool sig, const struct c
 			return VERDICT_NO_CHANGE;
 		return VERDICT_INCONCLUSIVE;
 	}
-	if (sig && fabs(r->change) >= o->min_effect)
+	if (sig && fabs(r->change) >= row_min_effect(r, o))
 		return (r->change > 0) == r->higher_better ? VERDICT_IMPROVEMENT
 		                                           : VERDICT_REGRESSION;
 	return r->equivalent ? VERDICT_NO_CHANGE : VERDICT_INCONCLUSIVE;
@@ -575,8 +587,8 @@ static void judge(struct comparison *out, const struct compare_opts *o)
 			continue; /* lockup, too few samples or no spread to test */
 		r->q = q[i];
 		r->verdict = decide(r, r->q < o->alpha, o);
-		r->significant =
-		    r->q < o->alpha && big_enough(r->base.mean, r->patched.mean, r->change, o);
+		r->significant = r->q < o->alpha && big_enough(r->base.mean, r->patched.mean,
+		                                               r->change, row_min_effect(r, o));
 	}
 	free(p);
 	free(q);
@@ -645,7 +657,8 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 	for (size_t i = 0; i < n; i++) {
 		const struct range_test *f = &st[i].found, *a = &st[i].again;
 
-		found[i] = in[i] && qf[i] < o->alpha && big_enough(f->mb, f->mp, f->change, o);
+		found[i] = in[i] && qf[i] < o->alpha &&
+		           big_enough(f->mb, f->mp, f->change, row_min_effect(&out->rows[i], o));
 		/*
 		 * The finding fixed the direction before the new rounds ran, so
 		 * their test is one-sided, in that direction.
@@ -684,7 +697,8 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 			r->q = 1; /* found, but the new rounds cannot test it */
 		}
 		r->verdict = decide(r, sig, o);
-		r->significant = sig && big_enough(r->base.mean, r->patched.mean, r->change, o);
+		r->significant = sig && big_enough(r->base.mean, r->patched.mean, r->change,
+		                                   row_min_effect(r, o));
 	}
 	free(p);
 	free(qf);
@@ -823,7 +837,7 @@ static int verdict_rank(enum verdict v)
 
 double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts)
 {
-	static const char *const throughput[] = {"ops_per_sec", "jpm", "writes_per_sec"};
+	static const char *const throughput[] = {"ops_per_sec", "jpm", "writes_per_sec", "jain"};
 
 	if (opts && opts->equiv_margin > 0)
 		return opts->equiv_margin;
@@ -840,12 +854,20 @@ double compare_row_margin(const char *metric, long long users, const struct comp
 bool compare_metric_is_headline(const char *metric)
 {
 	static const char *const headline[] = {
-	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "lockup",
+	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "lockup", "jain",
 	};
 	for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
 		if (!strcmp(metric, headline[i]))
 			return true;
 	return false;
+}
+
+bool compare_row_is_headline(const char *workload, const char *metric)
+{
+	/* long-hold's throughput is its 100 us hold's, not the lock's: jain is its headline */
+	if (workload && !strcmp(workload, "long-hold") && !strcmp(metric, "ops_per_sec"))
+		return false;
+	return compare_metric_is_headline(metric);
 }
 
 bool compare_row_decides(const struct compare_row *r)

@@ -42,7 +42,7 @@ const char *verdict_name(enum verdict v);
 
 /* The default equivalence margins (compare_row_margin). */
 #define COMPARE_MARGIN_LATENCY      0.03  /* single-thread cost: ns per pair, wake time */
-#define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, descriptive metrics */
+#define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, fairness, descriptive metrics */
 #define COMPARE_MARGIN_INSTRUCTIONS 0.005 /* a deterministic count (instructions_per_pair) */
 
 struct compare_opts {
@@ -199,14 +199,22 @@ bool comparison_has_controls(const struct comparison *c);
 /*
  * The relative equivalence margin of a row of metric at users threads
  * (-1 unknown): opts->equiv_margin when set, else COMPARE_MARGIN_INSTRUCTIONS
- * for instruction counts, COMPARE_MARGIN_THROUGHPUT for higher-is-better
- * headline metrics at more than one thread and for descriptive metrics, and
+ * for instruction counts, COMPARE_MARGIN_THROUGHPUT for contended headline
+ * metrics (throughput at more than one thread, jain) and for descriptive metrics, and
  * COMPARE_MARGIN_LATENCY for the rest (single-thread cost, wake time).
  */
 double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts);
 
-/* True for the metrics that decide (see compare_row.headline). */
+/*
+ * True for the metrics that decide (see compare_row.headline): throughput,
+ * ns per pair, wake time, JPM, and jain (Jain's fairness index of a sleeping
+ * lock under a long hold: A/A spread of its round figure 0.5-5% at 2
+ * threads on a loaded 2-CPU machine, where a lock that starves a waiter
+ * halves it).
+ */
 bool compare_metric_is_headline(const char *metric);
+/* The same for a row of workload: long-hold's ops_per_sec is not (the hold sets it). */
+bool compare_row_is_headline(const char *workload, const char *metric);
 
 /*
  * Worst verdict of the comparison: lockup > splat > regression >

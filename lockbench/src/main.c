@@ -23,12 +23,14 @@
 
 #include "compare.h"
 #include "disturb.h"
+#include "instr.h"
 #include "kernel.h"
 #include "lock.h"
 #include "report.h"
 #include "result.h"
 #include "runner.h"
 #include "stats.h"
+#include "strutil.h"
 #include "suite.h"
 #include "util.h"
 #include "workload.h"
@@ -90,6 +92,9 @@ static void print_help(FILE *f)
 	        "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
 	        "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
 	        "                       before the first point (duet runs start together)\n"
+	        "  --instructions       uncontended points also count instructions_per_pair\n"
+	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
+	        "  --no-instructions    do not [quick, full: count; smoke: do not]\n"
 	        "\n"
 	        "compare options:\n"
 	        "  --format F           aim7, perf, lkp, text or json [text]\n"
@@ -270,6 +275,7 @@ struct run_args {
 	const char *variant;
 	int round;
 	bool quiet;
+	int instructions;      /* -1: as the suite says (suite_counts_instructions), 0 no, 1 yes */
 	const void **controls; /* lock_ops: run as untouched controls */
 	struct suite_overrides ov;
 	struct runner_opts ro;
@@ -305,6 +311,8 @@ enum {
 	OPT_CPUS,
 	OPT_START_AT,
 	OPT_SKIP_WORKLOADS,
+	OPT_INSTRUCTIONS,
+	OPT_NO_INSTRUCTIONS,
 	OPT_CONTROLS,
 	OPT_FORMAT,
 	OPT_ALPHA,
@@ -342,6 +350,8 @@ static const struct option run_options[] = {
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"start-at", required_argument, NULL, OPT_START_AT},
     {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
+    {"instructions", no_argument, NULL, OPT_INSTRUCTIONS},
+    {"no-instructions", no_argument, NULL, OPT_NO_INSTRUCTIONS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -478,6 +488,10 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case OPT_QUIET:
 			a->quiet = true;
 			break;
+		case OPT_INSTRUCTIONS:
+		case OPT_NO_INSTRUCTIONS:
+			a->instructions = c == OPT_INSTRUCTIONS;
+			break;
 		case OPT_CONTROLS:
 			free(a->controls);
 			a->controls = NULL;
@@ -516,10 +530,66 @@ static void free_run_args(struct run_args *a)
 	free(a->ov.outside_loops);
 }
 
+/*
+ * The exact instrument (instr.h) for every uncontended run of a lock that
+ * did not lock up: one valgrind run for all of them.  Without valgrind the
+ * row is left out and stderr says why; a count is never made up.
+ */
+static void count_instructions(struct lb_result *res, FILE *tbl)
+{
+	const struct lock_ops **locks = strutil_xcalloc(res->nruns + 1, sizeof(*locks));
+	double *per_pair = strutil_xcalloc(res->nruns + 1, sizeof(double));
+	size_t n = 0;
+	char why[512] = "";
+
+	for (size_t i = 0; i < res->nruns; i++) {
+		const struct lb_run *run = &res->runs[i];
+		const struct lock_ops *ops = lock_find(run->lock);
+		bool have = false;
+
+		if (strcmp(run->workload, "uncontended") || run->lockup || !ops)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			have |= locks[k] == ops;
+		if (!have)
+			locks[n++] = ops;
+	}
+	if (!n)
+		goto out;
+	int rc = instr_count_locks(locks, n, per_pair, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "%s: instructions_per_pair %s: %s\n", prog,
+		        rc > 0 ? "left out (no instrument)" : "failed, left out", why);
+		goto out;
+	}
+	for (size_t i = 0; i < res->nruns; i++) {
+		struct lb_run *run = &res->runs[i];
+
+		for (size_t k = 0; k < n; k++) {
+			if (strcmp(run->workload, "uncontended") || run->lockup ||
+			    strcmp(run->lock, locks[k]->name))
+				continue;
+			struct lb_metric *m = run_add_metric(run, "instructions_per_pair",
+			                                     "instructions", false, per_pair[k]);
+			metric_add_sample(m, per_pair[k]);
+		}
+	}
+	if (tbl) {
+		fprintf(tbl, "instructions_per_pair (valgrind, exact):");
+		for (size_t k = 0; k < n; k++)
+			fprintf(tbl, "%s %s %.1f", k ? "," : "", locks[k]->name, per_pair[k]);
+		fputc('\n', tbl);
+	}
+out:
+	free(per_pair);
+	free(locks);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.suite = "smoke",
 	                     .variant = "base",
+	                     .instructions = -1,
 	                     .ro = RUNNER_OPTS_DEFAULT,
 	                     .disturb_limit_pct = DISTURB_LIMIT_DEFAULT,
 	                     .disturb_retries = DISTURB_RETRIES_DEFAULT};
@@ -580,6 +650,8 @@ static int cmd_run(int argc, char **argv)
 				print_run(tbl, &res.runs[before]);
 		}
 	}
+	if (a.instructions == 1 || (a.instructions < 0 && suite_counts_instructions(a.suite)))
+		count_instructions(&res, tbl);
 	if (failures && !res.nruns) {
 		fprintf(stderr, "%s: every point failed; no result written\n", prog);
 		rc = 1;
@@ -679,7 +751,8 @@ static bool validate_lock(const struct lock_ops *ops, const struct run_args *a, 
 
 static int cmd_validate(int argc, char **argv)
 {
-	struct run_args a = {.suite = "smoke", .variant = "base", .ro = RUNNER_OPTS_DEFAULT};
+	struct run_args a = {
+	    .suite = "smoke", .variant = "base", .instructions = -1, .ro = RUNNER_OPTS_DEFAULT};
 	struct lb_result res;
 	const struct lock_ops *const *all = lock_all();
 	char err[1024];
@@ -924,6 +997,9 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "kernel"))
 		return kernel_main(argc - 1, argv + 1);
+	/* internal: what `run` starts under valgrind (instr.h) */
+	if (!strcmp(cmd, "instr-count"))
+		return instr_child_main(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare, kernel)\n",
 	        prog, cmd);
 	return EXIT_USAGE;

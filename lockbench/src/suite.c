@@ -15,12 +15,15 @@ struct wl_setting {
 	int repeat;
 	int cs_loops[4]; /* -1-terminated lists; {-1} means the default */
 	int outside_loops[4];
+	bool sleepers; /* only the locks whose waiters sleep (lock_ops.sleeps) */
 };
 
 struct suite_def {
 	const char *name;
 	const char *description;
 	struct wl_setting settings[12];
+	/* uncontended points also count instructions_per_pair under valgrind (instr.h) */
+	bool instructions;
 };
 
 #define DEF                                                                                        \
@@ -32,44 +35,50 @@ static const struct suite_def suites[] = {
     {"smoke",
      "seconds: every lock on uncontended and hot, futex-wake, vfs-creat-unlink (for tests)",
      {
-         {"uncontended", {1, END}, 40, 2, DEF, DEF},
-         {"hot", {2, 4, END}, 50, 2, DEF, DEF},
-         {"futex-wake", {4, END}, 0, 3, DEF, DEF},
-         {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF},
-     }},
+         {"uncontended", {1, END}, 40, 2, DEF, DEF, false},
+         {"hot", {2, 4, END}, 50, 2, DEF, DEF, false},
+         {"futex-wake", {4, END}, 0, 3, DEF, DEF, false},
+         {"vfs-creat-unlink", {2, END}, 40, 2, DEF, DEF, false},
+     },
+     false},
     {"quick",
-     "about 20 s a round on 2 cores: every lock on uncontended and hot, futex-wake, "
-     "vfs-creat-unlink",
+     "about 25 s a round on 2 cores: every lock on uncontended (time and instructions) and "
+     "hot, the sleeping locks on long-hold (fairness), futex-wake, vfs-creat-unlink",
      {
-         {"uncontended", {1, END}, 80, 3, DEF, DEF},
-         {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF},
-         {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF},
-         {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF},
-     }},
+         {"uncontended", {1, END}, 80, 3, DEF, DEF, false},
+         {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF, false},
+         /* fairness and starvation under a long hold (jain), sleeping locks */
+         {"long-hold", {2, END}, 60, 5, DEF, DEF, true},
+         {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF, false},
+         {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF, false},
+     },
+     true},
     {"full",
      "everything: all ten workloads over thread ramps (many minutes)",
      {
-         {"uncontended", {1, END}, 200, 5, DEF, DEF},
-         {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF},
-         {"cs-sweep", {4, END}, 200, 3, {0, 100, 1000, -1}, {0, 100, 1000, -1}},
-         {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF},
-         {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF},
-         {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF},
-         {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF},
-         {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF},
-         {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF},
-         {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF},
-     }},
+         {"uncontended", {1, END}, 200, 5, DEF, DEF, false},
+         {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF, false},
+         {"cs-sweep", {4, END}, 200, 3, {0, 100, 1000, -1}, {0, 100, 1000, -1}, false},
+         {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF, false},
+         {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF, false},
+         {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF, false},
+         {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF, false},
+         {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF, false},
+         {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF, false},
+         {"aim7-mix", {1, 2, 4, 8, 16, 32, END}, 1000, 3, DEF, DEF, false},
+     },
+     true},
     {"seeds",
      "the seeds' user bands (10-100, 200-1000) on kernel struct mutexes driven from userspace "
      "(pipe-mutex, epoll-ctl, seq-read) and aim7-mix: for `lockbench kernel run --suite seeds`",
      {
-         {"pipe-mutex", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF},
-         {"epoll-ctl", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF},
-         {"seq-read", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF},
+         {"pipe-mutex", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
+         {"epoll-ctl", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
+         {"seq-read", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
          /* aim7-mix at 200 users passes its 36 s deadline under TCG (2 cores) */
-         {"aim7-mix", {10, 100, END}, 1000, 2, DEF, DEF},
-     }},
+         {"aim7-mix", {10, 100, END}, 1000, 2, DEF, DEF, false},
+     },
+     false},
 };
 
 static const char *const names[] = {"smoke", "quick", "full", "seeds", NULL};
@@ -96,6 +105,12 @@ const char *suite_description(const char *name)
 {
 	const struct suite_def *s = find(name);
 	return s ? s->description : NULL;
+}
+
+bool suite_counts_instructions(const char *name)
+{
+	const struct suite_def *s = find(name);
+	return s && s->instructions;
 }
 
 static int add(struct plan *plan, const struct plan_point *pt)
@@ -241,6 +256,9 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 					if (ov->locks[k] == ops)
 						want = true;
 				if (!want || (ops->test_only && !ov->locks))
+					continue;
+				/* unless --workloads names the workload itself */
+				if (set->sleepers && !ops->sleeps && !ov->workloads)
 					continue;
 			}
 			for (int ti = 0; ti < nthreads; ti++)

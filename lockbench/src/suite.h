@@ -44,6 +44,8 @@ struct suite_overrides {
 const char *const *suite_names(void);
 bool suite_exists(const char *name);
 const char *suite_description(const char *name);
+/* True when the suite's uncontended points also count instructions_per_pair (instr.h). */
+bool suite_counts_instructions(const char *name);
 
 /*
  * Build the plan (plan must be zeroed; release with plan_release).

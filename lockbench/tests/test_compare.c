@@ -628,6 +628,11 @@ static void test_overall_and_names(void **state)
 	assert_true(compare_metric_is_headline("ns_per_pair"));
 	assert_false(compare_metric_is_headline("fairness"));
 	assert_false(compare_metric_is_headline("cov"));
+	/* fairness under a long hold decides; that workload's throughput is its hold's */
+	assert_true(compare_row_is_headline("long-hold", "jain"));
+	assert_false(compare_row_is_headline("long-hold", "ops_per_sec"));
+	assert_true(compare_row_is_headline("hot", "ops_per_sec"));
+	assert_true(compare_row_margin("jain", 2, NULL) == COMPARE_MARGIN_THROUGHPUT);
 	assert_string_equal(verdict_name(VERDICT_NO_CHANGE), "no-change");
 	assert_string_equal(verdict_name(VERDICT_IMPROVEMENT), "improvement");
 	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");
@@ -639,8 +644,8 @@ static void test_overall_and_names(void **state)
  * One point, n rounds: base[d] and patched[d] are the single samples of
  * uncontended/pthread ns_per_pair in round d; the row, copied out.
  */
-static struct compare_row one_row(const double *base, const double *patched, int n,
-                                  const struct compare_opts *opts)
+static struct compare_row metric_row(const char *metric, const char *unit, const double *base,
+                                     const double *patched, int n, const struct compare_opts *opts)
 {
 	struct lb_result b[16], p[16];
 	struct comparison c;
@@ -651,10 +656,8 @@ static struct compare_row one_row(const double *base, const double *patched, int
 	docs_init(b, (size_t)n, "base");
 	docs_init(p, (size_t)n, "patched");
 	for (int d = 0; d < n; d++) {
-		add_point(&b[d], "uncontended", "pthread", 1, "ns_per_pair", "ns", false, &base[d],
-		          1);
-		add_point(&p[d], "uncontended", "pthread", 1, "ns_per_pair", "ns", false,
-		          &patched[d], 1);
+		add_point(&b[d], "uncontended", "pthread", 1, metric, unit, false, &base[d], 1);
+		add_point(&p[d], "uncontended", "pthread", 1, metric, unit, false, &patched[d], 1);
 	}
 	comparison_init(&c);
 	assert_int_equal(compare_results(b, (size_t)n, p, (size_t)n, opts, &c, err, sizeof(err)),
@@ -666,6 +669,12 @@ static struct compare_row one_row(const double *base, const double *patched, int
 	docs_release(b, (size_t)n);
 	docs_release(p, (size_t)n);
 	return r;
+}
+
+static struct compare_row one_row(const double *base, const double *patched, int n,
+                                  const struct compare_opts *opts)
+{
+	return metric_row("ns_per_pair", "ns", base, patched, n, opts);
 }
 
 /*
@@ -766,6 +775,41 @@ static void test_no_change_is_equivalence(void **state)
 	    compare_results(NULL, 0, NULL, 0, &o, &(struct comparison){0}, (char[64]){0}, 64), -1);
 }
 
+/*
+ * An instruction count is exact: the same code gives the same count in
+ * every round, so a 1% move (74 -> 74.74 instructions per pair in all five
+ * rounds) is a regression, though it is below min_effect (2%), which would
+ * leave the same figures in ns no-change.  A move inside the 0.5% margin
+ * (74 -> 74.1) and equal counts are no-change.
+ */
+static void test_instructions_decide_by_their_margin(void **state)
+{
+	const double b[] = {74, 74, 74, 74, 74};
+	const double up1[] = {74.74, 74.74, 74.74, 74.74, 74.74};
+	const double tiny[] = {74.1, 74.1, 74.1, 74.1, 74.1};
+	struct compare_row r;
+
+	r = metric_row("instructions_per_pair", "instructions", b, up1, 5, NULL);
+	assert_true(r.margin == COMPARE_MARGIN_INSTRUCTIONS);
+	assert_false(r.headline); /* beside time, never instead of it */
+	assert_int_equal(r.verdict, VERDICT_REGRESSION);
+	assert_true(r.significant);
+
+	r = metric_row("ns_per_pair", "ns", b, up1, 5, NULL);
+	assert_int_equal(r.verdict, VERDICT_NO_CHANGE);
+
+	r = metric_row("instructions_per_pair", "instructions", b, tiny, 5, NULL);
+	assert_int_equal(r.verdict, VERDICT_NO_CHANGE);
+	assert_false(r.significant);
+
+	r = metric_row("instructions_per_pair", "instructions", b, b, 5, NULL);
+	assert_int_equal(r.verdict, VERDICT_NO_CHANGE);
+
+	/* and fewer instructions are an improvement */
+	r = metric_row("instructions_per_pair", "instructions", up1, b, 5, NULL);
+	assert_int_equal(r.verdict, VERDICT_IMPROVEMENT);
+}
+
 static void test_bad_options(void **state)
 {
 	struct comparison c;
@@ -806,6 +850,7 @@ int main(void)
 	    cmocka_unit_test(test_too_few_rounds),
 	    cmocka_unit_test(test_confirmation_prints_its_figures),
 	    cmocka_unit_test(test_no_change_is_equivalence),
+	    cmocka_unit_test(test_instructions_decide_by_their_margin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

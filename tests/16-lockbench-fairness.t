@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Fairness under a long hold in the quick suite: the sleeping locks run
+# long-hold at 2 threads and report jain (Jain's fairness index of the
+# threads' acquisitions, median over the repetitions), a headline row that
+# compare decides.  A lock that lets the releasing thread take the lock
+# straight back (kmutex-2009: no handoff) starves its waiter and halves the
+# index of one that hands off (kmutex).
+. "$(dirname "$0")/lib/tap.sh"
+LB="$BIN/lockbench"
+
+# runs FILE: "workload lock" of every run
+runs() { perl -MJSON::PP -0777 -ne 'print "$_->{workload} $_->{lock}\n" for @{decode_json($_)->{runs}}' "$1" | sort; }
+# jain FILE LOCK: the index, its unit and its sample count
+jain() {
+  perl -MJSON::PP -0777 -e 'open my $h, "<", $ARGV[0] or die; local $/; my $d = decode_json(<$h>);
+    for my $r (@{$d->{runs}}) { next unless $r->{workload} eq "long-hold" && $r->{lock} eq $ARGV[1];
+      printf "%s %s %d", $r->{metrics}{jain} // "none", $r->{units}{jain} // "", scalar @{$r->{samples}{jain} // []} }' "$1" "$2"
+}
+
+"$LB" run --suite quick --locks tas,kmutex --no-instructions --json "$T/q.json" --quiet
+is $? 0 "the quick suite runs"
+like "$(runs "$T/q.json")" "long-hold kmutex" "it runs long-hold on a sleeping lock"
+unlike "$(runs "$T/q.json")" "long-hold tas" "and not on a spin lock"
+read -r v unit n <<<"$(jain "$T/q.json" kmutex)"
+is "$unit $n" "index 1" "jain is an index, one sample a run (the median over the repetitions)"
+ok "$(awk -v v="$v" 'BEGIN { exit !(v >= 0.5 && v <= 1) }'; echo $?)" "between 1/2 and 1 at 2 threads ($v)"
+"$LB" run --suite quick --locks tas --workloads long-hold --no-instructions --json "$T/named.json" --quiet
+like "$(runs "$T/named.json")" "long-hold tas" "a spin lock runs long-hold when --workloads names it"
+
+# five rounds a side: kmutex as base, kmutex-2009's figures as the same lock patched
+for r in 1 2 3 4 5; do
+  "$LB" run --suite quick --workloads long-hold --locks kmutex,kmutex-2009 --variant base \
+    --round "$r" --json "$T/r$r.json" --quiet || echo "run $r failed" >&2
+  perl -MJSON::PP -0777 -e 'open my $h, "<", $ARGV[0] or die; local $/; my $d = decode_json(<$h>);
+    my $base = {%$d, runs => [grep { $_->{lock} eq "kmutex" } @{$d->{runs}}]};
+    my $pat = {%$d, variant => "patched", runs => [map { {%$_, lock => "kmutex"} } grep { $_->{lock} eq "kmutex-2009" } @{$d->{runs}}]};
+    for ([$ARGV[1], $base], [$ARGV[2], $pat]) { open my $o, ">", $_->[0] or die; print $o encode_json($_->[1]) }' \
+    "$T/r$r.json" "$T/b$r.json" "$T/p$r.json"
+done
+list() { local f out=""; for f in "$@"; do out+="$f,"; done; echo "${out%,}"; }
+for r in 1 2 3 4 5; do diag "round $r: kmutex $(jain "$T/r$r.json" kmutex | cut -d' ' -f1), kmutex-2009 $(jain "$T/r$r.json" kmutex-2009 | cut -d' ' -f1)"; done
+out=$("$LB" compare "$(list "$T"/b{1,2,3,4,5}.json)" "$(list "$T"/p{1,2,3,4,5}.json)" --format json)
+row=$(perl -MJSON::PP -0777 -ne 'for (@{decode_json($_)->{rows}}) { print "$_->{verdict} margin=$_->{margin}\n" if $_->{metric} eq "jain" }' <<<"$out")
+is "$row" "regression margin=0.1" "compare: taking away the handoff is a regression of the jain row"
+overall=$(perl -MJSON::PP -0777 -ne 'print decode_json($_)->{overall}' <<<"$out")
+is "$overall" regression "and of the comparison"
+done_testing

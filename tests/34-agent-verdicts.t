@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Verdicts end to end on the default (quick) suite: the real server,
+# PostgreSQL, agent, git and lockbench (valgrind for instructions_per_pair).
+#  - a comment-only patch to kmutex: no false regression, and its
+#    instruction counts (exact) are no-change; when the timed rows also reach
+#    no-change, the reply carries a Tested-by.  Whether they do within the
+#    round budget depends on this machine's noise (hot's throughput on 2
+#    shared vCPUs): that check is reported as skipped when they do not, with
+#    the verdict measured, never passed.
+#  - a slowdown of kmutex's uncontended path (a volatile loop of 2 in
+#    lock()'s fast path: 30 -> 46 instructions a pair, a few % in time, which
+#    the timed row alone does not resolve in 10 rounds here): a regression,
+#    found and confirmed, from the exact count at least, and the reply has no
+#    Tested-by.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/pg.sh"
+. "$(dirname "$0")/lib/server.sh"
+. "$(dirname "$0")/lib/agent.sh"
+
+pg_start || exit 1
+server_start --min-rounds 5 --max-rounds 10 || exit 1
+register_agent
+tree_init
+
+make_series comment "sed -i '1s|^|/* kmutex: a comment that changes nothing */\\n|' lockbench/locks/kmutex.c"
+cat >"$T/slow.pl" <<'PL'
+s/(static void kmutex_lock\(void \*p\)\n\{\n)/$1\tfor (volatile int slow = 0; slow < 2; slow++)\n\t\t;\n/;
+PL
+make_series slow "perl -0pi '$T/slow.pl' lockbench/locks/kmutex.c"
+is "$(grep -c '^+.*volatile int slow' "$T/slow.mbox")" 1 "the slowdown series is made"
+
+# rows LOCK METRIC: "workload verdict" of the submission's rows of LOCK and METRIC
+rows() { jq -r --arg l "$1" --arg m "$2" '.verdicts[] | select(.final != false and .lock == $l and .metric == $m) | "\(.workload) \(.verdict)"' <<<"$BODY"; }
+
+submit_mbox "$T/comment.mbox" quick; comment=$SUB
+"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-a" \
+  --native-tree "$T/tree" --once $AGENT_FLAGS >"$T/agent-a.log" 2>&1
+ok $? "the agent runs the comment-only job"
+api GET "/api/v1/submissions/$comment"
+is "$(jq -r .state <<<"$BODY")" done "the comment-only submission is done"
+v=$(jq -r .verdict <<<"$BODY")
+rounds=$(jq -r '.jobs[0].rounds_complete' <<<"$BODY")
+diag "comment-only on the quick suite: $v after $rounds rounds"
+[[ $v != regression && $v != improvement && $v != lockup ]]; ok $? "no false alarm (verdict: $v)"
+is "$(rows kmutex instructions_per_pair)" "uncontended no-change" "kmutex's instruction count is no-change"
+is "$(rows pthread instructions_per_pair)" "uncontended no-change" "and the control's"
+like "$(rows kmutex jain)" "^long-hold " "the quick suite measured kmutex's fairness under a long hold"
+reply=$(curl -s "$URL/api/v1/submissions/$comment/reply")
+if [[ $v == no-change ]]; then
+  like "$reply" '^Tested-by: ' "no-change earns a Tested-by"
+else
+  skip "no-change earns a Tested-by" "verdict $v on this machine: the timed rows did not reach no-change in $rounds rounds"
+  unlike "$reply" '^Tested-by: ' "and without no-change there is no Tested-by"
+fi
+
+submit_mbox "$T/slow.mbox" quick; slow=$SUB
+"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-b" \
+  --native-tree "$T/tree" --once $AGENT_FLAGS >"$T/agent-b.log" 2>&1
+ok $? "the agent runs the slowdown job"
+api GET "/api/v1/submissions/$slow"
+is "$(jq -r .state <<<"$BODY")" done "the slowdown submission is done"
+is "$(jq -r .verdict <<<"$BODY")" regression "and its verdict is regression"
+is "$(rows kmutex instructions_per_pair)" "uncontended regression" "kmutex's instruction count shows it"
+change=$(jq -r '.verdicts[] | select(.final != false and .lock == "kmutex" and .metric == "instructions_per_pair") | .change' <<<"$BODY")
+ns=$(jq -r '.verdicts[] | select(.final != false and .lock == "kmutex" and .metric == "ns_per_pair") | "\(.change) \(.verdict)"' <<<"$BODY")
+diag "kmutex instructions_per_pair change: $change; ns_per_pair change and verdict: $ns"
+is "$(rows pthread instructions_per_pair)" "uncontended no-change" "the untouched control's count is no-change"
+reply=$(curl -s "$URL/api/v1/submissions/$slow/reply")
+unlike "$reply" '^Tested-by: ' "a regression gets no Tested-by"
+done_testing
