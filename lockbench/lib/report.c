@@ -432,13 +432,22 @@ struct band {
 static int decade(long long u)
 {
 	int d = 0;
-	if (u <= 0)
-		return -1;
 	while (u >= 10) {
 		u /= 10;
 		d++;
 	}
 	return d;
+}
+
+int report_aim7_band(long long users)
+{
+	if (users <= 0)
+		return -1;
+	if (users < 10)
+		return 0;
+	if (users <= 100)
+		return 1;
+	return decade(users - 1);
 }
 
 static void render_aim7_table(FILE *out, const struct comparison *c, size_t from, size_t to)
@@ -453,7 +462,8 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 		struct band *b = nb ? &bands[nb - 1] : NULL;
 		if (lockup_only(r))
 			continue;
-		if (!b || r->users < 0 || b->umin < 0 || decade(r->users) != decade(b->umax)) {
+		if (!b || r->users < 0 || b->umin < 0 ||
+		    report_aim7_band(r->users) != report_aim7_band(b->umax)) {
 			b = &bands[nb++];
 			b->umin = b->umax = r->users;
 			b->label = r->params_key;

@@ -28,6 +28,7 @@
 #include "result.h"
 #include "strutil.h"
 #include "util.h"
+#include "workload.h"
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
@@ -112,11 +113,13 @@ void kernel_print_help(FILE *f)
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
+	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
 	    "not figures\n"
-	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300]\n"
+	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
+	    "                       seeds: 1500]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second [3]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
 	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
@@ -133,7 +136,7 @@ void kernel_print_help(FILE *f)
 
 struct run_args {
 	const char *kernel, *suite, *json, *variant, *accel_name, *guest_dir, *console_dir,
-	    *build_json, *workloads, *locks, *extra;
+	    *build_json, *workloads, *locks, *users, *extra;
 	int *writers, nwriters;
 	char **types;
 	int ntypes;
@@ -206,6 +209,7 @@ static int cmd_run(int argc, char **argv)
 		O_TORTURE_S,
 		O_WORKLOADS,
 		O_LOCKS,
+		O_USERS,
 		O_NO_TORTURE,
 		O_NO_LB,
 		O_DEBUG,
@@ -230,6 +234,7 @@ static int cmd_run(int argc, char **argv)
 	    {"torture-s", required_argument, NULL, O_TORTURE_S},
 	    {"workloads", required_argument, NULL, O_WORKLOADS},
 	    {"locks", required_argument, NULL, O_LOCKS},
+	    {"users", required_argument, NULL, O_USERS},
 	    {"no-torture", no_argument, NULL, O_NO_TORTURE},
 	    {"no-lockbench", no_argument, NULL, O_NO_LB},
 	    {"debug", no_argument, NULL, O_DEBUG},
@@ -315,6 +320,17 @@ static int cmd_run(int argc, char **argv)
 		case O_LOCKS:
 			a.locks = optarg;
 			break;
+		case O_USERS: {
+			int *u = NULL;
+			if (lb_parse_int_list(optarg, 1, WL_MAX_THREADS, &u, "--users", err,
+			                      sizeof(err)) < 0) {
+				rc = kernel_usage("%s", err);
+				goto out;
+			}
+			free(u);
+			a.users = optarg;
+			break;
+		}
 		case O_NO_TORTURE:
 			a.no_torture = true;
 			break;
@@ -548,13 +564,19 @@ static int cmd_run(int argc, char **argv)
 	if (!a.no_lockbench && !qemu_down) {
 		b.label = "lockbench";
 		b.end_tag = "LOCKLAB-END";
-		b.deadline_s = a.timeout_s ? a.timeout_s : 300;
-		lb_pathf(b.cmdline, sizeof(b.cmdline),
-		         "%s sysctl.kernel.hung_task_timeout_secs=%d "
-		         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=lockbench "
-		         "locktorture.nwriters_stress=0 locklab.suite=%s locklab.workloads=%s "
-		         "locklab.locks=%s",
-		         common, a.hung_s, a.suite, a.workloads, a.locks);
+		b.deadline_s = a.timeout_s ? a.timeout_s : strcmp(a.suite, "seeds") ? 300 : 1500;
+		/*
+		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
+		 * users each with a child in flight come close to that
+		 */
+		lb_pathf(
+		    b.cmdline, sizeof(b.cmdline),
+		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
+		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
+		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
+		    "locklab.workloads=%s locklab.locks=%s%s%s",
+		    common, a.hung_s, a.suite, a.workloads, a.locks,
+		    a.users ? " locklab.users=" : "", a.users ? a.users : "");
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			qemu_down = true;

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,10 +38,13 @@
  * Start n threads of fn; with pin, thread i runs on CPU i % CPUs, as perf
  * bench futex pins its waiters (where a woken waiter runs decides whether it
  * preempts the waker, so the two must agree to measure the same thing).
+ * Each thread started bumps *beat (may be NULL), so the runner's watchdog
+ * sees progress while thousands of users start on a slow (emulated) CPU.
  * Returns how many started.
  */
 static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), void *args,
-                                size_t argsize, bool pin, char *err, size_t errlen)
+                                size_t argsize, bool pin, atomic_ulong *beat, char *err,
+                                size_t errlen)
 {
 	pthread_attr_t attr;
 	int cpus = lb_online_cpus();
@@ -59,15 +65,18 @@ static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), voi
 			pthread_attr_destroy(&attr);
 			return i;
 		}
+		if (beat)
+			atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	}
 	pthread_attr_destroy(&attr);
 	return n;
 }
 
 static int start_threads(pthread_t *tids, int n, void *(*fn)(void *), void *args, size_t argsize,
-                         char *err, size_t errlen)
+                         struct wl_shared *sh, char *err, size_t errlen)
 {
-	return start_threads_pinned(tids, n, fn, args, argsize, false, err, errlen);
+	return start_threads_pinned(tids, n, fn, args, argsize, false,
+	                            &sh->progress[WL_MAX_THREADS].n, err, errlen);
 }
 
 static void sleep_ms(int ms)
@@ -150,7 +159,7 @@ static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
 		for (int i = 0; i < n; i++)
 			atomic_store(&sh->progress[i].n, 0);
 		started = start_threads_pinned(threads, n, fw_waiter, args, sizeof(*args), true,
-		                               err, errlen);
+		                               NULL, err, errlen);
 		if (started < n) {
 			/* release the ones that started, then give up */
 			while (woken < started)
@@ -272,7 +281,7 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 		lb_gate_init(start);
 		for (int i = 0; i < n; i++)
 			*ops_of((char *)args + argsize * (size_t)i) = 0;
-		int started = start_threads(threads, n, fn, args, argsize, err, errlen);
+		int started = start_threads(threads, n, fn, args, argsize, sh, err, errlen);
 		if (started < n)
 			atomic_store(stop, 1);
 		atomic_store(&sh->phase, WL_PHASE_MEASURE);
@@ -538,6 +547,32 @@ static int km_failed(void *args, int n, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * epoll-ctl holds an eventfd per user: 2000 users pass the usual soft
+ * limit of 1024 open files, so raise it towards the hard limit.
+ */
+static int raise_nofile(int want, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	if (rl.rlim_cur >= (rlim_t)want)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)want) {
+		snprintf(err, errlen,
+		         "epoll_ctl: %d users need %d open files, the hard limit is %llu",
+		         want - 64, want, (unsigned long long)rl.rlim_max);
+		return -1;
+	}
+	rl.rlim_cur = (rlim_t)want;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		snprintf(err, errlen, "epoll_ctl: raising the open files limit to %d: %s", want,
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_shared *sh,
                      struct lb_run *run, char *err, size_t errlen)
 {
@@ -560,6 +595,8 @@ static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_sha
 		snprintf(err, errlen, "%s: cannot set up: %s", km_what[kind], strerror(errno));
 		goto out;
 	}
+	if (kind == KM_EPOLL && raise_nofile(n + 64, err, errlen))
+		goto out;
 	for (int i = 0; i < n; i++) {
 		args[i].fd = fds[0];
 		args[i].fd2 = fds[1];
@@ -602,6 +639,16 @@ static int wl_seq_read(const struct lock_ops *ops, const struct wl_params *p, st
 
 /* ---- aim7-mix ------------------------------------------------------ */
 
+/*
+ * What a job execs: /bin/true where there is one, else this program again
+ * (the guest's initramfs holds only /init and /lockbench), which main()
+ * answers at once for LB_AIM7_EXEC_ARG.
+ */
+struct aim7_exec {
+	const char *path;
+	char *const *argv;
+};
+
 static volatile sig_atomic_t aim7_signals;
 
 static void aim7_on_signal(int sig)
@@ -610,7 +657,7 @@ static void aim7_on_signal(int sig)
 }
 
 /* One AIM7-style job: the system-call mix high_systime stresses. */
-static int aim7_job(const char *dir, int user, unsigned long job)
+static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job)
 {
 	char path[4200], buf[4096];
 	int fds[2];
@@ -620,11 +667,11 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		execl("/bin/true", "true", (char *)NULL);
+		execv(ex->path, ex->argv);
 		_exit(127);
 	}
 	int st;
-	if (waitpid(pid, &st, 0) < 0)
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
 	/* pipe round trip */
 	if (pipe(fds))
@@ -658,14 +705,17 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	return 0;
 }
 
-static void aim7_user(const char *dir, int user, struct wl_shared *sh)
+/* A user: wait for the start (phase MEASURE), then run jobs until killed. */
+static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, struct wl_shared *sh)
 {
 	struct sigaction sa = {.sa_handler = aim7_on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	unsigned long jobs = 0;
+	while (atomic_load_explicit(&sh->phase, memory_order_acquire) != WL_PHASE_MEASURE)
+		lb_futex_wait_shared(&sh->phase, WL_PHASE_SETUP);
 	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
-		if (aim7_job(dir, user, jobs))
+		if (aim7_job(dir, ex, user, jobs))
 			_exit(1);
 		jobs++;
 		atomic_store_explicit(&sh->progress[user].n, jobs, memory_order_relaxed);
@@ -673,11 +723,38 @@ static void aim7_user(const char *dir, int user, struct wl_shared *sh)
 	_exit(0);
 }
 
+/*
+ * End a repetition: kill the users that still run (a job in flight is not
+ * counted: the figures were read at the stop), reap them and every orphan
+ * of theirs (this process is their subreaper), and count the users that
+ * ended on a failed job.  A user stuck in the kernel is not killable: the
+ * waitpid blocks, no progress moves and the runner's watchdog reports it.
+ */
+static int aim7_end(const pid_t *pids, int started)
+{
+	int failed = 0;
+	for (int i = 0; i < started; i++)
+		kill(pids[i], SIGKILL);
+	for (int i = 0; i < started; i++) {
+		int st;
+		while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(st) && WEXITSTATUS(st))
+			failed++;
+	}
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	return failed;
+}
+
 static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
                    struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	char dir[4096] = "";
+	static char *const true_argv[] = {"true", NULL};
+	static char *const self_argv[] = {"lockbench", LB_AIM7_EXEC_ARG, NULL};
+	struct aim7_exec ex = {"/bin/true", true_argv};
 	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
 	double *jpm = calloc((size_t)p->repeat, sizeof(double));
 	double *per_user = calloc((size_t)n, sizeof(double));
@@ -686,18 +763,21 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	if (access(ex.path, X_OK))
+		ex = (struct aim7_exec){"/proc/self/exe", self_argv};
 	if (make_workdir(p, dir, sizeof(dir), err, errlen)) {
 		dir[0] = 0;
 		goto out;
 	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	for (int r = 0; r < p->repeat; r++) {
-		int started = 0, failed = 0;
+		int started = 0, failed;
 		unsigned long total = 0;
 		atomic_store(&sh->stop, 0);
+		atomic_store(&sh->phase, WL_PHASE_SETUP);
 		for (int i = 0; i < n; i++)
 			atomic_store(&sh->progress[i].n, 0);
-		atomic_store(&sh->phase, WL_PHASE_MEASURE);
-		uint64_t t0 = lb_now_ns();
+		/* fork every user first: on an emulated CPU 2000 forks take seconds */
 		for (int i = 0; i < n; i++) {
 			pid_t pid = fork();
 			if (pid < 0) {
@@ -706,32 +786,33 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 				break;
 			}
 			if (pid == 0)
-				aim7_user(dir, i, sh);
+				aim7_user(dir, &ex, i, sh);
 			pids[started++] = pid;
+			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
+			                          memory_order_relaxed);
 		}
+		/* release pairs with the users' acquire load of the phase */
+		atomic_store_explicit(&sh->phase, WL_PHASE_MEASURE, memory_order_release);
+		lb_futex_wake_shared(&sh->phase, INT_MAX);
+		uint64_t t0 = lb_now_ns();
 		if (started == n)
 			sleep_ms(p->duration_ms);
 		atomic_store(&sh->stop, 1);
 		uint64_t t1 = lb_now_ns();
+		double mins = (double)(t1 - t0) / 60e9;
 		for (int i = 0; i < started; i++) {
-			int st;
-			while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
-				;
-			if (!WIFEXITED(st) || WEXITSTATUS(st))
-				failed++;
+			unsigned long j = atomic_load(&sh->progress[i].n);
+			total += j;
+			per_user[i] += j / mins / p->repeat;
 		}
+		atomic_store(&sh->phase, WL_PHASE_STOPPING);
+		failed = aim7_end(pids, started);
 		if (started < n)
 			goto out;
 		if (failed) {
 			snprintf(err, errlen, "%d of %d aim7 users failed a job in %s", failed, n,
 			         dir);
 			goto out;
-		}
-		double mins = (double)(t1 - t0) / 60e9;
-		for (int i = 0; i < n; i++) {
-			unsigned long j = atomic_load(&sh->progress[i].n);
-			total += j;
-			per_user[i] += j / mins / p->repeat;
 		}
 		jpm[r] = total / mins;
 	}
