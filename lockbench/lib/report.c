@@ -201,8 +201,11 @@ static const char *users_word(const struct compare_row *r)
 	return "threads";
 }
 
-/* The machine is a TCG guest: its clock is an emulated CPU's. */
-static bool emulated(const struct comparison *c)
+const char report_emulated_note[] =
+    "emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and locktorture failures "
+    "are real; compare figures only within this run";
+
+bool report_emulated(const struct comparison *c)
 {
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
@@ -211,10 +214,8 @@ static void legend(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, welch = 0;
 
-	if (emulated(c))
-		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
-		      "locktorture failures are real; compare figures only within this run\n",
-		      out);
+	if (report_emulated(c))
+		fprintf(out, "%s\n", report_emulated_note);
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t k = c->rows[i].pairs;
@@ -1036,7 +1037,7 @@ static int render_json(const struct comparison *c, FILE *out)
 		              "new_in_patched", sp->new_in_patched));
 	}
 	json_object_set_new(doc, "splats", splats);
-	json_object_set_new(doc, "emulated", json_boolean(emulated(c)));
+	json_object_set_new(doc, "emulated", json_boolean(report_emulated(c)));
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	json_decref(doc);
 	if (rc != 0)

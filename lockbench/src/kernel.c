@@ -25,6 +25,7 @@
 #include "console.h"
 #include "kbuild.h"
 #include "kernel.h"
+#include "report.h"
 #include "result.h"
 #include "strutil.h"
 #include "util.h"
@@ -643,9 +644,7 @@ write:
 	for (size_t r = 0; a.debug && r < res.nruns; r++)
 		run_clear_metrics(&res.runs[r]);
 	if (accel == ACCEL_TCG)
-		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
-		      "locktorture failures are real; compare figures only within this run\n",
-		      tbl);
+		fprintf(tbl, "%s\n", report_emulated_note);
 	if (a.debug)
 		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
 		      tbl);

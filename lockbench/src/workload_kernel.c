@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -291,8 +292,12 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 			sleep_ms(p->duration_ms);
 		atomic_store_explicit(stop, 1, memory_order_relaxed);
 		uint64_t t1 = lb_now_ns();
-		for (int i = 0; i < started; i++)
+		/* 2000 threads end slowly on an emulated CPU: each join is progress */
+		for (int i = 0; i < started; i++) {
 			pthread_join(threads[i], NULL);
+			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
+			                          memory_order_relaxed);
+		}
 		lb_gate_destroy(start);
 		if (started < n) {
 			free(threads);
@@ -656,8 +661,13 @@ static void aim7_on_signal(int sig)
 	aim7_signals++;
 }
 
-/* One AIM7-style job: the system-call mix high_systime stresses. */
-static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job)
+/*
+ * One AIM7-style job: the system-call mix high_systime stresses.  Each of
+ * its steps bumps *beat: with 2000 users sharing two CPUs fairly, a whole
+ * job takes every user about as long, and the watchdog must see the steps.
+ */
+static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job,
+                    atomic_ulong *beat)
 {
 	char path[4200], buf[4096];
 	int fds[2];
@@ -673,6 +683,7 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	int st;
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* pipe round trip */
 	if (pipe(fds))
 		return -1;
@@ -684,6 +695,7 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	}
 	close(fds[0]);
 	close(fds[1]);
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* creat, write, unlink in the shared directory */
 	snprintf(path, sizeof(path), "%s/u%d-%lu", dir, user, job);
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
@@ -693,6 +705,7 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	close(fd);
 	if (w != (ssize_t)sizeof(buf) || unlink(path))
 		return -1;
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* brk up and down */
 	void *cur = sbrk(0);
 	if (sbrk(64 * 1024) == (void *)-1)
@@ -705,8 +718,12 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	return 0;
 }
 
-/* A user: wait for the start (phase MEASURE), then run jobs until killed. */
-static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, struct wl_shared *sh)
+/*
+ * A user: wait for the start (phase MEASURE), then run jobs until killed,
+ * counting them in jobs_done[user] (shared with the coordinator).
+ */
+static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, struct wl_shared *sh,
+                      struct wl_counter *jobs_done)
 {
 	struct sigaction sa = {.sa_handler = aim7_on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -715,10 +732,11 @@ static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, str
 	while (atomic_load_explicit(&sh->phase, memory_order_acquire) != WL_PHASE_MEASURE)
 		lb_futex_wait_shared(&sh->phase, WL_PHASE_SETUP);
 	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
-		if (aim7_job(dir, ex, user, jobs))
+		if (aim7_job(dir, ex, user, jobs, &sh->progress[user].n))
 			_exit(1);
 		jobs++;
-		atomic_store_explicit(&sh->progress[user].n, jobs, memory_order_relaxed);
+		atomic_store_explicit(&jobs_done[user].n, jobs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sh->progress[user].n, 1, memory_order_relaxed);
 	}
 	_exit(0);
 }
@@ -747,6 +765,29 @@ static int aim7_end(const pid_t *pids, int started)
 	return failed;
 }
 
+/* True when a user (or an orphan of one) has ended: a failed job. */
+static bool aim7_user_ended(void)
+{
+	siginfo_t si = {0};
+	return !waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid;
+}
+
+/* Jobs done by all users so far. */
+static unsigned long aim7_jobs(const struct wl_counter *jobs, int n)
+{
+	unsigned long total = 0;
+	for (int i = 0; i < n; i++)
+		total += atomic_load_explicit(&jobs[i].n, memory_order_relaxed);
+	return total;
+}
+
+/*
+ * The users run for the duration, and past it until they have done as
+ * many jobs as there are users: 2000 users sharing two emulated CPUs
+ * fairly finish their first jobs together, seconds after the start, and
+ * a window shorter than that would measure nothing.  JPM is the jobs done
+ * in the window over its length.
+ */
 static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
                    struct lb_run *run, char *err, size_t errlen)
 {
@@ -755,11 +796,16 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 	static char *const true_argv[] = {"true", NULL};
 	static char *const self_argv[] = {"lockbench", LB_AIM7_EXEC_ARG, NULL};
 	struct aim7_exec ex = {"/bin/true", true_argv};
+	size_t jobs_len = sizeof(struct wl_counter) * (size_t)n;
+	struct wl_counter *jobs =
+	    mmap(NULL, jobs_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
 	double *jpm = calloc((size_t)p->repeat, sizeof(double));
 	double *per_user = calloc((size_t)n, sizeof(double));
 
-	if (!pids || !jpm || !per_user) {
+	if (jobs == MAP_FAILED)
+		jobs = NULL;
+	if (!jobs || !pids || !jpm || !per_user) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -772,11 +818,12 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	for (int r = 0; r < p->repeat; r++) {
 		int started = 0, failed;
-		unsigned long total = 0;
 		atomic_store(&sh->stop, 0);
 		atomic_store(&sh->phase, WL_PHASE_SETUP);
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			atomic_store(&sh->progress[i].n, 0);
+			atomic_store(&jobs[i].n, 0);
+		}
 		/* fork every user first: on an emulated CPU 2000 forks take seconds */
 		for (int i = 0; i < n; i++) {
 			pid_t pid = fork();
@@ -786,7 +833,7 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 				break;
 			}
 			if (pid == 0)
-				aim7_user(dir, &ex, i, sh);
+				aim7_user(dir, &ex, i, sh, jobs);
 			pids[started++] = pid;
 			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
 			                          memory_order_relaxed);
@@ -795,13 +842,17 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 		atomic_store_explicit(&sh->phase, WL_PHASE_MEASURE, memory_order_release);
 		lb_futex_wake_shared(&sh->phase, INT_MAX);
 		uint64_t t0 = lb_now_ns();
-		if (started == n)
+		if (started == n) {
 			sleep_ms(p->duration_ms);
+			while (aim7_jobs(jobs, n) < (unsigned long)n && !aim7_user_ended())
+				sleep_ms(10);
+		}
 		atomic_store(&sh->stop, 1);
 		uint64_t t1 = lb_now_ns();
 		double mins = (double)(t1 - t0) / 60e9;
+		unsigned long total = 0;
 		for (int i = 0; i < started; i++) {
-			unsigned long j = atomic_load(&sh->progress[i].n);
+			unsigned long j = atomic_load(&jobs[i].n);
 			total += j;
 			per_user[i] += j / mins / p->repeat;
 		}
@@ -821,6 +872,8 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 out:
 	if (dir[0])
 		remove_workdir(dir);
+	if (jobs)
+		munmap(jobs, jobs_len);
 	free(per_user);
 	free(jpm);
 	free(pids);
