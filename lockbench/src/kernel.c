@@ -33,6 +33,9 @@
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
+/* the seeds suite's lockbench boot: see cmd_run */
+#define SEEDS_HUNG_S   120
+#define SEEDS_STALL_MS 5000
 
 static const char *prog = "lockbench kernel";
 
@@ -115,13 +118,15 @@ void kernel_print_help(FILE *f)
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
 	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
 	    "not figures\n"
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
 	    "                       seeds: 1500]\n"
-	    "  --hung-task-s N      hung task timeout inside the guest, checked every second [3]\n"
+	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
+	    "                       [3; the seeds suite's lockbench boot: 120]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
 	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
 	    "  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
@@ -141,8 +146,8 @@ struct run_args {
 	int *writers, nwriters;
 	char **types;
 	int ntypes;
-	int round, timeout_s, torture_s, hung_s, cpus;
-	bool no_torture, no_lockbench;
+	int round, timeout_s, torture_s, hung_s, cpus, stall_ms;
+	bool no_torture, no_lockbench, hung_given;
 	bool debug; /* a debug kernel: lockups and splats only, no figures */
 };
 
@@ -211,6 +216,7 @@ static int cmd_run(int argc, char **argv)
 		O_WORKLOADS,
 		O_LOCKS,
 		O_USERS,
+		O_STALL,
 		O_NO_TORTURE,
 		O_NO_LB,
 		O_DEBUG,
@@ -236,6 +242,7 @@ static int cmd_run(int argc, char **argv)
 	    {"workloads", required_argument, NULL, O_WORKLOADS},
 	    {"locks", required_argument, NULL, O_LOCKS},
 	    {"users", required_argument, NULL, O_USERS},
+	    {"stall-ms", required_argument, NULL, O_STALL},
 	    {"no-torture", no_argument, NULL, O_NO_TORTURE},
 	    {"no-lockbench", no_argument, NULL, O_NO_LB},
 	    {"debug", no_argument, NULL, O_DEBUG},
@@ -348,6 +355,13 @@ static int cmd_run(int argc, char **argv)
 			}
 			a.cpus = (int)v;
 			break;
+		case O_STALL:
+			if (lb_parse_int(optarg, 10, 3600000, &v, "--stall-ms", err, sizeof(err))) {
+				rc = kernel_usage("%s", err);
+				goto out;
+			}
+			a.stall_ms = (int)v;
+			break;
 		case O_TORTURE_S:
 		case O_TIMEOUT:
 		case O_HUNG:
@@ -361,6 +375,7 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
+			a.hung_given |= c == O_HUNG;
 			*(c == O_TORTURE_S ? &a.torture_s
 			  : c == O_TIMEOUT ? &a.timeout_s
 			  : c == O_HUNG    ? &a.hung_s
@@ -565,7 +580,19 @@ static int cmd_run(int argc, char **argv)
 	if (!a.no_lockbench && !qemu_down) {
 		b.label = "lockbench";
 		b.end_tag = "LOCKLAB-END";
-		b.deadline_s = a.timeout_s ? a.timeout_s : strcmp(a.suite, "seeds") ? 300 : 1500;
+		bool seeds = !strcmp(a.suite, "seeds");
+		b.deadline_s = a.timeout_s ? a.timeout_s : seeds ? 1500 : 300;
+		/*
+		 * seeds: 2000 users queue on one kernel mutex, and on an emulated
+		 * CPU the last of them waits seconds in D state: the hung-task
+		 * timeout and the guest watchdog allow for that (a waiter never
+		 * woken still blocks its point's end, which the watchdog reports)
+		 */
+		int hung_s = a.hung_given || !seeds ? a.hung_s : SEEDS_HUNG_S;
+		int stall_ms = a.stall_ms ? a.stall_ms : seeds ? SEEDS_STALL_MS : 0;
+		char stall[48] = "";
+		if (stall_ms)
+			lb_pathf(stall, sizeof(stall), " locklab.stall_ms=%d", stall_ms);
 		/*
 		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
 		 * users each with a child in flight come close to that
@@ -575,9 +602,9 @@ static int cmd_run(int argc, char **argv)
 		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
 		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
 		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
-		    "locklab.workloads=%s locklab.locks=%s%s%s",
-		    common, a.hung_s, a.suite, a.workloads, a.locks,
-		    a.users ? " locklab.users=" : "", a.users ? a.users : "");
+		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
+		    common, hung_s, a.suite, a.workloads, a.locks, a.users ? " locklab.users=" : "",
+		    a.users ? a.users : "", stall);
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			qemu_down = true;

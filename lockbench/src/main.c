@@ -73,7 +73,7 @@ static void print_help(FILE *f)
 	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
 	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
 	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
-	        "                       + 25 x threads x repeat]\n"
+	        "                       + 100 x threads x repeat]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
 	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
 	        "  --controls a,b       locks the change did not touch: compare reports their\n"

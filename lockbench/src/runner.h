@@ -35,7 +35,7 @@ struct runner_opts {
  * The default deadline of a point: 30 s + 3 x duration x repeat, plus this
  * many ms per thread (user) and repetition for starting and ending them.
  */
-#define RUNNER_MS_PER_USER 25
+#define RUNNER_MS_PER_USER 100
 
 /* Stall time for a thread count, in ms. */
 int runner_stall_ms(const struct runner_opts *o, int threads);
