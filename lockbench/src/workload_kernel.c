@@ -754,7 +754,7 @@ static int aim7_end(const pid_t *pids, int started)
 	for (int i = 0; i < started; i++)
 		kill(pids[i], SIGKILL);
 	for (int i = 0; i < started; i++) {
-		int st;
+		int st = 0;
 		while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
 			;
 		if (WIFEXITED(st) && WEXITSTATUS(st))
