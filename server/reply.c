@@ -345,8 +345,12 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	         m->cpus, m->model ? m->model : "?", m->kernel ? m->kernel : "?");
 	fputs("machine: ", f);
 	reply_wrap(f, line, 9, 9);
-	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n\n",
-	        c->base_rounds, c->patched_rounds);
+	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n", c->base_rounds,
+	        c->patched_rounds);
+	/* a QEMU TCG guest: say what its figures are worth (report.h) */
+	if (report_emulated(c))
+		reply_wrap(f, report_emulated_note, 0, 10);
+	fputc('\n', f);
 	fprintf(f, "%11s%6s%10s%11s%6s%8s%7s  %s\n", "base", "%sd", "%change", "patched", "%sd",
 	        "+-ci95", "n", "metric");
 	for (size_t i = 0; i < c->nrows; i++) {

@@ -9,11 +9,9 @@
  *                           command line parameters and powers the machine
  *                           off after locktorture.shutdown_secs
  *   locklab.mode=lockbench  run /lockbench run --suite S --workloads W
- *                           --locks L --json - with its output on the second
- *                           serial port (ttyS1), where no kernel message can
- *                           interleave, then power off; without a ttyS1 the
- *                           document goes to the console between
- *                           LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
+ *                           --locks L [--threads U] [--stall-ms N] --json - with its output on the
+ * second serial port (ttyS1), where no kernel message can interleave, then power off; without a
+ * ttyS1 the document goes to the console between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
  *
  * Everything goes to the serial console, which the host reads.  Markers are
  * whole lines starting with "LOCKLAB-"; "LOCKLAB-END" says the guest is done.
@@ -91,9 +89,14 @@ static int run_lockbench(void)
 	const char *w = cmdline_get("locklab.workloads", workloads, sizeof(workloads),
 	                            "futex-wake,futex-hash,vfs-creat-unlink,hot");
 	const char *l = cmdline_get("locklab.locks", locks, sizeof(locks), "pthread,kmutex");
+	char users[256], stall[32];
+	const char *u = cmdline_get("locklab.users", users, sizeof(users), NULL);
+	const char *st = cmdline_get("locklab.stall_ms", stall, sizeof(stall), NULL);
 	char *argv[] = {"/lockbench",  "run",     "--suite", (char *)s, "--workloads",
 	                (char *)w,     "--locks", (char *)l, "--dir",   "/dev/shm",
-	                "--no-stacks", "--json",  "-",       NULL,      NULL};
+	                "--no-stacks", "--json",  "-",       NULL,      NULL,
+	                NULL,          NULL,      NULL,      NULL};
+	int next = 13;
 	int status = 0, rc = 127;
 
 	/* raw: no \r added, nothing interpreted */
@@ -105,7 +108,15 @@ static int run_lockbench(void)
 	}
 	/* the table goes to stderr (the console); without ttyS1 it would split the document */
 	if (out < 0)
-		argv[13] = "--quiet";
+		argv[next++] = "--quiet";
+	if (u) {
+		argv[next++] = "--threads";
+		argv[next++] = (char *)u;
+	}
+	if (st) {
+		argv[next++] = "--stall-ms";
+		argv[next++] = (char *)st;
+	}
 	say("LOCKLAB-JSON-BEGIN%s\n", out >= 0 ? " ttyS1" : "");
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -201,8 +201,11 @@ static const char *users_word(const struct compare_row *r)
 	return "threads";
 }
 
-/* The machine is a TCG guest: its clock is an emulated CPU's. */
-static bool emulated(const struct comparison *c)
+const char report_emulated_note[] =
+    "emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and locktorture failures "
+    "are real; compare figures only within this run";
+
+bool report_emulated(const struct comparison *c)
 {
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
@@ -268,10 +271,8 @@ static void legend_tests(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, few = 0, counted = 0;
 
-	if (emulated(c))
-		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
-		      "locktorture failures are real; compare figures only within this run\n",
-		      out);
+	if (report_emulated(c))
+		fprintf(out, "%s\n", report_emulated_note);
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t k = c->rows[i].pairs;
@@ -511,13 +512,22 @@ struct band {
 static int decade(long long u)
 {
 	int d = 0;
-	if (u <= 0)
-		return -1;
 	while (u >= 10) {
 		u /= 10;
 		d++;
 	}
 	return d;
+}
+
+int report_aim7_band(long long users)
+{
+	if (users <= 0)
+		return -1;
+	if (users < 10)
+		return 0;
+	if (users <= 100)
+		return 1;
+	return decade(users - 1);
 }
 
 static void render_aim7_table(FILE *out, const struct comparison *c, size_t from, size_t to)
@@ -532,7 +542,8 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 		struct band *b = nb ? &bands[nb - 1] : NULL;
 		if (lockup_only(r))
 			continue;
-		if (!b || r->users < 0 || b->umin < 0 || decade(r->users) != decade(b->umax)) {
+		if (!b || r->users < 0 || b->umin < 0 ||
+		    report_aim7_band(r->users) != report_aim7_band(b->umax)) {
 			b = &bands[nb++];
 			b->umin = b->umax = r->users;
 			b->label = r->params_key;
@@ -1120,7 +1131,7 @@ static int render_json(const struct comparison *c, FILE *out)
 		              "new_in_patched", sp->new_in_patched));
 	}
 	json_object_set_new(doc, "splats", splats);
-	json_object_set_new(doc, "emulated", json_boolean(emulated(c)));
+	json_object_set_new(doc, "emulated", json_boolean(report_emulated(c)));
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	json_decref(doc);
 	if (rc != 0)

@@ -9,6 +9,7 @@
 #ifndef LOCKLAB_REPORT_H
 #define LOCKLAB_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "compare.h"
@@ -23,6 +24,22 @@ enum report_format {
 
 /* Parse "aim7" ... "json"; returns 0 or -1. */
 int report_format_parse(const char *name, enum report_format *out);
+
+/*
+ * True when the comparison's figures come from a QEMU TCG guest (the
+ * machine model says "QEMU TCG"); under KVM or on a real machine, false.
+ * Every table and reply then carries report_emulated_note, one line.
+ */
+bool report_emulated(const struct comparison *c);
+extern const char report_emulated_note[];
+
+/*
+ * The AIM7 table's band of a user count, as the seeds' bands: 1-9 users
+ * (0), 10-100 (1), 101-1000 (2), 1001-10000 (3), ...; each band ends on a
+ * power of ten, so users 10, 100 | 200, 1000 | 1100, 2000 print as
+ * "10 - 100", "200 - 1000", "1100 - 2000".  -1 for no user count.
+ */
+int report_aim7_band(long long users);
 
 /* Write the table(s) to out.  Returns 0 or -1 on a write error. */
 int report_render(const struct comparison *c, enum report_format fmt, FILE *out);

@@ -30,6 +30,9 @@
 
 static const char *prog = "lockbench kernel";
 
+/* Beside .config: the fragment's options the configuration dropped, and why. */
+#define DROPPED_FILE "locklab-dropped.config"
+
 /* First existing file among $LOCKLAB_KERNEL_DIR/name, exe/../lockbench/kernel/name. */
 static int find_shipped(const char *name, char *out, size_t len)
 {
@@ -80,42 +83,92 @@ static int run_cmd(char *const argv[], const char *log)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The tree's Kconfig files declare the symbol NAME (config or menuconfig). */
+static bool kconfig_declares(const char *tree, const char *name)
+{
+	char re[256];
+	lb_pathf(re, sizeof(re), "^[[:space:]]*(menu)?config[[:space:]]+%s[[:space:]]*$", name);
+	char *grep[] = {"grep", "-rqsE", "--include=Kconfig*", "--exclude-dir=.git",
+	                "-e",   re,      (char *)tree,         NULL};
+	return run_cmd(grep, "/dev/null") == 0;
+}
+
 /*
  * Check that every "CONFIG_X=v" of the fragment made it into .config;
- * olddefconfig silently drops what a dependency forbids.  Returns the number
- * of missing options; LOCK_TORTURE_TEST missing is fatal for the caller.
+ * olddefconfig silently drops an option this tree does not know (another
+ * kernel version) and one whose dependencies it does not meet.  Each
+ * dropped option is said on stderr and in the build log with its reason,
+ * and listed, one "CONFIG_X reason" a line, in the file dropped (rewritten).
+ * Returns the number dropped, -1 when a file cannot be read;
+ * LOCK_TORTURE_TEST missing is fatal for the caller.
  */
-static int check_config(const char *fragment, const char *config, bool *torture_ok)
+static int check_config(const char *tree, const char *fragment, const char *config, const char *log,
+                        const char *dropped, bool *torture_ok)
 {
 	struct strutil_buf frag = STRUTIL_BUF_INIT, conf = STRUTIL_BUF_INIT;
 	int missing = 0;
+	FILE *logf = NULL, *df = NULL;
 
 	*torture_ok = false;
 	if (strutil_read_file(fragment, &frag) || strutil_read_file(config, &conf)) {
 		missing = -1;
 		goto out;
 	}
+	logf = fopen(log, "a");
+	df = fopen(dropped, "w");
 	for (char *line = frag.buf, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
 		if (strncmp(line, "CONFIG_", 7))
 			continue;
-		char want[512];
+		char want[512], name[256];
 		lb_pathf(want, sizeof(want), "\n%s\n", line);
 		/* .config starts with a comment, so every option follows a newline */
-		if (!strstr(conf.buf, want)) {
-			fprintf(stderr, "%s: warning: %s did not stick in %s\n", prog, line,
-			        config);
-			missing++;
-		} else if (!strcmp(line, "CONFIG_LOCK_TORTURE_TEST=y")) {
-			*torture_ok = true;
+		if (strstr(conf.buf, want)) {
+			if (!strcmp(line, "CONFIG_LOCK_TORTURE_TEST=y"))
+				*torture_ok = true;
+			continue;
 		}
+		lb_pathf(name, sizeof(name), "%.*s", (int)strcspn(line + 7, "="), line + 7);
+		const char *why = kconfig_declares(tree, name)
+		                      ? "its dependencies are not met in this tree"
+		                      : "this kernel version has no such option";
+		fprintf(stderr, "%s: config: dropped %s (%s)\n", prog, line, why);
+		if (logf)
+			fprintf(logf, "locklab: config: dropped %s (%s)\n", line, why);
+		if (df)
+			fprintf(df, "CONFIG_%s %s\n", name, why);
+		missing++;
 	}
 out:
+	if (df)
+		fclose(df);
+	if (logf)
+		fclose(logf);
 	strutil_buf_release(&frag);
 	strutil_buf_release(&conf);
 	return missing;
+}
+
+/*
+ * The options the last configuration dropped (check_config's file), as
+ * "CONFIG_A,CONFIG_B" (a new string; "" for none).
+ */
+static char *dropped_list(const char *dropped)
+{
+	struct strutil_buf b = STRUTIL_BUF_INIT, list = STRUTIL_BUF_INIT;
+	if (strutil_read_file(dropped, &b) == 0) {
+		for (char *line = b.buf, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = 0;
+			strutil_buf_addf(&list, "%s%.*s", list.len ? "," : "",
+			                 (int)strcspn(line, " "), line);
+		}
+	}
+	strutil_buf_release(&b);
+	return strutil_buf_detach(&list);
 }
 
 /* Print the compiler's error lines (the last 20) from the build log. */
@@ -154,7 +207,8 @@ static bool fragment_changed(const char *fragment, const char *kept)
 
 static int configure(const char *tree, const char *out, const char *fragment, const char *log)
 {
-	char odir[PATH_MAX + 4], merge[PATH_MAX], kept[PATH_MAX], config[PATH_MAX];
+	char odir[PATH_MAX + 4], merge[PATH_MAX], kept[PATH_MAX], config[PATH_MAX],
+	    dropped[PATH_MAX];
 	bool torture_ok;
 	struct strutil_buf frag = STRUTIL_BUF_INIT;
 	int rc = -1;
@@ -163,6 +217,7 @@ static int configure(const char *tree, const char *out, const char *fragment, co
 	lb_pathf(merge, sizeof(merge), "%s/scripts/kconfig/merge_config.sh", tree);
 	lb_pathf(kept, sizeof(kept), "%s/locklab.config", out);
 	lb_pathf(config, sizeof(config), "%s/.config", out);
+	lb_pathf(dropped, sizeof(dropped), "%s/" DROPPED_FILE, out);
 	unlink(kept);
 	char *tiny[] = {"make", "-C", (char *)tree, odir, "LOCALVERSION=", "tinyconfig", NULL};
 	char *merge_argv[] = {merge, "-m", "-O", (char *)out, config, (char *)fragment, NULL};
@@ -172,7 +227,7 @@ static int configure(const char *tree, const char *out, const char *fragment, co
 		print_build_errors(log);
 		goto out;
 	}
-	if (check_config(fragment, config, &torture_ok) < 0 || !torture_ok) {
+	if (check_config(tree, fragment, config, log, dropped, &torture_ok) < 0 || !torture_ok) {
 		fprintf(stderr,
 		        "%s: CONFIG_LOCK_TORTURE_TEST=y is not in %s; the tree cannot run "
 		        "locktorture\n",
@@ -441,6 +496,13 @@ int kbuild_main(int argc, char **argv)
 		run_set_param_num(run, "jobs", a.jobs);
 		if (a.debug)
 			run_set_param_str(run, "config", "debug");
+		/* a tree of another version: what the fragment lost there */
+		char dropped[PATH_MAX + 32];
+		lb_pathf(dropped, sizeof(dropped), "%s/" DROPPED_FILE, out);
+		char *list = dropped_list(dropped);
+		if (*list)
+			run_set_param_str(run, "config_dropped", list);
+		free(list);
 		struct lb_metric *m = run_add_metric(run, "build_s", "s", false, secs);
 		metric_add_sample(m, secs);
 		if (result_write_file(&res, a.json, err, sizeof(err))) {

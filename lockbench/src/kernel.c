@@ -25,12 +25,17 @@
 #include "console.h"
 #include "kbuild.h"
 #include "kernel.h"
+#include "report.h"
 #include "result.h"
 #include "strutil.h"
 #include "util.h"
+#include "workload.h"
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
+/* the seeds suite's lockbench boot: see cmd_run */
+#define SEEDS_HUNG_S   120
+#define SEEDS_STALL_MS 5000
 
 static const char *prog = "lockbench kernel";
 
@@ -112,12 +117,16 @@ void kernel_print_help(FILE *f)
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
+	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
 	    "not figures\n"
-	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300]\n"
-	    "  --hung-task-s N      hung task timeout inside the guest, checked every second [3]\n"
+	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
+	    "                       seeds: 1500]\n"
+	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
+	    "                       [3; the seeds suite's lockbench boot: 120]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
 	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
 	    "  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
@@ -133,12 +142,12 @@ void kernel_print_help(FILE *f)
 
 struct run_args {
 	const char *kernel, *suite, *json, *variant, *accel_name, *guest_dir, *console_dir,
-	    *build_json, *workloads, *locks, *extra;
+	    *build_json, *workloads, *locks, *users, *extra;
 	int *writers, nwriters;
 	char **types;
 	int ntypes;
-	int round, timeout_s, torture_s, hung_s, cpus;
-	bool no_torture, no_lockbench;
+	int round, timeout_s, torture_s, hung_s, cpus, stall_ms;
+	bool no_torture, no_lockbench, hung_given;
 	bool debug; /* a debug kernel: lockups and splats only, no figures */
 };
 
@@ -206,6 +215,8 @@ static int cmd_run(int argc, char **argv)
 		O_TORTURE_S,
 		O_WORKLOADS,
 		O_LOCKS,
+		O_USERS,
+		O_STALL,
 		O_NO_TORTURE,
 		O_NO_LB,
 		O_DEBUG,
@@ -230,6 +241,8 @@ static int cmd_run(int argc, char **argv)
 	    {"torture-s", required_argument, NULL, O_TORTURE_S},
 	    {"workloads", required_argument, NULL, O_WORKLOADS},
 	    {"locks", required_argument, NULL, O_LOCKS},
+	    {"users", required_argument, NULL, O_USERS},
+	    {"stall-ms", required_argument, NULL, O_STALL},
 	    {"no-torture", no_argument, NULL, O_NO_TORTURE},
 	    {"no-lockbench", no_argument, NULL, O_NO_LB},
 	    {"debug", no_argument, NULL, O_DEBUG},
@@ -315,6 +328,17 @@ static int cmd_run(int argc, char **argv)
 		case O_LOCKS:
 			a.locks = optarg;
 			break;
+		case O_USERS: {
+			int *u = NULL;
+			if (lb_parse_int_list(optarg, 1, WL_MAX_THREADS, &u, "--users", err,
+			                      sizeof(err)) < 0) {
+				rc = kernel_usage("%s", err);
+				goto out;
+			}
+			free(u);
+			a.users = optarg;
+			break;
+		}
 		case O_NO_TORTURE:
 			a.no_torture = true;
 			break;
@@ -331,6 +355,13 @@ static int cmd_run(int argc, char **argv)
 			}
 			a.cpus = (int)v;
 			break;
+		case O_STALL:
+			if (lb_parse_int(optarg, 10, 3600000, &v, "--stall-ms", err, sizeof(err))) {
+				rc = kernel_usage("%s", err);
+				goto out;
+			}
+			a.stall_ms = (int)v;
+			break;
 		case O_TORTURE_S:
 		case O_TIMEOUT:
 		case O_HUNG:
@@ -344,6 +375,7 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
+			a.hung_given |= c == O_HUNG;
 			*(c == O_TORTURE_S ? &a.torture_s
 			  : c == O_TIMEOUT ? &a.timeout_s
 			  : c == O_HUNG    ? &a.hung_s
@@ -548,13 +580,31 @@ static int cmd_run(int argc, char **argv)
 	if (!a.no_lockbench && !qemu_down) {
 		b.label = "lockbench";
 		b.end_tag = "LOCKLAB-END";
-		b.deadline_s = a.timeout_s ? a.timeout_s : 300;
-		lb_pathf(b.cmdline, sizeof(b.cmdline),
-		         "%s sysctl.kernel.hung_task_timeout_secs=%d "
-		         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=lockbench "
-		         "locktorture.nwriters_stress=0 locklab.suite=%s locklab.workloads=%s "
-		         "locklab.locks=%s",
-		         common, a.hung_s, a.suite, a.workloads, a.locks);
+		bool seeds = !strcmp(a.suite, "seeds");
+		b.deadline_s = a.timeout_s ? a.timeout_s : seeds ? 1500 : 300;
+		/*
+		 * seeds: 2000 users queue on one kernel mutex, and on an emulated
+		 * CPU the last of them waits seconds in D state: the hung-task
+		 * timeout and the guest watchdog allow for that (a waiter never
+		 * woken still blocks its point's end, which the watchdog reports)
+		 */
+		int hung_s = a.hung_given || !seeds ? a.hung_s : SEEDS_HUNG_S;
+		int stall_ms = a.stall_ms ? a.stall_ms : seeds ? SEEDS_STALL_MS : 0;
+		char stall[48] = "";
+		if (stall_ms)
+			lb_pathf(stall, sizeof(stall), " locklab.stall_ms=%d", stall_ms);
+		/*
+		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
+		 * users each with a child in flight come close to that
+		 */
+		lb_pathf(
+		    b.cmdline, sizeof(b.cmdline),
+		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
+		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
+		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
+		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
+		    common, hung_s, a.suite, a.workloads, a.locks, a.users ? " locklab.users=" : "",
+		    a.users ? a.users : "", stall);
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			qemu_down = true;
@@ -621,9 +671,7 @@ write:
 	for (size_t r = 0; a.debug && r < res.nruns; r++)
 		run_clear_metrics(&res.runs[r]);
 	if (accel == ACCEL_TCG)
-		fputs("emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and "
-		      "locktorture failures are real; compare figures only within this run\n",
-		      tbl);
+		fprintf(tbl, "%s\n", report_emulated_note);
 	if (a.debug)
 		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
 		      tbl);

@@ -77,7 +77,8 @@ static void print_help(FILE *f)
 	        "  --futexes N          futex-hash: futex words per thread [1024]\n"
 	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
 	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
-	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat]\n"
+	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
+	        "                       + 100 x threads x repeat]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
 	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
 	        "  --controls a,b       locks the change did not touch: compare reports their\n"
@@ -987,6 +988,8 @@ int main(int argc, char **argv)
 		print_help(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, LB_AIM7_EXEC_ARG))
+		return 0; /* an aim7-mix job's exec (workload.h), not a command */
 	if (!strcmp(cmd, "list"))
 		return argc == 2 ? cmd_list() : usage_error("list takes no arguments%s", "");
 	if (!strcmp(cmd, "run"))

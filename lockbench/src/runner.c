@@ -238,7 +238,11 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	char *stacks = NULL, msg[512] = "", kind[32] = "";
 	int stall_ms = runner_stall_ms(o, p->threads);
 	uint64_t expected_ms = (uint64_t)p->duration_ms * (uint64_t)p->repeat;
-	uint64_t deadline_ms = o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms;
+	/* starting and ending 2000 users takes seconds of its own on an emulated CPU */
+	uint64_t setup_ms =
+	    (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads * (uint64_t)p->repeat;
+	uint64_t deadline_ms =
+	    o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms + setup_ms;
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

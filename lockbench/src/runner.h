@@ -22,7 +22,7 @@
 
 struct runner_opts {
 	int stall_ms;        /* base stall time, default 2000 */
-	int deadline_ms;     /* 0: derived from duration and repeat */
+	int deadline_ms;     /* 0: derived from duration, repeat and threads */
 	bool capture_stacks; /* default true */
 };
 
@@ -30,6 +30,12 @@ struct runner_opts {
 	{                                                                                          \
 		2000, 0, true                                                                      \
 	}
+
+/*
+ * The default deadline of a point: 30 s + 3 x duration x repeat, plus this
+ * many ms per thread (user) and repetition for starting and ending them.
+ */
+#define RUNNER_MS_PER_USER 100
 
 /* Stall time for a thread count, in ms. */
 int runner_stall_ms(const struct runner_opts *o, int threads);

@@ -69,14 +69,19 @@ static const struct suite_def suites[] = {
      },
      true},
     {"seeds",
-     "the seeds' user bands (10-100, 200-1000) on kernel struct mutexes driven from userspace "
-     "(pipe-mutex, epoll-ctl, seq-read) and aim7-mix: for `lockbench kernel run --suite seeds`",
+     "the seeds' user bands (10-100, 200-1000, 1100-2000) on kernel struct mutexes driven from "
+     "userspace (pipe-mutex, epoll-ctl, seq-read) and aim7-mix: for `lockbench kernel run "
+     "--suite seeds`",
      {
-         {"pipe-mutex", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
-         {"epoll-ctl", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
-         {"seq-read", {10, 100, 200, 1000, END}, 200, 2, DEF, DEF, false},
-         /* aim7-mix at 200 users passes its 36 s deadline under TCG (2 cores) */
-         {"aim7-mix", {10, 100, END}, 1000, 2, DEF, DEF, false},
+         {"pipe-mutex", {10, 100, 200, 1000, 1100, 2000, END}, 200, 2, DEF, DEF, false},
+         {"epoll-ctl", {10, 100, 200, 1000, 1100, 2000, END}, 200, 2, DEF, DEF, false},
+         {"seq-read", {10, 100, 200, 1000, 1100, 2000, END}, 200, 2, DEF, DEF, false},
+         /*
+          * under TCG (2 CPUs, a loaded host) 1000 forking users stall for
+          * over 20 s on their shared anon_vma rwsem (docs/kernel.md):
+          * --users reaches the higher bands where the CPU allows
+          */
+         {"aim7-mix", {10, 100, 200, END}, 1000, 2, DEF, DEF, false},
      },
      false},
 };

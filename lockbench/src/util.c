@@ -29,6 +29,16 @@ long lb_futex_wake(_Atomic int *word, int count)
 	return syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
+long lb_futex_wait_shared(_Atomic int *word, int expected)
+{
+	return syscall(SYS_futex, word, FUTEX_WAIT, expected, NULL, NULL, 0);
+}
+
+long lb_futex_wake_shared(_Atomic int *word, int count)
+{
+	return syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
                  char *err, size_t errlen)
 {

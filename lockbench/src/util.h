@@ -29,6 +29,9 @@ void lb_spin_ns(uint64_t ns);
 
 long lb_futex_wait(_Atomic int *word, int expected);
 long lb_futex_wake(_Atomic int *word, int count);
+/* The same on a word that processes share (MAP_SHARED): not private futexes. */
+long lb_futex_wait_shared(_Atomic int *word, int expected);
+long lb_futex_wake_shared(_Atomic int *word, int count);
 
 /* The largest thread count --threads (and --writers) accept. */
 #define LB_THREADS_MAX 4096

@@ -15,7 +15,14 @@
 #include "lock.h"
 #include "result.h"
 
-#define WL_MAX_THREADS 1024
+/* the seeds' largest AIM7 band ends at 2000 users */
+#define WL_MAX_THREADS 2048
+
+/*
+ * `lockbench LB_AIM7_EXEC_ARG` exits 0 at once: what an aim7-mix job execs
+ * where there is no /bin/true (the kernel guest).
+ */
+#define LB_AIM7_EXEC_ARG "aim7-exec"
 
 /* One counter per thread or process, each on its own cache line. */
 struct wl_counter {

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +20,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,10 +39,13 @@
  * Start n threads of fn; with pin, thread i runs on CPU i % CPUs, as perf
  * bench futex pins its waiters (where a woken waiter runs decides whether it
  * preempts the waker, so the two must agree to measure the same thing).
+ * Each thread started bumps *beat (may be NULL), so the runner's watchdog
+ * sees progress while thousands of users start on a slow (emulated) CPU.
  * Returns how many started.
  */
 static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), void *args,
-                                size_t argsize, bool pin, char *err, size_t errlen)
+                                size_t argsize, bool pin, atomic_ulong *beat, char *err,
+                                size_t errlen)
 {
 	pthread_attr_t attr;
 	int cpus = lb_online_cpus();
@@ -59,6 +66,8 @@ static int start_threads_pinned(pthread_t *tids, int n, void *(*fn)(void *), voi
 			pthread_attr_destroy(&attr);
 			return i;
 		}
+		if (beat)
+			atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	}
 	pthread_attr_destroy(&attr);
 	return n;
@@ -144,7 +153,7 @@ static int wl_futex_wake(const struct lock_ops *ops, const struct wl_params *p,
 		for (int i = 0; i < n; i++)
 			atomic_store(&sh->progress[i].n, 0);
 		started = start_threads_pinned(threads, n, fw_waiter, args, sizeof(*args), true,
-		                               err, errlen);
+		                               NULL, err, errlen);
 		if (started < n) {
 			/* release the ones that started, then give up */
 			while (woken < started)
@@ -274,7 +283,8 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 		lb_gate_init(start);
 		for (int i = 0; i < n; i++)
 			*ops_of((char *)args + argsize * (size_t)i) = 0;
-		int started = start_threads_pinned(threads, n, fn, args, argsize, pin, err, errlen);
+		int started = start_threads_pinned(threads, n, fn, args, argsize, pin,
+		                                   &sh->progress[WL_MAX_THREADS].n, err, errlen);
 		if (started < n)
 			atomic_store(stop, 1);
 		atomic_store(&sh->phase, WL_PHASE_MEASURE);
@@ -284,8 +294,12 @@ static int timed_threads(const struct wl_params *p, struct wl_shared *sh, void *
 			sleep_ms(p->duration_ms);
 		atomic_store_explicit(stop, 1, memory_order_relaxed);
 		uint64_t t1 = lb_now_ns();
-		for (int i = 0; i < started; i++)
+		/* 2000 threads end slowly on an emulated CPU: each join is progress */
+		for (int i = 0; i < started; i++) {
 			pthread_join(threads[i], NULL);
+			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
+			                          memory_order_relaxed);
+		}
 		lb_gate_destroy(start);
 		if (started < n) {
 			free(threads);
@@ -548,6 +562,32 @@ static int km_failed(void *args, int n, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * epoll-ctl holds an eventfd per user: 2000 users pass the usual soft
+ * limit of 1024 open files, so raise it towards the hard limit.
+ */
+static int raise_nofile(int want, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	if (rl.rlim_cur >= (rlim_t)want)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)want) {
+		snprintf(err, errlen,
+		         "epoll_ctl: %d users need %d open files, the hard limit is %llu",
+		         want - 64, want, (unsigned long long)rl.rlim_max);
+		return -1;
+	}
+	rl.rlim_cur = (rlim_t)want;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		snprintf(err, errlen, "epoll_ctl: raising the open files limit to %d: %s", want,
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_shared *sh,
                      struct lb_run *run, char *err, size_t errlen)
 {
@@ -570,6 +610,8 @@ static int wl_kmutex(enum km_kind kind, const struct wl_params *p, struct wl_sha
 		snprintf(err, errlen, "%s: cannot set up: %s", km_what[kind], strerror(errno));
 		goto out;
 	}
+	if (kind == KM_EPOLL && raise_nofile(n + 64, err, errlen))
+		goto out;
 	for (int i = 0; i < n; i++) {
 		args[i].fd = fds[0];
 		args[i].fd2 = fds[1];
@@ -612,6 +654,16 @@ static int wl_seq_read(const struct lock_ops *ops, const struct wl_params *p, st
 
 /* ---- aim7-mix ------------------------------------------------------ */
 
+/*
+ * What a job execs: /bin/true where there is one, else this program again
+ * (the guest's initramfs holds only /init and /lockbench), which main()
+ * answers at once for LB_AIM7_EXEC_ARG.
+ */
+struct aim7_exec {
+	const char *path;
+	char *const *argv;
+};
+
 static volatile sig_atomic_t aim7_signals;
 
 static void aim7_on_signal(int sig)
@@ -619,8 +671,13 @@ static void aim7_on_signal(int sig)
 	aim7_signals++;
 }
 
-/* One AIM7-style job: the system-call mix high_systime stresses. */
-static int aim7_job(const char *dir, int user, unsigned long job)
+/*
+ * One AIM7-style job: the system-call mix high_systime stresses.  Each of
+ * its steps bumps *beat: with 2000 users sharing two CPUs fairly, a whole
+ * job takes every user about as long, and the watchdog must see the steps.
+ */
+static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job,
+                    atomic_ulong *beat)
 {
 	char path[4200], buf[4096];
 	int fds[2];
@@ -630,12 +687,13 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		execl("/bin/true", "true", (char *)NULL);
+		execv(ex->path, ex->argv);
 		_exit(127);
 	}
 	int st;
-	if (waitpid(pid, &st, 0) < 0)
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* pipe round trip */
 	if (pipe(fds))
 		return -1;
@@ -647,6 +705,7 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	}
 	close(fds[0]);
 	close(fds[1]);
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* creat, write, unlink in the shared directory */
 	snprintf(path, sizeof(path), "%s/u%d-%lu", dir, user, job);
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
@@ -656,6 +715,7 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	close(fd);
 	if (w != (ssize_t)sizeof(buf) || unlink(path))
 		return -1;
+	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* brk up and down */
 	void *cur = sbrk(0);
 	if (sbrk(64 * 1024) == (void *)-1)
@@ -668,46 +728,113 @@ static int aim7_job(const char *dir, int user, unsigned long job)
 	return 0;
 }
 
-static void aim7_user(const char *dir, int user, struct wl_shared *sh)
+/*
+ * A user: wait for the start (phase MEASURE), then run jobs until killed,
+ * counting them in jobs_done[user] (shared with the coordinator).
+ */
+static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, struct wl_shared *sh,
+                      struct wl_counter *jobs_done)
 {
 	struct sigaction sa = {.sa_handler = aim7_on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	unsigned long jobs = 0;
+	while (atomic_load_explicit(&sh->phase, memory_order_acquire) != WL_PHASE_MEASURE)
+		lb_futex_wait_shared(&sh->phase, WL_PHASE_SETUP);
 	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
-		if (aim7_job(dir, user, jobs))
+		if (aim7_job(dir, ex, user, jobs, &sh->progress[user].n))
 			_exit(1);
 		jobs++;
-		atomic_store_explicit(&sh->progress[user].n, jobs, memory_order_relaxed);
+		atomic_store_explicit(&jobs_done[user].n, jobs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sh->progress[user].n, 1, memory_order_relaxed);
 	}
 	_exit(0);
 }
 
+/*
+ * End a repetition: kill the users that still run (a job in flight is not
+ * counted: the figures were read at the stop), reap them and every orphan
+ * of theirs (this process is their subreaper), and count the users that
+ * ended on a failed job.  A user stuck in the kernel is not killable: the
+ * waitpid blocks, no progress moves and the runner's watchdog reports it.
+ */
+static int aim7_end(const pid_t *pids, int started)
+{
+	int failed = 0;
+	for (int i = 0; i < started; i++)
+		kill(pids[i], SIGKILL);
+	for (int i = 0; i < started; i++) {
+		int st = 0;
+		while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(st) && WEXITSTATUS(st))
+			failed++;
+	}
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	return failed;
+}
+
+/* True when a user (or an orphan of one) has ended: a failed job. */
+static bool aim7_user_ended(void)
+{
+	siginfo_t si = {0};
+	return !waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid;
+}
+
+/* Jobs done by all users so far. */
+static unsigned long aim7_jobs(const struct wl_counter *jobs, int n)
+{
+	unsigned long total = 0;
+	for (int i = 0; i < n; i++)
+		total += atomic_load_explicit(&jobs[i].n, memory_order_relaxed);
+	return total;
+}
+
+/*
+ * The users run for the duration, and past it until they have done as
+ * many jobs as there are users: 2000 users sharing two emulated CPUs
+ * fairly finish their first jobs together, seconds after the start, and
+ * a window shorter than that would measure nothing.  JPM is the jobs done
+ * in the window over its length.
+ */
 static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
                    struct lb_run *run, char *err, size_t errlen)
 {
 	int n = p->threads, rc = -1;
 	char dir[4096] = "";
+	static char *const true_argv[] = {"true", NULL};
+	static char *const self_argv[] = {"lockbench", LB_AIM7_EXEC_ARG, NULL};
+	struct aim7_exec ex = {"/bin/true", true_argv};
+	size_t jobs_len = sizeof(struct wl_counter) * (size_t)n;
+	struct wl_counter *jobs =
+	    mmap(NULL, jobs_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
 	double *jpm = calloc((size_t)p->repeat, sizeof(double));
 	double *per_user = calloc((size_t)n, sizeof(double));
 
-	if (!pids || !jpm || !per_user) {
+	if (jobs == MAP_FAILED)
+		jobs = NULL;
+	if (!jobs || !pids || !jpm || !per_user) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	if (access(ex.path, X_OK))
+		ex = (struct aim7_exec){"/proc/self/exe", self_argv};
 	if (make_workdir(p, dir, sizeof(dir), err, errlen)) {
 		dir[0] = 0;
 		goto out;
 	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	for (int r = 0; r < p->repeat; r++) {
-		int started = 0, failed = 0;
-		unsigned long total = 0;
+		int started = 0, failed;
 		atomic_store(&sh->stop, 0);
-		for (int i = 0; i < n; i++)
+		atomic_store(&sh->phase, WL_PHASE_SETUP);
+		for (int i = 0; i < n; i++) {
 			atomic_store(&sh->progress[i].n, 0);
-		atomic_store(&sh->phase, WL_PHASE_MEASURE);
-		uint64_t t0 = lb_now_ns();
+			atomic_store(&jobs[i].n, 0);
+		}
+		/* fork every user first: on an emulated CPU 2000 forks take seconds */
 		for (int i = 0; i < n; i++) {
 			pid_t pid = fork();
 			if (pid < 0) {
@@ -716,32 +843,37 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 				break;
 			}
 			if (pid == 0)
-				aim7_user(dir, i, sh);
+				aim7_user(dir, &ex, i, sh, jobs);
 			pids[started++] = pid;
+			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
+			                          memory_order_relaxed);
 		}
-		if (started == n)
+		/* release pairs with the users' acquire load of the phase */
+		atomic_store_explicit(&sh->phase, WL_PHASE_MEASURE, memory_order_release);
+		lb_futex_wake_shared(&sh->phase, INT_MAX);
+		uint64_t t0 = lb_now_ns();
+		if (started == n) {
 			sleep_ms(p->duration_ms);
+			while (aim7_jobs(jobs, n) < (unsigned long)n && !aim7_user_ended())
+				sleep_ms(10);
+		}
 		atomic_store(&sh->stop, 1);
 		uint64_t t1 = lb_now_ns();
+		double mins = (double)(t1 - t0) / 60e9;
+		unsigned long total = 0;
 		for (int i = 0; i < started; i++) {
-			int st;
-			while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
-				;
-			if (!WIFEXITED(st) || WEXITSTATUS(st))
-				failed++;
+			unsigned long j = atomic_load(&jobs[i].n);
+			total += j;
+			per_user[i] += j / mins / p->repeat;
 		}
+		atomic_store(&sh->phase, WL_PHASE_STOPPING);
+		failed = aim7_end(pids, started);
 		if (started < n)
 			goto out;
 		if (failed) {
 			snprintf(err, errlen, "%d of %d aim7 users failed a job in %s", failed, n,
 			         dir);
 			goto out;
-		}
-		double mins = (double)(t1 - t0) / 60e9;
-		for (int i = 0; i < n; i++) {
-			unsigned long j = atomic_load(&sh->progress[i].n);
-			total += j;
-			per_user[i] += j / mins / p->repeat;
 		}
 		jpm[r] = total / mins;
 	}
@@ -750,6 +882,8 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 out:
 	if (dir[0])
 		remove_workdir(dir);
+	if (jobs)
+		munmap(jobs, jobs_len);
 	free(per_user);
 	free(jpm);
 	free(pids);

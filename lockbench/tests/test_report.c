@@ -57,15 +57,17 @@ static int setup(void **state)
 		doc_init(&b[d], "base", d);
 		doc_init(&p[d], "patched", d);
 	}
-	/* the seed's AIM7 bands: 10-90 users, 100-900 users */
-	for (int u = 10; u <= 90; u += 40) {
+	/* the seeds' AIM7 bands: 10-100 users, 200-1000 users, 1100-2000 users */
+	for (int u = 10; u <= 100; u += 45) {
 		add(b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 13943);
 		add(p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 14432);
 	}
-	for (int u = 100; u <= 900; u += 400) {
+	for (int u = 200; u <= 1000; u += 400) {
 		add(b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75475);
 		add(p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 75500);
 	}
+	add(b, "aim7-mix", "kmutex", "users", 1100, "jpm", "JPM", true, 77299);
+	add(p, "aim7-mix", "kmutex", "users", 1100, "jpm", "JPM", true, 115271);
 	/* the seed's futex-wake grid (lower is better) */
 	add(b, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 0.362);
 	add(p, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 1.13);
@@ -140,16 +142,20 @@ static void test_aim7(void **state)
 	assert_int_equal(strncmp(t, "aim7-mix kmutex: jpm (JPM)\n", 27), 0);
 	assert_contains(t, "\n-------------------------------------------------");
 	assert_contains(
-	    t, "\n|  users      | avg throughput | avg throughput | n   | change         |\n");
+	    t, "\n|  users      | avg throughput | avg throughput | n   | change          |\n");
 	assert_contains(
-	    t, "\n              | without patch  | with patch     |     |                |\n");
+	    t, "\n              | without patch  | with patch     |     |                 |\n");
 	/* the change with the band's equivalence margin beside it */
-	assert_contains(t, "\n| 10 - 90     |   13,943 JPM   |   14,432 JPM   | 5/5 | +3.5% * "
+	assert_contains(t, "\n| 10 - 100    |   13,943 JPM   |   14,432 JPM   | 5/5 | +3.5% * "
+	                   "(\xc2\xb1"
+	                   "10%)  |\n");
+	assert_contains(t, "\n| 200 - 1000  |   75,475 JPM   |   75,500 JPM   | 5/5 | +0.0% "
+	                   "(\xc2\xb1"
+	                   "10%)    |\n");
+	/* 2000 users locked up in the base: the band has the figures of 1100 */
+	assert_contains(t, "\n| 1100        |   77,299 JPM   |  115,271 JPM   | 5/5 | +49.1% * "
 	                   "(\xc2\xb1"
 	                   "10%) |\n");
-	assert_contains(t, "\n| 100 - 900   |   75,475 JPM   |   75,500 JPM   | 5/5 | +0.0% "
-	                   "(\xc2\xb1"
-	                   "10%)   |\n");
 	assert_contains(t,
 	                "\nn = samples per side; * = significant after Benjamini-Hochberg at q < "
 	                "0.05 and |change| >= 2%\n");
@@ -170,6 +176,53 @@ static void test_aim7(void **state)
 	assert_contains(t, "\nat 8 threads, the patched build locked up on hot with kmutex: no "
 	                   "progress for 2.0 s.\n");
 	free(t);
+}
+
+/* The seeds' bands end on powers of ten: 10-100, 200-1000, 1100-2000. */
+static void test_aim7_bands(void **state)
+{
+	assert_int_equal(report_aim7_band(0), -1);
+	assert_int_equal(report_aim7_band(1), 0);
+	assert_int_equal(report_aim7_band(9), 0);
+	assert_int_equal(report_aim7_band(10), 1);
+	assert_int_equal(report_aim7_band(100), 1);
+	assert_int_equal(report_aim7_band(101), 2);
+	assert_int_equal(report_aim7_band(200), 2);
+	assert_int_equal(report_aim7_band(1000), 2);
+	assert_int_equal(report_aim7_band(1001), 3);
+	assert_int_equal(report_aim7_band(1100), 3);
+	assert_int_equal(report_aim7_band(2000), 3);
+
+	/* the seeds suite's points, two per band, rendered as three rows */
+	static const int users[] = {10, 100, 200, 1000, 1100, 2000};
+	struct lb_result b[ROUNDS], p[ROUNDS];
+	struct comparison c;
+	char err[256], *text = NULL;
+	size_t len = 0;
+	for (int d = 0; d < ROUNDS; d++) {
+		doc_init(&b[d], "base", d);
+		doc_init(&p[d], "patched", d);
+	}
+	for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+		double jpm = i < 2 ? 1000 : i < 4 ? 2000 : 3000;
+		add(b, "aim7-mix", "kernel", "users", users[i], "jpm", "JPM", true, jpm);
+		add(p, "aim7-mix", "kernel", "users", users[i], "jpm", "JPM", true, jpm);
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(b, ROUNDS, p, ROUNDS, NULL, &c, err, sizeof(err)), 0);
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(report_render(&c, REPORT_AIM7, f), 0);
+	fclose(f);
+	assert_contains(text, "\n| 10 - 100    |    1,000 JPM   |    1,000 JPM   | 5/5 | +0.0% ");
+	assert_contains(text, "\n| 200 - 1000  |    2,000 JPM   |    2,000 JPM   | 5/5 | +0.0% ");
+	assert_contains(text, "\n| 1100 - 2000 |    3,000 JPM   |    3,000 JPM   | 5/5 | +0.0% ");
+	free(text);
+	comparison_release(&c);
+	for (int d = 0; d < ROUNDS; d++) {
+		result_release(&b[d]);
+		result_release(&p[d]);
+	}
 }
 
 static void test_perf(void **state)
@@ -429,11 +482,17 @@ static void test_write_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_show_all),    cmocka_unit_test(test_aim7),
-	    cmocka_unit_test(test_perf),        cmocka_unit_test(test_lkp),
-	    cmocka_unit_test(test_text),        cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_sentences),   cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_write_error), cmocka_unit_test(test_splats_and_emulated),
+	    cmocka_unit_test(test_show_all),
+	    cmocka_unit_test(test_aim7),
+	    cmocka_unit_test(test_aim7_bands),
+	    cmocka_unit_test(test_perf),
+	    cmocka_unit_test(test_lkp),
+	    cmocka_unit_test(test_text),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_sentences),
+	    cmocka_unit_test(test_format_parse),
+	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_splats_and_emulated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Figures from a QEMU TCG guest are an emulated CPU's: the mail reply and
+# every kept report say so in one sentence; a KVM guest's do not.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+
+pg_start || { echo "Bail out! no postgres"; exit 1; }
+server_start --min-rounds 2 --max-rounds 4 || { echo "Bail out! no server"; exit 1; }
+make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+register_agent
+NOTE='emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and locktorture failures are real; compare figures only within this run'
+
+# run_as MODEL: submit the series, post two rounds per side whose machine
+# is MODEL (the same code on both sides), fetch the reply; sets SUB, REPLY
+run_as() {
+  local r v
+  submit_mbox "$T/s/series.mbox"
+  claim "$AGENT_TOKEN"
+  for r in 0 1; do
+    for v in base patched; do
+      result_doc $v $r 1 quick | jq --arg m "$1" '.machine.model = $m' >"$T/round.json"
+      api POST "/api/v1/jobs/$JOB/results" -H "Authorization: Bearer $AGENT_TOKEN" \
+        -H "Idempotency-Key: job-$JOB-$v-$r" -d @"$T/round.json"
+      [[ $CODE == 20? ]] || diag "posting $v round $r: $CODE $BODY"
+    done
+  done
+  api GET "/api/v1/submissions/$SUB/reply"
+  REPLY=$BODY
+}
+
+run_as "QEMU TCG guest on Intel(R) Xeon(R) Processor"
+is "$CODE" 200 "TCG: the reply is served"
+body=$(python3 "$TOP/tests/lib/mailinfo.py" <<<"$REPLY" | jq -r .body)
+like "$body" '^machine: lab1, 2 CPUs, QEMU TCG guest on' "it names the emulated machine"
+# the sentence is wrapped to the reply's width: compare it with its words joined
+joined=$(awk '/^emulated: /{on=1} on{printf "%s%s", (n++ ? " " : ""), $0; sub(/^ +/, "")} on && /run$/{exit}' <<<"$body" | tr -s ' ')
+is "$joined" "$NOTE" "the reply says the timing is an emulated CPU's, below the machine"
+max=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' <<<"$body")
+ok $(( max <= 100 ? 0 : 1 )) "and still fits 100 columns ($max)"
+for fmt in aim7 lkp text perf; do
+  api GET "/api/v1/submissions/$SUB/report?format=$fmt"
+  like "$BODY" "^emulated: timing from an emulated CPU \\(QEMU TCG\\)" "the kept $fmt report says so too"
+done
+
+run_as "QEMU KVM guest on Intel(R) Xeon(R) Processor"
+is "$CODE" 200 "KVM: the reply is served"
+unlike "$REPLY" 'emulated' "under KVM the reply carries no emulated mark"
+api GET "/api/v1/submissions/$SUB/report?format=lkp"
+unlike "$BODY" 'emulated' "nor does the report"
+done_testing
