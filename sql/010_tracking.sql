@@ -15,6 +15,9 @@ ALTER TABLE trees ADD COLUMN track_head text;
 -- set by POST /api/v1/trees/{id}/poke: look now, not at the next interval
 ALTER TABLE trees ADD COLUMN track_poked timestamptz;
 ALTER TABLE trees ADD COLUMN track_error text;
+ALTER TABLE trees ADD COLUMN track_checked timestamptz;
+-- the suites each tracked commit runs
+ALTER TABLE trees ADD COLUMN track_suites text[] NOT NULL DEFAULT '{smoke}';
 
 -- Commits of a tracked branch the tracker knows, in first-parent order.
 CREATE TABLE track_commits (
@@ -90,6 +93,9 @@ CREATE TABLE alerts (
 	before_mean    double precision,
 	after_mean     double precision,
 	unit           text NOT NULL DEFAULT '',
+	-- the range bisection has narrowed it to: (bisect_good, bisect_bad]
+	bisect_good    text NOT NULL,
+	bisect_bad     text NOT NULL,
 	reason         text,                        -- why bisection stopped short
 	confirm_run    bigint REFERENCES track_runs (id),
 	fixed_by       text,                        -- the commit whose step reversed it
@@ -100,6 +106,29 @@ CREATE TABLE alerts (
 	UNIQUE (tree_id, branch, machine_class, workload, lock, metric, params_key, good, bad)
 );
 CREATE INDEX alerts_state ON alerts (state, id);
+
+-- A step the change-point detector proposed, waiting for (or judged by)
+-- the A/B run of its two commits.  Only a confirmed one opens an alert
+-- (a regression) or closes one as fixed (an improvement after it).
+CREATE TABLE track_candidates (
+	id             bigserial PRIMARY KEY,
+	tree_id        bigint NOT NULL REFERENCES trees (id) ON DELETE CASCADE,
+	branch         text NOT NULL,
+	machine_class  text NOT NULL,
+	workload       text NOT NULL,
+	lock           text NOT NULL,
+	metric         text NOT NULL,
+	params_key     text NOT NULL,
+	good           text NOT NULL,
+	bad            text NOT NULL,
+	expect         text NOT NULL CHECK (expect IN ('regression', 'improvement')),
+	change         double precision NOT NULL,   -- of the medians, from the history
+	p              double precision NOT NULL,
+	run_id         bigint NOT NULL REFERENCES track_runs (id) ON DELETE CASCADE,
+	outcome        text,                        -- the A/B row's verdict, NULL while it runs
+	created        timestamptz NOT NULL DEFAULT now(),
+	UNIQUE (tree_id, branch, machine_class, workload, lock, metric, params_key, good, bad)
+);
 
 -- Every state an alert went through, with who and when.
 CREATE TABLE alert_events (
