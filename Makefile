@@ -46,7 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-mail bench-mail-out
+.PHONY: bench-mail bench-mail-out bench-bisect
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-server bench-kernel \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox
@@ -160,6 +160,10 @@ demo-stop:
 
 bench-verdicts: all
 	@BUILD=$(BUILD) scripts/bench-verdicts.sh
+
+# make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
+bench-bisect: all
+	@BUILD=$(BUILD) scripts/bench-bisect.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh

@@ -1,0 +1,63 @@
+// Alerts: steps the tracker found in a tracked branch's history, confirmed
+// by an A/B of the two commits, bisected to the first bad commit.  Each row
+// says what moved, by how much, which commit did it (hash, subject, author),
+// the bisection's steps, and who set the alert's state and when.
+import { getJSON } from '../api.js';
+import { el, clear, errorBox, ago, when, num, pct, verdictBadge, poll } from '../util.js';
+
+const POLL_MS = 10000;
+
+function stepsCell(a) {
+  const steps = a.steps || [];
+  if (steps.length === 0) return el('span', { class: 'muted' }, 'none yet');
+  return el('ol', { class: 'steps' }, steps.map((s) => el('li', {},
+    el('code', {}, (s.commit || '').slice(0, 12)), ' ',
+    s.verdict === 'skip' ? el('span', { class: 'muted' }, 'skipped (did not build)')
+      : s.verdict ? verdictBadge(s.verdict) : el('span', { class: 'muted' }, 'running'),
+    ' ', s.submission ? el('a', { href: `#/submissions/${s.submission}` }, `#${s.submission}`) : '')));
+}
+
+function commitCell(a) {
+  if (a.commit) {
+    return [el('code', {}, a.commit.slice(0, 12)), ' ', a.subject,
+      el('div', { class: 'muted' }, a.author)];
+  }
+  if (a.reason) return [el('span', {}, a.reason), el('div', { class: 'muted' }, a.bisect_range)];
+  return el('span', { class: 'muted' }, `bisecting ${a.bisect_range || a.range}`);
+}
+
+export function render(main) {
+  document.title = 'locklab: alerts';
+  const errors = el('div');
+  const status = el('p', { class: 'status muted', 'aria-live': 'polite' });
+  const tbody = el('tbody');
+  main.append(el('h1', {}, 'Alerts'),
+    el('p', { class: 'lead' }, 'A step in a tracked branch\'s history becomes an alert only when an interleaved A/B of its two commits confirms it; bisection then names the first bad commit.'),
+    errors, status,
+    el('div', { class: 'table-wrap' }, el('table', { class: 'list', id: 'alerts' },
+      el('thead', {}, el('tr', {}, ['#', 'State', 'Tree', 'Row', 'Change', 'Before → after', 'Commit', 'Bisection']
+        .map((h, i) => el('th', { scope: 'col', class: i === 0 ? 'num' : null }, h)))),
+      tbody)));
+  return poll(async () => {
+    try {
+      const d = await getJSON('/api/v1/alerts');
+      clear(errors);
+      const alerts = d.alerts || [];
+      status.textContent = `${alerts.length} alert${alerts.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}`;
+      clear(tbody, alerts.length === 0
+        ? el('tr', {}, el('td', { colspan: 8, class: 'empty' }, 'No alert: no tracked branch has shown a confirmed step.'))
+        : alerts.map((a) => el('tr', { dataset: { id: a.id } },
+          el('td', { class: 'num', 'data-label': '#' }, a.id),
+          el('td', { 'data-label': 'State', title: `${a.state_by}, ${when(a.state_at)}` },
+            el('span', { class: `badge s-${a.state}` }, a.state), el('div', { class: 'muted' }, `${a.state_by}, ${ago(a.state_at)}`)),
+          el('td', { 'data-label': 'Tree' }, `${a.tree} ${a.branch}`),
+          el('td', { 'data-label': 'Row' }, `${a.workload} ${a.lock} ${a.metric}`, el('div', { class: 'muted' }, `${a.params} on ${a.machine_class}`)),
+          el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),
+          el('td', { class: 'num', 'data-label': 'Before → after' }, `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
+          el('td', { 'data-label': 'Commit' }, commitCell(a)),
+          el('td', { 'data-label': 'Bisection' }, stepsCell(a)))));
+    } catch (err) {
+      clear(errors, errorBox(err, 'The alerts could not be listed'));
+    }
+  }, POLL_MS);
+}
