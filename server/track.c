@@ -25,6 +25,8 @@
 #include "compare.h"
 #include "config.h"
 #include "db.h"
+#include "mail.h"
+#include "outbox.h"
 #include "submissions.h"
 
 extern char **environ;
@@ -779,6 +781,111 @@ static void track_judge_candidates(PGconn *c)
 	PQclear(res);
 }
 
+/* ---- the alert as a mail ------------------------------------------------------- */
+
+/*
+ * Queue the mail of a bisected alert to the commit's author, in the kernel
+ * test robot's manner: the finding first, the commit, the before/after
+ * table, how to reproduce with lockbench.  Kept in the outbox (kind
+ * 'alert', held in a dry run) under the confirming A/B's submission.
+ */
+static void track_mail_alert(PGconn *c, const char *aid)
+{
+	const char *p[1] = {aid};
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT a.commit, a.subject, a.author, t.name, a.branch, t.url, a.good, a.bad, "
+	    "a.machine_class, a.workload, a.lock, a.metric, a.params_key, a.change, a.before_mean, "
+	    "a.after_mean, a.unit, r.submission_id, (SELECT count(*) FROM bisect_steps st WHERE "
+	    "st.alert_id = a.id), a.bisect_good FROM alerts a JOIN trees t ON t.id = a.tree_id "
+	    "JOIN "
+	    "track_runs r ON r.id = a.confirm_run WHERE a.id = $1 AND a.commit IS NOT NULL AND NOT "
+	    "EXISTS (SELECT 1 FROM outbox o WHERE o.kind = 'alert' AND o.subject LIKE '%alert ' "
+	    "|| a.id || ']%')",
+	    1, p);
+	char *body = NULL, *subject = NULL, *msg = NULL, *msgid = NULL, *to = NULL, err[256];
+	const char *public_url = *srv_cfg.public_url ? srv_cfg.public_url : srv_cfg.listen;
+	double change;
+
+	if (!res || PQntuples(res) != 1)
+		goto out;
+	change = strtod(PQgetvalue(res, 0, 13), NULL);
+	subject = g_strdup_printf("[locklab alert %s] %.12s %s: %+.1f%% %s regression", aid,
+	                          PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), 100 * change,
+	                          PQgetvalue(res, 0, 11));
+	body = g_strdup_printf(
+	    "Greeting,\n\n"
+	    "locklab found a %+.1f%% change of %s (%s) in %s on the %s lock (%s), on the\n"
+	    "%s machines, and bisected it with interleaved A/B runs to:\n\n"
+	    "commit: %s\n(\"%s\")\nauthor: %s\n"
+	    "tree:   %s %s\nrange:  %.12s..%.12s, %s A/B steps\n\n"
+	    "%16.12s %28.12s\n---------------- ---------------------------\n"
+	    "%16.6g %+10.1f%% %16.6g  %s.%s.%s.%s\n\n"
+	    "To reproduce (the lockbench of each commit, A/B):\n\n"
+	    "  git clone %s tree && cd tree\n"
+	    "  git checkout %.12s && make build/lockbench && cp build/lockbench /tmp/lb-base\n"
+	    "  git checkout %.12s && make build/lockbench\n"
+	    "  for r in 0 1 2; do\n"
+	    "    /tmp/lb-base run --suite smoke --locks %s --workloads %s --round $r --json "
+	    "base-$r.json\n"
+	    "    build/lockbench run --suite smoke --locks %s --workloads %s --variant patched "
+	    "--round $r --json patched-$r.json\n"
+	    "  done\n"
+	    "  build/lockbench compare base-0.json,base-1.json,base-2.json "
+	    "patched-0.json,patched-1.json,patched-2.json\n\n"
+	    "The alert, its history and steps: %s%s/#/alerts\n\n"
+	    "Thanks,\nlocklab\n",
+	    100 * change, PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 16), PQgetvalue(res, 0, 9),
+	    PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 8),
+	    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+	    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 6),
+	    PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 18), PQgetvalue(res, 0, 19),
+	    PQgetvalue(res, 0, 0), strtod(PQgetvalue(res, 0, 14), NULL), 100 * change,
+	    strtod(PQgetvalue(res, 0, 15), NULL), PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10),
+	    PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 5),
+	    PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 10),
+	    PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 9),
+	    strncmp(public_url, "http", 4) ? "http://" : "", public_url);
+	to = mail_addr_spec(PQgetvalue(res, 0, 2));
+	{
+		struct mail_reply m = {.from = srv_cfg.mail_from,
+		                       .to = PQgetvalue(res, 0, 2),
+		                       .subject = subject,
+		                       .domain = srv_cfg.mail_domain,
+		                       .body = body,
+		                       .tag = strtoll(aid, NULL, 10),
+		                       .date = time(NULL),
+		                       .new_thread = true};
+
+		msg = mail_build_reply(&m, &msgid, err, sizeof(err));
+	}
+	if (!msg || !to) {
+		fprintf(stderr, "locklab-server: tracker: alert %s: no mail: %s\n", aid,
+		        msg ? "no author address" : err);
+		goto out;
+	}
+	{
+		const char *q[6] = {PQgetvalue(res, 0, 17),
+		                    to,
+		                    subject,
+		                    msg,
+		                    msgid,
+		                    outbox_sending() ? "queued" : "held"};
+
+		db_run(c,
+		       "INSERT INTO outbox (submission_id, kind, recipients, subject, message, "
+		       "message_id, state) VALUES ($1, 'alert', $2, $3, $4, $5, $6)",
+		       6, q);
+	}
+out:
+	g_free(body);
+	g_free(subject);
+	free(msg);
+	free(msgid);
+	free(to);
+	PQclear(res);
+}
+
 /* ---- bisection ---------------------------------------------------------------- */
 
 /* Read the ended steps of alert a into its range; true while one still runs. */
@@ -909,6 +1016,8 @@ static void track_bisect(PGconn *c)
 					       "tc.branch = a.branch AND tc.commit = a.bisect_bad",
 					       1, q);
 				track_event(c, aid, "bisected", "tracker", skipped ? q[1] : NULL);
+				if (!skipped)
+					track_mail_alert(c, aid);
 				fprintf(stderr, "locklab-server: tracker: alert %s bisected%s\n",
 				        aid, skipped ? " to a range" : "");
 				PQclear(in);

@@ -136,6 +136,8 @@ is "$(jq -r --arg c "${C[7]}" '[.steps[] | select(.commit == $c) | .verdict] | j
 nsteps=$(jq '.steps | length' <<<"$A")
 [[ $nsteps -le 6 ]]; ok $? "bisection took $nsteps A/B steps (at most 6 for 10 commits)"
 is "$(psq "SELECT count(*) - count(DISTINCT (alert_id, commit)) FROM bisect_steps")" 0 "no step is counted twice"
+secs=$(jq -r '[.events[] | select(.state == "confirmed" or .state == "bisected") | .at | sub("\\.[0-9]+"; "") | sub("\\+00:00$"; "Z") | fromdate] | .[1] - .[0]' <<<"$A")
+diag "bench: bisection: $nsteps A/B steps for the 10 commits of c5..c15, ${secs} s from the confirmed alert to the named commit"
 if [[ $killed == 1 ]]; then
   is "$(psq "SELECT count(*) FROM bisect_steps WHERE commit = '$KILLED_STEP' AND alert_id = $(jq .id <<<"$A")")" 1 \
     "the step whose agent was killed is one step"
@@ -148,6 +150,13 @@ fi
 is "$(curl -s "$URL/api/v1/alerts" | jq '[.alerts[] | select(.lock == "pthread")] | length')" 0 \
   "pthread's noise-only history with an outlier raises no alert"
 diag "candidates: $(psq "SELECT lock || ' ' || workload || ' ' || params_key || ' ' || expect || ' -> ' || coalesce(outcome, '?') FROM track_candidates" | tr '\n' ';')"
+
+# the mail, as the kernel test robot writes it (kept in the outbox: a dry run)
+mail=$(psq "SELECT message FROM outbox WHERE kind = 'alert' AND subject LIKE '%${C[10]:0:12}%'")
+like "$mail" "^Subject: \[locklab alert [0-9]+\] ${C[10]:0:12} futex3: wait a little" "an alert mail names the commit in its subject"
+like "$mail" "^To: .*dev@example.org" "it goes to the commit's author"
+like "$mail" "^commit: ${C[10]}" "its body gives the commit"
+like "$mail" "lockbench run --suite smoke --locks futex3 --workloads uncontended" "and how to reproduce with lockbench"
 
 # the alert's life: an admin sets it, anyone reads who and when
 api PATCH "/api/v1/alerts/$(jq .id <<<"$A")" -H 'Content-Type: application/json' -d '{"state": "wontfix"}'
