@@ -1140,7 +1140,17 @@ enum handler_rc api_tree_poke(struct http_request *req, long long id)
 	"'[]') FROM bisect_steps st JOIN track_runs r ON r.id = st.run_id WHERE st.alert_id = "    \
 	"a.id), 'events', (SELECT coalesce(json_agg(json_build_object('state', e.state, 'who', "   \
 	"e.who, 'at', e.at, 'note', e.note) ORDER BY e.at), '[]') FROM alert_events e WHERE "      \
-	"e.alert_id = a.id))"
+	"e.alert_id = a.id), 'history', (SELECT coalesce(json_agg(json_build_object('seq', "       \
+	"tc.seq, 'commit', p.commit, 'value', p.value) ORDER BY tc.seq), '[]') FROM track_points " \
+	"p JOIN track_commits tc ON tc.tree_id = p.tree_id AND tc.branch = p.branch AND "          \
+	"tc.commit "                                                                               \
+	"= p.commit WHERE p.tree_id = a.tree_id AND p.branch = a.branch AND p.machine_class = "    \
+	"a.machine_class AND p.workload = a.workload AND p.lock = a.lock AND p.metric = a.metric " \
+	"AND p.params_key = a.params_key), 'seqs', (SELECT json_object_agg(CASE tc.commit WHEN "   \
+	"a.good THEN 'good' WHEN a.bad THEN 'bad' ELSE 'commit' END, tc.seq) FROM track_commits "  \
+	"tc "                                                                                      \
+	"WHERE tc.tree_id = a.tree_id AND tc.branch = a.branch AND tc.commit IN (a.good, a.bad, "  \
+	"coalesce(a.commit, a.good))))"
 
 enum handler_rc api_alert_list(struct http_request *req)
 {

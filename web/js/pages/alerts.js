@@ -4,8 +4,11 @@
 // the bisection's steps, and who set the alert's state and when.
 import { getJSON } from '../api.js';
 import { el, clear, errorBox, ago, when, num, pct, verdictBadge, poll } from '../util.js';
+import { lineChart } from '../charts.js';
 
 const POLL_MS = 10000;
+// alerts whose chart is open stay open when the list is redrawn
+const openCharts = new Set();
 
 function stepsCell(a) {
   const steps = a.steps || [];
@@ -24,6 +27,38 @@ function commitCell(a) {
   }
   if (a.reason) return [el('span', {}, a.reason), el('div', { class: 'muted' }, a.bisect_range)];
   return el('span', { class: 'muted' }, `bisecting ${a.bisect_range || a.range}`);
+}
+
+// The history chart: the runs (one value per tracked commit), the step the
+// A/B confirmed (before and after levels) and the bisected commit.
+function historyChart(a) {
+  const hist = a.history || [];
+  const seqs = a.seqs || {};
+  const commitSeq = seqs.commit ?? (a.commit && a.commit === (a.range || '').split('..')[1] ? seqs.bad : null);
+  const xs = [...new Set([...hist.map((p) => p.seq), ...(commitSeq != null ? [commitSeq] : [])])].sort((p, q) => p - q);
+  const at = new Map(hist.map((p) => [p.seq, p.value]));
+  const box = el('div', { class: 'chart' });
+  const details = el('details', {}, el('summary', {}, `history (${hist.length} commits)`), box);
+  let drawn = false;
+  details.addEventListener('toggle', () => {
+    if (details.open) openCharts.add(a.id);
+    else openCharts.delete(a.id);
+    if (!details.open || drawn || xs.length === 0) return;
+    drawn = true;
+    lineChart(box, {
+      title: `${a.workload} ${a.lock} ${a.metric}`,
+      xLabel: 'commit (position on the branch)',
+      yLabel: a.unit || a.metric,
+      x: xs,
+      series: [
+        { label: 'runs', y: xs.map((x) => at.get(x) ?? null), sd: null, points: true },
+        { label: 'confirmed step', y: xs.map((x) => (x <= seqs.good ? a.before : x >= seqs.bad ? a.after : null)), sd: null, dash: true },
+        { label: 'bisected commit', y: xs.map((x) => (x === commitSeq ? a.after : null)), sd: null, points: true },
+      ],
+    });
+  });
+  if (openCharts.has(a.id)) details.open = true;
+  return details;
 }
 
 export function render(main) {
@@ -55,7 +90,7 @@ export function render(main) {
           el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),
           el('td', { class: 'num', 'data-label': 'Before → after' }, `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
           el('td', { 'data-label': 'Commit' }, commitCell(a)),
-          el('td', { 'data-label': 'Bisection' }, stepsCell(a)))));
+          el('td', { 'data-label': 'Bisection' }, stepsCell(a), historyChart(a)))));
     } catch (err) {
       clear(errors, errorBox(err, 'The alerts could not be listed'));
     }
