@@ -135,7 +135,7 @@ is "$(jq -r '.change > 0.5 and .metric == "ns_per_pair"' <<<"$A")" true "the cha
 is "$(jq -r '[.events[].state] | join(" ")' <<<"$A")" "new confirmed bisected" "its states: new, confirmed, bisected, by the tracker"
 is "$(jq -r --arg c "${C[7]}" '[.steps[] | select(.commit == $c) | .verdict] | join(",")' <<<"$A")" skip \
   "the commit that does not build was tested and skipped"
-is "$(jq -c '[.history | length, .seqs.commit, .seqs.good, .seqs.bad]' <<<"$A")" "[12,10,5,15]" \
+is "$(jq -c '[(.history | length), .seqs.commit, .seqs.good, .seqs.bad]' <<<"$A")" "[12,10,5,15]" \
   "the alert carries the history it came from: 12 commits, the step at 5..15, the commit at 10"
 nsteps=$(jq '.steps | length' <<<"$A")
 [[ $nsteps -le 6 ]]; ok $? "bisection took $nsteps A/B steps (at most 6 for 10 commits)"
