@@ -46,7 +46,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-mail bench-mail-out bench-keepalive
+.PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-duet bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
@@ -170,6 +170,10 @@ bench-verdicts: all
 
 bench-duet: all
 	@BUILD=$(BUILD) scripts/bench-duet.sh
+
+# make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
+bench-bisect: all
+	@BUILD=$(BUILD) scripts/bench-bisect.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh

@@ -50,6 +50,9 @@ struct srv_config {
 	int mail_poll_ms;          /* how often the sender looks at the outbox */
 	/* incoming mail (intake.c) */
 	const char *mail_config; /* intake.h configuration file, or NULL */
+	/* tracking (track.c) */
+	int track_interval;    /* seconds between looks at a tracked branch */
+	const char *track_dir; /* bare mirrors of the tracked trees */
 };
 
 /* Defined in config.c, filled by main.c. */

@@ -139,7 +139,8 @@ char *mail_build_reply(const struct mail_reply *r, char **msgid, char *err, size
 	mail_add_text(NULL, r->from, seen); /* Cc: neither the To nor ourselves again */
 	mail_add_text(g_mime_message_get_addresses(m, GMIME_ADDRESS_TYPE_CC), r->cc, seen);
 
-	subject = mail_reply_subject(r->subject);
+	subject =
+	    r->new_thread ? strdup(r->subject ? r->subject : "") : mail_reply_subject(r->subject);
 	if (!subject) {
 		snprintf(err, errlen, "out of memory building the mail");
 		goto out;

@@ -13,6 +13,7 @@
 #ifndef LOCKLAB_SERVER_MAIL_H
 #define LOCKLAB_SERVER_MAIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -30,6 +31,7 @@ struct mail_reply {
 	const char *domain;      /* right-hand side of the new Message-ID */
 	const char *body;        /* UTF-8 text, LF line ends */
 	long long tag;           /* goes into the Message-ID beside random bytes */
+	bool new_thread;         /* a first mail (an alert): the subject as it is, no "Re: " */
 	time_t date;
 };
 

@@ -22,6 +22,7 @@
 #include "mail.h"
 #include "outbox.h"
 #include "routes.h"
+#include "track.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_UINT, OPT_DOUBLE, OPT_BOOL };
 
@@ -121,6 +122,10 @@ static struct opt opts[] = {
      1000, "delivery attempts before a mail is marked failed"},
     {"mail-poll-ms", "LOCKLAB_MAIL_POLL_MS", OPT_INT, &srv_cfg.mail_poll_ms, "1000", 10, 600000,
      "how often the sender looks for due mail, in ms"},
+    {"track-interval", "LOCKLAB_TRACK_INTERVAL", OPT_INT, &srv_cfg.track_interval, "300", 1, 86400,
+     "seconds between looks at each tracked branch (POST .../poke looks at once)"},
+    {"track-dir", "LOCKLAB_TRACK_DIR", OPT_STR, &srv_cfg.track_dir, "var/track", 0, 0,
+     "folder of the tracker's bare git mirrors of tracked trees"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -352,10 +357,19 @@ int main(int argc, char **argv)
 		jobs_reaper_stop();
 		goto out;
 	}
+	if (track_start() != 0) {
+		fprintf(stderr, "locklab-server: cannot start the tracker\n");
+		intake_stop();
+		outbox_sender_stop();
+		http_stop();
+		jobs_reaper_stop();
+		goto out;
+	}
 	fprintf(stderr, "locklab-server: listening on %s (%d migration(s) applied)\n",
 	        srv_cfg.listen, applied);
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "locklab-server: stopping on signal %d\n", sig);
+	track_stop();
 	intake_stop();
 	http_stop();
 	jobs_reaper_stop();

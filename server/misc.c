@@ -21,7 +21,8 @@ enum handler_rc api_tree_list(struct http_request *req)
 	    req,
 	    "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', id, "
 	    "'name', name, 'url', url_public(url), 'branch', branch, 'kind', kind, 'created', "
-	    "created) "
+	    "created, 'track', track, 'since', track_since, 'head', track_head, 'suites', "
+	    "track_suites, 'checked', track_checked, 'error', track_error) "
 	    "ORDER BY id), '[]')) FROM trees",
 	    0, NULL, "trees");
 }
@@ -44,11 +45,36 @@ static bool misc_tree_local(const char *url)
 	return url[0] == '/' || strncasecmp(url, "file://", 7) == 0;
 }
 
+/* A JSON list of suite names as a text[] literal "{a,b}" into out; 0 or -1. */
+static int misc_suites_literal(json_t *list, char *out, size_t len)
+{
+	size_t i, used = 1, n = json_is_array(list) ? json_array_size(list) : 0;
+
+	if (n == 0 || n > 16)
+		return -1;
+	snprintf(out, len, "{");
+	for (i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(list, i)), *q;
+
+		if (!s || !*s || strlen(s) > 32)
+			return -1;
+		for (q = s; *q; q++)
+			if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '-')
+				return -1;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? "," : "", s);
+		if (used + 2 >= len)
+			return -1;
+	}
+	snprintf(out + used, len - used, "}");
+	return 0;
+}
+
 enum handler_rc api_tree_create(struct http_request *req)
 {
-	const char *name, *url, *branch = "master", *kind = "native";
-	char err[256];
-	json_t *doc;
+	const char *name, *url, *branch = "master", *kind = "native", *since = NULL;
+	char err[256], suites[512] = "{smoke}";
+	int track = 0;
+	json_t *doc, *jsuites = NULL;
 	json_error_t jerr;
 	PGconn *c;
 	PGresult *res;
@@ -57,9 +83,20 @@ enum handler_rc api_tree_create(struct http_request *req)
 	doc = http_body_json(req);
 	if (!doc)
 		return HANDLER_HANDLED;
-	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:s, s?s, s?s}", "name", &name, "url",
-	                   &url, "branch", &branch, "kind", &kind) != 0) {
+	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:s, s?s, s?s, s?b, s?s, s?o}", "name",
+	                   &name, "url", &url, "branch", &branch, "kind", &kind, "track", &track,
+	                   "since", &since, "suites", &jsuites) != 0) {
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	if (since && !api_git_ref_ok(since)) {
+		rc = http_reply_error(req, 400, "invalid", "since: a git revision");
+		goto out;
+	}
+	if (jsuites && misc_suites_literal(jsuites, suites, sizeof(suites)) != 0) {
+		rc = http_reply_error(
+		    req, 400, "invalid",
+		    "suites: a list of 1 to 16 suite names (smoke, quick, full, ...)");
 		goto out;
 	}
 	if (strcmp(kind, "native") != 0 && strcmp(kind, "kernel") != 0) {
@@ -92,12 +129,13 @@ enum handler_rc api_tree_create(struct http_request *req)
 		goto out;
 	}
 	{
-		const char *p[4] = {name, url, branch, kind};
+		const char *p[7] = {name, url, branch, kind, track ? "t" : "f", since, suites};
 
 		res = db_exec(c,
-		              "INSERT INTO trees (name, url, branch, kind) VALUES ($1, $2, $3, $4) "
+		              "INSERT INTO trees (name, url, branch, kind, track, track_since, "
+		              "track_suites) VALUES ($1, $2, $3, $4, $5, $6, $7::text[]) "
 		              "ON CONFLICT (name) DO NOTHING RETURNING id",
-		              4, p);
+		              7, p);
 	}
 	if (!res) {
 		rc = api_reply_db_error(req, "cannot store the tree");
@@ -107,10 +145,10 @@ enum handler_rc api_tree_create(struct http_request *req)
 		rc = http_reply_error(req, 409, "conflict", "a tree named '%s' exists", name);
 	else
 		rc = http_reply_json(req, 201,
-		                     json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
+		                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b, s:s?}", "id",
 		                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
 		                               "name", name, "url", url, "branch", branch, "kind",
-		                               kind));
+		                               kind, "track", track, "since", since));
 	PQclear(res);
 out:
 	json_decref(doc);

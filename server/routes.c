@@ -13,9 +13,10 @@
 #include "config.h"
 #include "db.h"
 #include "outbox.h"
+#include "track.h"
 
 struct route {
-	const char *method;  /* "GET" (HEAD is served as GET) or "POST" */
+	const char *method;  /* "GET" (HEAD is served as GET), "POST" or "PATCH" */
 	const char *pattern; /* segments; "{id}" is a positive decimal id */
 	/* one of the two, by whether the pattern has an {id} */
 	enum handler_rc (*handler)(struct http_request *req);
@@ -42,6 +43,9 @@ static const struct route routes[] = {
     {"POST", "/api/v1/jobs/{id}/release", NULL, api_job_release, ROUTE_AGENT},
     {"GET", "/api/v1/trees", api_tree_list, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/trees", api_tree_create, NULL, ROUTE_ADMIN},
+    {"POST", "/api/v1/trees/{id}/poke", NULL, api_tree_poke, ROUTE_ADMIN},
+    {"GET", "/api/v1/alerts", api_alert_list, NULL, ROUTE_ANYONE},
+    {"PATCH", "/api/v1/alerts/{id}", NULL, api_alert_update, ROUTE_ADMIN},
     {"GET", "/api/v1/outbox", api_outbox_list, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/outbox/{id}/retry", NULL, api_outbox_retry, ROUTE_ADMIN},
 };

@@ -17,13 +17,13 @@ SUBMITTER=$AGENT_TOKEN
 
 "$BIN/locklab-server" --routes >"$T/routes"
 ok $? "--routes prints the table"
-is "$(grep -vcE '^(GET|POST) /[^ ]* (anyone|submit|agent|admin)$' "$T/routes")" 0 "every line is METHOD PATH ACCESS"
+is "$(grep -vcE '^(GET|POST|PATCH) /[^ ]* (anyone|submit|agent|admin)$' "$T/routes")" 0 "every line is METHOD PATH ACCESS"
 n=$(wc -l <"$T/routes")
 ok $((n >= 10 ? 0 : 1)) "it lists the routes ($n)"
 like "$(cat "$T/routes")" 'POST /api/v1/jobs/\{id\}/results agent' "results are for agents"
 like "$(cat "$T/routes")" 'POST /api/v1/trees admin' "trees are added by the admin"
 
-# call METHOD PATH TOKEN-NAME: sets CODE (an empty {} body on POST)
+# call METHOD PATH TOKEN-NAME: sets CODE (an empty {} body on POST and PATCH)
 call() {
   local method=$1 path=$2 who=$3 auth=()
   case $who in
@@ -33,8 +33,8 @@ call() {
   submitter) auth=(-H "Authorization: Bearer $SUBMITTER") ;;
   admin) auth=(-H "Authorization: Bearer $ADMIN_TOKEN") ;;
   esac
-  if [[ $method == POST ]]; then
-    api POST "$path" "${auth[@]}" -H 'Idempotency-Key: auth-walk' -d '{}'
+  if [[ $method == POST || $method == PATCH ]]; then
+    api "$method" "$path" "${auth[@]}" -H 'Idempotency-Key: auth-walk' -d '{}'
   else
     api GET "$path" "${auth[@]}"
   fi

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "changepoint.h"
 #include "compare.h"
 #include "disturb.h"
 #include "instr.h"
@@ -59,6 +60,8 @@ static void print_help(FILE *f)
 	        "  validate                      correctness torture of every lock\n"
 	        "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
 	        "                                (a,b,c.json: several rounds of one side)\n"
+	        "  changepoint [FILE]            steps in a series of numbers (one per commit),\n"
+	        "                                E-Divisive as the server's tracker runs it\n"
 	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
 	        "\n"
 	        "run and validate options (defaults in brackets):\n"
@@ -871,6 +874,56 @@ static bool has_rounds(const struct lb_result *docs, size_t n, int from)
 	return before && after;
 }
 
+/*
+ * lockbench changepoint [FILE]: the steps E-Divisive finds in a series of
+ * numbers (one per commit, oldest first; whitespace separated) from FILE or
+ * stdin, with the server's tracker defaults (changepoint.h).
+ */
+static int cmd_changepoint(int argc, char **argv)
+{
+	FILE *in = stdin;
+	double *x = NULL, v;
+	size_t n = 0, cap = 0;
+	struct changepoint_opts o;
+	struct changepoint_step steps[64];
+	int found, i, rc = 1;
+
+	if (argc > 2)
+		return usage_error("changepoint takes at most one file%s", "");
+	if (argc == 2 && !(in = fopen(argv[1], "r"))) {
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[1], strerror(errno));
+		return 1;
+	}
+	while (fscanf(in, "%lf", &v) == 1) {
+		if (n == cap) {
+			double *bigger = realloc(x, (cap = cap ? 2 * cap : 64) * sizeof(*x));
+
+			if (!bigger)
+				goto out;
+			x = bigger;
+		}
+		x[n++] = v;
+	}
+	if (!feof(in)) {
+		fprintf(stderr, "%s: changepoint: not a number after %zu values\n", prog, n);
+		goto out;
+	}
+	changepoint_defaults(&o);
+	found = changepoint_find(x, n, &o, steps, 64);
+	if (found < 0)
+		goto out;
+	for (i = 0; i < found; i++)
+		printf("step at %zu: %g -> %g (%+.1f%%), p %.3f\n", steps[i].at, steps[i].before,
+		       steps[i].after, 100 * steps[i].change, steps[i].p);
+	printf("%d step(s) in %zu values\n", found, n);
+	rc = 0;
+out:
+	free(x);
+	if (in != stdin)
+		fclose(in);
+	return rc;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	enum report_format fmt = REPORT_TEXT;
@@ -1003,7 +1056,11 @@ int main(int argc, char **argv)
 	/* internal: what `run` starts under valgrind (instr.h) */
 	if (!strcmp(cmd, "instr-count"))
 		return instr_child_main(argc - 1, argv + 1);
-	fprintf(stderr, "%s: unknown command '%s' (valid: list, run, validate, compare, kernel)\n",
-	        prog, cmd);
+	if (!strcmp(cmd, "changepoint"))
+		return cmd_changepoint(argc - 1, argv + 1);
+	fprintf(
+	    stderr,
+	    "%s: unknown command '%s' (valid: list, run, validate, compare, kernel, changepoint)\n",
+	    prog, cmd);
 	return EXIT_USAGE;
 }

@@ -1,5 +1,5 @@
 // app.js - the dashboard's hash router: #/submit, #/submissions[?state&verdict],
-// #/submissions/ID, #/machines, #/history[?...].  Each page module exports
+// #/submissions/ID, #/machines, #/history[?...], #/alerts.  Each page module exports
 // render(main, params, match) and may return a cleanup function (it stops
 // its pollers when the person leaves the page).
 import { el, clear } from './util.js';
@@ -8,6 +8,7 @@ import * as list from './pages/list.js';
 import * as submission from './pages/submission.js';
 import * as machines from './pages/machines.js';
 import * as history from './pages/history.js';
+import * as alerts from './pages/alerts.js';
 
 const routes = [
   [/^\/submit$/, submit, 'submit'],
@@ -15,6 +16,7 @@ const routes = [
   [/^\/submissions\/(\d+)$/, submission, 'submissions'],
   [/^\/machines$/, machines, 'machines'],
   [/^\/history$/, history, 'history'],
+  [/^\/alerts$/, alerts, 'alerts'],
 ];
 
 let cleanup = null;

@@ -1,0 +1,98 @@
+// Alerts: steps the tracker found in a tracked branch's history, confirmed
+// by an A/B of the two commits, bisected to the first bad commit.  Each row
+// says what moved, by how much, which commit did it (hash, subject, author),
+// the bisection's steps, and who set the alert's state and when.
+import { getJSON } from '../api.js';
+import { el, clear, errorBox, ago, when, num, pct, verdictBadge, poll } from '../util.js';
+import { lineChart } from '../charts.js';
+
+const POLL_MS = 10000;
+// alerts whose chart is open stay open when the list is redrawn
+const openCharts = new Set();
+
+function stepsCell(a) {
+  const steps = a.steps || [];
+  if (steps.length === 0) return el('span', { class: 'muted' }, 'none yet');
+  return el('ol', { class: 'steps' }, steps.map((s) => el('li', {},
+    el('code', {}, (s.commit || '').slice(0, 12)), ' ',
+    s.verdict === 'skip' ? el('span', { class: 'muted' }, 'skipped (did not build)')
+      : s.verdict ? verdictBadge(s.verdict) : el('span', { class: 'muted' }, 'running'),
+    ' ', s.submission ? el('a', { href: `#/submissions/${s.submission}` }, `#${s.submission}`) : '')));
+}
+
+function commitCell(a) {
+  if (a.commit) {
+    return [el('code', {}, a.commit.slice(0, 12)), ' ', a.subject,
+      el('div', { class: 'muted' }, a.author)];
+  }
+  if (a.reason) return [el('span', {}, a.reason), el('div', { class: 'muted' }, a.bisect_range)];
+  return el('span', { class: 'muted' }, `bisecting ${a.bisect_range || a.range}`);
+}
+
+// The history chart: the runs (one value per tracked commit), the step the
+// A/B confirmed (before and after levels) and the bisected commit.
+function historyChart(a) {
+  const hist = a.history || [];
+  const seqs = a.seqs || {};
+  const commitSeq = seqs.commit ?? (a.commit && a.commit === (a.range || '').split('..')[1] ? seqs.bad : null);
+  const xs = [...new Set([...hist.map((p) => p.seq), ...(commitSeq != null ? [commitSeq] : [])])].sort((p, q) => p - q);
+  const at = new Map(hist.map((p) => [p.seq, p.value]));
+  const box = el('div', { class: 'chart' });
+  const details = el('details', {}, el('summary', {}, `history (${hist.length} commits)`), box);
+  let drawn = false;
+  details.addEventListener('toggle', () => {
+    if (details.open) openCharts.add(a.id);
+    else openCharts.delete(a.id);
+    if (!details.open || drawn || xs.length === 0) return;
+    drawn = true;
+    lineChart(box, {
+      title: `${a.workload} ${a.lock} ${a.metric}`,
+      xLabel: 'commit (position on the branch)',
+      yLabel: a.unit || a.metric,
+      x: xs,
+      series: [
+        { label: 'runs', y: xs.map((x) => at.get(x) ?? null), sd: null, points: true },
+        { label: 'confirmed step', y: xs.map((x) => (x <= seqs.good ? a.before : x >= seqs.bad ? a.after : null)), sd: null, dash: true },
+        { label: 'bisected commit', y: xs.map((x) => (x === commitSeq ? a.after : null)), sd: null, points: true },
+      ],
+    });
+  });
+  if (openCharts.has(a.id)) details.open = true;
+  return details;
+}
+
+export function render(main) {
+  document.title = 'locklab: alerts';
+  const errors = el('div');
+  const status = el('p', { class: 'status muted', 'aria-live': 'polite' });
+  const tbody = el('tbody');
+  main.append(el('h1', {}, 'Alerts'),
+    el('p', { class: 'lead' }, 'A step in a tracked branch\'s history becomes an alert only when an interleaved A/B of its two commits confirms it; bisection then names the first bad commit.'),
+    errors, status,
+    el('div', { class: 'table-wrap' }, el('table', { class: 'list', id: 'alerts' },
+      el('thead', {}, el('tr', {}, ['#', 'State', 'Tree', 'Row', 'Change', 'Before → after', 'Commit', 'Bisection']
+        .map((h, i) => el('th', { scope: 'col', class: i === 0 ? 'num' : null }, h)))),
+      tbody)));
+  return poll(async () => {
+    try {
+      const d = await getJSON('/api/v1/alerts');
+      clear(errors);
+      const alerts = d.alerts || [];
+      status.textContent = `${alerts.length} alert${alerts.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}`;
+      clear(tbody, alerts.length === 0
+        ? el('tr', {}, el('td', { colspan: 8, class: 'empty' }, 'No alert: no tracked branch has shown a confirmed step.'))
+        : alerts.map((a) => el('tr', { dataset: { id: a.id } },
+          el('td', { class: 'num', 'data-label': '#' }, a.id),
+          el('td', { 'data-label': 'State', title: `${a.state_by}, ${when(a.state_at)}` },
+            el('span', { class: `badge s-${a.state}` }, a.state), el('div', { class: 'muted' }, `${a.state_by}, ${ago(a.state_at)}`)),
+          el('td', { 'data-label': 'Tree' }, `${a.tree} ${a.branch}`),
+          el('td', { 'data-label': 'Row' }, `${a.workload} ${a.lock} ${a.metric}`, el('div', { class: 'muted' }, `${a.params} on ${a.machine_class}`)),
+          el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),
+          el('td', { class: 'num', 'data-label': 'Before → after' }, `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
+          el('td', { 'data-label': 'Commit' }, commitCell(a)),
+          el('td', { 'data-label': 'Bisection' }, stepsCell(a), historyChart(a)))));
+    } catch (err) {
+      clear(errors, errorBox(err, 'The alerts could not be listed'));
+    }
+  }, POLL_MS);
+}
