@@ -11,19 +11,21 @@ make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
 register_agent
 NOTE='emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and locktorture failures are real; compare figures only within this run'
 
-# run_as MODEL: submit the series, post two rounds per side whose machine
-# is MODEL (the same code on both sides), fetch the reply; sets SUB, REPLY
+# run_as MODEL: submit the series, post rounds whose machine is MODEL (the
+# same code on both sides) until the job is done (3 paired rounds at least),
+# fetch the reply; sets SUB, REPLY
 run_as() {
   local r v
   submit_mbox "$T/s/series.mbox"
   claim "$AGENT_TOKEN"
-  for r in 0 1; do
+  for r in 0 1 2 3 4 5 6 7; do
     for v in base patched; do
       result_doc $v $r 1 quick | jq --arg m "$1" '.machine.model = $m' >"$T/round.json"
       api POST "/api/v1/jobs/$JOB/results" -H "Authorization: Bearer $AGENT_TOKEN" \
         -H "Idempotency-Key: job-$JOB-$v-$r" -d @"$T/round.json"
       [[ $CODE == 20? ]] || diag "posting $v round $r: $CODE $BODY"
     done
+    [[ $(jq -r .state <<<"$BODY") == done ]] && break
   done
   api GET "/api/v1/submissions/$SUB/reply"
   REPLY=$BODY
