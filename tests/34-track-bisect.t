@@ -19,7 +19,7 @@
 
 pg_start || exit 1
 [[ ${KEEP:-0} == 1 ]] && diag "scratch: $T"
-server_start --min-rounds 3 --max-rounds 6 --lease-seconds 15 --track-interval 3600 \
+server_start --min-rounds 5 --max-rounds 10 --lease-seconds 15 --track-interval 3600 \
   --track-dir "$T/track" || exit 1
 register_agent
 
