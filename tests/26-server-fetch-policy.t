@@ -96,7 +96,7 @@ like "$(jq -r .detail <<<"$BODY")" 'timed out' "when --fetch-timeout runs out"
 
 # bad allow lists stop the server at start, with the reason
 # (no unresolvable name here: resolving one may ask a DNS server off this machine)
-for bad in "127.0.0.1" "127.0.0.1:0" "10.0.0.0/33" "[::1]80" "a:b:c"; do
+for bad in "127.0.0.1" "127.0.0.1:0" "127.0.0.0/33" "[::1]80" "a:b:c"; do
   out=$(LOCKLAB_DB=dbname=nowhere timeout 10 "$BIN/locklab-server" --listen 127.0.0.1:1 --fetch-allow "$bad" 2>&1)
   rc=$?
   if [[ $bad == 127.0.0.1 ]]; then
