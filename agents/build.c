@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "gitproto.h"
 #include "job.h"
 #include "log.h"
 #include "netpolicy.h"
@@ -481,29 +482,23 @@ int job_prepare(struct job *j, json_t *desc)
 		 */
 		char resolve[sizeof(pin.resolve) + 32];
 		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
-		const char *argv[] = {"git",
-		                      "-C",
-		                      j->mirror,
-		                      "-c",
-		                      "protocol.allow=never",
-		                      "-c",
-		                      "protocol.https.allow=always",
-		                      "-c",
-		                      "protocol.http.allow=always",
-		                      "-c",
-		                      "protocol.git.allow=always",
-		                      "-c",
-		                      "protocol.ssh.allow=always",
-		                      "-c",
-		                      "http.followRedirects=false",
-		                      "-c",
-		                      pin.resolve[0] ? resolve : "http.curloptResolve=",
-		                      "fetch",
-		                      "--quiet",
-		                      "--",
-		                      pin.url,
-		                      spec,
-		                      NULL};
+		const char *argv[3 + GITPROTO_ARGC + 9 + 1]; /* + NULL */
+		size_t n = 0;
+
+		argv[n++] = "git";
+		argv[n++] = "-C";
+		argv[n++] = j->mirror;
+		n += gitproto_args(argv + n, false);
+		argv[n++] = "-c";
+		argv[n++] = "http.followRedirects=false";
+		argv[n++] = "-c";
+		argv[n++] = pin.resolve[0] ? resolve : "http.curloptResolve=";
+		argv[n++] = "fetch";
+		argv[n++] = "--quiet";
+		argv[n++] = "--";
+		argv[n++] = pin.url;
+		argv[n++] = spec;
+		argv[n] = NULL;
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
 			return -1;

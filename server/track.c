@@ -25,6 +25,7 @@
 #include "compare.h"
 #include "config.h"
 #include "db.h"
+#include "gitproto.h"
 #include "mail.h"
 #include "outbox.h"
 #include "submissions.h"
@@ -381,32 +382,23 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	char err[512], head[41], root[41];
 	const char *check[] = {"git", "check-ref-format", "--branch", t->branch, NULL};
 	const char *init[] = {"git", "init", "--quiet", "--bare", mirror, NULL};
-	const char *fetch[] = {"git",
-	                       "-C",
-	                       mirror,
-	                       "-c",
-	                       "gc.auto=0",
-	                       "-c",
-	                       "maintenance.auto=false",
-	                       "-c",
-	                       "protocol.allow=never",
-	                       "-c",
-	                       "protocol.https.allow=always",
-	                       "-c",
-	                       "protocol.http.allow=always",
-	                       "-c",
-	                       "protocol.git.allow=always",
-	                       "-c",
-	                       "protocol.ssh.allow=always",
-	                       "-c",
-	                       srv_cfg.allow_local_trees ? "protocol.file.allow=always"
-	                                                 : "protocol.file.allow=never",
-	                       "fetch",
-	                       "--quiet",
-	                       "--",
-	                       t->url,
-	                       spec,
-	                       NULL};
+	const char *fetch[7 + GITPROTO_ARGC + 5 + 1]; /* + NULL */
+	size_t n = 0;
+
+	fetch[n++] = "git";
+	fetch[n++] = "-C";
+	fetch[n++] = mirror;
+	fetch[n++] = "-c";
+	fetch[n++] = "gc.auto=0";
+	fetch[n++] = "-c";
+	fetch[n++] = "maintenance.auto=false";
+	n += gitproto_args(fetch + n, srv_cfg.allow_local_trees);
+	fetch[n++] = "fetch";
+	fetch[n++] = "--quiet";
+	fetch[n++] = "--";
+	fetch[n++] = t->url;
+	fetch[n++] = spec;
+	fetch[n] = NULL;
 
 	/* a poke that comes while git fetches asks for one more look */
 	{
