@@ -801,9 +801,16 @@ static int disturb_metric_from_json(const json_t *o, const char *p, struct lb_me
 	return 0;
 }
 
-/* "disturbance": {metric: {...}}, optional; keys are metrics of the run. */
-static int disturbance_from_json(const json_t *obj, const char *path, struct lb_run *run, char *err,
-                                 size_t errlen)
+/*
+ * The optional object path.name = {metric: value}: every key must be a
+ * metric of run; each value goes to per_metric with its path and metric.
+ * 0, or -1 with err set.
+ */
+static int metric_map_from_json(const json_t *obj, const char *path, const char *name,
+                                struct lb_run *run,
+                                int (*per_metric)(const json_t *v, const char *p,
+                                                  struct lb_metric *m, char *err, size_t errlen),
+                                char *err, size_t errlen)
 {
 	char p[512], pk[600];
 	const char *key;
@@ -811,7 +818,7 @@ static int disturbance_from_json(const json_t *obj, const char *path, struct lb_
 
 	if (!obj)
 		return 0;
-	join(p, sizeof(p), path, "disturbance");
+	join(p, sizeof(p), path, name);
 	if (!json_is_object(obj))
 		return fail(err, errlen, p, "expected an object");
 	json_object_foreach((json_t *)obj, key, v)
@@ -820,41 +827,34 @@ static int disturbance_from_json(const json_t *obj, const char *path, struct lb_
 		snprintf(pk, sizeof(pk), "%s.%s", p, key);
 		if (!m)
 			return fail(err, errlen, pk, "not a metric of this run");
-		if (disturb_metric_from_json(v, pk, m, err, errlen))
+		if (per_metric(v, pk, m, err, errlen))
 			return -1;
-		if (m->nsamples && m->ndisturb != m->nsamples)
-			return fail(err, errlen, pk, "%zu entries for %zu samples (one per sample)",
-			            m->ndisturb, m->nsamples);
 	}
 	return 0;
 }
 
-/* "instrument": {metric: "timed" | "duet" | "instructions"}, optional. */
-static int instrument_from_json(const json_t *obj, const char *path, struct lb_run *run, char *err,
-                                size_t errlen)
+/* "disturbance": {metric: {...}}: one entry per sample of the metric. */
+static int disturbance_value(const json_t *v, const char *p, struct lb_metric *m, char *err,
+                             size_t errlen)
 {
-	char p[512], pk[600];
-	const char *key;
-	json_t *v;
+	if (disturb_metric_from_json(v, p, m, err, errlen))
+		return -1;
+	if (m->nsamples && m->ndisturb != m->nsamples)
+		return fail(err, errlen, p, "%zu entries for %zu samples (one per sample)",
+		            m->ndisturb, m->nsamples);
+	return 0;
+}
 
-	if (!obj)
-		return 0;
-	join(p, sizeof(p), path, "instrument");
-	if (!json_is_object(obj))
-		return fail(err, errlen, p, "expected an object");
-	json_object_foreach((json_t *)obj, key, v)
-	{
-		struct lb_metric *m = find_metric(run, key);
-		const char *s = json_string_value(v);
-		snprintf(pk, sizeof(pk), "%s.%s", p, key);
-		if (!m)
-			return fail(err, errlen, pk, "not a metric of this run");
-		if (!s || (strcmp(s, LB_INSTRUMENT_TIMED) && strcmp(s, LB_INSTRUMENT_DUET) &&
-		           strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
-			return fail(err, errlen, pk,
-			            "expected \"timed\", \"duet\" or \"instructions\"");
-		metric_set_instrument(m, s);
-	}
+/* "instrument": {metric: "timed" | "duet" | "instructions"}. */
+static int instrument_value(const json_t *v, const char *p, struct lb_metric *m, char *err,
+                            size_t errlen)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || (strcmp(s, LB_INSTRUMENT_TIMED) && strcmp(s, LB_INSTRUMENT_DUET) &&
+	           strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
+		return fail(err, errlen, p, "expected \"timed\", \"duet\" or \"instructions\"");
+	metric_set_instrument(m, s);
 	return 0;
 }
 
@@ -984,8 +984,10 @@ static int run_from_json(const json_t *o, const char *path, struct lb_run *run, 
 		}
 	}
 
-	if (disturbance_from_json(json_object_get(o, "disturbance"), path, run, err, errlen) ||
-	    instrument_from_json(json_object_get(o, "instrument"), path, run, err, errlen))
+	if (metric_map_from_json(json_object_get(o, "disturbance"), path, "disturbance", run,
+	                         disturbance_value, err, errlen) ||
+	    metric_map_from_json(json_object_get(o, "instrument"), path, "instrument", run,
+	                         instrument_value, err, errlen))
 		goto out;
 
 	join(p, sizeof(p), path, "lockup");
