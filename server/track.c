@@ -695,22 +695,24 @@ static void track_judge_candidates(PGconn *c)
 		        series[1], series[2], series[3], outcome);
 		if (strcmp(outcome, expect) != 0)
 			continue;
+		/* $1..$9 the series and the step (good, bad), both queries; $10..$14 the alert's */
+		char change[32], before[32], after[32];
+		const char *p[14] = {PQgetvalue(res, i, 1),
+		                     PQgetvalue(res, i, 2),
+		                     series[0],
+		                     series[1],
+		                     series[2],
+		                     series[3],
+		                     series[4],
+		                     PQgetvalue(res, i, 8),
+		                     PQgetvalue(res, i, 9),
+		                     change,
+		                     before,
+		                     after,
+		                     row.unit,
+		                     kid};
+
 		if (strcmp(expect, "regression") == 0) {
-			char change[32], before[32], after[32];
-			const char *p[14] = {PQgetvalue(res, i, 1),
-			                     PQgetvalue(res, i, 2),
-			                     series[0],
-			                     series[1],
-			                     series[2],
-			                     series[3],
-			                     series[4],
-			                     PQgetvalue(res, i, 8),
-			                     PQgetvalue(res, i, 9),
-			                     change,
-			                     before,
-			                     after,
-			                     row.unit,
-			                     kid};
 			PGresult *ins;
 
 			snprintf(change, sizeof(change), "%.6f", row.change);
@@ -739,15 +741,6 @@ static void track_judge_candidates(PGconn *c)
 			PQclear(ins);
 		} else {
 			/* a confirmed improvement after an open alert's step reverses it */
-			const char *p[9] = {PQgetvalue(res, i, 1),
-			                    PQgetvalue(res, i, 2),
-			                    series[0],
-			                    series[1],
-			                    series[2],
-			                    series[3],
-			                    series[4],
-			                    PQgetvalue(res, i, 8),
-			                    PQgetvalue(res, i, 9)};
 			PGresult *fx = db_exec(
 			    c,
 			    "UPDATE alerts a SET state = 'fixed', fixed_by = $9, state_by = "
