@@ -361,12 +361,8 @@ int kbuild_main(int argc, char **argv)
 			a.json = optarg;
 			break;
 		case 'V':
-			if (!kernel_valid_variant(optarg)) {
-				rc = kernel_usage("--variant: '%s' is not base, patched or patch-K",
-				                  optarg);
+			if (kernel_opt_variant(optarg, &a.variant, &rc))
 				goto out;
-			}
-			a.variant = optarg;
 			break;
 		case 'j':
 		case 'R':
@@ -377,19 +373,13 @@ int kbuild_main(int argc, char **argv)
 			}
 			*(c == 'j' ? &a.jobs : &a.round) = (int)v;
 			break;
-		case 'h':
-			kernel_print_help(stdout);
-			rc = 0;
-			goto out;
-		default:
-			rc = kernel_usage("bad option%s", "");
+		default: /* --help too */
+			rc = kernel_opt_other(c, 'h');
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		rc = kernel_usage("unexpected argument '%s'", argv[optind]);
+	if (kernel_opt_rest(argc, argv, &rc))
 		goto out;
-	}
 	if (!a.tree) {
 		rc = kernel_usage("build needs --tree DIR%s", "");
 		goto out;

@@ -85,6 +85,33 @@ int kernel_usage(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+bool kernel_opt_variant(const char *arg, const char **variant, int *rc)
+{
+	if (!kernel_valid_variant(arg)) {
+		*rc = kernel_usage("--variant: '%s' is not base, patched or patch-K", arg);
+		return true;
+	}
+	*variant = arg;
+	return false;
+}
+
+int kernel_opt_other(int c, int help)
+{
+	if (c != help)
+		return kernel_usage("bad option%s", "");
+	kernel_print_help(stdout);
+	return 0;
+}
+
+bool kernel_opt_rest(int argc, char **argv, int *rc)
+{
+	if (optind < argc) {
+		*rc = kernel_usage("unexpected argument '%s'", argv[optind]);
+		return true;
+	}
+	return false;
+}
+
 void kernel_print_help(FILE *f)
 {
 	fprintf(
@@ -400,12 +427,8 @@ static int cmd_run(int argc, char **argv)
 			a.build_json = optarg;
 			break;
 		case O_VARIANT:
-			if (!kernel_valid_variant(optarg)) {
-				rc = kernel_usage("--variant: '%s' is not base, patched or patch-K",
-				                  optarg);
+			if (kernel_opt_variant(optarg, &a.variant, &rc))
 				goto out;
-			}
-			a.variant = optarg;
 			break;
 		case O_JSON:
 			if (!*optarg) {
@@ -417,19 +440,13 @@ static int cmd_run(int argc, char **argv)
 		case O_EXTRA:
 			a.extra = optarg;
 			break;
-		case O_HELP:
-			kernel_print_help(stdout);
-			rc = 0;
-			goto out;
-		default:
-			rc = kernel_usage("bad option%s", "");
+		default: /* --help too */
+			rc = kernel_opt_other(c, O_HELP);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		rc = kernel_usage("unexpected argument '%s'", argv[optind]);
+	if (kernel_opt_rest(argc, argv, &rc))
 		goto out;
-	}
 	if (!a.kernel) {
 		rc = kernel_usage("run needs --kernel bzImage%s", "");
 		goto out;
