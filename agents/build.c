@@ -87,6 +87,32 @@ static int sandboxed_build(struct job *j, const char *const argv[], const char *
 	return rc;
 }
 
+/*
+ * How the sandboxed build of what (a kernel build when kernel) ended: 0
+ * when it exited 0, else -1 with the reason set (what happened, then the
+ * last lines of log).
+ */
+static int build_ended(struct job *j, const struct spawn_result *r, bool kernel, const char *what,
+                       const char *log)
+{
+	const char *kind = kernel ? "kernel build" : "build";
+	char msg[192];
+
+	if (r->timed_out)
+		snprintf(msg, sizeof(msg), "%s of %s did not finish within %d s", kind, what,
+		         j->ag->cfg.build_timeout_s);
+	else if (r->status)
+		snprintf(msg, sizeof(msg), "%s of %s failed (%s exited %d)", kind, what,
+		         kernel ? "lockbench kernel build" : "make", r->status);
+	else {
+		agent_log("info", j->id, "built %s%s in %.1f s", kernel ? "kernel " : "", what,
+		          r->wall_s);
+		return 0;
+	}
+	fail_with_tail(j, msg, log, 25);
+	return -1;
+}
+
 /* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
 static int build_tree(struct job *j, const char *tree, const char *what)
 {
@@ -97,20 +123,7 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	struct spawn_result r;
 	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
 		return -1;
-	if (r.timed_out) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason),
-		         "build of %s did not finish within %d s", what,
-		         j->ag->cfg.build_timeout_s);
-		return -1;
-	}
-	if (r.status) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "build of %s failed (make exited %d)", what, r.status);
-		fail_with_tail(j, msg, log, 25);
-		return -1;
-	}
-	agent_log("info", j->id, "built %s in %.1f s", what, r.wall_s);
-	return 0;
+	return build_ended(j, &r, false, what, log);
 }
 
 static int keep_binary(struct job *j, const char *tree, const char *variant)
@@ -197,18 +210,7 @@ static int kernel_build(struct job *j, const char *tree, const char *out, const 
 	struct spawn_result r;
 	if (sandboxed_build(j, argv, tree, reuse, log, 4, "kernel build", &r))
 		return -1;
-	if (r.timed_out || r.status) {
-		char msg[160];
-		if (r.timed_out)
-			snprintf(msg, sizeof(msg), "kernel build of %s did not finish within %d s",
-			         what, j->ag->cfg.build_timeout_s);
-		else
-			snprintf(msg, sizeof(msg), "kernel build of %s failed", what);
-		fail_with_tail(j, msg, log, 25);
-		return -1;
-	}
-	agent_log("info", j->id, "built kernel %s in %.1f s", what, r.wall_s);
-	return 0;
+	return build_ended(j, &r, true, what, log);
 }
 
 static int kernel_variant(struct job *j, const char *out, const char *name)
