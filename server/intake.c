@@ -22,6 +22,7 @@
 #include "config.h"
 #include "db.h"
 #include "mbox.h"
+#include "strutil.h"
 #include "submissions.h"
 
 struct intake_source {
@@ -458,17 +459,17 @@ static void maildir_poll(const struct intake_source *s)
 		memset(counts, 0, sizeof(counts));
 		for (i = start; ok && i < end; i++) {
 			const char *name = g_ptr_array_index(names, i);
-			char *path = g_build_filename(newdir, name, NULL), *text = NULL;
-			gsize len = 0;
+			char *path = g_build_filename(newdir, name, NULL);
+			struct strutil_buf text = STRUTIL_BUF_INIT;
 			struct stat st;
 			int rc = IN_MALFORMED;
 
 			/* too big: skipped (and logged) by its size, never read */
 			if (stat(path, &st) == 0 && (size_t)st.st_size > icfg.max_bytes)
 				rc = intake_take(s->name, name, "", (size_t)st.st_size);
-			else if (g_file_get_contents(path, &text, &len, NULL))
-				rc = intake_take(s->name, name, text, len);
-			g_free(text);
+			else if (strutil_read_file(path, &text) == 0)
+				rc = intake_take(s->name, name, text.buf, text.len);
+			strutil_buf_release(&text);
 			g_free(path);
 			if (rc < 0)
 				ok = false;
@@ -493,31 +494,13 @@ out:
 
 /* ---- IMAP --------------------------------------------------------------- */
 
-struct imap_buf {
-	GString *s;
-	size_t cap;
-	bool too_big;
-};
-
-static size_t imap_write(char *p, size_t size, size_t n, void *arg)
-{
-	struct imap_buf *b = arg;
-
-	if (b->s->len + size * n > b->cap) {
-		b->too_big = true;
-		return 0;
-	}
-	g_string_append_len(b->s, p, (gssize)(size * n));
-	return size * n;
-}
-
 /*
  * One IMAP request: url, and a custom command when cmd is not NULL.  The
  * reply (untagged lines of a command, else the message) goes into b.
  * Returns the CURLcode; err holds libcurl's message.
  */
 static CURLcode imap_do(CURL *h, const struct intake_source *s, const char *url, const char *cmd,
-                        struct imap_buf *b, char *err)
+                        struct strutil_capped *b, char *err)
 {
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -536,10 +519,10 @@ static CURLcode imap_do(CURL *h, const struct intake_source *s, const char *url,
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, srv_cfg.fetch_timeout);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, imap_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, strutil_capped_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
 	err[0] = '\0';
-	g_string_truncate(b->s, 0);
+	strutil_buf_truncate(&b->buf, 0);
 	b->too_big = false;
 	return curl_easy_perform(h);
 }
@@ -587,7 +570,7 @@ static int imap_mark(PGconn *c, const char *source, long long validity, long lon
 static void imap_poll(const struct intake_source *s)
 {
 	CURL *h = curl_easy_init();
-	struct imap_buf b = {g_string_new(NULL), 1 << 20, false};
+	struct strutil_capped b = {STRUTIL_BUF_INIT, 1 << 20, false};
 	char err[CURL_ERROR_SIZE], *cmd = NULL, **words = NULL;
 	long long validity, next, seen_validity, seen_uid;
 	PGconn *c = db_conn();
@@ -598,8 +581,8 @@ static void imap_poll(const struct intake_source *s)
 		goto out;
 	cmd = g_strdup_printf("STATUS \"%s\" (UIDVALIDITY UIDNEXT)", s->mailbox);
 	cc = imap_do(h, s, s->base, cmd, &b, err);
-	validity = imap_number(b.s->str, "UIDVALIDITY ");
-	next = imap_number(b.s->str, "UIDNEXT ");
+	validity = imap_number(strutil_buf_str(&b.buf), "UIDVALIDITY ");
+	next = imap_number(strutil_buf_str(&b.buf), "UIDNEXT ");
 	if (cc != CURLE_OK || validity < 0 || next < 0) {
 		intake_log(s->name, "STATUS %s failed: %s", s->mailbox,
 		           cc != CURLE_OK ? (*err ? err : curl_easy_strerror(cc))
@@ -625,7 +608,7 @@ static void imap_poll(const struct intake_source *s)
 		goto out;
 	}
 	{
-		const char *p = strstr(b.s->str, "* SEARCH");
+		const char *p = strstr(strutil_buf_str(&b.buf), "* SEARCH");
 
 		words = g_strsplit_set(p ? p + 8 : "", " \r\n", -1);
 	}
@@ -637,7 +620,7 @@ static void imap_poll(const struct intake_source *s)
 		if (uid <= seen_uid)
 			continue;
 		one = g_strdup_printf("%s;UID=%lld", s->url, uid);
-		b.cap = icfg.max_bytes;
+		b.max = icfg.max_bytes;
 		cc = imap_do(h, s, one, NULL, &b, err);
 		g_free(one);
 		snprintf(what, sizeof(what), "UID %lld", uid);
@@ -648,7 +631,7 @@ static void imap_poll(const struct intake_source *s)
 			break;
 		}
 		rc = b.too_big ? intake_take(s->name, what, "", SIZE_MAX)
-		               : intake_take(s->name, what, b.s->str, b.s->len);
+		               : intake_take(s->name, what, strutil_buf_str(&b.buf), b.buf.len);
 		if (rc < 0 || imap_mark(c, s->name, validity, uid) != DB_OK)
 			break;
 		atomic_fetch_add_explicit(&in_mails[rc], 1, memory_order_relaxed);
@@ -657,7 +640,7 @@ static void imap_poll(const struct intake_source *s)
 out:
 	g_strfreev(words);
 	g_free(cmd);
-	g_string_free(b.s, TRUE);
+	strutil_buf_release(&b.buf);
 	if (h)
 		curl_easy_cleanup(h);
 }
@@ -717,7 +700,7 @@ static bool intake_cover_missing(const struct mbox_series *s)
 /* "2/5, 4/5" of a numbered group, or "" (new). */
 static char *intake_missing(struct mbox_mail *mails, const size_t *idx, size_t n)
 {
-	GString *b = g_string_new(NULL);
+	struct strutil_buf b = STRUTIL_BUF_INIT;
 	int total = 0, want;
 	size_t i;
 
@@ -730,9 +713,9 @@ static char *intake_missing(struct mbox_mail *mails, const size_t *idx, size_t n
 		for (i = 0; i < n && !have; i++)
 			have = mails[idx[i]].index == want && mails[idx[i]].diff;
 		if (!have)
-			g_string_append_printf(b, "%s%d/%d", b->len ? ", " : "", want, total);
+			strutil_buf_addf(&b, "%s%d/%d", b.len ? ", " : "", want, total);
 	}
-	return g_string_free(b, FALSE);
+	return strutil_buf_detach(&b);
 }
 
 /* The mails of one group marked given up, with reason. */
@@ -750,21 +733,22 @@ static void intake_give_up(PGconn *c, const char *ids, const char *reason)
 /* {"<a>","<b>"} for a text[] parameter. */
 static char *ids_literal(struct mbox_mail *mails, const size_t *idx, size_t n)
 {
-	GString *b = g_string_new("{");
+	struct strutil_buf b = STRUTIL_BUF_INIT;
 	size_t i;
 	const char *p;
 
+	strutil_buf_add(&b, "{");
 	for (i = 0; i < n; i++) {
-		g_string_append(b, i ? ",\"" : "\"");
+		strutil_buf_add(&b, i ? ",\"" : "\"");
 		for (p = mails[idx[i]].message_id; *p; p++) {
 			if (*p == '"' || *p == '\\')
-				g_string_append_c(b, '\\');
-			g_string_append_c(b, *p);
+				strutil_buf_addch(&b, '\\', 1);
+			strutil_buf_addch(&b, *p, 1);
 		}
-		g_string_append_c(b, '"');
+		strutil_buf_addch(&b, '"', 1);
 	}
-	g_string_append_c(b, '}');
-	return g_string_free(b, FALSE);
+	strutil_buf_addch(&b, '}', 1);
+	return strutil_buf_detach(&b);
 }
 
 /* Decide for one group of waiting mails: submit, wait, or give up. */

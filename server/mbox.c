@@ -2,8 +2,9 @@
  * mbox.c - the mbox parser behind every submission: GMime reads each
  * message, locklab reads the prefixes, the diff and the series.
  *
- * Strings built here come from GLib (GString, g_strdup); since GLib 2.46
- * g_malloc is the system malloc, so callers free() them like any other.
+ * Strings built here come from strutil_buf (lockbench/lib/strutil.h) and
+ * GLib (g_strdup); since GLib 2.46 g_malloc is the system malloc, so
+ * callers free() them like any other.
  */
 #include "mbox.h"
 #include "strutil.h"
@@ -189,7 +190,7 @@ static const char *find_diff(const char *p, const char *end)
  * when nothing was declared, else invalid sequences become U+FFFD.  NUL
  * bytes go (PostgreSQL text cannot hold them).
  */
-static void add_text(GString *b, const char *cs, const char *p, size_t n)
+static void add_text(struct strutil_buf *b, const char *cs, const char *p, size_t n)
 {
 	gchar *conv = NULL, *valid = NULL;
 	gsize outlen = 0;
@@ -213,14 +214,14 @@ static void add_text(GString *b, const char *cs, const char *p, size_t n)
 			n = outlen;
 		}
 	}
-	g_string_append_len(b, p, (gssize)n);
+	strutil_buf_addlen(b, p, n);
 	g_free(conv);
 	g_free(valid);
 	for (i = start; i < b->len; i++)
-		if (b->str[i] == '\0')
-			b->str[i] = ' ';
-	if (b->len && b->str[b->len - 1] != '\n')
-		g_string_append_c(b, '\n');
+		if (b->buf[i] == '\0')
+			b->buf[i] = ' ';
+	if (b->len && b->buf[b->len - 1] != '\n')
+		strutil_buf_addch(b, '\n', 1);
 }
 
 static bool name_ends(const char *fn, const char *ext)
@@ -263,7 +264,7 @@ static bool base64_broken(GMimeDataWrapper *dw)
  * tarballs, a 50 MB blob) are skipped without being decoded.  A text part
  * whose base64 is broken sets *defect.
  */
-static void part_text(GMimePart *part, GString *b, const char **defect)
+static void part_text(GMimePart *part, struct strutil_buf *b, const char **defect)
 {
 	GMimeObject *obj = GMIME_OBJECT(part);
 	GMimeContentType *ct = g_mime_object_get_content_type(obj);
@@ -291,7 +292,7 @@ static void part_text(GMimePart *part, GString *b, const char **defect)
 }
 
 /* Every text part of obj in order; of a multipart/alternative the first. */
-static void body_text(GMimeObject *obj, GString *b, int depth, const char **defect)
+static void body_text(GMimeObject *obj, struct strutil_buf *b, int depth, const char **defect)
 {
 	if (depth > 8)
 		return;
@@ -318,7 +319,7 @@ static void body_text(GMimeObject *obj, GString *b, int depth, const char **defe
 static char *msgid_list(const char *value, bool first_only)
 {
 	GMimeReferences *refs;
-	GString *b;
+	struct strutil_buf b = STRUTIL_BUF_INIT;
 	int i, n;
 
 	if (!value)
@@ -330,12 +331,11 @@ static char *msgid_list(const char *value, bool first_only)
 			g_mime_references_free(refs);
 		return NULL;
 	}
-	b = g_string_new(NULL);
 	for (i = 0; i < n && !(first_only && i); i++)
-		g_string_append_printf(b, "%s<%s>", i ? " " : "",
-		                       g_mime_references_get_message_id(refs, i));
+		strutil_buf_addf(&b, "%s<%s>", i ? " " : "",
+		                 g_mime_references_get_message_id(refs, i));
 	g_mime_references_free(refs);
-	return g_string_free(b, FALSE);
+	return strutil_buf_detach(&b);
 }
 
 static char *addresses(InternetAddressList *l)
@@ -501,7 +501,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 	GMimeParser *parser = NULL;
 	GMimeMessage *msg = NULL;
 	GMimeObject *obj;
-	GString *body = NULL;
+	struct strutil_buf body = STRUTIL_BUF_INIT;
 	const char *v;
 	int ret = -1;
 
@@ -538,14 +538,12 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 	m->list = mail_list(msg);
 	mbox_parse_subject(m);
 
-	body = g_string_new(NULL);
 	if (g_mime_message_get_mime_part(msg))
-		body_text(g_mime_message_get_mime_part(msg), body, 0, &m->defect);
-	split_body(m, body->str, body->len);
+		body_text(g_mime_message_get_mime_part(msg), &body, 0, &m->defect);
+	split_body(m, strutil_buf_str(&body), body.len);
 	ret = 0;
 out:
-	if (body)
-		g_string_free(body, TRUE);
+	strutil_buf_release(&body);
 	if (msg)
 		g_object_unref(msg);
 	if (parser)
@@ -606,7 +604,7 @@ static bool is_from_line(const char *start, const char *p, const char *end)
 }
 
 /* Copy [p, end) to b with CRLF -> LF and one '>' of ">From " lines removed. */
-static void unquote(GString *b, const char *p, const char *end)
+static void unquote(struct strutil_buf *b, const char *p, const char *end)
 {
 	while (p < end) {
 		const char *n = next_line(p, end), *q = p;
@@ -617,10 +615,10 @@ static void unquote(GString *b, const char *p, const char *end)
 		if (q > p && n - q >= 5 && strncmp(q, "From ", 5) == 0)
 			p++, len--;
 		if (len >= 2 && p[len - 1] == '\n' && p[len - 2] == '\r') {
-			g_string_append_len(b, p, (gssize)len - 2);
-			g_string_append_c(b, '\n');
+			strutil_buf_addlen(b, p, len - 2);
+			strutil_buf_addch(b, '\n', 1);
 		} else {
-			g_string_append_len(b, p, (gssize)len);
+			strutil_buf_addlen(b, p, len);
 		}
 		p = n;
 	}
@@ -630,7 +628,7 @@ int mbox_split(const char *buf, size_t len, int (*fn)(const char *raw, size_t le
                void *arg)
 {
 	const char *p = buf, *end = buf + len;
-	GString *b = g_string_sized_new(4096);
+	struct strutil_buf b = STRUTIL_BUF_INIT;
 	int rc = 0;
 
 	while (p < end && rc == 0) {
@@ -642,13 +640,13 @@ int mbox_split(const char *buf, size_t len, int (*fn)(const char *raw, size_t le
 		for (q = p; q < end; q = next_line(q, end))
 			if (q != mstart && *q == 'F' && is_from_line(buf, q, end))
 				break;
-		g_string_truncate(b, 0);
-		unquote(b, mstart, q);
-		if (b->len)
-			rc = fn(b->str, b->len, arg);
+		strutil_buf_truncate(&b, 0);
+		unquote(&b, mstart, q);
+		if (b.len)
+			rc = fn(b.buf, b.len, arg);
 		p = q;
 	}
-	g_string_free(b, TRUE);
+	strutil_buf_release(&b);
 	return rc;
 }
 
