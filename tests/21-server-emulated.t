@@ -5,9 +5,7 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --min-rounds 2 --max-rounds 4 || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup --min-rounds 2 --max-rounds 4
 register_agent
 NOTE='emulated: timing from an emulated CPU (QEMU TCG): lockups, splats and locktorture failures are real; compare figures only within this run'
 

@@ -5,9 +5,7 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --min-rounds 3 --max-rounds 6 || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup --min-rounds 3 --max-rounds 6
 cover_id=$(grep -hi '^Message-ID:' "$T"/s/out/v2-0000-*.patch | sed 's/^Message-ID: //I')
 
 # registration

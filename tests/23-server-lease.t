@@ -5,9 +5,7 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --lease-seconds 2 --max-attempts 2 --min-rounds 2 || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup --lease-seconds 2 --max-attempts 2 --min-rounds 2
 
 # wait_for SQL WANT: poll up to 10 s until the query gives WANT
 wait_for() {

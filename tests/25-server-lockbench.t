@@ -7,9 +7,7 @@ source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
 [[ -x "$BIN/lockbench" ]] || { echo "1..0 # SKIP build/lockbench is not built"; exit 0; }
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --min-rounds 1 --max-rounds 1 || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup --min-rounds 1 --max-rounds 1
 
 register_agent
 A=$AGENT_TOKEN

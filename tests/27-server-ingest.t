@@ -9,9 +9,7 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start --min-rounds 1 --max-rounds 1 || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup --min-rounds 1 --max-rounds 1
 register_agent
 A=$AGENT_TOKEN
 submit_mbox "$T/s/series.mbox"

@@ -8,9 +8,7 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
-server_start || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+server_setup
 jq -Rs '{mbox: .}' "$T/s/series.mbox" >"$T/ok.json"
 register_agent
 A=$AGENT_TOKEN

@@ -8,11 +8,9 @@ source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 
-pg_start || { echo "Bail out! no postgres"; exit 1; }
 mkdir -p "$T/www"
-file_server "$T/www" || { echo "Bail out! no file server"; exit 1; }
-server_start --fetch-allow "127.0.0.1:$FILES_PORT" || { echo "Bail out! no server"; exit 1; }
-make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+file_server "$T/www" || bail_out "no file server"
+server_setup --fetch-allow "127.0.0.1:$FILES_PORT"
 register_agent
 A=$AGENT_TOKEN
 repo=$T/s/repo

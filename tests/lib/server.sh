@@ -5,6 +5,8 @@
 #                             sets URL, SERVER_PID, SERVER_LOG ($T/server-N.log);
 #                             stopped when the test ends
 #   server_spawn / server_wait  the same in two steps (servers started together)
+#   server_setup [FLAGS...]   how most server tests start: pg_start, server_start
+#                             FLAGS, make_series $T/s; bails out when one fails
 #   api METHOD PATH [curl args]  sets CODE and BODY
 #   register_agent [JSON]     sets AGENT_ID, AGENT_TOKEN
 #   submit_mbox FILE          sets SUB;  claim TOKEN  sets JOB (id or null)
@@ -49,6 +51,14 @@ server_wait() {
 server_start() {
   server_spawn "$@"
   server_wait "$URL" "$SERVER_PID" "$SERVER_LOG"
+}
+
+# server_setup [FLAGS...]: a private PostgreSQL, a server with FLAGS and a
+# series in $T/s (make_series); the test bails out when one of them fails
+server_setup() {
+  pg_start || bail_out "no postgres"
+  server_start "$@" || bail_out "no server"
+  make_series "$T/s" || bail_out "git format-patch failed"
 }
 
 # api METHOD PATH [curl args...]: sets CODE (HTTP status) and BODY

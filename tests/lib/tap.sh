@@ -1,6 +1,6 @@
 # tests/lib/tap.sh - TAP helpers for the black-box tests; source it first.
 #   plan N | ok COND-EXIT-STATUS "name" | is GOT WANT "name" | like TEXT REGEX "name"
-#   skip "name" "why" | diag "text" | done_testing
+#   skip "name" "why" | diag "text" | done_testing | bail_out "why" (stops the test)
 # Every test gets a scratch directory $T (removed at exit unless KEEP=1) and
 # the built programs under $BUILD (default build/).
 set -u
@@ -23,6 +23,8 @@ trap _tap_exit EXIT
 # at_exit CMD: run CMD when the test ends, last registered first
 at_exit() { _tap_cleanups+=("$1"); }
 plan() { echo "1..$1"; }
+# bail_out WHY: the test cannot go on (prove reports it); exits
+bail_out() { echo "Bail out! $*"; exit 1; }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 _tap_result() {
   _tap_n=$((_tap_n + 1))
