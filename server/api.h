@@ -46,6 +46,9 @@ enum handler_rc api_history(struct http_request *req);
  */
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what);
+/* api_reply_sql with one parameter, $1: id (a resource the path names). */
+enum handler_rc api_reply_sql_id(struct http_request *req, const char *sql, long long id,
+                                 const char *what);
 
 /* A git revision a client names: 1 to 255 bytes, no whitespace or control
  * bytes, not starting with '-' (submissions.c). */

@@ -272,6 +272,16 @@ enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
 	return rc;
 }
 
+enum handler_rc api_reply_sql_id(struct http_request *req, const char *sql, long long id,
+                                 const char *what)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	return api_reply_sql(req, sql, 1, p, what);
+}
+
 /* A positive decimal integer query argument into buf; false if malformed. */
 static bool misc_query_int(const char *s, long long max, char *buf, size_t len)
 {
@@ -309,11 +319,7 @@ enum handler_rc api_agent_list(struct http_request *req)
 
 enum handler_rc api_submission_results(struct http_request *req, long long id)
 {
-	char idbuf[24];
-	const char *p[1] = {idbuf};
-
-	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	return api_reply_sql(
+	return api_reply_sql_id(
 	    req,
 	    "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM submissions WHERE id = $1) THEN NULL"
 	    " ELSE json_build_object('submission', $1::bigint, 'results', (SELECT"
@@ -321,7 +327,7 @@ enum handler_rc api_submission_results(struct http_request *req, long long id)
 	    " r.agent_id, 'variant', r.variant, 'round', r.round, 'received', r.received,"
 	    " 'document', r.document) ORDER BY r.job_id, r.round, r.id), '[]')"
 	    " FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.submission_id = $1)) END",
-	    1, p, "submission");
+	    id, "submission");
 }
 
 enum handler_rc api_history(struct http_request *req)

@@ -375,14 +375,11 @@ enum handler_rc api_outbox_list(struct http_request *req)
 /* The admin token is checked by the router (routes.c). */
 enum handler_rc api_outbox_retry(struct http_request *req, long long id)
 {
-	char idbuf[24];
-	const char *p[1] = {idbuf};
-
-	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	return api_reply_sql(req,
-	                     "WITH u AS (UPDATE outbox SET state = 'queued', attempts = 0, "
-	                     "data_started = false, next_attempt = now(), last_error = NULL WHERE "
-	                     "id = $1 AND state IN ('unknown', 'failed', 'held') RETURNING id, "
-	                     "state) SELECT json_build_object('id', id, 'state', state) FROM u",
-	                     1, p, "unknown, failed or held mail");
+	return api_reply_sql_id(
+	    req,
+	    "WITH u AS (UPDATE outbox SET state = 'queued', attempts = 0, "
+	    "data_started = false, next_attempt = now(), last_error = NULL WHERE "
+	    "id = $1 AND state IN ('unknown', 'failed', 'held') RETURNING id, "
+	    "state) SELECT json_build_object('id', id, 'state', state) FROM u",
+	    id, "unknown, failed or held mail");
 }

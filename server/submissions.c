@@ -595,11 +595,7 @@ enum handler_rc api_submission_list(struct http_request *req)
 
 enum handler_rc api_submission_get(struct http_request *req, long long id)
 {
-	char idbuf[24];
-	const char *p[1] = {idbuf};
-
-	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	return api_reply_sql(
+	return api_reply_sql_id(
 	    req,
 	    "SELECT json_build_object("
 	    " 'id', s.id, 'state', s.state, 'source', s.source, 'url', url_public(s.url),"
@@ -661,5 +657,5 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   vp.seq), '[]') FROM patches vp WHERE vp.submission_id = v.id)) ORDER BY "
 	    "   v.version, v.id), '[]') FROM submissions v WHERE v.mail_series = s.mail_series)"
 	    ") FROM submissions s WHERE s.id = $1",
-	    1, p, "submission");
+	    id, "submission");
 }
