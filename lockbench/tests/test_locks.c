@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "lock.h"
+#include "lock_internal.h" /* cpu_relax */
 
 #define NTHREADS         4
 #define ITERS_SLEEPING   20000
@@ -51,17 +52,6 @@ struct hammer_run {
 		atomic_ulong done; /* acquisitions so far, read by the watchdog */
 	} t[NTHREADS];
 };
-
-static void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
 
 static const struct lock_ops *test_ops(void **state)
 {
@@ -100,7 +90,7 @@ static void *hammer_thread(void *arg)
 		/* read, wait a little, write: a second holder would lose an update */
 		v = r->counter;
 		for (int k = 0; k < 4; k++)
-			relax();
+			cpu_relax();
 		r->counter = v + 1;
 		if (r->b)
 			ops->unlock(r->b);
