@@ -28,6 +28,7 @@
 #include "gitproto.h"
 #include "mail.h"
 #include "outbox.h"
+#include "strutil.h"
 #include "submissions.h"
 
 extern char **environ;
@@ -40,7 +41,7 @@ extern char **environ;
 
 /*
  * Run git with argv (argv[0] is "git"), stdin from /dev/null, stdout
- * captured (up to TRACK_GIT_MAX) into *out (new, NUL-terminated; may be
+ * captured (up to TRACK_GIT_MAX) into *out (new, NUL-terminated, free(); may be
  * NULL), stderr into err.  A cleared environment but PATH and HOME; killed
  * after TRACK_GIT_SECONDS.  Returns the exit status, or -1 when it could not
  * run.
@@ -52,7 +53,7 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 	char *envp[] = {envpath, envhome, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL};
 	posix_spawn_file_actions_t fa;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, status = -1, rc;
-	GString *o = g_string_new(NULL), *e = g_string_new(NULL);
+	struct strutil_buf o = STRUTIL_BUF_INIT, e = STRUTIL_BUF_INIT;
 	time_t deadline = time(NULL) + TRACK_GIT_SECONDS;
 	pid_t pid = -1;
 	bool exited = false;
@@ -105,7 +106,7 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 			for (i = 0; i < 2 && n > 0; i++) {
 				char buf[4096];
 				ssize_t got;
-				GString *to = i == 0 ? o : e;
+				struct strutil_buf *to = i == 0 ? &o : &e;
 
 				if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
 					continue;
@@ -114,7 +115,7 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 					p[i].fd = -1;
 					open_fds--;
 				} else if (to->len < TRACK_GIT_MAX) {
-					g_string_append_len(to, buf, got);
+					strutil_buf_addlen(to, buf, (size_t)got);
 				}
 			}
 		}
@@ -123,9 +124,10 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 		;
 	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (status && err && errlen && !err[0])
-		snprintf(err, errlen, "%.*s", (int)strcspn(e->str, "\n"), e->str);
+		snprintf(err, errlen, "%.*s", (int)strcspn(strutil_buf_str(&e), "\n"),
+		         strutil_buf_str(&e));
 	if (out)
-		*out = g_strdup(o->str);
+		*out = strutil_buf_detach(&o);
 out:
 	if (outp[0] >= 0)
 		close(outp[0]);
@@ -135,8 +137,8 @@ out:
 		close(outp[1]);
 	if (errp[1] >= 0)
 		close(errp[1]);
-	g_string_free(o, TRUE);
-	g_string_free(e, TRUE);
+	strutil_buf_release(&o);
+	strutil_buf_release(&e);
 	return status;
 }
 
@@ -157,7 +159,7 @@ static int track_rev(const char *mirror, const char *rev, char *sha)
 	} else {
 		rc = -1;
 	}
-	g_free(out);
+	free(out);
 	return rc ? -1 : 0;
 }
 
@@ -323,7 +325,7 @@ static int track_commits(PGconn *c, const struct track_tree *t, const char *mirr
 	int seq = 0, rc = -1, pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		g_free(out);
+		free(out);
 		out = NULL;
 		if (pass == 0) {
 			if (track_git(one, &out, err, sizeof(err)) != 0)
@@ -360,7 +362,7 @@ static int track_commits(PGconn *c, const struct track_tree *t, const char *mirr
 out:
 	if (rc)
 		fprintf(stderr, "locklab-server: tracker: %s: git log: %s\n", t->name, err);
-	g_free(out);
+	free(out);
 	return rc;
 }
 
