@@ -32,8 +32,9 @@ for ((r = 0; r < ROUNDS; r++)); do
   run round "$first" "$r"
   run round "$second" "$r"
   at=$(($(date +%s%N) + 300000000))
-  run abba base "$r" --abba-side $((r % 2)) --start-at "$at" &
-  run abba patched "$r" --abba-side $(((r + 1) % 2)) --start-at "$at"
+  # each side's slots and start times go to abba.log, not to the table
+  run abba base "$r" --abba-side $((r % 2)) --start-at "$at" 2>>"$tmp/abba.log" &
+  run abba patched "$r" --abba-side $(((r + 1) % 2)) --start-at "$at" 2>>"$tmp/abba.log"
   wait
 done
 bench_machine_header | sed 's/^/after: /'
