@@ -47,7 +47,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-duet bench-server bench-kernel bench-load \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
@@ -171,12 +171,20 @@ bench-verdicts: all
 bench-duet: all
 	@BUILD=$(BUILD) scripts/bench-duet.sh
 
+# make bench-abba: uncontended's A/A spread, paired by round against ABBA per sample (issue 12)
+bench-abba: all
+	@BUILD=$(BUILD) scripts/bench-abba.sh
+
 # make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
 bench-bisect: all
 	@BUILD=$(BUILD) scripts/bench-bisect.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh
+
+# make bench-quick: the quick suite's time and its sleeping-lock rows' A/A spread (issue 12)
+bench-quick: all
+	@BUILD=$(BUILD) scripts/bench-quick.sh
 
 # the server under agents, dashboard readers and hostile connections (scripts/bench-load.sh)
 bench-load: programs

@@ -33,6 +33,7 @@ struct agent_cfg {
 	int run_timeout_s;
 	int max_prefixes;         /* run every prefix for series up to this many patches */
 	bool duet;                /* single-thread points of base and patched at once (run.c) */
+	bool abba;                /* or in turns, a sample a side, A B B A (run.c) */
 	int poll_s;               /* idle wait between claims */
 	int jobs;                 /* make -j */
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */

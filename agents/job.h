@@ -65,7 +65,7 @@ struct job {
 	int claim; /* the server's count of this job's claims: this lease, in idempotency keys */
 	int confirm_from; /* 0, or the round from which a change found must be confirmed */
 	char fail_reason[8192];
-	bool duet_off; /* a duet failed (an older lockbench?): rounds run one side at a time */
+	bool duet_off; /* a duet or ABBA failed (old lockbench?): one side at a time */
 };
 
 /* workspace.c: git, with every submitted value checked first */
@@ -94,8 +94,10 @@ int job_prepare(struct job *j, json_t *desc);
  * run.c: the rounds.  run_round runs every variant of one round (ABBA
  * order by round); with two variants on a native tree and cfg.duet, the
  * single-thread points run first as a duet (both at once, each pinned to
- * its own half of the CPUs, started at one instant) and the rest of the
- * suite one variant after the other.  Returns 0, or -1 with fail_reason.
+ * its own half of the CPUs, started at one instant), or with cfg.abba as
+ * ABBA (both started at one instant, taking turns per sample), and the
+ * rest of the suite one variant after the other.  Returns 0, or -1 with
+ * fail_reason.
  */
 int run_round(struct job *j, int round);
 

@@ -75,6 +75,8 @@ static void usage(FILE *f)
 	    "  --sandbox-tmp MB    size of its private /tmp [512]\n"
 	    "  --duet on|off       run single-thread points of base and patched at the same\n"
 	    "                      time, each on its own half of the CPUs [$LOCKLAB_DUET, off]\n"
+	    "  --abba on|off       (without a duet) run them in turns, a sample (~0.1 s) a\n"
+	    "                      side, A B B A [$LOCKLAB_ABBA, off]\n"
 	    "  --allow-unsandboxed run submitted code even when bubblewrap does not work here\n"
 	    "                      (it can then read and write all the agent can) "
 	    "[$LOCKLAB_ALLOW_UNSANDBOXED=1]\n"
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
 	    .run_timeout_s = 900,
 	    .max_prefixes = 5,
 	    .duet = false, /* see agent.h: not shown to help on this machine kind yet */
+	    .abba = false, /* nor this (README, Measured) */
 	    .poll_s = 5,
 	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
 	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
@@ -165,6 +168,7 @@ int main(int argc, char **argv)
 		O_SB_TMP,
 		O_UNSANDBOXED,
 		O_DUET,
+		O_ABBA,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -188,6 +192,7 @@ int main(int argc, char **argv)
 	    {"sandbox-tmp", required_argument, NULL, O_SB_TMP},
 	    {"allow-unsandboxed", no_argument, NULL, O_UNSANDBOXED},
 	    {"duet", required_argument, NULL, O_DUET},
+	    {"abba", required_argument, NULL, O_ABBA},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -204,6 +209,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (getenv("LOCKLAB_DUET") &&
 	    parse_on_off(getenv("LOCKLAB_DUET"), "LOCKLAB_DUET", &cfg.duet))
+		return 2;
+	if (getenv("LOCKLAB_ABBA") &&
+	    parse_on_off(getenv("LOCKLAB_ABBA"), "LOCKLAB_ABBA", &cfg.abba))
 		return 2;
 	if (getenv("LOCKLAB_MAX_PREFIXES") &&
 	    parse_pos(getenv("LOCKLAB_MAX_PREFIXES"), "LOCKLAB_MAX_PREFIXES", &cfg.max_prefixes))
@@ -278,6 +286,10 @@ int main(int argc, char **argv)
 			break;
 		case O_DUET:
 			if (parse_on_off(optarg, "--duet", &cfg.duet))
+				return 2;
+			break;
+		case O_ABBA:
+			if (parse_on_off(optarg, "--abba", &cfg.abba))
 				return 2;
 			break;
 		case O_UNSANDBOXED:

@@ -119,12 +119,13 @@ static void note_accel(struct job *j, const char *doc)
 }
 
 /*
- * Add the runs of the duet document at path to doc (both JSON text), each
- * metric marked as measured by the duet: the agent's word, as "controls"
- * is.  Returns doc with them (a new string), or NULL when the duet document
- * cannot be read.
+ * Add the runs of the duet (or ABBA) document at path to doc (both JSON
+ * text); a duet's metrics are marked as measured by the duet: the agent's
+ * word, as "controls" is (ABBA samples are timed one side at a time, as
+ * the round's are).  Returns doc with them (a new string), or NULL when the
+ * document cannot be read.
  */
-static char *merge_duet(const char *doc, const char *path)
+static char *merge_duet(const char *doc, const char *path, bool mark)
 {
 	json_t *d = json_loads(doc, 0, NULL), *du = json_load_file(path, 0, NULL);
 	json_t *runs = json_object_get(d, "runs"), *druns = json_object_get(du, "runs");
@@ -140,7 +141,10 @@ static char *merge_duet(const char *doc, const char *path)
 		const char *name;
 		json_t *v;
 		json_object_foreach(metrics, name, v)
-		    json_object_set_new(inst, name, json_string(LB_INSTRUMENT_DUET));
+		{
+			if (mark)
+				json_object_set_new(inst, name, json_string(LB_INSTRUMENT_DUET));
+		}
 		if (json_object_size(inst))
 			json_object_set_new(run, "instrument", inst);
 		else
@@ -152,6 +156,12 @@ out:
 	json_decref(d);
 	json_decref(du);
 	return out;
+}
+
+/* Whether this job's single-thread points pair as ABBA (cfg.abba) rather than as a duet. */
+static bool pairs_abba(struct job *j)
+{
+	return !(j->ag->cfg.duet && sysconf(_SC_NPROCESSORS_ONLN) >= 2);
 }
 
 /* Run one variant for one round and post it; duet: its duet document or NULL. */
@@ -311,7 +321,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 				doc = t;
 			} /* else posted as it is: the server says what is wrong with it */
 			json_decref(d);
-			t = doc && duet ? merge_duet(doc, duet) : NULL;
+			t = doc && duet ? merge_duet(doc, duet, !pairs_abba(j)) : NULL;
 			if (duet && !t) {
 				snprintf(j->fail_reason, sizeof(j->fail_reason),
 				         "%s: cannot merge the duet document %s", INFRA, duet);
@@ -376,9 +386,13 @@ static void *duet_side_run(void *arg)
 	return NULL;
 }
 
-/* argv of one side: the duet's workloads only, pinned, starting at the shared instant */
+/*
+ * argv of one side: the duet's workloads only, starting at the shared
+ * instant, pinned to cpus (a duet) or, with cpus NULL, as ABBA side abba
+ * (each sample in its own slot, lockbench --abba-side)
+ */
 static int duet_side_init(struct job *j, struct duet_side *s, const struct variant *v, int round,
-                          const char *cpus, long long at_ns)
+                          const char *cpus, int abba, long long at_ns)
 {
 	int k = 0;
 	memset(s, 0, sizeof(*s));
@@ -392,7 +406,10 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	snprintf(s->log, sizeof(s->log), "%s/duet-%s-r%d.log", j->dir, v->name, round);
 	snprintf(s->bindir, sizeof(s->bindir), "%s", v->bin);
 	*strrchr(s->bindir, '/') = 0;
-	snprintf(s->cpus, sizeof(s->cpus), "%s", cpus);
+	if (cpus)
+		snprintf(s->cpus, sizeof(s->cpus), "%s", cpus);
+	else
+		snprintf(s->cpus, sizeof(s->cpus), "%d", abba);
 	snprintf(s->rs, sizeof(s->rs), "%d", round);
 	snprintf(s->at, sizeof(s->at), "%lld", at_ns);
 	s->argv[k++] = v->bin;
@@ -405,7 +422,7 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	}
 	s->argv[k++] = "--workloads";
 	s->argv[k++] = DUET_WORKLOADS;
-	s->argv[k++] = "--cpus";
+	s->argv[k++] = cpus ? "--cpus" : "--abba-side";
 	s->argv[k++] = s->cpus;
 	s->argv[k++] = "--start-at";
 	s->argv[k++] = s->at;
@@ -426,22 +443,27 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	return 0;
 }
 
-/* Whether a duet fits this job: two native variants, two CPUs or more. */
+/*
+ * Whether a duet (or ABBA) fits this job: two native variants; a duet also
+ * needs two CPUs or more.
+ */
 static bool duet_fits(struct job *j)
 {
-	return j->ag->cfg.duet && !j->duet_off && !j->kernel && j->nv == 2 &&
-	       sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	return (!pairs_abba(j) || j->ag->cfg.abba) && !j->duet_off && !j->kernel && j->nv == 2;
 }
 
 /*
  * Run the duet of a round: both variants' single-thread points at once, each
  * on its own half of the CPUs (which half alternates by round), started at
- * one CLOCK_REALTIME instant.  Fills paths[i] with variant i's document.
+ * one CLOCK_REALTIME instant.  With cfg.abba instead (and no duet), both
+ * start at that instant and take turns per sample, A B B A (which variant
+ * is side 0 alternates by round).  Fills paths[i] with variant i's document.
  * Returns 0, or -1 when the duet did not give both documents (the round then
  * runs one side at a time, and so do the job's later rounds).
  */
 static int run_duet(struct job *j, int round, char paths[2][2100])
 {
+	bool abba = pairs_abba(j);
 	struct duet_side s[2];
 	char half[2][32];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -456,13 +478,19 @@ static int run_duet(struct job *j, int round, char paths[2][2100])
 	/* far enough ahead that both sandboxes are up before it */
 	long long at = (long long)now.tv_sec * 1000000000ll + now.tv_nsec + 500000000ll;
 	for (int i = 0; i < 2; i++)
-		if (duet_side_init(j, &s[i], &j->v[i], round, half[(i + round) % 2], at)) {
+		if (duet_side_init(j, &s[i], &j->v[i], round, abba ? NULL : half[(i + round) % 2],
+		                   (i + round) % 2, at)) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s",
 			         INFRA, s[i].outdir, strerror(errno));
 			return -1;
 		}
-	agent_log("info", j->id, "round %d: duet of %s: %s on CPU %s, %s on CPU %s", round,
-	          DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
+	if (abba)
+		agent_log("info", j->id,
+		          "round %d: ABBA of %s, a sample a side in turn: %s side %s, %s side %s",
+		          round, DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
+	else
+		agent_log("info", j->id, "round %d: duet of %s: %s on CPU %s, %s on CPU %s", round,
+		          DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
 	if (pthread_create(&t, NULL, duet_side_run, &s[1])) {
 		agent_log("warn", j->id, "round %d: no thread for the duet", round);
 		return -1;
@@ -481,12 +509,12 @@ static int run_duet(struct job *j, int round, char paths[2][2100])
 			ok = false;
 		result_release(&doc);
 		if (!ok) {
-			agent_log(
-			    "warn", j->id,
-			    "round %d: the duet's %s side gave no result (%s, exit %d; see %s): "
-			    "this job's rounds run one side at a time",
-			    round, j->v[i].name, s[i].src ? s[i].err : "ran", s[i].r.status,
-			    s[i].log);
+			agent_log("warn", j->id,
+			          "round %d: the duet's (or ABBA's) %s side gave no result (%s, "
+			          "exit %d; see %s): "
+			          "this job's rounds run one side at a time",
+			          round, j->v[i].name, s[i].src ? s[i].err : "ran", s[i].r.status,
+			          s[i].log);
 			rc = -1;
 		}
 		snprintf(paths[i], sizeof(paths[i]), "%s", s[i].out);

@@ -16,6 +16,26 @@ rows=$(run --workloads long-hold --locks kmutex --threads 3 --hold-us 50 --durat
 for m in wait_p50_us wait_p99_us wait_max_us cpu_us_per_acq fairness; do
   like "$rows" $'^long-hold\tkmutex\t.*hold_us=50.*\t'"$m"$'\t' "long-hold: $m"
 done
+# wake-latency: a waiter that slept on the held lock, timed from the unlock to its lock() returning
+rows=$(run --workloads wake-latency --locks futex3,tas)
+for m in wakeup_p50_us wakeup_p99_us; do
+  like "$rows" $'^wake-latency\tfutex3\tduration_ms=60,hold_us=100,threads=2\t'"$m"$'\t[0-9.e+-]+\t2$' "wake-latency: $m, a sample a repetition"
+done
+slept=$(awk -F'\t' '$1 == "wake-latency" && $2 == "futex3" && $4 == "slept_pct" { print $5 }' <<<"$rows")
+ok "$(awk -v v="$slept" 'BEGIN { exit !(v > 50) }'; echo $?)" "wake-latency: the waiter of a sleeping lock slept in most acquisitions ($slept%)"
+ok "$(awk -F'\t' '$2 == "futex3" && $4 == "wakeup_p50_us" { p50 = $5 } $2 == "futex3" && $4 == "wakeup_p99_us" { p99 = $5 }
+  END { exit !(p50 > 0 && p99 >= p50) }' <<<"$rows"; echo $?)" "wake-latency: 0 < p50 <= p99"
+like "$rows" $'^wake-latency\ttas\t.*\tslept_pct\t0\t' "wake-latency: a spin lock's waiter never sleeps"
+unlike "$rows" $'^wake-latency\ttas\t.*\twakeup_p' "and it has no wake-up to time"
+if [[ -x "$BIN/lockbench-test" ]]; then
+  # a lock that loses a wake-up leaves the waiter asleep: the watchdog calls it a lockup
+  "$BIN/lockbench-test" run --workloads wake-latency --locks broken-lostwake --duration-ms 2000 --repeat 1 \
+    --stall-ms 300 --no-stacks --quiet --json "$T/lost.json"
+  rows=$("$J" "$T/lost.json")
+  like "$rows" $'^wake-latency\tbroken-lostwake\t.*\tLOCKUP\tstall' "wake-latency: a lost wake-up is a lockup"
+else
+  skip "wake-latency: a lost wake-up is a lockup" "no build/lockbench-test"
+fi
 rows=$(run --workloads futex-wake --threads 16 --wake-batch 4)
 like "$rows" $'^futex-wake\tkernel\tthreads=16,wake_batch=4\twake_ms\t[0-9.e-]+\t2$' "futex-wake: ms to wake 16, 4 at a time"
 rows=$(run --workloads futex-hash --threads 2 --futexes 64)

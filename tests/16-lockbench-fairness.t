@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fairness under a long hold in the quick suite: the sleeping locks run
+# A sleeping lock's quick suite: wake-latency, oversubscription (2x and 4x
+# the CPUs; on 2 CPUs hot's 4 and 8 threads are those), and fairness
+# under a long hold: the sleeping locks run
 # long-hold at 2 threads and report jain (Jain's fairness index of the
 # threads' acquisitions, median over the repetitions), a headline row that
 # compare decides.  A lock that lets the releasing thread take the lock
@@ -24,6 +26,18 @@ unlike "$(runs "$T/q.json")" "long-hold tas" "and not on a spin lock"
 read -r v unit n <<<"$(jain "$T/q.json" kmutex)"
 is "$unit $n" "index 1" "jain is an index, one sample a run (the median over the repetitions)"
 ok "$(awk -v v="$v" 'BEGIN { exit !(v >= 0.5 && v <= 1) }'; echo $?)" "between 1/2 and 1 at 2 threads ($v)"
+# the rest of a sleeping lock's quick suite: wake-up latency and oversubscription
+like "$(runs "$T/q.json")" "wake-latency kmutex" "it times a sleeping lock's wake-ups (wake-latency)"
+unlike "$(runs "$T/q.json")" "wake-latency tas" "and not a spin lock's"
+threads() { perl -MJSON::PP -0777 -ne 'print "$_->{workload} $_->{lock} $_->{params}{threads}\n" for @{decode_json($_)->{runs}}' "$1"; }
+cpus=$(jq -r .machine.cpus "$T/q.json")
+for x in 2 4; do
+  n=$((x * cpus))
+  like "$(threads "$T/q.json")" "^(hot|oversub) kmutex $n\$" "kmutex runs oversubscribed at ${x}x the $cpus CPUs ($n threads)"
+done
+is "$(threads "$T/q.json" | awk '$1 == "hot" || $1 == "oversub" { print $2, $3 }' | sort | uniq -d)" "" \
+  "no point runs twice (an oversub point that hot runs is left to hot)"
+unlike "$(runs "$T/q.json")" "oversub tas" "a spin lock is not oversubscribed in quick"
 "$LB" run --suite quick --locks tas --workloads long-hold --no-instructions --json "$T/named.json" --quiet
 like "$(runs "$T/named.json")" "long-hold tas" "a spin lock runs long-hold when --workloads names it"
 

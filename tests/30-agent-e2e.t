@@ -74,7 +74,7 @@ grep -q 'wakeup lost' "$T/lostwake.mbox"; ok $? "the lost-wakeup series is made"
 submit_mbox "$T/lostwake.mbox"; lostwake=$SUB
 submit_mbox "$T/noapply.mbox"; noapply=$SUB
 submit_mbox "$T/comment.mbox"; comment=$SUB
-agent_spawn b
+agent_spawn b --abba on
 wait_state "$comment" done failed 600; ok $? "one agent works through the three jobs"
 kill -TERM "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
 
@@ -94,6 +94,24 @@ is "$(jq -r .state <<<"$BODY")" done "the comment-only series is done"
 v=$(jq -r .verdict <<<"$BODY")
 [[ $v != regression && $v != lockup ]]; ok $? "the comment-only series is no regression (verdict: $v)"
 like "$(cat "$T/agent-b.log")" 'job handed back|agent stopped' "SIGTERM stops the agent cleanly"
+# ABBA (--abba on): base's and patched's single-thread samples took turns, a sample a side
+like "$(cat "$T/agent-b.log")" 'round [0-9]+: ABBA of uncontended, a sample a side in turn: base side [01], patched side [01]' \
+  "with --abba on the agent runs uncontended as ABBA"
+# each side's lockbench says which slot each of its samples took: together, every slot once
+blog=$(grep -l 'abba side' "$T"/agent-b/*/*/duet-base-r0.log 2>/dev/null | head -1)
+slots() { grep -o 'slot [0-9]* ' "$1" | awk '{ print $2 }'; }
+if [[ -n $blog ]]; then
+  all=$(cat <(slots "$blog") <(slots "${blog%/duet-base-r0.log}/duet-patched-r0.log") | sort -n | tr '\n' ' ')
+  n=$(wc -w <<<"$all")
+  is "$all" "$(seq 0 $((n - 1)) | tr '\n' ' ')" "base and patched took turns: every slot of round 0 went to one side ($n samples)"
+else
+  ok 1 "base and patched took turns: no side log of round 0 with slots under $T/agent-b"
+fi
+api GET "/api/v1/submissions/$comment/results"
+is "$(jq '[.results[].document.runs[] | select(.workload == "uncontended" and .lock == "kmutex")] | length > 0' <<<"$BODY")" true \
+  "the stored documents of both sides hold the ABBA runs of uncontended"
+is "$(jq '[.results[].document.runs[] | .instrument // empty] | length' <<<"$BODY")" 0 \
+  "timed one side at a time, as a round's are: no run says duet"
 
 # 5. a git ref instead of a mail: the agent fetches it (git daemon on loopback)
 gport=$(free_port)

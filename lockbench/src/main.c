@@ -96,6 +96,10 @@ static void print_help(FILE *f)
 	        "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
 	        "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
 	        "                       before the first point (duet runs start together)\n"
+	        "  --abba-side 0|1      ABBA runs: this run is side 0 or 1 of two started\n"
+	        "                       with one --start-at; each single-thread sample\n"
+	        "                       takes its own slot (its duration + 20 ms), the\n"
+	        "                       sides alternating A B B A per sample\n"
 	        "  --instructions       uncontended points also count instructions_per_pair\n"
 	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
 	        "  --no-instructions    do not [quick, full: count; smoke: do not]\n"
@@ -287,6 +291,7 @@ struct run_args {
 	int disturb_retries;
 	const char *cpus;      /* --cpus: pin the run to these CPUs */
 	long long start_at_ns; /* --start-at: CLOCK_REALTIME ns to start at; 0 now */
+	int abba;              /* --abba-side: 1 + the side, 0 not an ABBA run */
 };
 
 enum {
@@ -314,6 +319,7 @@ enum {
 	OPT_DISTURB_RETRIES,
 	OPT_CPUS,
 	OPT_START_AT,
+	OPT_ABBA_SIDE,
 	OPT_SKIP_WORKLOADS,
 	OPT_INSTRUCTIONS,
 	OPT_NO_INSTRUCTIONS,
@@ -353,6 +359,7 @@ static const struct option run_options[] = {
     {"disturb-retries", required_argument, NULL, OPT_DISTURB_RETRIES},
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"start-at", required_argument, NULL, OPT_START_AT},
+    {"abba-side", required_argument, NULL, OPT_ABBA_SIDE},
     {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
     {"instructions", no_argument, NULL, OPT_INSTRUCTIONS},
     {"no-instructions", no_argument, NULL, OPT_NO_INSTRUCTIONS},
@@ -460,6 +467,11 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			if (lb_cpus_parse(optarg, NULL, err, sizeof(err)))
 				return usage_error("%s", err);
 			break;
+		case OPT_ABBA_SIDE:
+			if (lb_parse_int(optarg, 0, 1, &v, "--abba-side", err, sizeof(err)))
+				return usage_error("%s", err);
+			a->abba = (int)v + 1;
+			break;
 		case OPT_START_AT:
 			if (lb_parse_int(optarg, 1, LLONG_MAX, &v, "--start-at", err, sizeof(err)))
 				return usage_error("%s", err);
@@ -511,6 +523,10 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (a->abba && !a->start_at_ns)
+		return usage_error("--abba-side needs --start-at: the instant both sides count "
+		                   "their slots from%s",
+		                   "");
 	for (int i = 0; a->controls && a->controls[i] && a->ov.locks; i++) {
 		bool listed = false;
 
@@ -615,9 +631,19 @@ static int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	for (size_t i = 0; i < plan.n; i++) {
-		plan.points[i].p.disturb_limit_pct = a.disturb_limit_pct;
-		plan.points[i].p.disturb_retries = a.disturb_retries;
+	for (size_t i = 0, slotted = 0; i < plan.n; i++) {
+		struct wl_params *p = &plan.points[i].p;
+		p->disturb_limit_pct = a.disturb_limit_pct;
+		p->disturb_retries = a.disturb_retries;
+		/* slots are for the single-thread samples; the k-th such sample of the run is pair
+		 * k */
+		if (a.abba && !strcmp(plan.points[i].w->name, "uncontended")) {
+			p->slot_at_ns = a.start_at_ns;
+			p->slot_ms = p->duration_ms + LB_ABBA_GUARD_MS;
+			p->slot_side = a.abba - 1;
+			p->slot_first = (int)slotted;
+			slotted += (size_t)p->repeat;
+		}
 	}
 	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);

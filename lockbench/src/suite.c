@@ -43,18 +43,25 @@ static const struct suite_def suites[] = {
      false},
     {"quick",
      "about 25 s a round on 2 cores: every lock on uncontended (time and instructions) and "
-     "hot, the sleeping locks on long-hold (fairness), futex-wake, vfs-creat-unlink",
+     "hot, the sleeping locks on long-hold (fairness), oversub (2x, 4x the CPUs) and "
+     "wake-latency, futex-wake, vfs-creat-unlink",
      {
          {"uncontended", {1, END}, 80, 3, DEF, DEF, false},
          {"hot", {2, 4, 8, END}, 100, 3, DEF, DEF, false},
          /* fairness and starvation under a long hold (jain), sleeping locks */
          {"long-hold", {2, END}, 60, 5, DEF, DEF, true},
+         /*
+          * oversubscription: 2x and 4x the CPUs, sleeping locks; a point
+          * hot already runs (on 2 CPUs: both) is not run twice
+          */
+         {"oversub", {2, 4, END}, 100, 3, DEF, DEF, true},
+         {"wake-latency", {2, END}, 60, 5, DEF, DEF, true},
          {"futex-wake", {2, 8, 32, END}, 0, 10, DEF, DEF, false},
          {"vfs-creat-unlink", {1, 2, 4, END}, 150, 3, DEF, DEF, false},
      },
      true},
     {"full",
-     "everything: all ten workloads over thread ramps (many minutes)",
+     "everything: all eleven workloads over thread ramps (many minutes)",
      {
          {"uncontended", {1, END}, 200, 5, DEF, DEF, false},
          {"hot", {1, 2, 4, 8, 16, END}, 200, 5, DEF, DEF, false},
@@ -62,6 +69,7 @@ static const struct suite_def suites[] = {
          {"many-locks", {2, 4, 8, END}, 200, 3, DEF, DEF, false},
          {"oversub", {2, 3, 4, END}, 200, 3, DEF, DEF, false},
          {"long-hold", {2, 4, 8, END}, 500, 3, DEF, DEF, false},
+         {"wake-latency", {2, END}, 200, 5, DEF, DEF, false},
          {"futex-wake", {2, 8, 32, 128, 512, END}, 0, 10, DEF, DEF, false},
          {"futex-hash", {1, 2, 4, END}, 200, 5, DEF, DEF, false},
          {"vfs-creat-unlink", {1, 2, 4, 8, END}, 200, 5, DEF, DEF, false},
@@ -142,6 +150,26 @@ static bool wanted_workload(const struct suite_overrides *ov, const struct workl
 	for (int i = 0; ov->workloads[i]; i++)
 		if (ov->workloads[i] == w)
 			return true;
+	return false;
+}
+
+/*
+ * Whether pt is an oversub point that hot already runs in the plan (oversub
+ * is hot past the CPUs: on 2 CPUs, quick's hot at 4 and 8 threads is its
+ * 2x and 4x), so the suite does not time it twice.
+ */
+static bool hot_runs(const struct plan *plan, const struct plan_point *pt)
+{
+	if (strcmp(pt->w->name, "oversub"))
+		return false;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct plan_point *q = &plan->points[i];
+		if (!strcmp(q->w->name, "hot") && q->ops == pt->ops &&
+		    q->p.threads == pt->p.threads && q->p.cs_loops == pt->p.cs_loops &&
+		    q->p.outside_loops == pt->p.outside_loops &&
+		    q->p.duration_ms == pt->p.duration_ms && q->p.repeat == pt->p.repeat)
+			return true;
+	}
 	return false;
 }
 
@@ -231,8 +259,8 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 				                          ? set->threads[i] * cpus
 				                          : set->threads[i];
 		}
-		if (!strcmp(w->name, "uncontended")) {
-			threads[0] = 1;
+		if (!strcmp(w->name, "uncontended") || !strcmp(w->name, "wake-latency")) {
+			threads[0] = !strcmp(w->name, "uncontended") ? 1 : 2;
 			nthreads = 1;
 		}
 		int cs[8], ncs = 0, out[8], nout = 0;
@@ -279,6 +307,8 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 						pt.p.threads = threads[ti];
 						pt.p.cs_loops = cs[ci];
 						pt.p.outside_loops = out[oi];
+						if (hot_runs(plan, &pt))
+							continue;
 						if (add(plan, &pt)) {
 							snprintf(err, errlen, "out of memory");
 							return -1;

@@ -6,11 +6,10 @@
 #include "workload_internal.h"
 
 static const struct workload *const all[] = {
-    &wl_uncontended_def, &wl_hot_def,        &wl_cs_sweep_def,
-    &wl_many_locks_def,  &wl_oversub_def,    &wl_long_hold_def,
-    &wl_futex_wake_def,  &wl_futex_hash_def, &wl_vfs_def,
-    &wl_aim7_def,        &wl_torture_def,    &wl_pipe_mutex_def,
-    &wl_epoll_ctl_def,   &wl_seq_read_def,   NULL,
+    &wl_uncontended_def, &wl_hot_def,       &wl_cs_sweep_def,     &wl_many_locks_def,
+    &wl_oversub_def,     &wl_long_hold_def, &wl_wake_latency_def, &wl_futex_wake_def,
+    &wl_futex_hash_def,  &wl_vfs_def,       &wl_aim7_def,         &wl_torture_def,
+    &wl_pipe_mutex_def,  &wl_epoll_ctl_def, &wl_seq_read_def,     NULL,
 };
 
 const struct workload *const *workload_all(void)
@@ -38,6 +37,14 @@ void wl_add_metric(struct lb_run *run, const char *name, const char *unit, bool 
 		metric_set_per_thread(m, per_thread, nper_thread);
 }
 
+long long wl_slot_start_ns(const struct wl_params *p, int r)
+{
+	long long k = (long long)p->slot_first + r;
+	long long slot = 2 * k + (k % 2 == p->slot_side ? 0 : 1);
+
+	return p->slot_at_ns + slot * p->slot_ms * 1000000ll;
+}
+
 void workload_record_params(const struct workload *w, const struct wl_params *p, struct lb_run *run)
 {
 	const char *n = w->name;
@@ -56,7 +63,7 @@ void workload_record_params(const struct workload *w, const struct wl_params *p,
 	}
 	if (!strcmp(n, "many-locks"))
 		run_set_param_num(run, "nlocks", p->nlocks);
-	if (!strcmp(n, "long-hold"))
+	if (!strcmp(n, "long-hold") || !strcmp(n, "wake-latency"))
 		run_set_param_num(run, "hold_us", p->hold_us);
 	if (!strcmp(n, "futex-wake"))
 		run_set_param_num(run, "wake_batch", p->wake_batch);

@@ -57,7 +57,24 @@ struct wl_params {
 	 */
 	double disturb_limit_pct;
 	int disturb_retries;
+	/*
+	 * ABBA runs (--abba-side): two processes, base and patched, share one
+	 * timeline of slot_ms slots from slot_at_ns (CLOCK_REALTIME).  Sample k
+	 * of the run (slot_first + the repetition) is pair k: it takes slot 2k
+	 * when k % 2 == slot_side, else 2k + 1, so the sides go A B B A A B ...
+	 * per single-thread sample.  slot_ms 0: no slots.
+	 */
+	long long slot_at_ns;
+	int slot_ms;
+	int slot_side;
+	int slot_first;
 };
+
+/* An ABBA slot is a sample's duration and this guard, for the sample's start and end. */
+#define LB_ABBA_GUARD_MS 20
+
+/* The CLOCK_REALTIME instant at which sample r of a slotted point starts. */
+long long wl_slot_start_ns(const struct wl_params *p, int r);
 
 struct workload {
 	const char *name;

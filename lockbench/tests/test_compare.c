@@ -630,6 +630,10 @@ static void test_overall_and_names(void **state)
 	assert_false(compare_metric_is_headline("cov"));
 	/* fairness under a long hold decides; that workload's throughput is its hold's */
 	assert_true(compare_row_is_headline("long-hold", "jain"));
+	/* too wide an A/A spread to decide (compare_row_is_headline): shown, not headline */
+	assert_false(compare_row_is_headline("oversub", "ops_per_sec"));
+	assert_false(compare_row_is_headline("wake-latency", "wakeup_p50_us"));
+	assert_false(compare_row_is_headline("wake-latency", "wakeup_p99_us"));
 	assert_false(compare_row_is_headline("long-hold", "ops_per_sec"));
 	assert_true(compare_row_is_headline("hot", "ops_per_sec"));
 	assert_true(compare_row_margin("jain", 2, NULL) == COMPARE_MARGIN_THROUGHPUT);
