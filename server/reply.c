@@ -266,6 +266,41 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 	free(text);
 }
 
+/*
+ * The rows the machine's noise profile said up front it cannot resolve
+ * (plan.h), one sentence each, after the finding: they were left out of
+ * the verdict and the Tested-by, and said, never counted as no-change.
+ */
+static void reply_unresolvable(FILE *f, const struct reply_data *d)
+{
+	for (size_t i = 0; d->done && i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
+			const struct compare_row *x = &d->cmps[i].cmp.rows[k];
+			char *text = NULL;
+			size_t len = 0;
+			FILE *s;
+
+			if (!(x->unresolvable > 0) || x->control ||
+			    x->verdict != VERDICT_INCONCLUSIVE)
+				continue;
+			s = open_memstream(&text, &len);
+			if (!s)
+				return;
+			fprintf(s, "This machine (class %s) cannot resolve less than %.1f%% on ",
+			        d->cmps[i].machine_class, x->unresolvable * 100);
+			reply_point(s, x);
+			fprintf(s,
+			        " (margin +-%g%%): not resolvable on this machine, so it is not "
+			        "counted as no-change and does not hold back a Tested-by.",
+			        x->margin * 100);
+			if (fclose(s) == 0 && text) {
+				fputc('\n', f);
+				reply_wrap(f, text, 0, 0);
+			}
+			free(text);
+		}
+}
+
 /* What was tested: the series (or git ref), its author and tree. */
 static void reply_what(FILE *f, const struct reply_data *d)
 {
@@ -556,6 +591,7 @@ static char *reply_body(const struct reply_data *d)
 		return NULL;
 	reply_link(link, sizeof(link), d->id);
 	reply_finding(f, d, tested);
+	reply_unresolvable(f, d);
 	fputc('\n', f);
 	reply_what(f, d);
 	for (size_t i = 0; d->done && i < d->ncmps; i++) {
