@@ -69,7 +69,8 @@ static json_t *plan_build(PGresult *prof, int *first, int *cap)
 		           *params = PQgetvalue(prof, i, 2), *metric = PQgetvalue(prof, i, 3);
 		long long users = strtoll(PQgetvalue(prof, i, 4), NULL, 10);
 		double sd = strtod(PQgetvalue(prof, i, 5), NULL);
-		double margin = compare_row_margin(metric, users, NULL), target = plan_target(margin);
+		double margin = compare_row_margin(metric, users, NULL),
+		       target = plan_target(margin);
 		double mde_max = plan_mde(sd, *cap, srv_cfg.alpha);
 		bool resolvable = mde_max <= margin;
 		int need = 0;
@@ -85,17 +86,19 @@ static json_t *plan_build(PGresult *prof, int *first, int *cap)
 		if (resolvable && !need)
 			resolvable_need = *cap; /* inside its margin only at the limit */
 		json_array_append_new(
-		    rows, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:f, s:b}", "workload",
-		                    wl, "lock", lock, "params", params, "metric", metric, "users",
-		                    (json_int_t)users, "sd", sd, "target", target, "margin", margin,
-		                    "rounds", need ? json_integer(need) : json_null(), "mde_at_max",
-		                    isfinite(mde_max) ? mde_max : 0.0, "resolvable", resolvable));
+		    rows,
+		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:f, s:b}", "workload",
+		              wl, "lock", lock, "params", params, "metric", metric, "users",
+		              (json_int_t)users, "sd", sd, "target", target, "margin", margin,
+		              "rounds", need ? json_integer(need) : json_null(), "mde_at_max",
+		              isfinite(mde_max) ? mde_max : 0.0, "resolvable", resolvable));
 		if (!resolvable) {
 			plan_row_name(name, sizeof(name), wl, lock, params, metric);
 			json_array_append_new(
-			    notes, json_sprintf("this machine cannot resolve less than %.1f%% on %s "
-			                        "(margin +-%g%%, at %d rounds)",
-			                        mde_max * 100, name, margin * 100, *cap));
+			    notes,
+			    json_sprintf("this machine cannot resolve less than %.1f%% on %s "
+			                 "(margin +-%g%%, at %d rounds)",
+			                 mde_max * 100, name, margin * 100, *cap));
 		}
 	}
 	*first = resolvable_need ? resolvable_need
@@ -287,8 +290,8 @@ enum handler_rc api_noise_post(struct http_request *req)
 	enum handler_rc rc;
 
 	if (req->body_len > NOISE_MAX_BODY)
-		return http_reply_error(req, 413, "too-large", "a noise profile is at most %d bytes",
-		                        NOISE_MAX_BODY);
+		return http_reply_error(req, 413, "too-large",
+		                        "a noise profile is at most %d bytes", NOISE_MAX_BODY);
 	doc = http_body_json(req);
 	if (!doc)
 		return HANDLER_HANDLED;
@@ -326,19 +329,21 @@ enum handler_rc api_noise_post(struct http_request *req)
 	snprintf(secs_s, sizeof(secs_s), "%.17g", round_s);
 	snprintf(agent_s, sizeof(agent_s), "%lld", req->caller.id);
 	{
-		const char *p[6] = {req->caller.machine_class, suite, rounds_s, secs_s, agent_s, text};
+		const char *p[6] = {
+		    req->caller.machine_class, suite, rounds_s, secs_s, agent_s, text};
 
-		if (db_run(c,
-		           "INSERT INTO noise_profiles (machine_class, suite, workload, lock, "
-		           "params_key, metric, users, sd, rounds, round_seconds, agent_id) SELECT "
-		           "$1, $2, x.workload, x.lock, x.params_key, x.metric, x.users, x.sd, "
-		           "$3::int, $4::float8, $5::bigint FROM jsonb_to_recordset($6::jsonb) AS "
-		           "x(workload text, lock text, params_key text, metric text, users bigint, "
-		           "sd float8) ON CONFLICT (machine_class, suite, workload, lock, params_key, "
-		           "metric) DO UPDATE SET users = excluded.users, sd = excluded.sd, rounds = "
-		           "excluded.rounds, round_seconds = excluded.round_seconds, agent_id = "
-		           "excluded.agent_id, measured = now()",
-		           6, p) != DB_OK) {
+		if (db_run(
+		        c,
+		        "INSERT INTO noise_profiles (machine_class, suite, workload, lock, "
+		        "params_key, metric, users, sd, rounds, round_seconds, agent_id) SELECT "
+		        "$1, $2, x.workload, x.lock, x.params_key, x.metric, x.users, x.sd, "
+		        "$3::int, $4::float8, $5::bigint FROM jsonb_to_recordset($6::jsonb) AS "
+		        "x(workload text, lock text, params_key text, metric text, users bigint, "
+		        "sd float8) ON CONFLICT (machine_class, suite, workload, lock, params_key, "
+		        "metric) DO UPDATE SET users = excluded.users, sd = excluded.sd, rounds = "
+		        "excluded.rounds, round_seconds = excluded.round_seconds, agent_id = "
+		        "excluded.agent_id, measured = now()",
+		        6, p) != DB_OK) {
 			rc = api_reply_db_error(req, "cannot store the noise profile");
 			goto out;
 		}
