@@ -133,6 +133,9 @@ static int run_job(struct agent *ag, json_t *desc)
 		}
 		goto out;
 	}
+	/* the machine's own noise, when due, before the job's rounds (noise.c) */
+	if (noise_measure(j))
+		goto out;
 	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
 		int round = j->next_round;
 		if (run_round(j, round)) {
