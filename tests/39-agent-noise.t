@@ -44,6 +44,29 @@ is "$(jq -r '.jobs[0].plan' <<<"$BODY")" null "it was claimed before any profile
 rc1=$(jq -r '.jobs[0].rounds_complete' <<<"$BODY")
 api GET "/api/v1/submissions/$one/results"
 is "$(jq '.results | length' <<<"$BODY")" "$((2 * rc1))" "the A/A documents were not posted as the job's results ($rc1 rounds, 2 documents each)"
+# the posted spread against one computed here from the A/A documents the
+# agent kept (JOBDIR/noise): the sd of the per-round paired difference of
+# kmutex's uncontended ns per pair over the base mean (within 10%: the
+# agent recovers it from compare's interval, whose test may be on log ratios)
+posted=$(curl -s "$URL/api/v1/noise?machine_class=noisy2" |
+  jq -r '.profiles[] | select(.workload == "uncontended" and .lock == "kmutex" and .metric == "ns_per_pair") | .sd')
+job1=$(sql "SELECT id FROM jobs WHERE submission_id = $one")
+mine=$(python3 - "$T/agent-a/jobs/$job1/noise" <<'PY'
+import json, statistics, sys
+d = sys.argv[1]
+def mean(side, r):
+    doc = json.load(open("%s/out-%s-r%d/result.json" % (d, side, r)))
+    run = [x for x in doc["runs"] if x["workload"] == "uncontended" and x["lock"] == "kmutex"][0]
+    s = run.get("samples", {}).get("ns_per_pair") or [run["metrics"]["ns_per_pair"]]
+    return sum(s) / len(s)
+b = [mean("base", r) for r in range(3)]
+p = [mean("patched", r) for r in range(3)]
+print(statistics.stdev([y - x for x, y in zip(b, p)]) / statistics.mean(b))
+PY
+)
+diag "kmutex uncontended ns_per_pair: posted sd $posted, from the documents $mine"
+ok "$(python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if abs(a - b) <= 0.1 * b else 1)" "$posted" "$mine"; echo $?)" \
+  "the posted spread is the A/A documents' own (per-round paired differences)"
 ok "$([[ -f $T/agent-a/noise-smoke.stamp ]]; echo $?)" "the agent keeps when it measured (workdir noise-smoke.stamp)"
 
 agent_once agent-2.log
