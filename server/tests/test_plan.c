@@ -30,8 +30,8 @@ static void test_mde(void **state)
 	assert_true(isinf(plan_mde(NAN, 5, 0.05)));
 }
 
-static void row(struct compare_row *r, const char *workload, const char *params,
-                const char *metric, enum verdict v)
+static void row(struct compare_row *r, const char *workload, const char *params, const char *metric,
+                enum verdict v)
 {
 	memset(r, 0, sizeof(*r));
 	r->workload = strdup(workload);
