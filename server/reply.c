@@ -160,6 +160,22 @@ static size_t reply_measured(const struct reply_data *d, double *bound)
 	return rows;
 }
 
+/* A row that stayed inconclusive because its machine cannot resolve it (plan.h). */
+static bool reply_row_unresolved(const struct compare_row *x)
+{
+	return x->unresolvable > 0 && !x->control && x->verdict == VERDICT_INCONCLUSIVE;
+}
+
+/* True when some row of d is reply_row_unresolved. */
+static bool reply_unresolved(const struct reply_data *d)
+{
+	for (size_t i = 0; i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++)
+			if (reply_row_unresolved(&d->cmps[i].cmp.rows[k]))
+				return true;
+	return false;
+}
+
 /*
  * Tested-by: every job ran, none regressed or locked up, not build-only,
  * conclusive, and some headline row was measured.
@@ -244,7 +260,14 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		double bound;
 		size_t rows = reply_measured(d, &bound);
 
-		if (rows == 0)
+		if (rows == 0 && reply_unresolved(d))
+			fprintf(
+			    s,
+			    "locklab ran the %s suite%s, but this machine cannot resolve any of "
+			    "its rows within their margins, so no Tested-by.",
+			    PQgetvalue(d->sub, 0, 6),
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+		else if (rows == 0)
 			fprintf(
 			    s,
 			    "locklab built and ran the %s suite%s: no benchmark row to compare, so "
@@ -280,8 +303,7 @@ static void reply_unresolvable(FILE *f, const struct reply_data *d)
 			size_t len = 0;
 			FILE *s;
 
-			if (!(x->unresolvable > 0) || x->control ||
-			    x->verdict != VERDICT_INCONCLUSIVE)
+			if (!reply_row_unresolved(x))
 				continue;
 			s = open_memstream(&text, &len);
 			if (!s)
