@@ -111,8 +111,8 @@ int run_side(struct job *j, const struct variant *v, int round, char **doc);
  * interval), run the job's base lockbench against itself for
  * --noise-rounds paired rounds, compare them with compare_results and post
  * each point's spread to POST /api/v1/noise.  Native jobs only.  A failure
- * is logged and costs the job nothing; returns -1 only when the job was
- * lost or the agent is stopping.
+ * is logged and costs the job nothing; returns -1 when the job was lost or
+ * the agent is stopping (the caller sees j->lost and the stop flag).
  */
 int noise_measure(struct job *j);
 
