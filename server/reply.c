@@ -291,36 +291,45 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 
 /*
  * The rows the machine's noise profile said up front it cannot resolve
- * (plan.h), one sentence each, after the finding: they were left out of
- * the verdict and the Tested-by, and said, never counted as no-change.
+ * (plan.h), one paragraph per comparison after the finding: they were left
+ * out of the verdict and the Tested-by, and are said, never counted as
+ * no-change.
  */
 static void reply_unresolvable(FILE *f, const struct reply_data *d)
 {
-	for (size_t i = 0; d->done && i < d->ncmps; i++)
-		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
-			const struct compare_row *x = &d->cmps[i].cmp.rows[k];
-			char *text = NULL;
-			size_t len = 0;
-			FILE *s;
+	for (size_t i = 0; d->done && i < d->ncmps; i++) {
+		const struct comparison *c = &d->cmps[i].cmp;
+		char *text = NULL;
+		size_t len = 0, n = 0;
+		FILE *s = open_memstream(&text, &len);
+
+		if (!s)
+			return;
+		for (size_t k = 0; k < c->nrows; k++) {
+			const struct compare_row *x = &c->rows[k];
 
 			if (!reply_row_unresolved(x))
 				continue;
-			s = open_memstream(&text, &len);
-			if (!s)
-				return;
-			fprintf(s, "This machine (class %s) cannot resolve less than %.1f%% on ",
-			        d->cmps[i].machine_class, x->unresolvable * 100);
+			if (n++ == 0)
+				fprintf(s, "This machine (class %s) cannot resolve less than ",
+				        d->cmps[i].machine_class);
+			else
+				fputs(", ", s);
+			fprintf(s, "%.1f%% on ", x->unresolvable * 100);
 			reply_point(s, x);
-			fprintf(s,
-			        " (margin +-%g%%): not resolvable on this machine, so it is not "
-			        "counted as no-change and does not hold back a Tested-by.",
-			        x->margin * 100);
-			if (fclose(s) == 0 && text) {
-				fputc('\n', f);
-				reply_wrap(f, text, 0, 0);
-			}
-			free(text);
+			fprintf(s, " (margin +-%g%%)", x->margin * 100);
 		}
+		if (n)
+			fprintf(s,
+			        ": not resolvable on this machine, so %s not counted as no-change "
+			        "and %s not hold back a Tested-by.",
+			        n == 1 ? "it is" : "they are", n == 1 ? "does" : "do");
+		if (fclose(s) == 0 && text && n) {
+			fputc('\n', f);
+			reply_wrap(f, text, 0, 0);
+		}
+		free(text);
+	}
 }
 
 /* What was tested: the series (or git ref), its author and tree. */
