@@ -133,6 +133,11 @@ static int run_job(struct agent *ag, json_t *desc)
 		}
 		goto out;
 	}
+	/*
+	 * The machine's own noise, when due, before the job's rounds (noise.c);
+	 * a lost lease or a stop there is seen by the loop and the end below.
+	 */
+	noise_measure(j);
 	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
 		int round = j->next_round;
 		if (run_round(j, round)) {

@@ -100,6 +100,23 @@ int job_prepare(struct job *j, json_t *desc);
  * fail_reason.
  */
 int run_round(struct job *j, int round);
+/*
+ * One variant for one round, as run_round runs it (sandbox, limits, one
+ * retry for the machine's failures), its document handed back in *doc (new
+ * string) instead of posted: the noise measurement's sides (noise.c).
+ */
+int run_side(struct job *j, const struct variant *v, int round, char **doc);
+
+/*
+ * noise.c: when --noise-interval says the machine's noise is due for the
+ * job's suite (never measured in this workdir, or longer ago than the
+ * interval), run the job's base lockbench against itself for
+ * --noise-rounds paired rounds, compare them with compare_results and post
+ * each point's spread to POST /api/v1/noise.  Native jobs only.  A failure
+ * is logged and costs the job nothing; returns -1 when the job was lost or
+ * the agent is stopping (the caller sees j->lost and the stop flag).
+ */
+int noise_measure(struct job *j);
 
 /* post.c: talking to the server about the job */
 int post_result(struct job *j, const char *variant, int round, const char *doc);

@@ -77,6 +77,12 @@ static void usage(FILE *f)
 	    "                      time, each on its own half of the CPUs [$LOCKLAB_DUET, off]\n"
 	    "  --abba on|off       (without a duet) run them in turns, a sample (~0.1 s) a\n"
 	    "                      side, A B B A [$LOCKLAB_ABBA, off]\n"
+	    "  --noise-interval S  measure this machine's A/A spread per suite point (the job's\n"
+	    "                      base lockbench on both sides) at the first job of a suite\n"
+	    "                      and again after S seconds; the server plans rounds from it;\n"
+	    "                      0: never [$LOCKLAB_NOISE_INTERVAL, 86400]\n"
+	    "  --noise-rounds N    paired A/A rounds of one measurement, at least 3\n"
+	    "                      [$LOCKLAB_NOISE_ROUNDS, 3]\n"
 	    "  --allow-unsandboxed run submitted code even when bubblewrap does not work here\n"
 	    "                      (it can then read and write all the agent can) "
 	    "[$LOCKLAB_ALLOW_UNSANDBOXED=1]\n"
@@ -106,18 +112,28 @@ static int parse_on_off(const char *s, const char *what, bool *out)
 	return 0;
 }
 
-static int parse_pos(const char *s, const char *what, int *out)
+static int parse_min(const char *s, const char *what, long min, int *out)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v > INT_MAX) {
-		fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n", what,
-		        s);
+	if (!*s || *end || errno || v < min || v > INT_MAX) {
+		if (min == 1)
+			fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n",
+			        what, s);
+		else
+			fprintf(stderr,
+			        "locklab-agent: %s: '%s' is not a whole number of at least %ld\n",
+			        what, s, min);
 		return -1;
 	}
 	*out = (int)v;
 	return 0;
+}
+
+static int parse_pos(const char *s, const char *what, int *out)
+{
+	return parse_min(s, what, 1, out);
 }
 
 int main(int argc, char **argv)
@@ -133,6 +149,8 @@ int main(int argc, char **argv)
 	    .max_prefixes = 5,
 	    .duet = false, /* see agent.h: not shown to help on this machine kind yet */
 	    .abba = false, /* nor this (README, Measured) */
+	    .noise_interval_s = 86400,
+	    .noise_rounds = 3,
 	    .poll_s = 5,
 	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
 	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
@@ -169,6 +187,8 @@ int main(int argc, char **argv)
 		O_UNSANDBOXED,
 		O_DUET,
 		O_ABBA,
+		O_NOISE_INTERVAL,
+		O_NOISE_ROUNDS,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -193,6 +213,8 @@ int main(int argc, char **argv)
 	    {"allow-unsandboxed", no_argument, NULL, O_UNSANDBOXED},
 	    {"duet", required_argument, NULL, O_DUET},
 	    {"abba", required_argument, NULL, O_ABBA},
+	    {"noise-interval", required_argument, NULL, O_NOISE_INTERVAL},
+	    {"noise-rounds", required_argument, NULL, O_NOISE_ROUNDS},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -212,6 +234,13 @@ int main(int argc, char **argv)
 		return 2;
 	if (getenv("LOCKLAB_ABBA") &&
 	    parse_on_off(getenv("LOCKLAB_ABBA"), "LOCKLAB_ABBA", &cfg.abba))
+		return 2;
+	if (getenv("LOCKLAB_NOISE_INTERVAL") &&
+	    parse_min(getenv("LOCKLAB_NOISE_INTERVAL"), "LOCKLAB_NOISE_INTERVAL", 0,
+	              &cfg.noise_interval_s))
+		return 2;
+	if (getenv("LOCKLAB_NOISE_ROUNDS") &&
+	    parse_min(getenv("LOCKLAB_NOISE_ROUNDS"), "LOCKLAB_NOISE_ROUNDS", 3, &cfg.noise_rounds))
 		return 2;
 	if (getenv("LOCKLAB_MAX_PREFIXES") &&
 	    parse_pos(getenv("LOCKLAB_MAX_PREFIXES"), "LOCKLAB_MAX_PREFIXES", &cfg.max_prefixes))
@@ -290,6 +319,14 @@ int main(int argc, char **argv)
 			break;
 		case O_ABBA:
 			if (parse_on_off(optarg, "--abba", &cfg.abba))
+				return 2;
+			break;
+		case O_NOISE_INTERVAL:
+			if (parse_min(optarg, "--noise-interval", 0, &cfg.noise_interval_s))
+				return 2;
+			break;
+		case O_NOISE_ROUNDS:
+			if (parse_min(optarg, "--noise-rounds", 3, &cfg.noise_rounds))
 				return 2;
 			break;
 		case O_UNSANDBOXED:

@@ -166,7 +166,7 @@ static bool pairs_abba(struct job *j)
 
 /* Run one variant for one round and post it; duet: its duet document or NULL. */
 static int run_variant_once(struct job *j, const struct variant *v, int round, const char *duet,
-                            bool *retry)
+                            bool *retry, char **keep)
 {
 	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400];
 	struct stack_arg sa;
@@ -340,6 +340,10 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	}
 	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
 	          r.wall_s, r.status);
+	if (keep) {
+		*keep = doc;
+		return 0;
+	}
 	int rc = post_result(j, v->name, round, doc);
 	free(doc);
 	return rc;
@@ -350,14 +354,15 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
  * machine's reasons (killed, qemu failing) is tried once more before the
  * job fails with the reason; nothing of it is posted as a finding.
  */
-static int run_variant(struct job *j, const struct variant *v, int round, const char *duet)
+static int run_variant(struct job *j, const struct variant *v, int round, const char *duet,
+                       char **keep)
 {
 	bool retry = false;
-	int rc = run_variant_once(j, v, round, duet, &retry);
+	int rc = run_variant_once(j, v, round, duet, &retry, keep);
 	if (rc && retry && !atomic_load(&j->lost) && !atomic_load(&j->ag->stop)) {
 		agent_log("warn", j->id, "round %d: %s failed (%s); trying once more", round,
 		          v->name, j->fail_reason);
-		rc = run_variant_once(j, v, round, duet, &retry);
+		rc = run_variant_once(j, v, round, duet, &retry, keep);
 	}
 	return rc;
 }
@@ -536,8 +541,14 @@ int run_round(struct job *j, int round)
 	 * over time hits both sides alike */
 	for (int i = 0; i < j->nv; i++) {
 		int idx = round % 2 == 0 ? i : j->nv - 1 - i;
-		if (run_variant(j, &j->v[idx], round, with_duet ? duet[idx] : NULL))
+		if (run_variant(j, &j->v[idx], round, with_duet ? duet[idx] : NULL, NULL))
 			return -1;
 	}
 	return 0;
+}
+
+int run_side(struct job *j, const struct variant *v, int round, char **doc)
+{
+	*doc = NULL;
+	return run_variant(j, v, round, NULL, doc);
 }

@@ -74,7 +74,8 @@ if alive "$VAR/agent.pid"; then
 else
   say "starting locklab-agent (workdir $VAR/agent, native tree $top)"
   setsid "$top/$BUILD/locklab-agent" --server "$URL" --token "$(cat "$VAR/agent-token")" \
-    --workdir "$VAR/agent" --native-tree "$top" --poll 2 >>"$VAR/agent.log" 2>&1 </dev/null &
+    --workdir "$VAR/agent" --native-tree "$top" --poll 2 \
+    --noise-interval "${LOCKLAB_NOISE_INTERVAL:-0}" >>"$VAR/agent.log" 2>&1 </dev/null &
   echo $! >"$VAR/agent.pid"
 fi
 

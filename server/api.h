@@ -28,6 +28,12 @@ enum handler_rc api_job_results(struct http_request *req, long long id);
 enum handler_rc api_job_fail(struct http_request *req, long long id);
 enum handler_rc api_job_release(struct http_request *req, long long id);
 
+/* plan.c: noise profiles of machine classes (plan.h) */
+/* POST /api/v1/noise (agent): store the caller's class's profile of a suite */
+enum handler_rc api_noise_post(struct http_request *req);
+/* GET /api/v1/noise[?machine_class=&suite=]: the stored profiles */
+enum handler_rc api_noise_get(struct http_request *req);
+
 /* misc.c */
 enum handler_rc api_tree_list(struct http_request *req);
 enum handler_rc api_tree_create(struct http_request *req);

@@ -22,8 +22,12 @@ struct srv_config {
 	int max_attempts;        /* expired leases before a job fails */
 	int min_rounds;          /* rounds a job asks for first */
 	int max_rounds;          /* limit when inconclusive points ask for more */
-	double alpha;            /* false discovery rate */
-	double min_effect;       /* relative */
+	/* rounds planned from a machine class's noise profile (plan.c) */
+	double plan_mde_latency;   /* target MDE of single-thread rows, relative */
+	double plan_mde_contended; /* target MDE of contended throughput / fairness rows */
+	int plan_budget;           /* seconds a planned job's rounds may take */
+	double alpha;              /* false discovery rate */
+	double min_effect;         /* relative */
 	bool submit_token_required;
 	bool allow_local_trees;      /* trees may be local paths or file:// URLs */
 	unsigned max_connections;    /* open at once; past it requests get 503 (conn.h) */

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "db.h"
 #include "ingest.h"
+#include "plan.h"
 #include "reply.h"
 #include "reports.h"
 #include "result.h"
@@ -258,6 +259,9 @@ static int claim_body(PGconn *c, void *arg)
 		            1, p);
 		if (rc == DB_OK)
 			rc = db_run(c, "UPDATE agents SET last_seen = now() WHERE id = $1", 1, q);
+		/* the rounds this machine class's noise asks for (plan.h), once */
+		if (rc == DB_OK)
+			rc = plan_job(c, strtoll(jid, NULL, 10));
 	}
 	if (rc != DB_OK) {
 		PQclear(res);
@@ -606,12 +610,17 @@ struct results_ctx {
 	json_t *progress;
 };
 
-/* The job's confirm_from, 0 while it has none; -1 on a database failure. */
-static int job_confirm_from(PGconn *c, const char *idbuf)
+/*
+ * The job's confirm_from (0 while it has none) and its most rounds (its
+ * plan's, else --max-rounds); -1 on a database failure.
+ */
+static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds)
 {
 	const char *q[1] = {idbuf};
-	PGresult *res =
-	    db_exec(c, "SELECT coalesce(confirm_from, 0) FROM jobs WHERE id = $1", 1, q);
+	PGresult *res = db_exec(c,
+	                        "SELECT coalesce(confirm_from, 0), max_rounds FROM jobs WHERE "
+	                        "id = $1",
+	                        1, q);
 	int v;
 
 	if (!res || PQntuples(res) != 1) {
@@ -619,6 +628,7 @@ static int job_confirm_from(PGconn *c, const char *idbuf)
 		return -1;
 	}
 	v = atoi(PQgetvalue(res, 0, 0));
+	*max_rounds = PQgetisnull(res, 0, 1) ? srv_cfg.max_rounds : atoi(PQgetvalue(res, 0, 1));
 	PQclear(res);
 	return v;
 }
@@ -643,11 +653,11 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 	char idbuf[24], add[16], max[16], from[16];
 	struct comparison cmp;
 	char err[256];
-	int rc, confirm_from;
+	int rc, confirm_from, max_rounds;
 	bool confirm = false, more = false;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
-	if ((confirm_from = job_confirm_from(c, idbuf)) < 0)
+	if ((confirm_from = job_confirm_from(c, idbuf, &max_rounds)) < 0)
 		return db_failure();
 	comparison_init(&cmp);
 	rc = verdicts_compute(c, x->id, confirm_from, &cmp, err, sizeof(err));
@@ -664,11 +674,11 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 	}
 	if (confirm_from == 0) {
 		confirm = verdicts_found_change(&cmp);
-		more = !confirm && verdicts_want_more(&cmp) && wanted < srv_cfg.max_rounds;
+		more = !confirm && verdicts_want_more(&cmp) && wanted < max_rounds;
 	}
 	rc = verdicts_store(c, x->id, &cmp, !confirm && !more);
 	snprintf(add, sizeof(add), "%d", srv_cfg.min_rounds);
-	snprintf(max, sizeof(max), "%d", srv_cfg.max_rounds);
+	snprintf(max, sizeof(max), "%d", max_rounds);
 	snprintf(from, sizeof(from), "%d", wanted);
 	if (rc == DB_OK && confirm) {
 		const char *q[2] = {idbuf, from};

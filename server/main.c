@@ -64,6 +64,15 @@ static struct opt opts[] = {
      "A/B rounds a job asks for first, and the step when it asks for more"},
     {"max-rounds", "LOCKLAB_MAX_ROUNDS", OPT_INT, &srv_cfg.max_rounds, "20", 1, 1000,
      "most rounds inconclusive points may ask for"},
+    {"plan-mde-latency", "LOCKLAB_PLAN_MDE_LATENCY", OPT_DOUBLE, &srv_cfg.plan_mde_latency, "0.03",
+     0.001, 1,
+     "target MDE of single-thread rows (ns per pair, wake time) when a machine class has a "
+     "noise profile: its jobs plan the rounds that reach it (relative)"},
+    {"plan-mde-contended", "LOCKLAB_PLAN_MDE_CONTENDED", OPT_DOUBLE, &srv_cfg.plan_mde_contended,
+     "0.10", 0.001, 1, "target MDE of contended throughput and fairness rows (relative)"},
+    {"plan-budget", "LOCKLAB_PLAN_BUDGET", OPT_INT, &srv_cfg.plan_budget, "3600", 1, 604800,
+     "seconds a planned job's rounds may take (with the profile's seconds a round, it caps the "
+     "rounds; never above --max-rounds)"},
     {"alpha", "LOCKLAB_ALPHA", OPT_DOUBLE, &srv_cfg.alpha, "0.05", 1e-9, 0.5,
      "false discovery rate of the verdicts (Benjamini-Hochberg)"},
     {"min-effect", "LOCKLAB_MIN_EFFECT", OPT_DOUBLE, &srv_cfg.min_effect, "0.02", 0, 10,

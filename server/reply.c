@@ -160,6 +160,22 @@ static size_t reply_measured(const struct reply_data *d, double *bound)
 	return rows;
 }
 
+/* A row that stayed inconclusive because its machine cannot resolve it (plan.h). */
+static bool reply_row_unresolved(const struct compare_row *x)
+{
+	return x->unresolvable > 0 && !x->control && x->verdict == VERDICT_INCONCLUSIVE;
+}
+
+/* True when some row of d is reply_row_unresolved. */
+static bool reply_unresolved(const struct reply_data *d)
+{
+	for (size_t i = 0; i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++)
+			if (reply_row_unresolved(&d->cmps[i].cmp.rows[k]))
+				return true;
+	return false;
+}
+
 /*
  * Tested-by: every job ran, none regressed or locked up, not build-only,
  * conclusive, and some headline row was measured.
@@ -244,7 +260,14 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		double bound;
 		size_t rows = reply_measured(d, &bound);
 
-		if (rows == 0)
+		if (rows == 0 && reply_unresolved(d))
+			fprintf(
+			    s,
+			    "locklab ran the %s suite%s, but this machine cannot resolve any of "
+			    "its rows within their margins, so no Tested-by.",
+			    PQgetvalue(d->sub, 0, 6),
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+		else if (rows == 0)
 			fprintf(
 			    s,
 			    "locklab built and ran the %s suite%s: no benchmark row to compare, so "
@@ -264,6 +287,49 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 	if (fclose(s) == 0 && text)
 		reply_wrap(f, text, 0, 0);
 	free(text);
+}
+
+/*
+ * The rows the machine's noise profile said up front it cannot resolve
+ * (plan.h), one paragraph per comparison after the finding: they were left
+ * out of the verdict and the Tested-by, and are said, never counted as
+ * no-change.
+ */
+static void reply_unresolvable(FILE *f, const struct reply_data *d)
+{
+	for (size_t i = 0; d->done && i < d->ncmps; i++) {
+		const struct comparison *c = &d->cmps[i].cmp;
+		char *text = NULL;
+		size_t len = 0, n = 0;
+		FILE *s = open_memstream(&text, &len);
+
+		if (!s)
+			return;
+		for (size_t k = 0; k < c->nrows; k++) {
+			const struct compare_row *x = &c->rows[k];
+
+			if (!reply_row_unresolved(x))
+				continue;
+			if (n++ == 0)
+				fprintf(s, "This machine (class %s) cannot resolve less than ",
+				        d->cmps[i].machine_class);
+			else
+				fputs(", ", s);
+			fprintf(s, "%.1f%% on ", x->unresolvable * 100);
+			reply_point(s, x);
+			fprintf(s, " (margin +-%g%%)", x->margin * 100);
+		}
+		if (n)
+			fprintf(s,
+			        ": not resolvable on this machine, so %s not counted as no-change "
+			        "and %s not hold back a Tested-by.",
+			        n == 1 ? "it is" : "they are", n == 1 ? "does" : "do");
+		if (fclose(s) == 0 && text && n) {
+			fputc('\n', f);
+			reply_wrap(f, text, 0, 0);
+		}
+		free(text);
+	}
 }
 
 /* What was tested: the series (or git ref), its author and tree. */
@@ -556,6 +622,7 @@ static char *reply_body(const struct reply_data *d)
 		return NULL;
 	reply_link(link, sizeof(link), d->id);
 	reply_finding(f, d, tested);
+	reply_unresolvable(f, d);
 	fputc('\n', f);
 	reply_what(f, d);
 	for (size_t i = 0; d->done && i < d->ncmps; i++) {

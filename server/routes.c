@@ -36,6 +36,8 @@ static const struct route routes[] = {
     {"GET", "/api/v1/agents", api_agent_list, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/agents/register", api_agent_register, NULL, ROUTE_ADMIN},
     {"GET", "/api/v1/history", api_history, NULL, ROUTE_ANYONE},
+    {"POST", "/api/v1/noise", api_noise_post, NULL, ROUTE_AGENT},
+    {"GET", "/api/v1/noise", api_noise_get, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/jobs/claim", api_job_claim, NULL, ROUTE_AGENT},
     {"POST", "/api/v1/jobs/{id}/heartbeat", NULL, api_job_heartbeat, ROUTE_AGENT},
     {"POST", "/api/v1/jobs/{id}/results", NULL, api_job_results, ROUTE_AGENT},

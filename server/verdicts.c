@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "plan.h"
 #include "result.h"
 
 int verdicts_rank(const char *v)
@@ -49,16 +50,21 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	struct lb_result *base = NULL, *patched = NULL;
 	size_t nbase = 0, npatched = 0;
 	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
-	PGresult *res;
-	int i, n, rc = -3;
+	PGresult *res, *plan;
+	int i, n, rc = -3, first;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
+	plan = db_exec(c, "SELECT plan::text FROM jobs WHERE id = $1", 1, p);
+	if (!plan)
+		return db_failure();
 	res = db_exec(c,
 	              "SELECT variant, document::text FROM results WHERE job_id = $1 AND "
 	              "variant IN ('base', 'patched') ORDER BY round, variant",
 	              1, p);
-	if (!res)
+	if (!res) {
+		PQclear(plan);
 		return db_failure();
+	}
 	n = PQntuples(res);
 	base = calloc((size_t)n + 1, sizeof(*base));
 	patched = calloc((size_t)n + 1, sizeof(*patched));
@@ -98,10 +104,17 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS
 		                       ? (size_t)srv_cfg.min_rounds
 		                       : COMPARE_MIN_PAIRS;
+	/* a planned job tests from the rounds its plan asks for first */
+	first = PQntuples(plan) == 1 ? plan_first_rounds(db_value(plan, 0, 0)) : 0;
+	if (first >= COMPARE_MIN_PAIRS && (size_t)first < opts.min_samples)
+		opts.min_samples = (size_t)first;
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
+	if (PQntuples(plan) == 1)
+		plan_mark_rows(db_value(plan, 0, 0), out);
 	rc = 0;
 out:
+	PQclear(plan);
 	PQclear(res);
 	free_results(base, nbase);
 	free_results(patched, npatched);
@@ -337,12 +350,13 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	*out = NULL;
 	*n = 0;
 	snprintf(idbuf, sizeof(idbuf), "%lld", submission_id);
-	cres = db_exec(c,
-	               "SELECT c.id, c.job_id, j.machine_class, c.final, c.suite, c.machine::text, "
-	               "c.base_rounds, c.patched_rounds, c.alpha, c.min_effect, c.equiv_margin, "
-	               "c.min_samples, c.confirm_from FROM comparisons c JOIN jobs j ON "
-	               "j.id = c.job_id WHERE j.submission_id = $1 ORDER BY c.job_id",
-	               1, p);
+	cres =
+	    db_exec(c,
+	            "SELECT c.id, c.job_id, j.machine_class, c.final, c.suite, c.machine::text, "
+	            "c.base_rounds, c.patched_rounds, c.alpha, c.min_effect, c.equiv_margin, "
+	            "c.min_samples, c.confirm_from, j.plan::text FROM comparisons c JOIN jobs j ON "
+	            "j.id = c.job_id WHERE j.submission_id = $1 ORDER BY c.job_id",
+	            1, p);
 	if (!cres)
 		return db_failure();
 	vres = db_exec(
@@ -440,6 +454,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
 			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
 		}
+		plan_mark_rows(db_value(cres, i, 13), cmp);
 	}
 	*out = v;
 	v = NULL;

@@ -885,6 +885,8 @@ bool compare_row_decides(const struct compare_row *r)
 		return true;
 	if (r->control)
 		return false;
+	if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
+		return false; /* said up front: this machine cannot resolve it */
 	return r->verdict != VERDICT_INCONCLUSIVE || r->headline;
 }
 

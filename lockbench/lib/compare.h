@@ -144,6 +144,14 @@ struct compare_row {
 	int disturb_runs;
 	int repeated;
 	double disturb_limit_pct;
+	/*
+	 * 0, or the smallest change this machine can resolve on the row (its
+	 * MDE at the job's most rounds, relative) when that is above the row's
+	 * margin: the server's plan from the machine class's noise profile sets
+	 * it (server/plan.h).  Such a row, when inconclusive, decides nothing:
+	 * it is "not resolvable on this machine", never no-change.
+	 */
+	double unresolvable;
 };
 
 /*
@@ -190,7 +198,11 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
                     size_t npatched, const struct compare_opts *opts, struct comparison *out,
                     char *err, size_t errlen);
 
-/* True when the row takes part in the overall verdict and the more-rounds decision. */
+/*
+ * True when the row takes part in the overall verdict and the more-rounds
+ * decision: not a control (unless it locked up), and not an inconclusive
+ * descriptive row or one this machine cannot resolve (unresolvable).
+ */
 bool compare_row_decides(const struct compare_row *r);
 
 /* True when any row is a control row. */

@@ -1037,8 +1037,12 @@ static int render_text(const struct comparison *c, FILE *out)
 			grid_set(&g, row, 7, "-");
 			grid_set(&g, row, 8, "-");
 		}
-		grid_set(&g, row, 9, "%s%s", verdict_name(r->verdict),
-		         r->control ? " (control)" : "");
+		if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
+			grid_set(&g, row, 9, "not resolvable on this machine: %.1f%%%s",
+			         r->unresolvable * 100, r->control ? " (control)" : "");
+		else
+			grid_set(&g, row, 9, "%s%s", verdict_name(r->verdict),
+			         r->control ? " (control)" : "");
 	}
 	for (size_t k = 0; k < NCOL; k++)
 		w[k] = grid_width(&g, k, strlen(heads[k]));

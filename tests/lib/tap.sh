@@ -7,6 +7,10 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) BIN="$BUILD" ;; *) BIN="$TOP/$BUILD" ;; esac
+# agents measure no A/A noise in tests (it adds rounds to a first job, and the
+# profile it posts would change the rounds later jobs plan) unless a test
+# asks with --noise-interval or this variable (tests/39-agent-noise.t)
+export LOCKLAB_NOISE_INTERVAL=${LOCKLAB_NOISE_INTERVAL:-0}
 T=$(mktemp -d "${TMPDIR:-/tmp}/locklab-test.XXXXXX")
 chmod 755 "$T"
 _tap_n=0

@@ -1,0 +1,54 @@
+/*
+ * plan.h - rounds planned from a machine class's own noise (issue 12).
+ *
+ * Agents measure their suite's A/A spread (the same lockbench both sides, a
+ * few paired rounds) and post it per suite point: the standard deviation of
+ * the per-round paired relative change (POST /api/v1/noise).  The server
+ * keeps the latest figure per (machine class, suite, point) in
+ * noise_profiles.  When a job of a class with a profile is first claimed,
+ * plan_job works out for every headline point the rounds that bring its
+ * minimum detectable effect (MDE: alpha two-sided, power 0.8) down to the
+ * target (--plan-mde-latency for single-thread rows, --plan-mde-contended
+ * for contended throughput and fairness), within --plan-budget seconds and
+ * --max-rounds, and sets the job's first rounds and its own limit from it.
+ * A point whose MDE at that limit is still above its margin
+ * (compare_row_margin) cannot reach no-change on this machine: the plan
+ * says so up front ("this machine cannot resolve less than X% on <row>"),
+ * and such a row, when inconclusive, decides nothing (compare_row.
+ * unresolvable): it is reported as not resolvable, never as no-change, and
+ * does not keep a Tested-by.  Without a profile a job keeps the server's
+ * --min-rounds / --max-rounds.  docs/api.md has the contract.
+ */
+#ifndef LOCKLAB_SERVER_PLAN_H
+#define LOCKLAB_SERVER_PLAN_H
+
+#include <libpq-fe.h>
+
+#include "compare.h"
+
+/*
+ * MDE of a paired test over n rounds whose per-round relative change has
+ * standard deviation sd: (t(1 - alpha/2, n-1) + t(0.8, n-1)) * sd / sqrt(n).
+ * Infinity below two rounds.
+ */
+double plan_mde(double sd, int n, double alpha);
+
+/*
+ * Plan job_id's rounds from its machine class's profile, inside the
+ * caller's transaction, once: a job that already has a plan or a result is
+ * left alone, and so is one whose class has no profile for its suite.
+ * Returns DB_OK or a db_tx code.
+ */
+int plan_job(PGconn *c, long long job_id);
+
+/*
+ * Mark the rows of cmp that plan_text (jobs.plan as text, may be NULL)
+ * says this machine cannot resolve: their compare_row.unresolvable is set
+ * to the MDE at the job's limit.
+ */
+void plan_mark_rows(const char *plan_text, struct comparison *cmp);
+
+/* The plan's first rounds (its "rounds"), 0 without a plan. */
+int plan_first_rounds(const char *plan_text);
+
+#endif

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Rounds planned from the machine's own noise (issue 12): an agent posts its
+# class's A/A spread per suite point (POST /api/v1/noise); a job of that
+# class asks for the rounds that reach the target MDE, within the time
+# budget; a row whose MDE at the job's most rounds is above its margin is
+# said up front ("this machine cannot resolve less than X%"), and when it
+# stays inconclusive it is reported as not resolvable, not as no-change,
+# and does not keep a Tested-by.  A class without a profile keeps the
+# server's rounds, and the same documents there end inconclusive.
+#
+# The documents are made by lockbench: one real smoke run of pthread is the
+# template (its points, parameter keys, units and figures), and each round's
+# copy moves its samples by a seeded amount (+-0.3% for single-thread cost,
+# +-40% for contended throughput, as the two kinds of row vary on a loaded
+# 2-CPU machine), so the verdicts are the same every time.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+
+pg_start || { echo "Bail out! no postgres"; exit 1; }
+server_start --min-rounds 5 --max-rounds 12 --plan-budget 600 || { echo "Bail out! no server"; exit 1; }
+make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
+"$BIN/lockbench" run --suite smoke --locks pthread --json "$T/template.json" >"$T/lb.log" 2>&1 ||
+  { echo "Bail out! lockbench run failed: $(tail -3 "$T/lb.log")"; exit 1; }
+
+# doc VARIANT ROUND: a copy of the template for one side of one round
+doc() {
+  python3 - "$T/template.json" "$1" "$2" <<'PY'
+import json, random, sys
+d = json.load(open(sys.argv[1]))
+variant, rnd = sys.argv[2], int(sys.argv[3])
+rng = random.Random("%s-%d" % (variant, rnd))
+for run in d["runs"]:
+    for m, xs in run.get("samples", {}).items():
+        spread = 0.40 if (run["workload"] == "hot" and m == "ops_per_sec") else 0.003
+        xs[:] = [x * (1 + rng.uniform(-spread, spread)) for x in xs]
+        if xs:
+            run["metrics"][m] = sum(xs) / len(xs)
+d["variant"], d["round"] = variant, rnd
+print(json.dumps(d))
+PY
+}
+# post JOB TOKEN VARIANT ROUND
+post() {
+  doc "$3" "$4" >"$T/round.json"
+  api POST "/api/v1/jobs/$1/results" -H "Authorization: Bearer $2" \
+    -H "Idempotency-Key: job-$1-$3-$4" -d @"$T/round.json"
+}
+# run_job JOB TOKEN: post rounds until the job asks for none; sets POSTED
+run_job() {
+  local r=0 more=1
+  POSTED=0
+  while ((more > 0 && r < 40)); do
+    post "$1" "$2" base "$r"
+    post "$1" "$2" patched "$r"
+    more=$(jq -r '.more_rounds // 0' <<<"$BODY")
+    [[ $CODE == 20[01] ]] || { diag "round $r: $CODE $BODY"; break; }
+    r=$((r + 1))
+  done
+  POSTED=$r
+}
+# submit_one N: a one-patch smoke submission with its own Message-ID; sets SUB
+submit_one() {
+  sed "s/^Message-ID: .*/Message-ID: <noise-plan-$1@example.org>/I" "$T/s/single.patch" >"$T/one-$1.patch"
+  jq -Rs '{mbox: ., suites: ["smoke"]}' "$T/one-$1.patch" >"$T/req.json"
+  api POST /api/v1/submissions -d @"$T/req.json"
+  SUB=$(jq -r .id <<<"$BODY")
+}
+# the parameter keys lockbench gives the template's points
+lbkey() { # WORKLOAD THREADS
+  jq -r --arg w "$1" --argjson t "$2" '.runs[] | select(.workload == $w and .params.threads == $t)
+    | .params | to_entries | sort_by(.key) | map("\(.key)=\(.value)") | join(",")' "$T/template.json"
+}
+UNC=$(lbkey uncontended 1) HOT2=$(lbkey hot 2) HOT4=$(lbkey hot 4)
+like "$UNC" 'threads=1' "the template has lockbench's uncontended point ($UNC)"
+
+register_agent '{"name": "small", "machine_class": "small2"}'
+A=$AGENT_TOKEN A_ID=$AGENT_ID
+
+# posting a profile: who may, and what is refused
+profile() { # UNC_SD HOT_SD ROUND_SECONDS
+  jq -n --arg u "$UNC" --arg h2 "$HOT2" --arg h4 "$HOT4" --argjson us "$1" --argjson hs "$2" --argjson rs "$3" \
+    '{suite: "smoke", rounds: 5, round_seconds: $rs, points: [
+       {workload: "uncontended", lock: "pthread", params: $u, metric: "ns_per_pair", users: 1, sd: $us},
+       {workload: "hot", lock: "pthread", params: $h2, metric: "ops_per_sec", users: 2, sd: $hs},
+       {workload: "hot", lock: "pthread", params: $h4, metric: "ops_per_sec", users: 4, sd: $hs},
+       {workload: "hot", lock: "pthread", params: $h2, metric: "cov", users: 2, sd: 0.9}]}'
+}
+profile 0.02 0.5 20 >"$T/p1.json"
+api POST /api/v1/noise -d @"$T/p1.json"
+is "$CODE" 401 "posting a noise profile without a token is 401"
+api POST /api/v1/noise -H "Authorization: Bearer $ADMIN_TOKEN" -d @"$T/p1.json"
+is "$CODE" 403 "the admin token is no agent's: 403"
+jq '.points[0].sd = -1' "$T/p1.json" >"$T/bad.json"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/bad.json"
+is "$CODE" 400 "a negative spread is 400"
+like "$(jq -r .detail <<<"$BODY")" 'points\[0\]: sd' "and the reply names the point and the field"
+jq '.rounds = 1' "$T/p1.json" >"$T/bad.json"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/bad.json"
+is "$CODE" 400 "a profile of one round is 400 (no spread from one pair)"
+jq '.points[1].extra = 1' "$T/p1.json" >"$T/bad.json"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/bad.json"
+is "$CODE" 400 "an unknown field is 400"
+jq '.points = []' "$T/p1.json" >"$T/bad.json"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/bad.json"
+is "$CODE" 400 "a profile without points is 400"
+is "$(sql "SELECT count(*) FROM noise_profiles")" 0 "nothing refused was stored"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/p1.json"
+is "$CODE" 201 "the agent's profile is stored (201)"
+is "$(jq -r '[.machine_class, .points] | join(",")' <<<"$BODY")" "small2,4" "for the agent's machine class, every point"
+api GET "/api/v1/noise?machine_class=small2"
+is "$CODE" 200 "GET /api/v1/noise answers 200"
+is "$(jq -r --arg k "$UNC" '.profiles[] | select(.workload == "uncontended" and .params == $k) | [.sd, .rounds, .round_seconds, .agent] | join(",")' <<<"$BODY")" \
+  "0.02,5,20,$A_ID" "it gives the point's spread, rounds, seconds a round and the agent"
+api GET "/api/v1/noise?machine_class=nosuch"
+is "$(jq -r '.profiles | length' <<<"$BODY")" 0 "a class without a profile has none"
+
+# planned rounds: uncontended sd 2% reaches 3% at 6 rounds (MDE 3.32% at 5,
+# 2.85% at 6); hot sd 50% has an MDE of 44.4% at the limit of 12 rounds
+# (budget 600 s / 20 s a round = 30, --max-rounds 12): not resolvable
+submit_one 1
+s1=$SUB
+claim "$A"
+j1=$JOB
+is "$(jq -r '[.job.rounds, .job.more_rounds] | join(",")' <<<"$BODY")" "6,6" \
+  "the job asks for the 6 rounds the uncontended row needs to reach its 3% target"
+api GET "/api/v1/submissions/$s1"
+is "$(jq -r '.jobs[0] | [.rounds, .max_rounds, .plan.max_rounds] | join(",")' <<<"$BODY")" "6,12,12" \
+  "its limit is --max-rounds (the 600 s budget allows 30)"
+like "$(jq -r '.jobs[0].plan.unresolvable[]' <<<"$BODY")" \
+  "^this machine cannot resolve less than 44\.4% on hot pthread .*threads=2 ops_per_sec" \
+  "the plan says up front that this machine cannot resolve less than 44.4% on hot at 2 threads"
+is "$(jq -r '.jobs[0].plan.unresolvable | length' <<<"$BODY")" 2 "and at 4 threads (descriptive cov is not planned)"
+is "$(jq -r --arg k "$UNC" '.jobs[0].plan.rows[] | select(.params == $k) | [.rounds, .resolvable] | join(",")' <<<"$BODY")" \
+  "6,true" "the uncontended row is resolvable in 6 rounds"
+
+run_job "$j1" "$A"
+is "$POSTED" 6 "the job was done after its 6 planned rounds"
+is "$(sql "SELECT state || ',' || verdict FROM jobs WHERE id = $j1")" "done,no-change" \
+  "the comparison is no-change: the unresolvable hot rows do not block it"
+api GET "/api/v1/submissions/$s1"
+is "$(jq -r '.verdict' <<<"$BODY")" no-change "the submission's verdict is no-change"
+is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .verdict] | unique | join(",")' <<<"$BODY")" \
+  inconclusive "the hot throughput rows themselves stayed inconclusive (never called no-change)"
+is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .unresolvable * 1000 | round] | join(",")' <<<"$BODY")" \
+  "444,444" "and carry the MDE this machine cannot go below"
+is "$(jq -r '.verdicts[] | select(.workload == "uncontended") | .verdict' <<<"$BODY")" no-change \
+  "the uncontended row is no-change"
+api GET "/api/v1/submissions/$s1/reply"
+reply=$BODY
+like "$reply" '^Tested-by: ' "the reply carries a Tested-by"
+like "$(tr '\n' ' ' <<<"$reply" | tr -s ' ')" \
+  "cannot resolve less than 44\.4% on .*not resolvable on this machine" \
+  "and says which row this machine cannot resolve and how it was reported"
+api GET "/api/v1/submissions/$s1/report?format=text"
+like "$BODY" "not resolvable on this machine: 44\.4%" "the text report's verdict column says not resolvable with the MDE"
+
+# a faster round and a quieter machine: a new profile moves the plan of the
+# next job (uncontended sd 1%: 4 rounds; 100 s a round: 6 rounds in 600 s)
+register_agent '{"name": "big", "machine_class": "other"}'
+O=$AGENT_TOKEN
+profile 0.01 0.5 100 >"$T/p2.json"
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/p2.json"
+is "$CODE" 201 "a new profile replaces the class's figures"
+is "$(sql "SELECT count(*) FROM noise_profiles WHERE machine_class = 'small2'")" 4 "one row per point, replaced"
+submit_one 2
+s2=$SUB
+claim "$A"
+j2=$JOB
+is "$(jq -r '[.job.rounds] | join(",")' <<<"$BODY")" 4 "the next job asks for the 4 rounds the new spread needs"
+is "$(sql "SELECT max_rounds FROM jobs WHERE id = $j2")" 6 "and its limit is what 600 s allow at 100 s a round"
+like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $j2")" "less than 71\.2% on hot" \
+  "at 6 rounds hot's MDE is 71.2%, said up front"
+
+# the class without a profile keeps --min-rounds/--max-rounds, and the same
+# documents end inconclusive there: the hot rows block it
+claim "$O"
+jo=$JOB
+is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a class without a profile asks for --min-rounds"
+is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || coalesce(max_rounds::text, 'none') FROM jobs WHERE id = $jo")" \
+  "none,none" "and has no plan and no limit of its own"
+run_job "$jo" "$O"
+is "$POSTED" 12 "it ran to --max-rounds (12) asking for more"
+is "$(sql "SELECT verdict FROM jobs WHERE id = $jo")" inconclusive "and ended inconclusive on the same kind of documents"
+
+# a plan is made once: a job claimed again after its lease ran out keeps it,
+# whatever the profile says by then
+api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/p1.json"
+sql "UPDATE jobs SET lease_expires = now() - interval '1 second' WHERE id = $j2" >/dev/null
+claim "$A"
+is "$JOB" "$j2" "the job whose lease ran out is claimed again"
+is "$(jq -r '.job.rounds' <<<"$BODY")" 4 "and keeps the rounds it was planned with"
+api GET /api/v1/noise
+is "$(jq -r '[.profiles[].machine_class] | unique | join(",")' <<<"$BODY")" small2 "GET without a class lists every class's profile"
+
+done_testing
