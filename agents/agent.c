@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +170,21 @@ out:
 	return rc;
 }
 
+/* A new claim key in ag->claim_key unless one is still in flight; 0 or -1. */
+static int claim_key_draw(struct agent *ag)
+{
+	unsigned char r[16];
+
+	if (ag->claim_key[0])
+		return 0;
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	memcpy(ag->claim_key, "claim-", 6);
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(ag->claim_key + 6 + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
 int agent_step(struct agent *ag)
 {
 	char err[1024];
@@ -176,12 +192,19 @@ int agent_step(struct agent *ag)
 
 	if (spool_flush(ag->spool_dir, &ag->api) > 0)
 		return -1; /* the server is not taking results: do not start more work */
-	long st = api_post(&ag->api, "/api/v1/jobs/claim", NULL, NULL, &reply, err, sizeof(err));
+	if (claim_key_draw(ag)) {
+		agent_log("warn", 0, "cannot draw a claim key: %s", strerror(errno));
+		return -1;
+	}
+	long st =
+	    api_post(&ag->api, "/api/v1/jobs/claim", NULL, ag->claim_key, &reply, err, sizeof(err));
 	if (st < 0 || st >= 500) {
-		agent_log("warn", 0, "cannot claim: %s", err);
+		agent_log("warn", 0, "cannot claim (sent again with key %s): %s", ag->claim_key,
+		          err);
 		json_decref(reply);
 		return -1;
 	}
+	ag->claim_key[0] = 0; /* answered: the next claim is a new one */
 	if (st != 200) {
 		agent_log("error", 0, "claim refused: %s", err);
 		json_decref(reply);
