@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +89,52 @@ static void *heartbeat_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * What a job and its results need free, at the least, before a claim; after
+ * a failed step, less than this means the step may have filled the disk
+ * (what it had written is gone again by then: git removes a half-made tree).
+ */
+#define SPACE_PROBE (64 * 1024 * 1024)
+
+/*
+ * Whether the spool and the jobs folder take a file now; when not, why in
+ * why (the folder and errno's text): a full disk or a read-only spool is
+ * the machine's trouble, not the patch's.
+ */
+static bool space_missing(const struct agent *ag, char *why, size_t len)
+{
+	const char *dirs[2] = {ag->spool_dir, ag->jobs_dir};
+
+	for (int i = 0; i < 2; i++)
+		if (fs_probe_space(dirs[i], SPACE_PROBE)) {
+			snprintf(why, len, "%s cannot be written: %s", dirs[i], strerror(errno));
+			return true;
+		}
+	return false;
+}
+
+/*
+ * A step failed: when the cause may be a disk that is full or a folder that
+ * cannot be written, hand the job back (another agent, or this one once
+ * there is room, runs it) instead of failing a patch for it; else post
+ * the failure.
+ */
+static void job_failed(struct job *j)
+{
+	char why[1200];
+
+	/* not the step's own words: a build filling its sandbox's /tmp says
+	 * "No space left on device" too, and that is the patch's doing */
+	if (space_missing(j->ag, why, sizeof(why))) {
+		agent_log("error", j->id, "%s: %s (the step failed with: %s); handing the job back",
+		          INFRA, why, j->fail_reason);
+		post_release(j);
+		return;
+	}
+	agent_log("warn", j->id, "job failed: %s", j->fail_reason);
+	post_fail(j);
+}
+
 static int run_job(struct agent *ag, json_t *desc)
 {
 	struct job *j = calloc(1, sizeof(*j));
@@ -111,8 +158,9 @@ static int run_job(struct agent *ag, json_t *desc)
 	j->claim = (int)claim;
 	snprintf(j->dir, sizeof(j->dir), "%s/%lld", ag->jobs_dir, j->id);
 	if (fs_mkdirs(j->dir)) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s", j->dir);
-		post_fail(j);
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "cannot create %s: %s", j->dir,
+		         strerror(errno));
+		job_failed(j);
 		free(j);
 		return 1;
 	}
@@ -127,10 +175,8 @@ static int run_job(struct agent *ag, json_t *desc)
 		j->hb_started = true;
 
 	if (job_prepare(j, desc)) {
-		if (!atomic_load(&j->lost)) {
-			agent_log("warn", j->id, "job failed: %s", j->fail_reason);
-			post_fail(j);
-		}
+		if (!atomic_load(&j->lost))
+			job_failed(j);
 		goto out;
 	}
 	/*
@@ -141,10 +187,8 @@ static int run_job(struct agent *ag, json_t *desc)
 	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
 		int round = j->next_round;
 		if (run_round(j, round)) {
-			if (!atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
-				agent_log("warn", j->id, "job failed: %s", j->fail_reason);
-				post_fail(j);
-			}
+			if (!atomic_load(&j->lost) && !atomic_load(&ag->stop))
+				job_failed(j);
 			goto out;
 		}
 		if (j->next_round == round && j->more_rounds > 0) {
@@ -174,6 +218,21 @@ out:
 	return rc;
 }
 
+/* A new claim key in ag->claim_key unless one is still in flight; 0 or -1. */
+static int claim_key_draw(struct agent *ag)
+{
+	unsigned char r[16];
+
+	if (ag->claim_key[0])
+		return 0;
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	memcpy(ag->claim_key, "claim-", 6);
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(ag->claim_key + 6 + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
 int agent_step(struct agent *ag)
 {
 	char err[1024];
@@ -181,12 +240,23 @@ int agent_step(struct agent *ag)
 
 	if (spool_flush(ag->spool_dir, &ag->api) > 0)
 		return -1; /* the server is not taking results: do not start more work */
-	long st = api_post(&ag->api, "/api/v1/jobs/claim", NULL, NULL, &reply, err, sizeof(err));
+	if (space_missing(ag, err, sizeof(err))) {
+		agent_log("error", 0, "not claiming: %s; claiming again once there is room", err);
+		return -1;
+	}
+	if (claim_key_draw(ag)) {
+		agent_log("warn", 0, "cannot draw a claim key: %s", strerror(errno));
+		return -1;
+	}
+	long st =
+	    api_post(&ag->api, "/api/v1/jobs/claim", NULL, ag->claim_key, &reply, err, sizeof(err));
 	if (st < 0 || st >= 500) {
-		agent_log("warn", 0, "cannot claim: %s", err);
+		agent_log("warn", 0, "cannot claim (sent again with key %s): %s", ag->claim_key,
+		          err);
 		json_decref(reply);
 		return -1;
 	}
+	ag->claim_key[0] = 0; /* answered: the next claim is a new one */
 	if (st != 200) {
 		agent_log("error", 0, "claim refused: %s", err);
 		json_decref(reply);

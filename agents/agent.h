@@ -57,6 +57,13 @@ struct agent {
 	char *jobs_dir;
 	atomic_int stop; /* SIGTERM/SIGINT seen */
 	/*
+	 * The Idempotency-Key of the claim in flight: kept while the server gave
+	 * no answer (unreachable, 5xx), so the claim sent again gets the job the
+	 * lost answer held instead of leaving it leased to nobody; "" after an
+	 * answer, and a new one is drawn for the next claim.
+	 */
+	char claim_key[40];
+	/*
 	 * The accelerator for `lockbench kernel run`: "auto" until a kernel run
 	 * has probed it, then what that run settled on ("kvm" or "tcg", read
 	 * from the document's machine.model), kept for the agent's lifetime so

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int fs_mkdirs(const char *path)
@@ -107,4 +108,27 @@ int fs_date_paths(const char *dir, const char *list, size_t len, const struct ti
 	}
 	close(dfd);
 	return bad;
+}
+
+int fs_probe_space(const char *dir, size_t size)
+{
+	char path[4200];
+	struct statvfs vfs;
+	int fd;
+
+	/* writable: a file can be made (EROFS, EACCES); nothing is written, so
+	 * an idle agent asking before each claim costs the disk nothing */
+	snprintf(path, sizeof(path), "%s/.locklab-space-probe", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	unlink(path);
+	if (statvfs(dir, &vfs))
+		return -1;
+	if ((unsigned long long)vfs.f_bavail * vfs.f_frsize < size) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
 }

@@ -32,4 +32,11 @@ int fs_copy_file(const char *from, const char *to);
  */
 int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when);
 
+/*
+ * Whether dir takes files now: one can be created (it is removed again) and
+ * its file system has size bytes free for this user.  0, or -1 with errno
+ * (ENOSPC less than size free, EROFS, EACCES, EDQUOT).
+ */
+int fs_probe_space(const char *dir, size_t size);
+
 #endif

@@ -47,7 +47,7 @@ int post_result(struct job *j, const char *variant, int round, const char *doc)
 		snprintf(key, sizeof(key), "job%lld-%s-r%d", j->id, variant, round);
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/results", j->id);
 	int delay = 1;
-	bool spooled = false;
+	bool spooled = false, warned = false;
 	for (;;) {
 		json_t *reply = NULL;
 		long st = api_post(&j->ag->api, path, doc, key, &reply, err, sizeof(err));
@@ -72,13 +72,25 @@ int post_result(struct job *j, const char *variant, int round, const char *doc)
 				atomic_store(&j->lost, 1);
 			return -1;
 		}
-		if (!spooled) {
+		if (!warned) {
 			agent_log("warn", j->id, "cannot post %s: %s", key, err);
-			spool_put(j->ag->spool_dir, j->id, key, doc);
-			spooled = true;
+			warned = true;
 		}
-		if (atomic_load(&j->ag->stop))
-			return -1; /* stays in the spool for the next start */
+		/*
+		 * A spool that cannot take it (full, read-only: spool_put says
+		 * why) is tried again each time; meanwhile the document is held
+		 * here and posted as soon as the server answers.
+		 */
+		if (!spooled)
+			spooled = spool_put(j->ag->spool_dir, j->id, key, doc) == 0;
+		if (atomic_load(&j->ag->stop)) {
+			if (!spooled)
+				agent_log("error", j->id,
+				          "result %s is lost: the server did not take it and the "
+				          "spool %s could not hold it",
+				          key, j->ag->spool_dir);
+			return -1; /* a spooled one is posted at the next start */
+		}
 		sleep((unsigned)delay);
 		delay = delay < 30 ? delay * 2 : 30;
 	}

@@ -170,9 +170,25 @@ int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
 int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len)
 {
 	char log[4096], dotgit[1200];
+	struct stat st;
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
 	const char *argv[] = {"git",      "-C", j->mirror, "worktree", "add", "--quiet",
 	                      "--detach", "--", path,      rev,        NULL};
+	const char *prune[] = {"git", "-C", j->mirror, "worktree", "prune", NULL};
+	/*
+	 * A tree left by an earlier run of this job on this machine (an agent
+	 * killed before it cleaned up, then started again) goes first, and git
+	 * forgets it: the job starts over in a fresh tree.
+	 */
+	if (lstat(path, &st) == 0) {
+		agent_log("warn", j->id, "%s is left from an earlier run of this job: removed",
+		          path);
+		if (fs_remove_tree(path) || run_git(j, log, prune)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "%s: cannot remove the leftover worktree %s", INFRA, path);
+			return -1;
+		}
+	}
 	if (run_git(j, log, argv)) {
 		fail_with_tail(j, "cannot make a worktree", log, 10);
 		return -1;

@@ -75,3 +75,10 @@ jq -r '"meanwhile \(.most_open) hostile connections open at most (idle and slowl
 echo "warm-up: $(jq -r .results_stored "$T/warm.json") results in $WARMUP s before the run; jobs at the end: $(sql "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM jobs GROUP BY state ORDER BY state) x")"
 echo "server RSS every 5 s of the run (MiB): $(awk '{ printf "%.1f ", $1 / 1024 }' "$T/rss.trace")"
 awk -v c="$rsscold" -v a="$rss0" -v b="$rss1" 'BEGIN { printf "server RSS: %.1f MiB cold, %.1f MiB after the warm-up, %.1f MiB after the run (%+.1f%% over the run; goal within 10%%)\n", c / 1024, a / 1024, b / 1024, 100 * (b - a) / a }'
+# the same under load: the samples taken while the load ran (the first, at its
+# start, left out), first third against last third.  With malloc_trim giving
+# free pages back (server/main.c) the idle figures above are what is live at
+# rest, the loaded ones what the load holds; a leak climbs in both
+awk '{ v[++n] = $1 } END { k = int((n - 1) / 3); if (k < 1) exit
+  for (i = 2; i < 2 + k; i++) a += v[i]; for (i = n - k + 1; i <= n; i++) b += v[i]
+  printf "server RSS under load: %.1f MiB in the first third of the run, %.1f MiB in the last (%+.1f%%, %d samples each)\n", a / k / 1024, b / k / 1024, 100 * (b - a) / a, k }' "$T/rss.trace"

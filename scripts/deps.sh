@@ -29,6 +29,7 @@ TEST_PACKAGES=(
   python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
   dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server
+  faketime  # tests/38-agent-clock.t: an agent whose wall clock jumps (libfaketime)
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
   chromium  # the dashboard's browser tests use Debian's chromium
 )

@@ -214,8 +214,43 @@ static json_t *job_progress(PGconn *c, long long id)
 
 struct claim_ctx {
 	struct auth_agent *agent;
-	json_t *job; /* out: the description, NULL when the queue is empty */
+	const char *key; /* the claim's Idempotency-Key, NULL for none */
+	json_t *job;     /* out: the description, NULL when the queue is empty */
 };
+
+/*
+ * The job this agent already holds under the claim key x->key (a claim sent
+ * again because its answer was lost), its lease extended: the same job and
+ * the same lease (jobs.claims unchanged).  NULL with *rc DB_OK when there is
+ * none, so the claim picks a new job; the key is then taken off any job of
+ * this agent whose lease ran out before the reaper saw it (the unique index
+ * of sql/019 holds a key on one running job of an agent).
+ */
+static PGresult *claim_again(PGconn *c, struct claim_ctx *x, const char *agent, const char *lease,
+                             int *rc)
+{
+	const char *p[3] = {agent, x->key, lease};
+	PGresult *res;
+
+	*rc = DB_OK;
+	if (!x->key)
+		return NULL;
+	res = db_exec(c,
+	              "UPDATE jobs SET lease_expires = now() + make_interval(secs => $3::int), "
+	              "updated = now() WHERE state = 'running' AND claimed_by = $1 AND "
+	              "claim_key = $2 AND lease_expires >= now() RETURNING id, submission_id",
+	              3, p);
+	if (!res) {
+		*rc = db_failure();
+		return NULL;
+	}
+	if (PQntuples(res) == 1)
+		return res;
+	PQclear(res);
+	*rc = db_run(c, "UPDATE jobs SET claim_key = NULL WHERE claimed_by = $1 AND claim_key = $2",
+	             2, p);
+	return NULL;
+}
 
 static int claim_body(PGconn *c, void *arg)
 {
@@ -230,20 +265,23 @@ static int claim_body(PGconn *c, void *arg)
 	x->job = NULL;
 	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
 	snprintf(lease, sizeof(lease), "%d", srv_cfg.lease_seconds);
-	{
-		const char *p[3] = {x->agent->machine_class, agent, lease};
+	res = claim_again(c, x, agent, lease, &rc);
+	if (rc != DB_OK)
+		return rc;
+	if (!res) {
+		const char *p[4] = {x->agent->machine_class, agent, lease, x->key};
 
 		res = db_exec(
 		    c,
 		    "WITH pick AS (SELECT id FROM jobs WHERE state = 'queued' AND "
 		    "machine_class = $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
 		    "UPDATE jobs j SET state = 'running', claimed_by = $2, claims = j.claims + 1, "
-		    "lease_expires = now() + make_interval(secs => $3::int), updated = now() "
-		    "FROM pick WHERE j.id = pick.id RETURNING j.id, j.submission_id",
-		    3, p);
+		    "lease_expires = now() + make_interval(secs => $3::int), updated = now(), "
+		    "claim_key = $4 FROM pick WHERE j.id = pick.id RETURNING j.id, j.submission_id",
+		    4, p);
+		if (!res)
+			return db_failure();
 	}
-	if (!res)
-		return db_failure();
 	if (PQntuples(res) == 0) {
 		PQclear(res);
 		return DB_OK;
@@ -344,10 +382,13 @@ static enum handler_rc lease_refusal(struct http_request *req, int status, const
 enum handler_rc api_job_claim(struct http_request *req)
 {
 	struct auth_agent agent;
-	struct claim_ctx x = {&agent, NULL};
+	struct claim_ctx x = {&agent, http_header(req, "Idempotency-Key"), NULL};
 	PGconn *c;
 	enum handler_rc rc;
 
+	if (x.key && (!*x.key || strlen(x.key) > 200))
+		return http_reply_error(req, 400, "invalid",
+		                        "a claim's Idempotency-Key has 1 to 200 bytes");
 	rc = agent_request(req, &c, &agent);
 	if (rc != HANDLER_OK)
 		return rc;

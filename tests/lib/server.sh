@@ -7,6 +7,7 @@
 #   server_spawn / server_wait  the same in two steps (servers started together)
 #   server_setup [FLAGS...]   how most server tests start: pg_start, server_start
 #                             FLAGS, make_series $T/s; bails out when one fails
+#   server_on PORT [FLAGS...]  the same on a given port (stopped and started again)
 #   api METHOD PATH [curl args]  sets CODE and BODY
 #   register_agent [JSON]     sets AGENT_ID, AGENT_TOKEN
 #   submit_mbox FILE          sets SUB;  claim TOKEN  sets JOB (id or null)
@@ -59,6 +60,19 @@ server_setup() {
   pg_start || bail_out "no postgres"
   server_start "$@" || bail_out "no server"
   make_series "$T/s" || bail_out "git format-patch failed"
+}
+
+# server_on PORT [FLAGS...]: start a server on a given port (to start it again
+# on the same one after it was stopped) and wait for it; log in $T/server.log
+server_on() {
+  local port=$1
+  shift
+  (cd "$TOP" && exec "$BIN/locklab-server" --listen "127.0.0.1:$port" --admin-token "$ADMIN_TOKEN" \
+    --sql-dir "$TOP/sql" --web-root "$TOP/web" "$@") >>"$T/server.log" 2>&1 &
+  SERVER_PID=$!
+  at_exit "kill $SERVER_PID 2>/dev/null"
+  URL="http://127.0.0.1:$port"
+  server_wait "$URL" "$SERVER_PID" "$T/server.log"
 }
 
 # api METHOD PATH [curl args...]: sets CODE (HTTP status) and BODY
