@@ -97,6 +97,13 @@ static void *heartbeat_thread(void *arg)
 #define SPACE_PROBE (64 * 1024 * 1024)
 
 /*
+ * A job is handed back for a full disk until its claim number (every
+ * agent's claims of it count, sql/017) reaches this; then it fails, since a
+ * patch whose build fills the disk would otherwise come back for ever.
+ */
+#define MAX_SPACE_CLAIMS 3
+
+/*
  * Whether the spool and the jobs folder take a file now; when not, why in
  * why (the folder and errno's text): a full disk or a read-only spool is
  * the machine's trouble, not the patch's.
@@ -116,8 +123,8 @@ static bool space_missing(const struct agent *ag, char *why, size_t len)
 /*
  * A step failed: when the cause may be a disk that is full or a folder that
  * cannot be written, hand the job back (another agent, or this one once
- * there is room, runs it) instead of failing a patch for it; else post
- * the failure.
+ * there is room, runs it) instead of failing a patch for it, up to its
+ * MAX_SPACE_CLAIMS-th claim; else post the failure.
  */
 static void job_failed(struct job *j)
 {
@@ -126,10 +133,21 @@ static void job_failed(struct job *j)
 	/* not the step's own words: a build filling its sandbox's /tmp says
 	 * "No space left on device" too, and that is the patch's doing */
 	if (space_missing(j->ag, why, sizeof(why))) {
-		agent_log("error", j->id, "%s: %s (the step failed with: %s); handing the job back",
-		          INFRA, why, j->fail_reason);
-		post_release(j);
-		return;
+		if (j->claim < MAX_SPACE_CLAIMS) {
+			agent_log("error", j->id,
+			          "%s: %s (the step failed with: %s); handing the job back", INFRA,
+			          why, j->fail_reason);
+			post_release(j);
+			return;
+		}
+		/* a patch that fills the disk itself would be handed back for ever */
+		char step[sizeof(j->fail_reason)];
+
+		snprintf(step, sizeof(step), "%s", j->fail_reason);
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "the disk was full at claim %d of this job (%.1100s); the step failed "
+		         "with: %.6000s",
+		         j->claim, why, step);
 	}
 	agent_log("warn", j->id, "job failed: %s", j->fail_reason);
 	post_fail(j);
