@@ -210,6 +210,31 @@ bool report_emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
+const char *report_test_words(const struct comparison *c, char *buf, size_t len)
+{
+	static const char logs[] = "paired t-test of the log ratios patched/base of the per-round "
+	                           "means (change and interval: exp(.) - 1)";
+	static const char raw[] = "paired t-test of the differences of the per-round means";
+	size_t nlog = 0, nraw = 0;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+		if (r->pairs < COMPARE_MIN_PAIRS || lockup_only(r))
+			continue;
+		if (r->log_ratio)
+			nlog++;
+		else
+			nraw++;
+	}
+	if (!nraw)
+		return logs;
+	if (!nlog)
+		return raw;
+	snprintf(buf, len, "%s; of the differences where a mean is <= 0 (%zu row%s)", logs, nraw,
+	         nraw == 1 ? "" : "s");
+	return buf;
+}
+
 /* "+-3%": the row's equivalence margin, printed beside its change. */
 static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 {
@@ -270,6 +295,7 @@ static void legend_noise(FILE *out, const struct comparison *c)
 static void legend_tests(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, few = 0, counted = 0;
+	char words[256];
 
 	if (report_emulated(c))
 		fprintf(out, "%s\n", report_emulated_note);
@@ -289,13 +315,11 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		hi = k > hi ? k : hi;
 	}
 	if (hi && lo == hi)
-		fprintf(out,
-		        "p, q: paired t-test over the means of the %zu rounds both sides ran\n",
-		        hi);
+		fprintf(out, "p, q: %s, over the %zu rounds both sides ran\n",
+		        report_test_words(c, words, sizeof(words)), hi);
 	else if (hi)
-		fprintf(out,
-		        "p, q: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
-		        lo, hi);
+		fprintf(out, "p, q: %s, over the %zu-%zu rounds both sides ran\n",
+		        report_test_words(c, words, sizeof(words)), lo, hi);
 	if (few)
 		fprintf(out,
 		        "too few rounds to test: %zu row(s) with fewer than %d rounds both sides "
