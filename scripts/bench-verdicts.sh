@@ -12,6 +12,9 @@
 #   aa       A/A, the quick suite on kmutex (pthread the untouched control):
 #            the same tree built twice, once with a comment added to kmutex.c
 #            (so also the comment-only patch): flagged rate and no-change rate
+#   aa1      A/A of delay-pthread's uncontended pair alone, one binary both
+#            sides (the row slow3 and slow5 measure; seconds a comparison
+#            where aa takes minutes): flagged rate
 #   slow3    a calibrated 3% slowdown of delay-pthread's uncontended pair
 #   slow5    the same at 5%
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
@@ -29,7 +32,7 @@ N=${N:-50}
 N_AA=${N_AA:-$N}
 MIN_ROUNDS=${MIN_ROUNDS:-5}
 MAX_ROUNDS=${MAX_ROUNDS:-20}
-CASES=${CASES:-aa slow3 slow5 hot10}
+CASES=${CASES:-aa aa1 slow3 slow5 hot10}
 COMPARE_TESTS=${COMPARE_TESTS:-log}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . "$top/scripts/verdict-policy.sh"
@@ -174,6 +177,13 @@ for c in $CASES; do
     done
     AA_SECS=$V_secs
     ;;
+  aa1)
+    aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
+    tally aa1 "$N" aa1_side
+    for t in $COMPARE_TESTS; do
+      row "$(label "A/A of uncontended (delay-pthread, one binary) ends regression/improvement" "$t")" "$N" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
+    done
+    ;;
   slow3 | slow5)
     pct=${c#slow}
     DELAY=$(calibrate uncontended 1 ns_per_pair "0.0$pct")
@@ -194,7 +204,7 @@ for c in $CASES; do
       row "$(label "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$t")" "$N" "${V_reg[$t]}" 90 ">=" "$(why "$t")"
     done
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa slow3 slow5 hot10)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10)" >&2; exit 2 ;;
   esac
 done
 
