@@ -337,7 +337,6 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	const struct comparison *c = &sc->cmp;
 	const struct lb_machine *m = &c->machine;
 	size_t hidden = 0, lo = 0, hi = 0, welch = 0;
-	char words[256];
 	char line[256];
 
 	fprintf(f, "suite %s, machine class %s%s\n", c->suite ? c->suite : "?", sc->machine_class,
@@ -411,12 +410,7 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	fputs("+-ci95: half the 95% interval of the change, the smallest change the row can tell "
 	      "from noise\nn: samples per side\n",
 	      f);
-	if (hi && lo == hi)
-		fprintf(f, "p: %s, over the %zu rounds both sides ran\n",
-		        report_test_words(c, words, sizeof(words)), hi);
-	else if (hi)
-		fprintf(f, "p: %s, over the %zu-%zu rounds both sides ran\n",
-		        report_test_words(c, words, sizeof(words)), lo, hi);
+	report_legend_test(f, c, "p", lo, hi);
 	if (welch)
 		fprintf(
 		    f, "p: Welch's t-test over the samples where too few rounds pair (%zu row%s)\n",

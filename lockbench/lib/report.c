@@ -210,11 +210,9 @@ bool report_emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
-const char *report_test_words(const struct comparison *c, char *buf, size_t len)
+void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
+                        size_t hi)
 {
-	static const char logs[] = "paired t-test of the log ratios patched/base of the per-round "
-	                           "means (change and interval: exp(.) - 1)";
-	static const char raw[] = "paired t-test of the differences of the per-round means";
 	size_t nlog = 0, nraw = 0;
 
 	for (size_t i = 0; i < c->nrows; i++) {
@@ -226,13 +224,20 @@ const char *report_test_words(const struct comparison *c, char *buf, size_t len)
 		else
 			nraw++;
 	}
-	if (!nraw)
-		return logs;
-	if (!nlog)
-		return raw;
-	snprintf(buf, len, "%s; of the differences where a mean is <= 0 (%zu row%s)", logs, nraw,
-	         nraw == 1 ? "" : "s");
-	return buf;
+	if (!hi)
+		return;
+	fprintf(out, "%s: paired t-test of %s of the round means, over the ", lead,
+	        nlog ? "ln(patched/base)" : "the differences");
+	if (lo == hi)
+		fprintf(out, "%zu rounds both sides ran\n", hi);
+	else
+		fprintf(out, "%zu-%zu rounds both sides ran\n", lo, hi);
+	if (nlog)
+		fputs("change: the geometric mean of the round ratios; its interval exp(ci) - 1\n",
+		      out);
+	if (nlog && nraw)
+		fprintf(out, "raw differences where a round mean is <= 0: %zu row%s\n", nraw,
+		        nraw == 1 ? "" : "s");
 }
 
 /* "+-3%": the row's equivalence margin, printed beside its change. */
@@ -295,7 +300,6 @@ static void legend_noise(FILE *out, const struct comparison *c)
 static void legend_tests(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, few = 0, counted = 0;
-	char words[256];
 
 	if (report_emulated(c))
 		fprintf(out, "%s\n", report_emulated_note);
@@ -314,12 +318,7 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		lo = !lo || k < lo ? k : lo;
 		hi = k > hi ? k : hi;
 	}
-	if (hi && lo == hi)
-		fprintf(out, "p, q: %s, over the %zu rounds both sides ran\n",
-		        report_test_words(c, words, sizeof(words)), hi);
-	else if (hi)
-		fprintf(out, "p, q: %s, over the %zu-%zu rounds both sides ran\n",
-		        report_test_words(c, words, sizeof(words)), lo, hi);
+	report_legend_test(out, c, "p, q", lo, hi);
 	if (few)
 		fprintf(out,
 		        "too few rounds to test: %zu row(s) with fewer than %d rounds both sides "

@@ -42,13 +42,14 @@ extern const char report_emulated_note[];
 int report_aim7_band(long long users);
 
 /*
- * What the rows' paired tests took from each round, for legends: "paired
- * t-test of the log ratios patched/base of the per-round means", "... of
- * the differences ..." when no row took logs (compare --test raw), and the
- * log ratio wording with "(differences where a mean is <= 0: N rows)" when
- * some did not.  A static string, or one in buf (len bytes).
+ * The legend's lines on what the rows' paired tests took from each round,
+ * lead ("p, q" or "p") first, each at most 100 columns: the test over the
+ * rounds lo..hi both sides ran (of ln(patched/base), or of differences when
+ * no row took logs), how the change and its interval come back from logs, and how many
+ * rows took raw differences because a round mean was <= 0.
  */
-const char *report_test_words(const struct comparison *c, char *buf, size_t len);
+void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
+                        size_t hi);
 
 /* Write the table(s) to out.  Returns 0 or -1 on a write error. */
 int report_render(const struct comparison *c, enum report_format fmt, FILE *out);

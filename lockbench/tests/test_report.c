@@ -164,9 +164,10 @@ static void test_aim7(void **state)
 	assert_contains(t, "|  291,038 ops/s   |  392,865 ops/s   | 5/5 | +35.0% * (\xc2\xb1"
 	                   "10%) |");
 	/* how rows were tested and measured */
-	assert_contains(t, "p, q: paired t-test of the log ratios patched/base of the per-round "
-	                   "means (change and interval: exp(.) - 1), over the 5 rounds both sides "
-	                   "ran\n");
+	assert_contains(t, "p, q: paired t-test of ln(patched/base) of the round means, over the 5 "
+	                   "rounds both sides ran\n");
+	assert_contains(t, "change: the geometric mean of the round ratios; its interval exp(ci) - "
+	                   "1\n");
 	assert_contains(t, "no-change = equivalence (two one-sided paired t-tests)");
 	assert_contains(t, "instrument: every row is timed (wall clock)\n");
 	/* a latency figure is not called throughput */
