@@ -12,11 +12,18 @@
 #   aa       A/A, the quick suite on kmutex (pthread the untouched control):
 #            the same tree built twice, once with a comment added to kmutex.c
 #            (so also the comment-only patch): flagged rate and no-change rate
+#   aa1      A/A of delay-pthread's uncontended pair alone, one binary both
+#            sides (the row slow3 and slow5 measure; seconds a comparison
+#            where aa takes minutes): flagged rate
 #   slow3    a calibrated 3% slowdown of delay-pthread's uncontended pair
 #   slow5    the same at 5%
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
+# COMPARE_TESTS="raw log" judges every comparison's rounds with each of
+# compare's --test values in turn, the later ones reusing the rounds the
+# earlier ones ran (more are run when a policy asks for more): one table row
+# per test, the same documents judged each way.  Default: log (compare's).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -25,7 +32,8 @@ N=${N:-50}
 N_AA=${N_AA:-$N}
 MIN_ROUNDS=${MIN_ROUNDS:-5}
 MAX_ROUNDS=${MAX_ROUNDS:-20}
-CASES=${CASES:-aa slow3 slow5 hot10}
+CASES=${CASES:-aa aa1 slow3 slow5 hot10}
+COMPARE_TESTS=${COMPARE_TESTS:-log}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . "$top/scripts/verdict-policy.sh"
 . "$top/scripts/bench-machine.sh"
@@ -62,15 +70,18 @@ calibrate() { # calibrate WORKLOAD THREADS METRIC TARGET -> prints LOOPS
   echo "$hi"
 }
 
-# one comparison: prints "VERDICT ROUNDS FOUND SECONDS" and keeps the last
-# comparison's JSON in $tmp/last.json (for the MDE)
-KEEP_JSON=$tmp/last.json
+# one comparison under each of COMPARE_TESTS, on the same rounds: prints
+# "TEST VERDICT ROUNDS FOUND SECONDS" a line (SECONDS: that policy's, the
+# rounds it had to run itself included)
 compare_once() { # compare_once SIDE_FUNCTION
-  local t0 t1 out
-  t0=$(date +%s.%N)
-  out=$(policy_verdict "$1" "$tmp")
-  t1=$(date +%s.%N)
-  echo "$out $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+  local t0 t1 out test
+  rm -f "$tmp"/r-*.json
+  for test in $COMPARE_TESTS; do
+    t0=$(date +%s.%N)
+    out=$(TEST=$test REUSE=1 policy_verdict "$1" "$tmp")
+    t1=$(date +%s.%N)
+    echo "$test $out $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+  done
 }
 
 declare -a ROWS=()
@@ -82,25 +93,38 @@ row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
   ROWS+=("$(printf '%-64s %4d %4d %6s%%  %s %5s%%  %-6s %s' "$1" "$2" "$3" "$rate" "$5" "$4" "$met" "${6:-}")")
 }
 
-# the tally of one case: N comparisons of SIDE; sets V_reg V_imp V_same V_inc,
-# V_rounds (average) and V_secs (median seconds a comparison)
+# the tally of one case: N comparisons of SIDE; per test of COMPARE_TESTS
+# sets V_reg[test] V_imp V_same V_inc, V_rounds (average) and V_secs (median
+# seconds a comparison, of the first test, which ran the rounds)
+declare -A V_reg V_imp V_same V_inc V_rounds
 tally() { # tally LABEL N SIDE
-  local i v r f s
-  V_reg=0 V_imp=0 V_same=0 V_inc=0 V_rounds=0
+  local i v r f s test first=${COMPARE_TESTS%% *}
+  for test in $COMPARE_TESTS; do
+    V_reg[$test]=0 V_imp[$test]=0 V_same[$test]=0 V_inc[$test]=0 V_rounds[$test]=0
+  done
   : >"$tmp/secs"
   for ((i = 1; i <= $2; i++)); do
-    read -r v r f s < <(compare_once "$3")
-    V_rounds=$((V_rounds + r))
-    echo "$s" >>"$tmp/secs"
-    case $v in regression) V_reg=$((V_reg + 1)) ;; improvement) V_imp=$((V_imp + 1)) ;;
-      inconclusive) V_inc=$((V_inc + 1)) ;; *) V_same=$((V_same + 1)) ;; esac
+    while read -r test v r f s; do
+      V_rounds[$test]=$((V_rounds[$test] + r))
+      [[ $test == "$first" ]] && echo "$s" >>"$tmp/secs"
+      case $v in regression) V_reg[$test]=$((V_reg[$test] + 1)) ;; improvement) V_imp[$test]=$((V_imp[$test] + 1)) ;;
+        inconclusive) V_inc[$test]=$((V_inc[$test] + 1)) ;; *) V_same[$test]=$((V_same[$test] + 1)) ;; esac
+      printf '  %s %d/%d [%s]: %s after %d rounds a side (%s s)\n' "$1" "$i" "$2" "$test" "$v" "$r" "$s" >&2
+    done < <(compare_once "$3")
     if [[ $1 == aa ]]; then collect_mde; fi
-    printf '  %s %d/%d: %s after %d rounds a side (%s s)\n' "$1" "$i" "$2" "$v" "$r" "$s" >&2
   done
-  V_rounds=$(awk -v r="$V_rounds" -v n="$2" 'BEGIN { printf "%.1f", n ? r / n : 0 }')
+  for test in $COMPARE_TESTS; do
+    V_rounds[$test]=$(awk -v r="${V_rounds[$test]}" -v n="$2" 'BEGIN { printf "%.1f", n ? r / n : 0 }')
+  done
   V_secs=$(sort -g "$tmp/secs" | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }')
 }
-why() { echo "$V_reg regression, $V_imp improvement, $V_same no-change, $V_inc inconclusive; $V_rounds rounds a side"; }
+why() { # why TEST
+  echo "${V_reg[$1]} regression, ${V_imp[$1]} improvement, ${V_same[$1]} no-change, ${V_inc[$1]} inconclusive; ${V_rounds[$1]} rounds a side"
+}
+# the label of a case's row under TEST: "[log]" appended when several tests run
+label() { # label TEXT TEST
+  if [[ $COMPARE_TESTS == *" "* ]]; then echo "$1 [$2]"; else echo "$1"; fi
+}
 
 # MDE: each A/A comparison's last compare (all its rounds) gives, per headline
 # row, the paired change's interval (change_lo, change_hi, fractions, at 1 - alpha over k
@@ -109,16 +133,18 @@ why() { echo "$V_reg regression, $V_imp improvement, $V_same no-change, $V_inc i
 # power 0.8, is (t(0.975, K-1) + t(0.8, K-1)) * s / sqrt(K) (median s over the
 # comparisons).  Rows whose MDE exceeds their margin cannot reach no-change.
 : >"$tmp/mde"
-collect_mde() { # from the rounds policy_verdict left in $tmp
-  local bs ps
+collect_mde() { # from the rounds policy_verdict left in $tmp, judged by each test
+  local bs ps test
   bs=$(ls "$tmp"/r-b*.json | paste -sd,)
   ps=$(ls "$tmp"/r-p*.json | paste -sd,)
-  "$LB" compare "$bs" "$ps" --format json 2>/dev/null | perl -MJSON::PP -0777 -ne '
-    for my $r (@{ decode_json($_)->{rows} }) {
-      next if $r->{control} || !$r->{headline} || !defined $r->{change_lo} || $r->{pairs} < 3;
-      printf "%s %s %s %s %g %g %d\n", $r->{workload}, $r->{lock}, join(",", grep { !/^duration_ms=/ } split /,/, $r->{params}),
-        $r->{metric}, 100 * ($r->{change_hi} - $r->{change_lo}) / 2, $r->{margin} * 100, $r->{pairs};
-    }' >>"$tmp/mde" || true
+  for test in $COMPARE_TESTS; do
+    "$LB" compare "$bs" "$ps" --format json --test "$test" 2>/dev/null | TEST_LABEL=$(label "" "$test" | tr -d ' ') perl -MJSON::PP -0777 -ne '
+      for my $r (@{ decode_json($_)->{rows} }) {
+        next if $r->{control} || !$r->{headline} || !defined $r->{change_lo} || $r->{pairs} < 3;
+        printf "%s %s %s %s%s %g %g %d\n", $r->{workload}, $r->{lock}, join(",", grep { !/^duration_ms=/ } split /,/, $r->{params}),
+          $r->{metric}, $ENV{TEST_LABEL}, 100 * ($r->{change_hi} - $r->{change_lo}) / 2, $r->{margin} * 100, $r->{pairs};
+      }' >>"$tmp/mde" || true
+  done
 }
 # t quantiles for df 1..30 (0.975 and 0.8), then the normal's
 tq() { # tq P DF
@@ -145,9 +171,18 @@ for c in $CASES; do
         --json "$3" --quiet
     }
     tally aa "$N_AA" aa_side
-    row "A/A (quick suite, kmutex, built twice) ends regression/improvement" "$N_AA" $((V_reg + V_imp)) 1 "<=" "$(why)"
-    row "comment-only patch to kmutex, quick suite, ends no-change (Tested-by)" "$N_AA" "$V_same" 80 ">=" "$(why)"
+    for t in $COMPARE_TESTS; do
+      row "$(label "A/A (quick suite, kmutex, built twice) ends regression/improvement" "$t")" "$N_AA" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
+      row "$(label "comment-only patch to kmutex, quick suite, ends no-change (Tested-by)" "$t")" "$N_AA" "${V_same[$t]}" 80 ">=" "$(why "$t")"
+    done
     AA_SECS=$V_secs
+    ;;
+  aa1)
+    aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
+    tally aa1 "$N" aa1_side
+    for t in $COMPARE_TESTS; do
+      row "$(label "A/A of uncontended (delay-pthread, one binary) ends regression/improvement" "$t")" "$N" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
+    done
     ;;
   slow3 | slow5)
     pct=${c#slow}
@@ -156,16 +191,20 @@ for c in $CASES; do
     slow_side() { if [[ $1 == base ]]; then run1 0 uncontended 1 base "$2" "$3"; else run1 "$DELAY" uncontended 1 patched "$2" "$3"; fi; }
     tally "$c" "$N" slow_side
     goal=80; [[ $pct == 5 ]] && goal=95
-    row "calibrated $pct% slowdown of uncontended (delay-pthread) is a regression" "$N" "$V_reg" "$goal" ">=" "$(why)"
+    for t in $COMPARE_TESTS; do
+      row "$(label "calibrated $pct% slowdown of uncontended (delay-pthread) is a regression" "$t")" "$N" "${V_reg[$t]}" "$goal" ">=" "$(why "$t")"
+    done
     ;;
   hot10)
     DELAY=$(calibrate hot 2 ops_per_sec 0.10)
     echo "calibration: $DELAY loops of extra work cost delay-pthread $(ratio_at "$DELAY" hot 2 ops_per_sec | awk '{ printf "%.1f%%", ($1 - 1) * 100 }') of its hot ops/s at 2 threads (median of 9 interleaved pairs)"
     hot_side() { if [[ $1 == base ]]; then run1 0 hot 2,4 base "$2" "$3"; else run1 "$DELAY" hot 2,4 patched "$2" "$3"; fi; }
     tally hot10 "$N" hot_side
-    row "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$N" "$V_reg" 90 ">=" "$(why)"
+    for t in $COMPARE_TESTS; do
+      row "$(label "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$t")" "$N" "${V_reg[$t]}" 90 ">=" "$(why "$t")"
+    done
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa slow3 slow5 hot10)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10)" >&2; exit 2 ;;
   esac
 done
 

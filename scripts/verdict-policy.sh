@@ -11,26 +11,35 @@
 # inconclusive comparison buys MIN_ROUNDS more, up to MAX_ROUNDS.  A lockup
 # ends it at once.  The verdicts come from `lockbench compare`, the code the
 # server calls.
+#
+# TEST (log or raw; empty: compare's default) is compare's --test.  With
+# REUSE=1 the rounds already in DIR are taken as they are and only missing
+# ones are run: two policies judge the same documents (bench-verdicts'
+# COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
 policy_verdict() {
-  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks
-  rm -f "$dir"/r-*.json
+  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i
+  local -a opt=()
+  [[ -n ${TEST:-} ]] && opt=(--test "$TEST")
+  [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do
-      if ((r % 2 == 0)); then
-        "$runner" base $r "$dir/r-b$r.json"; "$runner" patched $r "$dir/r-p$r.json"
-      else
-        "$runner" patched $r "$dir/r-p$r.json"; "$runner" base $r "$dir/r-b$r.json"
+      if [[ ! -s $dir/r-b$r.json || ! -s $dir/r-p$r.json ]]; then
+        if ((r % 2 == 0)); then
+          "$runner" base $r "$dir/r-b$r.json"; "$runner" patched $r "$dir/r-p$r.json"
+        else
+          "$runner" patched $r "$dir/r-p$r.json"; "$runner" base $r "$dir/r-b$r.json"
+        fi
       fi
       r=$((r + 1))
     done
-    bs=$(ls "$dir"/r-b*.json | paste -sd,)
-    ps=$(ls "$dir"/r-p*.json | paste -sd,)
+    bs=$dir/r-b0.json ps=$dir/r-p0.json
+    for ((i = 1; i < r; i++)); do bs+=",$dir/r-b$i.json" ps+=",$dir/r-p$i.json"; done
     # the looks the server plans: one every MIN_ROUNDS up to MAX_ROUNDS, one to confirm
     looks=$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1))
     if ((confirm)); then
-      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" --confirm-from "$confirm")
+      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" --confirm-from "$confirm" "${opt[@]}")
     else
-      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks")
+      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" "${opt[@]}")
     fi
     # found: a change in a row that is no control; more: an inconclusive headline
     # row that is no control (the overall verdict says so); lockup: at once

@@ -476,12 +476,7 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	fputs("+-ci95: half the 95% interval of the change, the smallest change the row can tell "
 	      "from noise\nn: samples per side\n",
 	      f);
-	if (hi && lo == hi)
-		fprintf(f, "p: paired t-test over the means of the %zu rounds both sides ran\n",
-		        hi);
-	else if (hi)
-		fprintf(f, "p: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
-		        lo, hi);
+	report_legend_test(f, c, "p", lo, hi);
 	if (welch)
 		fprintf(
 		    f, "p: Welch's t-test over the samples where too few rounds pair (%zu row%s)\n",

@@ -452,6 +452,14 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->disturb_runs = atoi(PQgetvalue(vres, k, 36));
 			r->repeated = atoi(PQgetvalue(vres, k, 37));
 			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
+			/*
+			 * Not stored (no column): the server compares with
+			 * COMPARE_TEST_LOG, which takes logs when every paired
+			 * round's mean is > 0, as it is when every sample is;
+			 * a row with a sample <= 0 is shown as raw differences
+			 */
+			r->log_ratio =
+			    r->pairs >= COMPARE_MIN_PAIRS && r->base.min > 0 && r->patched.min > 0;
 			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
 		}
 		plan_mark_rows(db_value(cres, i, 13), cmp);

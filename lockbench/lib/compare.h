@@ -1,7 +1,8 @@
 /*
  * compare.h - base against patched: one row per (workload, lock, metric,
  * parameter point) over every document (round) of a side.  A paired t-test
- * over the per-round means of the rounds both sides ran, Benjamini-Hochberg
+ * over the per-round means of the rounds both sides ran (of the log of each
+ * round's ratio, raw differences where a mean is <= 0), Benjamini-Hochberg
  * across all rows of the comparison, a minimum effect and the metric's
  * direction find a change; two one-sided tests against the row's margin
  * (TOST), Benjamini-Hochberg across the rows and a Bonferroni share per look,
@@ -45,6 +46,17 @@ const char *verdict_name(enum verdict v);
 #define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, fairness, descriptive metrics */
 #define COMPARE_MARGIN_INSTRUCTIONS 0.005 /* a deterministic count (instructions_per_pair) */
 
+/*
+ * What the paired test of a row takes from each round (compare.c,
+ * range_test): the log of the ratio patched / base (the default), or the
+ * raw difference patched - base.  A row whose paired round means are not
+ * all > 0 is tested on raw differences either way.
+ */
+enum compare_test {
+	COMPARE_TEST_LOG,
+	COMPARE_TEST_RAW,
+};
+
 struct compare_opts {
 	double alpha;      /* false discovery rate, default 0.05 */
 	double min_effect; /* relative, default 0.02 */
@@ -66,11 +78,12 @@ struct compare_opts {
 	 * looks, a Bonferroni share per look.  Default 1.
 	 */
 	int looks;
+	enum compare_test test; /* default COMPARE_TEST_LOG */
 };
 
 #define COMPARE_OPTS_DEFAULT                                                                       \
 	{                                                                                          \
-		0.05, 0.02, 0, 5, 0, 1                                                             \
+		0.05, 0.02, 0, 5, 0, 1, COMPARE_TEST_LOG                                           \
 	}
 
 struct compare_row {
@@ -83,7 +96,12 @@ struct compare_row {
 	bool higher_better;
 	struct stats_summary base;
 	struct stats_summary patched;
-	double change; /* relative change of the mean, (p - b) / b */
+	/*
+	 * Relative change: when log_ratio, that of the geometric mean of the
+	 * per-round ratios, exp(mean ln(p / b)) - 1, the figure the test
+	 * measured; else of the mean, (p - b) / b
+	 */
+	double change;
 	/*
 	 * The p and BH-adjusted q the verdict used: the paired test over every
 	 * round, or when confirming the stage whose q is reported (q >= p).
@@ -105,12 +123,17 @@ struct compare_row {
 	 * COMPARE_MIN_PAIRS the row is not tested ("too few rounds to test").
 	 */
 	size_t pairs;
+	/*
+	 * The paired tests took the log of each round's ratio; false when they
+	 * took raw differences (compare_opts.test, or a round mean <= 0)
+	 */
+	bool log_ratio;
 	/* the row's relative equivalence margin (compare_row_margin) */
 	double margin;
 	/*
-	 * Equivalence: TOST p of the paired differences against +-margin of
-	 * the base mean, its BH-adjusted q over the tested rows, and whether
-	 * q < alpha / looks (the row may then be no-change).
+	 * Equivalence: TOST p of the paired log ratios against ln(1 +- margin)
+	 * (raw differences: +-margin of the base mean), its BH-adjusted q over the tested rows, and
+	 * whether q < alpha / looks (the row may then be no-change).
 	 */
 	double p_eq;
 	double q_eq;

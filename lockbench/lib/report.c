@@ -210,6 +210,36 @@ bool report_emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
+void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
+                        size_t hi)
+{
+	size_t nlog = 0, nraw = 0;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+		if (r->pairs < COMPARE_MIN_PAIRS || lockup_only(r))
+			continue;
+		if (r->log_ratio)
+			nlog++;
+		else
+			nraw++;
+	}
+	if (!hi)
+		return;
+	fprintf(out, "%s: paired t-test of %s of the round means, over the ", lead,
+	        nlog ? "ln(patched/base)" : "the differences");
+	if (lo == hi)
+		fprintf(out, "%zu rounds both sides ran\n", hi);
+	else
+		fprintf(out, "%zu-%zu rounds both sides ran\n", lo, hi);
+	if (nlog)
+		fputs("change: the geometric mean of the round ratios; its interval exp(ci) - 1\n",
+		      out);
+	if (nlog && nraw)
+		fprintf(out, "raw differences where a round mean is <= 0: %zu row%s\n", nraw,
+		        nraw == 1 ? "" : "s");
+}
+
 /* "+-3%": the row's equivalence margin, printed beside its change. */
 static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 {
@@ -288,14 +318,7 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		lo = !lo || k < lo ? k : lo;
 		hi = k > hi ? k : hi;
 	}
-	if (hi && lo == hi)
-		fprintf(out,
-		        "p, q: paired t-test over the means of the %zu rounds both sides ran\n",
-		        hi);
-	else if (hi)
-		fprintf(out,
-		        "p, q: paired t-test over the means of the %zu-%zu rounds both sides ran\n",
-		        lo, hi);
+	report_legend_test(out, c, "p, q", lo, hi);
 	if (few)
 		fprintf(out,
 		        "too few rounds to test: %zu row(s) with fewer than %d rounds both sides "

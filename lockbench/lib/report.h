@@ -41,6 +41,16 @@ extern const char report_emulated_note[];
  */
 int report_aim7_band(long long users);
 
+/*
+ * The legend's lines on what the rows' paired tests took from each round,
+ * lead ("p, q" or "p") first, each at most 100 columns: the test over the
+ * rounds lo..hi both sides ran (of ln(patched/base), or of differences when
+ * no row took logs), how the change and its interval come back from logs, and how many
+ * rows took raw differences because a round mean was <= 0.
+ */
+void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
+                        size_t hi);
+
 /* Write the table(s) to out.  Returns 0 or -1 on a write error. */
 int report_render(const struct comparison *c, enum report_format fmt, FILE *out);
 

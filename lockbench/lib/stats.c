@@ -1,7 +1,7 @@
 /*
- * stats.c - summaries, Welch's and paired t-tests, equivalence (TOST) and
- * Benjamini-Hochberg.  The t distribution comes from GSL (gsl_cdf_tdist_Q /
- * _Qinv).
+ * stats.c - summaries, Welch's and paired t-tests (of differences or of log
+ * ratios), equivalence (TOST) and Benjamini-Hochberg.  The t distribution comes from GSL
+ * (gsl_cdf_tdist_Q / _Qinv).
  */
 #include "stats.h"
 
@@ -9,6 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,7 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double a
 	vb = var_of(b, nb, mb) / (double)nb;
 	se2 = va + vb;
 	diff = mb - ma;
+	out->diff = diff;
 	if (se2 == 0 || !isfinite(se2)) {
 		/* no spread at all: the means either agree or they do not */
 		out->df = (double)(na + nb - 2);
@@ -145,7 +147,8 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double a
 	return 0;
 }
 
-int stats_paired(const double *a, const double *b, size_t n, double alpha, struct stats_welch *out)
+/* The paired t-test over the differences d[0..n): mean, interval and p. */
+static int paired_diffs(const double *d, size_t n, double alpha, struct stats_welch *out)
 {
 	double md = 0, vd = 0, se, half;
 
@@ -156,13 +159,10 @@ int stats_paired(const double *a, const double *b, size_t n, double alpha, struc
 		return -1;
 	if (!(alpha > 0 && alpha < 1))
 		alpha = 0.05;
-	for (size_t i = 0; i < n; i++)
-		md += b[i] - a[i];
-	md /= (double)n;
-	for (size_t i = 0; i < n; i++)
-		vd += (b[i] - a[i] - md) * (b[i] - a[i] - md);
-	vd /= (double)(n - 1);
+	md = mean_of(d, n);
+	vd = var_of(d, n, md);
 	out->df = (double)(n - 1);
+	out->diff = md;
 	se = sqrt(vd / (double)n);
 	if (se == 0 || !isfinite(se)) {
 		out->t = md == 0 ? 0 : (md > 0 ? HUGE_VAL : -HUGE_VAL);
@@ -180,20 +180,17 @@ int stats_paired(const double *a, const double *b, size_t n, double alpha, struc
 	return 0;
 }
 
-int stats_tost_paired(const double *a, const double *b, size_t n, double lo, double hi, double *p)
+/* TOST of the differences d[0..n) against (lo, hi). */
+static int tost_diffs(const double *d, size_t n, double lo, double hi, double *p)
 {
-	double md = 0, vd = 0, se, plo, phi;
+	double md, se, plo, phi;
 
+	pthread_once(&stats_gsl_once, stats_gsl_quiet);
 	*p = 1;
 	if (n < 2 || !(lo < hi))
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		md += b[i] - a[i];
-	md /= (double)n;
-	for (size_t i = 0; i < n; i++)
-		vd += (b[i] - a[i] - md) * (b[i] - a[i] - md);
-	vd /= (double)(n - 1);
-	se = sqrt(vd / (double)n);
+	md = mean_of(d, n);
+	se = sqrt(var_of(d, n, md) / (double)n);
 	if (se == 0 || !isfinite(se)) {
 		*p = md > lo && md < hi ? 0 : 1;
 		return 0;
@@ -202,6 +199,81 @@ int stats_tost_paired(const double *a, const double *b, size_t n, double lo, dou
 	phi = gsl_cdf_tdist_Q((hi - md) / se, (double)(n - 1));
 	*p = plo > phi ? plo : phi;
 	return 0;
+}
+
+/*
+ * d[i] = b[i] - a[i], or ln(b[i] / a[i]) when logs; a new array of n + 1
+ * entries, or NULL when a log ratio cannot be taken (a value <= 0 or not
+ * finite).
+ */
+static double *pair_diffs(const double *a, const double *b, size_t n, bool logs)
+{
+	double *d = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+
+	for (size_t i = 0; i < n; i++) {
+		if (!logs) {
+			d[i] = b[i] - a[i];
+			continue;
+		}
+		if (!(a[i] > 0 && b[i] > 0 && isfinite(a[i]) && isfinite(b[i]))) {
+			free(d);
+			return NULL;
+		}
+		d[i] = log(b[i] / a[i]);
+	}
+	return d;
+}
+
+int stats_paired(const double *a, const double *b, size_t n, double alpha, struct stats_welch *out)
+{
+	double *d = pair_diffs(a, b, n, false);
+	int rc = paired_diffs(d, n, alpha, out);
+
+	free(d);
+	return rc;
+}
+
+int stats_tost_paired(const double *a, const double *b, size_t n, double lo, double hi, double *p)
+{
+	double *d = pair_diffs(a, b, n, false);
+	int rc = tost_diffs(d, n, lo, hi, p);
+
+	free(d);
+	return rc;
+}
+
+int stats_paired_log(const double *a, const double *b, size_t n, double alpha,
+                     struct stats_welch *out)
+{
+	double *d = n >= 2 ? pair_diffs(a, b, n, true) : NULL;
+	int rc;
+
+	if (!d) {
+		memset(out, 0, sizeof(*out));
+		out->p = 1;
+		return -1;
+	}
+	rc = paired_diffs(d, n, alpha, out);
+	free(d);
+	/* back from logs: the interval of the ratio, as a relative change */
+	out->diff = expm1(out->diff);
+	out->diff_lo = expm1(out->diff_lo);
+	out->diff_hi = expm1(out->diff_hi);
+	return rc;
+}
+
+int stats_tost_paired_log(const double *a, const double *b, size_t n, double lo, double hi,
+                          double *p)
+{
+	double *d;
+	int rc;
+
+	*p = 1;
+	if (n < 2 || !(lo < hi) || !(lo > -1) || !(d = pair_diffs(a, b, n, true)))
+		return -1;
+	rc = tost_diffs(d, n, log1p(lo), log1p(hi), p);
+	free(d);
+	return rc;
 }
 
 struct pidx {

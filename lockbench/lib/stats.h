@@ -32,7 +32,11 @@ struct stats_welch {
 	double t; /* (mean(b) - mean(a)) / standard error */
 	double df;
 	double p; /* two-sided */
-	/* 95% (1 - alpha given) confidence interval of mean(b) - mean(a) */
+	/*
+	 * The estimate, mean(b) - mean(a), and its 95% (1 - alpha given)
+	 * confidence interval; stats_paired_log gives relative figures instead
+	 */
+	double diff;
 	double diff_lo;
 	double diff_hi;
 };
@@ -63,6 +67,29 @@ int stats_paired(const double *a, const double *b, size_t n, double alpha, struc
  * their mean is strictly inside (lo, hi), else 1.
  */
 int stats_tost_paired(const double *a, const double *b, size_t n, double lo, double hi, double *p);
+
+/*
+ * The paired t-test of the log ratios d[i] = ln(b[i] / a[i]): t, df = n - 1
+ * and the two-sided p of mean(d) against 0, and, back from logs, relative
+ * figures: diff = exp(mean(d)) - 1, the change of the geometric mean of the
+ * ratios (0.05: b is 5% above a), and the interval exp(ci) - 1.  A
+ * multiplicative change (a lock 30x slower, with a bimodal patched figure)
+ * is a constant shift of the logs, where raw differences spread with the
+ * size of the figure.  Returns 0, or -1 when n < 2 or some value is <= 0 or
+ * not finite (no log: the caller tests raw differences, stats_paired).
+ */
+int stats_paired_log(const double *a, const double *b, size_t n, double alpha,
+                     struct stats_welch *out);
+
+/*
+ * TOST of the log ratios ln(b[i] / a[i]) against a relative band (lo, hi),
+ * -0.03 and 0.03 for +-3%: the bounds are ln(1 + lo) and ln(1 + hi), so
+ * p <= alpha exactly when stats_paired_log's (1 - 2 alpha) interval lies
+ * inside (lo, hi).  Returns 0 with *p set, or -1 (p = 1) when n < 2,
+ * lo >= hi, lo <= -1 or some value is <= 0 or not finite.
+ */
+int stats_tost_paired_log(const double *a, const double *b, size_t n, double lo, double hi,
+                          double *p);
 
 /* Benjamini-Hochberg adjusted p-values (q), same order as p. */
 void stats_bh_adjust(const double *p, size_t n, double *q);

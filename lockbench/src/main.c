@@ -114,6 +114,9 @@ static void print_help(FILE *f)
 	        "                       3%% single-thread cost, 10%% contended throughput]\n"
 	        "  --looks N            looks at the rounds planned (alpha / N each for\n"
 	        "                       no-change) [1]\n"
+	        "  --test T             what the paired tests take from each round: log\n"
+	        "                       (of the ratio patched / base) or raw (the\n"
+	        "                       difference); a row with a mean <= 0 takes raw [log]\n"
 	        "\n"
 	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
 	        "failed)\n");
@@ -330,6 +333,7 @@ enum {
 	OPT_CONFIRM_FROM,
 	OPT_MARGIN,
 	OPT_LOOKS,
+	OPT_TEST,
 	OPT_HELP,
 };
 
@@ -826,6 +830,7 @@ static const struct option compare_options[] = {
     {"confirm-from", required_argument, NULL, OPT_CONFIRM_FROM},
     {"margin", required_argument, NULL, OPT_MARGIN},
     {"looks", required_argument, NULL, OPT_LOOKS},
+    {"test", required_argument, NULL, OPT_TEST},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1011,6 +1016,16 @@ static int cmd_compare(int argc, char **argv)
 			co.looks = (int)v;
 			break;
 		}
+		case OPT_TEST:
+			if (!strcmp(optarg, "log")) {
+				co.test = COMPARE_TEST_LOG;
+			} else if (!strcmp(optarg, "raw")) {
+				co.test = COMPARE_TEST_RAW;
+			} else {
+				rc = usage_error("--test: '%s' is not log or raw", optarg);
+				goto out;
+			}
+			break;
 		case OPT_HELP:
 			print_help(stdout);
 			rc = 0;

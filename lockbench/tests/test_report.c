@@ -164,7 +164,10 @@ static void test_aim7(void **state)
 	assert_contains(t, "|  291,038 ops/s   |  392,865 ops/s   | 5/5 | +35.0% * (\xc2\xb1"
 	                   "10%) |");
 	/* how rows were tested and measured */
-	assert_contains(t, "p, q: paired t-test over the means of the 5 rounds both sides ran\n");
+	assert_contains(t, "p, q: paired t-test of ln(patched/base) of the round means, over the 5 "
+	                   "rounds both sides ran\n");
+	assert_contains(t, "change: the geometric mean of the round ratios; its interval exp(ci) - "
+	                   "1\n");
 	assert_contains(t, "no-change = equivalence (two one-sided paired t-tests)");
 	assert_contains(t, "instrument: every row is timed (wall clock)\n");
 	/* a latency figure is not called throughput */
@@ -469,6 +472,48 @@ static void test_format_parse(void **state)
 	assert_int_equal(report_format_parse("", &f), -1);
 }
 
+/*
+ * The test's legend: log ratios when any row took them, with the rows that
+ * fell back to raw differences (a round mean <= 0) counted; differences
+ * when none did (compare --test raw).
+ */
+static void test_legend_test(void **state)
+{
+	struct compare_row rows[3];
+	struct comparison c;
+	char *t = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	comparison_init(&c);
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 3; i++) {
+		rows[i].metric = (char *)"ns_per_pair";
+		rows[i].pairs = 5;
+		rows[i].base.n = rows[i].patched.n = 5;
+		rows[i].log_ratio = i > 0;
+	}
+	c.rows = rows;
+	c.nrows = 3;
+	f = open_memstream(&t, &len);
+	report_legend_test(f, &c, "p", 5, 10);
+	fclose(f);
+	assert_string_equal(t, "p: paired t-test of ln(patched/base) of the round means, over the "
+	                       "5-10 rounds both sides ran\n"
+	                       "change: the geometric mean of the round ratios; its interval "
+	                       "exp(ci) - 1\n"
+	                       "raw differences where a round mean is <= 0: 1 row\n");
+	free(t);
+	rows[1].log_ratio = rows[2].log_ratio = false;
+	f = open_memstream(&t, &len);
+	report_legend_test(f, &c, "p, q", 5, 5);
+	fclose(f);
+	assert_string_equal(
+	    t, "p, q: paired t-test of the differences of the round means, over the 5 rounds "
+	       "both sides ran\n");
+	free(t);
+}
+
 static void test_write_error(void **state)
 {
 	for (int f = REPORT_AIM7; f <= REPORT_JSON; f++) {
@@ -482,17 +527,12 @@ static void test_write_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_show_all),
-	    cmocka_unit_test(test_aim7),
-	    cmocka_unit_test(test_aim7_bands),
-	    cmocka_unit_test(test_perf),
-	    cmocka_unit_test(test_lkp),
-	    cmocka_unit_test(test_text),
-	    cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_sentences),
-	    cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_write_error),
-	    cmocka_unit_test(test_splats_and_emulated),
+	    cmocka_unit_test(test_show_all),     cmocka_unit_test(test_aim7),
+	    cmocka_unit_test(test_aim7_bands),   cmocka_unit_test(test_perf),
+	    cmocka_unit_test(test_lkp),          cmocka_unit_test(test_text),
+	    cmocka_unit_test(test_json),         cmocka_unit_test(test_sentences),
+	    cmocka_unit_test(test_format_parse), cmocka_unit_test(test_legend_test),
+	    cmocka_unit_test(test_write_error),  cmocka_unit_test(test_splats_and_emulated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

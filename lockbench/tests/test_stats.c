@@ -174,6 +174,75 @@ static void test_tost(void **state)
 	assert_int_equal(stats_tost_paired(a, b, 4, 1, 1, &p), -1);
 }
 
+/*
+ * The paired test of log ratios against a hand computation: ln(b / a) =
+ * 0.1, 0.3, -0.1, 0.1 (the d of test_tost) -> mean 0.1, se 0.081650, t =
+ * 1.2247, df 3, p = 2 Q(1.2247; 3) = 0.30807; the interval 0.1 +- t(0.975;
+ * 3) se = 0.1 +- 3.1824463 * 0.081650 back from logs is exp(.) - 1 =
+ * -14.772% .. +43.311%, around exp(0.1) - 1 = +10.517%.  p-values and the
+ * quantile are mpmath's (30 digits), not GSL's.
+ */
+static void test_paired_log(void **state)
+{
+	const double a[] = {10, 20, 40, 5};
+	double b[4];
+	const double d[] = {0.1, 0.3, -0.1, 0.1};
+	struct stats_welch w;
+	double p;
+
+	for (int i = 0; i < 4; i++)
+		b[i] = a[i] * exp(d[i]);
+	assert_int_equal(stats_paired_log(a, b, 4, 0.05, &w), 0);
+	near(w.t, 1.2247448713915890, 1e-9);
+	assert_true(w.df == 3);
+	near(w.p, 0.30806800925035734, 1e-9);
+	near(w.diff, expm1(0.1), 1e-12);
+	near(w.diff_lo, -0.14772467481120493, 1e-9);
+	near(w.diff_hi, 0.43310820114334072, 1e-9);
+	/*
+	 * TOST against -50% .. +64.87% (exp(0.5) - 1): log bounds ln 0.5 and
+	 * 0.5, the upper one nearer, t = 0.4 / se = 4.8990, p as in test_tost
+	 */
+	assert_int_equal(stats_tost_paired_log(a, b, 4, -0.5, expm1(0.5), &p), 0);
+	near(p, 0.008138301729714277, 1e-9);
+	/* +-10%: (ln 1.1 - 0.1) / se = -0.0574, p = Q(-0.0574; 3) = 0.52110 (mpmath) */
+	assert_int_equal(stats_tost_paired_log(a, b, 4, -0.1, 0.1, &p), 0);
+	near(p, 0.52109614559859944, 1e-9);
+
+	/*
+	 * A multiplicative, bimodal change (the tracking test's: 250 or 800
+	 * against 20): raw differences t = 3.3453, p = 0.028695; log ratios t
+	 * = 10.877, p = 0.00040547 (mpmath)
+	 */
+	const double base[] = {20, 21, 19, 20, 20}, patched[] = {250, 800, 250, 800, 250};
+	assert_int_equal(stats_paired(base, patched, 5, 0.05, &w), 0);
+	near(w.p, 0.028694563670181656, 1e-9);
+	assert_int_equal(stats_paired_log(base, patched, 5, 0.05, &w), 0);
+	near(w.t, 10.877481841603753, 1e-9);
+	near(w.p, 0.00040546697960433487, 1e-11);
+	near(w.diff, 18.915326163382319, 1e-9);
+
+	/* a constant ratio is certain; a ratio of 1 everywhere is p = 1 */
+	const double twice[] = {20, 40, 80, 10};
+	assert_int_equal(stats_paired_log(a, twice, 4, 0.05, &w), 0);
+	assert_true(w.p == 0);
+	near(w.diff_lo, 1, 1e-12);
+	near(w.diff_hi, 1, 1e-12);
+	assert_int_equal(stats_paired_log(a, a, 4, 0.05, &w), 0);
+	assert_true(w.p == 1 && w.diff == 0);
+
+	/* no log of 0 or a negative figure: -1, for the caller to take raw differences */
+	const double zero[] = {10, 0, 40, 5}, neg[] = {10, 20, -40, 5};
+	assert_int_equal(stats_paired_log(a, zero, 4, 0.05, &w), -1);
+	assert_true(w.p == 1);
+	assert_int_equal(stats_paired_log(neg, a, 4, 0.05, &w), -1);
+	assert_int_equal(stats_tost_paired_log(a, zero, 4, -0.1, 0.1, &p), -1);
+	assert_true(p == 1);
+	assert_int_equal(stats_paired_log(a, b, 1, 0.05, &w), -1);
+	assert_int_equal(stats_tost_paired_log(a, b, 4, -1, 0.1, &p), -1);
+	assert_int_equal(stats_tost_paired_log(a, b, 4, 0.1, 0.1, &p), -1);
+}
+
 static void test_bh(void **state)
 {
 	const double p[] = {0.01, 0.04, 0.03, 0.005, 0.5};
@@ -212,6 +281,7 @@ int main(void)
 	    cmocka_unit_test(test_welch_too_few),
 	    cmocka_unit_test(test_paired),
 	    cmocka_unit_test(test_tost),
+	    cmocka_unit_test(test_paired_log),
 	    cmocka_unit_test(test_bh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
