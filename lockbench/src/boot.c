@@ -186,6 +186,10 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
 	char smp[64];
 	lb_pathf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
+	/* the guest's init tells its lockbench whether the CPU is emulated */
+	char append[sizeof(b->cmdline) + 32];
+	lb_pathf(append, sizeof(append), "%s locklab.accel=%s", b->cmdline,
+	         accel == ACCEL_KVM ? "kvm" : "tcg");
 	char *argv[] = {"qemu-system-x86_64",
 	                "-accel",
 	                accel == ACCEL_KVM ? "kvm" : "tcg",
@@ -211,7 +215,7 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	                "-initrd",
 	                (char *)initrd,
 	                "-append",
-	                b->cmdline,
+	                append,
 	                NULL};
 	pid = fork();
 	if (pid < 0) {

@@ -111,14 +111,15 @@ void kernel_print_help(FILE *f)
 	    "                       or seeds (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
 	    "and\n"
 	    "                       aim7-mix over the seeds' user bands) [smoke]\n"
-	    "  --writers 1,2,4      locktorture writer threads [per suite]\n"
+	    "  --writers 1,2,4      locktorture writer threads [per suite; --debug quick: 4]\n"
 	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
 	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
 	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
-	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000]\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000;\n"
+	    "                       x 5 under TCG]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
@@ -442,11 +443,18 @@ static int cmd_run(int argc, char **argv)
 	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
 	if (!strcmp(a.suite, "seeds") && !workloads_given)
 		a.workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
+	/*
+	 * the debug kernel checks correctness, not figures: lockdep, the mutex
+	 * debugging and might_sleep see a patch's lock paths at 4 writers (2 per
+	 * CPU: fast path, slow path and handoff) as well as at 1, 2 and 4, and
+	 * two boots fewer per type keep patch -> verdict within its 15 minutes
+	 */
 	if (!a.nwriters) {
-		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4};
-		a.nwriters = quick ? 3 : 1;
+		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4}, debug_w[] = {4};
+		const int *w = !quick ? smoke_w : a.debug ? debug_w : quick_w;
+		a.nwriters = !quick ? 1 : a.debug ? 1 : 3;
 		a.writers = strutil_xreallocarray(NULL, (size_t)a.nwriters, sizeof(int));
-		memcpy(a.writers, quick ? quick_w : smoke_w, sizeof(int) * (size_t)a.nwriters);
+		memcpy(a.writers, w, sizeof(int) * (size_t)a.nwriters);
 	}
 	if (!a.ntypes) {
 		a.types = lb_split_list("mutex_lock,rwsem_lock,spin_lock", "--types", &a.ntypes,
