@@ -81,7 +81,7 @@ static void print_help(FILE *f)
 	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
 	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
 	        "  --emulated           the CPU is emulated (the kernel guest under TCG): the\n"
-	        "                       stall time is x 5\n"
+	        "                       stall time and the per-thread deadline are x 5\n"
 	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
 	        "                       + 100 x threads x repeat]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"

@@ -246,8 +246,8 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	int stall_ms = runner_stall_ms(o, p->threads);
 	uint64_t expected_ms = (uint64_t)p->duration_ms * (uint64_t)p->repeat;
 	/* starting and ending 2000 users takes seconds of its own on an emulated CPU */
-	uint64_t setup_ms =
-	    (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads * (uint64_t)p->repeat;
+	uint64_t setup_ms = (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads *
+	                    (uint64_t)p->repeat * (o->emulated ? RUNNER_EMULATED_STALL : 1);
 	uint64_t deadline_ms =
 	    o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms + setup_ms;
 

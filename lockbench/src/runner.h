@@ -43,7 +43,8 @@ struct runner_opts {
 
 /*
  * The default deadline of a point: 30 s + 3 x duration x repeat, plus this
- * many ms per thread (user) and repetition for starting and ending them.
+ * many ms per thread (user) and repetition for starting and ending them
+ * (x RUNNER_EMULATED_STALL on an emulated CPU).
  */
 #define RUNNER_MS_PER_USER 100
 

@@ -717,9 +717,10 @@ static void aim7_on_signal(int sig)
  * One AIM7-style job: the system-call mix high_systime stresses.  Each of
  * its steps bumps *beat: with 2000 users sharing two CPUs fairly, a whole
  * job takes every user about as long, and the watchdog must see the steps.
+ * Returns NULL, or the step that failed (errno says why, except "exec").
  */
-static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job,
-                    atomic_ulong *beat)
+static const char *aim7_job(const char *dir, const struct aim7_exec *ex, int user,
+                            unsigned long job, atomic_ulong *beat)
 {
 	char path[4200], buf[4096];
 	int fds[2];
@@ -727,47 +728,51 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	/* fork + exec + wait */
 	pid_t pid = fork();
 	if (pid < 0)
-		return -1;
+		return "fork";
 	if (pid == 0) {
 		execv(ex->path, ex->argv);
 		_exit(127);
 	}
 	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -1;
+	if (waitpid(pid, &st, 0) < 0)
+		return "waitpid";
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		errno = 0;
+		return "exec";
+	}
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* pipe round trip */
 	if (pipe(fds))
-		return -1;
+		return "pipe";
 	memset(buf, (int)(job & 0xff), 512);
-	if (write(fds[1], buf, 512) != 512 || read(fds[0], buf, 512) != 512) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
+	bool piped = write(fds[1], buf, 512) == 512 && read(fds[0], buf, 512) == 512;
 	close(fds[0]);
 	close(fds[1]);
+	if (!piped)
+		return "pipe write/read";
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* creat, write, unlink in the shared directory */
 	snprintf(path, sizeof(path), "%s/u%d-%lu", dir, user, job);
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 	if (fd < 0)
-		return -1;
+		return "creat";
 	ssize_t w = write(fd, buf, sizeof(buf));
 	close(fd);
-	if (w != (ssize_t)sizeof(buf) || unlink(path))
-		return -1;
+	if (w != (ssize_t)sizeof(buf))
+		return "write";
+	if (unlink(path))
+		return "unlink";
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* brk up and down */
 	void *cur = sbrk(0);
 	if (sbrk(64 * 1024) == (void *)-1)
-		return -1;
+		return "brk";
 	((volatile char *)cur)[0] = 1;
 	if (sbrk(-64 * 1024) == (void *)-1)
-		return -1;
+		return "brk";
 	/* a signal to self */
 	raise(SIGUSR1);
-	return 0;
+	return NULL;
 }
 
 /*
@@ -791,8 +796,10 @@ int wl_aim7_user_main(int argc, char **argv)
 	struct aim7_board *b =
 	    mmap(NULL, aim7_board_size((int)users), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	close((int)fd);
-	if (b == MAP_FAILED)
+	if (b == MAP_FAILED) {
+		fprintf(stderr, "lockbench aim7-user %lld: board: %s\n", user, strerror(errno));
 		return 2;
+	}
 	if (access(ex.path, X_OK))
 		ex = (struct aim7_exec){"/proc/self/exe", self_argv};
 	struct sigaction sa = {.sa_handler = aim7_on_signal};
@@ -803,8 +810,12 @@ int wl_aim7_user_main(int argc, char **argv)
 	while (atomic_load_explicit(&b->state, memory_order_acquire) == AIM7_WAIT)
 		lb_futex_wait_shared(&b->state, AIM7_WAIT);
 	while (atomic_load_explicit(&b->state, memory_order_relaxed) == AIM7_GO) {
-		if (aim7_job(argv[0], &ex, (int)user, jobs, &me->steps))
+		const char *failed = aim7_job(argv[0], &ex, (int)user, jobs, &me->steps);
+		if (failed) {
+			fprintf(stderr, "lockbench aim7-user %lld: job %lu: %s failed: %s\n", user,
+			        jobs + 1, failed, errno ? strerror(errno) : "exit status not 0");
 			return 1;
+		}
 		jobs++;
 		atomic_store_explicit(&me->jobs, jobs, memory_order_relaxed);
 		atomic_fetch_add_explicit(&me->steps, 1, memory_order_relaxed);
