@@ -184,8 +184,9 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 		goto out;
 	}
 	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
-	char smp[64];
+	char smp[64], mem[16];
 	lb_pathf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
+	lb_pathf(mem, sizeof(mem), "%d", b->mem_mb > 0 ? b->mem_mb : BOOT_MEM_MB);
 	/* the guest's init tells its lockbench whether the CPU is emulated */
 	char append[sizeof(b->cmdline) + 32];
 	lb_pathf(append, sizeof(append), "%s locklab.accel=%s", b->cmdline,
@@ -196,7 +197,7 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	                "-cpu",
 	                accel == ACCEL_KVM ? "host" : "max",
 	                "-m",
-	                "512",
+	                mem,
 	                "-smp",
 	                smp,
 	                "-no-reboot",

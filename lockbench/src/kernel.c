@@ -36,6 +36,7 @@
 /* the seeds suite's lockbench boot: see cmd_run */
 #define SEEDS_HUNG_S   120
 #define SEEDS_STALL_MS 5000
+#define SEEDS_MEM_MB   1536
 
 static const char *prog = "lockbench kernel";
 
@@ -597,18 +598,32 @@ static int cmd_run(int argc, char **argv)
 		 * woken still blocks its point's end, which the watchdog reports)
 		 */
 		int hung_s = a.hung_given || !seeds ? a.hung_s : SEEDS_HUNG_S;
+		/*
+		 * 2000 aim7 users, each its own process with a child in flight,
+		 * hold about 0.1 MB each of page tables, kernel stack and anon
+		 * memory: 512 MB ran out (the OOM killer) at 2000 users
+		 */
+		b.mem_mb = seeds ? SEEDS_MEM_MB : 0;
 		int stall_ms = a.stall_ms ? a.stall_ms : seeds ? SEEDS_STALL_MS : 0;
 		char stall[48] = "";
 		if (stall_ms)
 			lb_pathf(stall, sizeof(stall), " locklab.stall_ms=%d", stall_ms);
 		/*
 		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
-		 * users each with a child in flight come close to that
+		 * users each with a child in flight come close to that; threads-max
+		 * is an eighth of the memory's worth of kernel stacks, 4096 in 512 MB,
+		 * and 2000 users with their children and the kernel's threads pass
+		 * it (fork fails with EAGAIN even for root); with thousands of
+		 * runnable users on two emulated CPUs, CFS leaves RCU's grace-period
+		 * kthread unscheduled past the 21 s stall warning ("kthread starved"):
+		 * rcutree.kthread_prio=1 runs it SCHED_FIFO, as on loaded servers (a
+		 * CPU stuck with interrupts off is still reported)
 		 */
 		lb_pathf(
 		    b.cmdline, sizeof(b.cmdline),
 		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
 		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
+		    "sysctl.kernel.threads-max=32768 rcutree.kthread_prio=1 "
 		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
 		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
 		    common, hung_s, a.suite, a.workloads, a.locks, a.users ? " locklab.users=" : "",
