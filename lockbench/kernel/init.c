@@ -9,7 +9,8 @@
  *                           command line parameters and powers the machine
  *                           off after locktorture.shutdown_secs
  *   locklab.mode=lockbench  run /lockbench run --suite S --workloads W
- *                           --locks L [--threads U] [--stall-ms N] --json - with its output on the
+ *                           --locks L [--threads U] [--stall-ms N] [--emulated] --json - with its
+ *                           output (--emulated when locklab.accel=tcg, which the host adds) on the
  * second serial port (ttyS1), where no kernel message can interleave, then power off; without a
  * ttyS1 the document goes to the console between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
  *
@@ -89,13 +90,14 @@ static int run_lockbench(void)
 	const char *w = cmdline_get("locklab.workloads", workloads, sizeof(workloads),
 	                            "futex-wake,futex-hash,vfs-creat-unlink,hot");
 	const char *l = cmdline_get("locklab.locks", locks, sizeof(locks), "pthread,kmutex");
-	char users[256], stall[32];
+	char users[256], stall[32], accel[16];
 	const char *u = cmdline_get("locklab.users", users, sizeof(users), NULL);
 	const char *st = cmdline_get("locklab.stall_ms", stall, sizeof(stall), NULL);
+	const char *ac = cmdline_get("locklab.accel", accel, sizeof(accel), "");
 	char *argv[] = {"/lockbench",  "run",     "--suite", (char *)s, "--workloads",
 	                (char *)w,     "--locks", (char *)l, "--dir",   "/dev/shm",
 	                "--no-stacks", "--json",  "-",       NULL,      NULL,
-	                NULL,          NULL,      NULL,      NULL};
+	                NULL,          NULL,      NULL,      NULL,      NULL};
 	int next = 13;
 	int status = 0, rc = 127;
 
@@ -117,6 +119,9 @@ static int run_lockbench(void)
 		argv[next++] = "--stall-ms";
 		argv[next++] = (char *)st;
 	}
+	/* under TCG the watchdog allows for an emulated CPU on a loaded host */
+	if (!strcmp(ac, "tcg"))
+		argv[next++] = "--emulated";
 	say("LOCKLAB-JSON-BEGIN%s\n", out >= 0 ? " ttyS1" : "");
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -184,15 +184,20 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 		goto out;
 	}
 	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
-	char smp[64];
+	char smp[64], mem[16];
 	lb_pathf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
+	lb_pathf(mem, sizeof(mem), "%d", b->mem_mb > 0 ? b->mem_mb : BOOT_MEM_MB);
+	/* the guest's init tells its lockbench whether the CPU is emulated */
+	char append[sizeof(b->cmdline) + 32];
+	lb_pathf(append, sizeof(append), "%s locklab.accel=%s", b->cmdline,
+	         accel == ACCEL_KVM ? "kvm" : "tcg");
 	char *argv[] = {"qemu-system-x86_64",
 	                "-accel",
 	                accel == ACCEL_KVM ? "kvm" : "tcg",
 	                "-cpu",
 	                accel == ACCEL_KVM ? "host" : "max",
 	                "-m",
-	                "512",
+	                mem,
 	                "-smp",
 	                smp,
 	                "-no-reboot",
@@ -211,7 +216,7 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	                "-initrd",
 	                (char *)initrd,
 	                "-append",
-	                b->cmdline,
+	                append,
 	                NULL};
 	pid = fork();
 	if (pid < 0) {

@@ -17,12 +17,16 @@
 enum accel { ACCEL_AUTO, ACCEL_KVM, ACCEL_TCG };
 
 /* One boot: the caller fills the first block, boot_run the second. */
+/* guest memory unless struct boot says otherwise */
+#define BOOT_MEM_MB 512
+
 struct boot {
 	const char *label;   /* "locktorture mutex_lock writers=2" */
 	char cmdline[1024];  /* kernel command line */
 	double deadline_s;   /* end qemu this long after start */
 	const char *end_tag; /* the line that says the guest finished */
 	int cpus;
+	int mem_mb;               /* guest memory (qemu -m), 0: BOOT_MEM_MB */
 	char guest_out[PATH_MAX]; /* the second serial port (ttyS1) goes here */
 	char qemu_log[PATH_MAX];  /* qemu's own stderr goes here, apart from the console */
 	/* filled by boot_run; console is owned by the struct (strutil_buf_release) */

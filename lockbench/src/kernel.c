@@ -36,6 +36,7 @@
 /* the seeds suite's lockbench boot: see cmd_run */
 #define SEEDS_HUNG_S   120
 #define SEEDS_STALL_MS 5000
+#define SEEDS_MEM_MB   1536
 
 static const char *prog = "lockbench kernel";
 
@@ -138,14 +139,15 @@ void kernel_print_help(FILE *f)
 	    "                       or seeds (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
 	    "and\n"
 	    "                       aim7-mix over the seeds' user bands) [smoke]\n"
-	    "  --writers 1,2,4      locktorture writer threads [per suite]\n"
+	    "  --writers 1,2,4      locktorture writer threads [per suite; --debug quick: 4]\n"
 	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
 	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
 	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
-	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000]\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000;\n"
+	    "                       x 5 under TCG]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
@@ -459,11 +461,18 @@ static int cmd_run(int argc, char **argv)
 	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
 	if (!strcmp(a.suite, "seeds") && !workloads_given)
 		a.workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
+	/*
+	 * the debug kernel checks correctness, not figures: lockdep, the mutex
+	 * debugging and might_sleep see a patch's lock paths at 4 writers (2 per
+	 * CPU: fast path, slow path and handoff) as well as at 1, 2 and 4, and
+	 * two boots fewer per type keep patch -> verdict within its 15 minutes
+	 */
 	if (!a.nwriters) {
-		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4};
-		a.nwriters = quick ? 3 : 1;
+		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4}, debug_w[] = {4};
+		const int *w = !quick ? smoke_w : a.debug ? debug_w : quick_w;
+		a.nwriters = !quick ? 1 : a.debug ? 1 : 3;
 		a.writers = strutil_xreallocarray(NULL, (size_t)a.nwriters, sizeof(int));
-		memcpy(a.writers, quick ? quick_w : smoke_w, sizeof(int) * (size_t)a.nwriters);
+		memcpy(a.writers, w, sizeof(int) * (size_t)a.nwriters);
 	}
 	if (!a.ntypes) {
 		a.types = lb_split_list("mutex_lock,rwsem_lock,spin_lock", "--types", &a.ntypes,
@@ -606,18 +615,32 @@ static int cmd_run(int argc, char **argv)
 		 * woken still blocks its point's end, which the watchdog reports)
 		 */
 		int hung_s = a.hung_given || !seeds ? a.hung_s : SEEDS_HUNG_S;
+		/*
+		 * 2000 aim7 users, each its own process with a child in flight,
+		 * hold about 0.1 MB each of page tables, kernel stack and anon
+		 * memory: 512 MB ran out (the OOM killer) at 2000 users
+		 */
+		b.mem_mb = seeds ? SEEDS_MEM_MB : 0;
 		int stall_ms = a.stall_ms ? a.stall_ms : seeds ? SEEDS_STALL_MS : 0;
 		char stall[48] = "";
 		if (stall_ms)
 			lb_pathf(stall, sizeof(stall), " locklab.stall_ms=%d", stall_ms);
 		/*
 		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
-		 * users each with a child in flight come close to that
+		 * users each with a child in flight come close to that; threads-max
+		 * is an eighth of the memory's worth of kernel stacks, 4096 in 512 MB,
+		 * and 2000 users with their children and the kernel's threads pass
+		 * it (fork fails with EAGAIN even for root); with thousands of
+		 * runnable users on two emulated CPUs, CFS leaves RCU's grace-period
+		 * kthread unscheduled past the 21 s stall warning ("kthread starved"):
+		 * rcutree.kthread_prio=1 runs it SCHED_FIFO, as on loaded servers (a
+		 * CPU stuck with interrupts off is still reported)
 		 */
 		lb_pathf(
 		    b.cmdline, sizeof(b.cmdline),
 		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
 		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
+		    "sysctl.kernel.threads-max=32768 rcutree.kthread_prio=1 "
 		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
 		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
 		    common, hung_s, a.suite, a.workloads, a.locks, a.users ? " locklab.users=" : "",

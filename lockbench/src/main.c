@@ -80,6 +80,8 @@ static void print_help(FILE *f)
 	        "  --futexes N          futex-hash: futex words per thread [1024]\n"
 	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
 	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
+	        "  --emulated           the CPU is emulated (the kernel guest under TCG): the\n"
+	        "                       stall time and the per-thread deadline are x 5\n"
 	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
 	        "                       + 100 x threads x repeat]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
@@ -314,6 +316,7 @@ enum {
 	OPT_STALL,
 	OPT_DEADLINE,
 	OPT_NO_STACKS,
+	OPT_EMULATED,
 	OPT_VARIANT,
 	OPT_ROUND,
 	OPT_JSON,
@@ -354,6 +357,7 @@ static const struct option run_options[] = {
     {"stall-ms", required_argument, NULL, OPT_STALL},
     {"deadline-ms", required_argument, NULL, OPT_DEADLINE},
     {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+    {"emulated", no_argument, NULL, OPT_EMULATED},
     {"variant", required_argument, NULL, OPT_VARIANT},
     {"controls", required_argument, NULL, OPT_CONTROLS},
     {"round", required_argument, NULL, OPT_ROUND},
@@ -490,6 +494,9 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 				return usage_error(
 				    "--dir: cannot use '%s' (not a writable directory)", optarg);
 			a->ov.dir = optarg;
+			break;
+		case OPT_EMULATED:
+			a->ro.emulated = true;
 			break;
 		case OPT_NO_STACKS:
 			a->ro.capture_stacks = false;
@@ -1084,6 +1091,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, LB_AIM7_EXEC_ARG))
 		return 0; /* an aim7-mix job's exec (workload.h), not a command */
+	if (!strcmp(cmd, LB_AIM7_USER_ARG))
+		return wl_aim7_user_main(argc - 2, argv + 2); /* an aim7-mix user */
 	if (!strcmp(cmd, "list"))
 		return argc == 2 ? cmd_list() : usage_error("list takes no arguments%s", "");
 	if (!strcmp(cmd, "run"))

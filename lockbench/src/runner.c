@@ -23,7 +23,14 @@
 
 int runner_stall_ms(const struct runner_opts *o, int threads)
 {
-	return (int)(o->stall_ms * (1.0 + log10(threads > 1 ? threads : 1)));
+	double base = (double)o->stall_ms * (o->emulated ? RUNNER_EMULATED_STALL : 1);
+	return (int)(base * (1.0 + log10(threads > 1 ? threads : 1)));
+}
+
+uint64_t runner_stall_credit_ns(uint64_t gap_ns)
+{
+	uint64_t max = (uint64_t)RUNNER_STALL_CREDIT_MS * 1000000;
+	return gap_ns < max ? gap_ns : max;
 }
 
 /* Stacks text: strutil_buf appends, capped at STACKS_MAX (the rest is cut). */
@@ -239,8 +246,8 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	int stall_ms = runner_stall_ms(o, p->threads);
 	uint64_t expected_ms = (uint64_t)p->duration_ms * (uint64_t)p->repeat;
 	/* starting and ending 2000 users takes seconds of its own on an emulated CPU */
-	uint64_t setup_ms =
-	    (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads * (uint64_t)p->repeat;
+	uint64_t setup_ms = (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads *
+	                    (uint64_t)p->repeat * (o->emulated ? RUNNER_EMULATED_STALL : 1);
 	uint64_t deadline_ms =
 	    o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms + setup_ms;
 
@@ -267,7 +274,7 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	close(fds[1]);
 	fds[1] = -1;
 
-	uint64_t start = lb_now_ns(), last_change = start;
+	uint64_t start = lb_now_ns(), last_change = start, last_look = start, stalled_ns = 0;
 	unsigned long last = 0;
 	for (;;) {
 		struct pollfd pfd = {fds[0], POLLIN, 0};
@@ -289,11 +296,14 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		}
 		uint64_t now = lb_now_ns();
 		unsigned long cur = progress_sum(sh);
+		stalled_ns += runner_stall_credit_ns(now - last_look);
+		last_look = now;
 		if (cur != last) {
 			last = cur;
 			last_change = now;
+			stalled_ns = 0;
 		}
-		if ((now - last_change) / 1000000 >= (uint64_t)stall_ms) {
+		if (stalled_ns / 1000000 >= (uint64_t)stall_ms) {
 			snprintf(kind, sizeof(kind), "stall");
 			snprintf(msg, sizeof(msg),
 			         "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",

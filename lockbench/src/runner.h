@@ -9,12 +9,18 @@
  * run is recorded with its lockup so the rest of the suite goes on.
  *
  * The stall time grows with the thread count the way seed 004's AIM7 alarm
- * grows with the users: stall_ms * (1 + log10(threads)).
+ * grows with the users: stall_ms * (1 + log10(threads)), and five times
+ * that on an emulated CPU (the kernel guest under TCG, where a loaded host
+ * leaves a vCPU unscheduled for seconds).  The stall clock counts only the
+ * time the watchdog was awake to look: a gap between two of its looks
+ * longer than RUNNER_STALL_CREDIT_MS (the whole machine stopped, so did
+ * the workload) counts as that much.
  */
 #ifndef LOCKBENCH_RUNNER_H
 #define LOCKBENCH_RUNNER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "result.h"
@@ -24,21 +30,29 @@ struct runner_opts {
 	int stall_ms;        /* base stall time, default 2000 */
 	int deadline_ms;     /* 0: derived from duration, repeat and threads */
 	bool capture_stacks; /* default true */
+	bool emulated;       /* an emulated CPU (TCG): the stall time is x RUNNER_EMULATED_STALL */
 };
 
 #define RUNNER_OPTS_DEFAULT                                                                        \
 	{                                                                                          \
-		2000, 0, true                                                                      \
+		2000, 0, true, false                                                               \
 	}
+
+#define RUNNER_EMULATED_STALL  5
+#define RUNNER_STALL_CREDIT_MS 250
 
 /*
  * The default deadline of a point: 30 s + 3 x duration x repeat, plus this
- * many ms per thread (user) and repetition for starting and ending them.
+ * many ms per thread (user) and repetition for starting and ending them
+ * (x RUNNER_EMULATED_STALL on an emulated CPU).
  */
 #define RUNNER_MS_PER_USER 100
 
 /* Stall time for a thread count, in ms. */
 int runner_stall_ms(const struct runner_opts *o, int threads);
+
+/* What a gap of gap_ns between two looks of the watchdog adds to the stall clock. */
+uint64_t runner_stall_credit_ns(uint64_t gap_ns);
 
 /*
  * Run the point and append its run to res (ops NULL for kernel workloads:

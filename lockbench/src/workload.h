@@ -24,6 +24,14 @@
  */
 #define LB_AIM7_EXEC_ARG "aim7-exec"
 
+/*
+ * `lockbench LB_AIM7_USER_ARG DIR USER USERS FD`: one aim7-mix user in its
+ * own address space (workload_kernel.c says why); main() hands it argv
+ * from DIR on.  Returns the exit status.
+ */
+#define LB_AIM7_USER_ARG "aim7-user"
+int wl_aim7_user_main(int argc, char **argv);
+
 /* One counter per thread or process, each on its own cache line. */
 struct wl_counter {
 	_Alignas(LB_CACHELINE) atomic_ulong n;
@@ -32,7 +40,6 @@ struct wl_counter {
 /* Shared between the runner and the forked child (MAP_SHARED). */
 struct wl_shared {
 	struct wl_counter progress[WL_MAX_THREADS + 1]; /* last slot: the coordinator */
-	atomic_int stop;                                /* processes of aim7-mix poll it */
 	atomic_int phase;                               /* enum wl_phase, for messages */
 };
 

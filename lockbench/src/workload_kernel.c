@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,6 +656,47 @@ static int wl_seq_read(const struct lock_ops *ops, const struct wl_params *p, st
 /* ---- aim7-mix ------------------------------------------------------ */
 
 /*
+ * aim7-mix: AIM7 high_systime's job mix (fork + exec + wait, a pipe round
+ * trip, creat + write + unlink in one shared directory, brk up and down, a
+ * signal to self) run by every user in a loop, reported in jobs per minute.
+ *
+ * The kernel locks it drives (6.1): the shared directory's inode i_rwsem
+ * (every user's creat and unlink), tasklist_lock and the pid allocator
+ * (every fork and exit), each user's mmap_lock (fork, exec, brk) and
+ * anon_vma (the job's fork: shared by the user and its one child), each
+ * pipe's pipe->mutex (one pipe per job: not contended) and sighand->siglock.
+ *
+ * How it differs from AIM7: AIM7 forks its users from one driver, so they
+ * all share the driver's anon_vma root rwsem, and every fork, exit and
+ * brk of every user takes it.  Under TCG its waiters block for more than
+ * 30 s at 1000 users: the run measured that one rwsem and not the mix.
+ * Here each user is this program again (`lockbench aim7-user`, started by
+ * posix_spawn, which shares no memory with the coordinator and copies no
+ * anon_vma), with its own address space: the shared anon_vma root is gone,
+ * and the users meet on the directory, the task list and the allocator.
+ * The users and the coordinator share only a small board (a memfd the
+ * users inherit): the start and stop word and each user's counters.
+ */
+
+/* What every user writes: its jobs and its job steps (for the watchdog). */
+struct aim7_slot {
+	_Alignas(LB_CACHELINE) atomic_ulong jobs;
+	atomic_ulong steps;
+};
+
+enum aim7_state { AIM7_WAIT, AIM7_GO, AIM7_STOP };
+
+struct aim7_board {
+	_Alignas(LB_CACHELINE) atomic_int state; /* enum aim7_state */
+	struct aim7_slot slot[];
+};
+
+static size_t aim7_board_size(int users)
+{
+	return sizeof(struct aim7_board) + sizeof(struct aim7_slot) * (size_t)users;
+}
+
+/*
  * What a job execs: /bin/true where there is one, else this program again
  * (the guest's initramfs holds only /init and /lockbench), which main()
  * answers at once for LB_AIM7_EXEC_ARG.
@@ -675,9 +717,10 @@ static void aim7_on_signal(int sig)
  * One AIM7-style job: the system-call mix high_systime stresses.  Each of
  * its steps bumps *beat: with 2000 users sharing two CPUs fairly, a whole
  * job takes every user about as long, and the watchdog must see the steps.
+ * Returns NULL, or the step that failed (errno says why, except "exec").
  */
-static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsigned long job,
-                    atomic_ulong *beat)
+static const char *aim7_job(const char *dir, const struct aim7_exec *ex, int user,
+                            unsigned long job, atomic_ulong *beat)
 {
 	char path[4200], buf[4096];
 	int fds[2];
@@ -685,80 +728,146 @@ static int aim7_job(const char *dir, const struct aim7_exec *ex, int user, unsig
 	/* fork + exec + wait */
 	pid_t pid = fork();
 	if (pid < 0)
-		return -1;
+		return "fork";
 	if (pid == 0) {
 		execv(ex->path, ex->argv);
 		_exit(127);
 	}
 	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -1;
+	if (waitpid(pid, &st, 0) < 0)
+		return "waitpid";
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		errno = 0;
+		return "exec";
+	}
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* pipe round trip */
 	if (pipe(fds))
-		return -1;
+		return "pipe";
 	memset(buf, (int)(job & 0xff), 512);
-	if (write(fds[1], buf, 512) != 512 || read(fds[0], buf, 512) != 512) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
+	bool piped = write(fds[1], buf, 512) == 512 && read(fds[0], buf, 512) == 512;
 	close(fds[0]);
 	close(fds[1]);
+	if (!piped)
+		return "pipe write/read";
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* creat, write, unlink in the shared directory */
 	snprintf(path, sizeof(path), "%s/u%d-%lu", dir, user, job);
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 	if (fd < 0)
-		return -1;
+		return "creat";
 	ssize_t w = write(fd, buf, sizeof(buf));
 	close(fd);
-	if (w != (ssize_t)sizeof(buf) || unlink(path))
-		return -1;
+	if (w != (ssize_t)sizeof(buf))
+		return "write";
+	if (unlink(path))
+		return "unlink";
 	atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	/* brk up and down */
 	void *cur = sbrk(0);
 	if (sbrk(64 * 1024) == (void *)-1)
-		return -1;
+		return "brk";
 	((volatile char *)cur)[0] = 1;
 	if (sbrk(-64 * 1024) == (void *)-1)
-		return -1;
+		return "brk";
 	/* a signal to self */
 	raise(SIGUSR1);
+	return NULL;
+}
+
+/*
+ * `lockbench aim7-user DIR USER USERS FD`: one user, in its own address
+ * space.  Maps the board from FD, waits for the start, then runs jobs
+ * until the stop (or until killed), counting them in its slot.  Exits 0,
+ * 1 on a failed job, 2 when it cannot start (bad arguments, no board).
+ */
+int wl_aim7_user_main(int argc, char **argv)
+{
+	static char *const true_argv[] = {"true", NULL};
+	static char *const self_argv[] = {"lockbench", LB_AIM7_EXEC_ARG, NULL};
+	struct aim7_exec ex = {"/bin/true", true_argv};
+	long long user, users, fd;
+	char err[128];
+
+	if (argc != 4 || lb_parse_int(argv[1], 0, WL_MAX_THREADS - 1, &user, "user", err, 128) ||
+	    lb_parse_int(argv[2], user + 1, WL_MAX_THREADS, &users, "users", err, 128) ||
+	    lb_parse_int(argv[3], 0, INT_MAX, &fd, "fd", err, 128))
+		return 2;
+	struct aim7_board *b =
+	    mmap(NULL, aim7_board_size((int)users), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	close((int)fd);
+	if (b == MAP_FAILED) {
+		fprintf(stderr, "lockbench aim7-user %lld: board: %s\n", user, strerror(errno));
+		return 2;
+	}
+	if (access(ex.path, X_OK))
+		ex = (struct aim7_exec){"/proc/self/exe", self_argv};
+	struct sigaction sa = {.sa_handler = aim7_on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	struct aim7_slot *me = &b->slot[user];
+	unsigned long jobs = 0;
+	while (atomic_load_explicit(&b->state, memory_order_acquire) == AIM7_WAIT)
+		lb_futex_wait_shared(&b->state, AIM7_WAIT);
+	while (atomic_load_explicit(&b->state, memory_order_relaxed) == AIM7_GO) {
+		const char *failed = aim7_job(argv[0], &ex, (int)user, jobs, &me->steps);
+		if (failed) {
+			fprintf(stderr, "lockbench aim7-user %lld: job %lu: %s failed: %s\n", user,
+			        jobs + 1, failed, errno ? strerror(errno) : "exit status not 0");
+			return 1;
+		}
+		jobs++;
+		atomic_store_explicit(&me->jobs, jobs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&me->steps, 1, memory_order_relaxed);
+	}
 	return 0;
 }
 
 /*
- * A user: wait for the start (phase MEASURE), then run jobs until killed,
- * counting them in jobs_done[user] (shared with the coordinator).
+ * The runner's watchdog reads sh->progress: copy each user's steps there
+ * (the users cannot reach sh: they exec'd).  Returns the jobs done so far.
  */
-static void aim7_user(const char *dir, const struct aim7_exec *ex, int user, struct wl_shared *sh,
-                      struct wl_counter *jobs_done)
+static unsigned long aim7_mirror(struct aim7_board *b, struct wl_shared *sh, int n)
 {
-	struct sigaction sa = {.sa_handler = aim7_on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	unsigned long jobs = 0;
-	while (atomic_load_explicit(&sh->phase, memory_order_acquire) != WL_PHASE_MEASURE)
-		lb_futex_wait_shared(&sh->phase, WL_PHASE_SETUP);
-	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
-		if (aim7_job(dir, ex, user, jobs, &sh->progress[user].n))
-			_exit(1);
-		jobs++;
-		atomic_store_explicit(&jobs_done[user].n, jobs, memory_order_relaxed);
-		atomic_fetch_add_explicit(&sh->progress[user].n, 1, memory_order_relaxed);
+	unsigned long total = 0;
+	for (int i = 0; i < n; i++) {
+		total += atomic_load_explicit(&b->slot[i].jobs, memory_order_relaxed);
+		atomic_store_explicit(&sh->progress[i].n,
+		                      atomic_load_explicit(&b->slot[i].steps, memory_order_relaxed),
+		                      memory_order_relaxed);
 	}
-	_exit(0);
+	return total;
+}
+
+/*
+ * Start user i: `lockbench aim7-user DIR I N FD` by posix_spawn (no copy
+ * of this process's memory).  Returns its pid, or -1 with errno.
+ */
+static pid_t aim7_spawn(const char *dir, int i, int n, int fd)
+{
+	char si[16], sn[16], sfd[16];
+	char *argv[] = {"lockbench", LB_AIM7_USER_ARG, (char *)dir, si, sn, sfd, NULL};
+	pid_t pid;
+	snprintf(si, sizeof(si), "%d", i);
+	snprintf(sn, sizeof(sn), "%d", n);
+	snprintf(sfd, sizeof(sfd), "%d", fd);
+	int e = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return pid;
 }
 
 /*
  * End a repetition: kill the users that still run (a job in flight is not
  * counted: the figures were read at the stop), reap them and every orphan
  * of theirs (this process is their subreaper), and count the users that
- * ended on a failed job.  A user stuck in the kernel is not killable: the
+ * ended on a failed job or could not start.  Each user reaped is progress
+ * for the watchdog.  A user stuck in the kernel is not killable: the
  * waitpid blocks, no progress moves and the runner's watchdog reports it.
  */
-static int aim7_end(const pid_t *pids, int started)
+static int aim7_end(const pid_t *pids, int started, atomic_ulong *beat)
 {
 	int failed = 0;
 	for (int i = 0; i < started; i++)
@@ -769,6 +878,7 @@ static int aim7_end(const pid_t *pids, int started)
 			;
 		if (WIFEXITED(st) && WEXITSTATUS(st))
 			failed++;
+		atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 	}
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
@@ -782,15 +892,6 @@ static bool aim7_user_ended(void)
 	return !waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid;
 }
 
-/* Jobs done by all users so far. */
-static unsigned long aim7_jobs(const struct wl_counter *jobs, int n)
-{
-	unsigned long total = 0;
-	for (int i = 0; i < n; i++)
-		total += atomic_load_explicit(&jobs[i].n, memory_order_relaxed);
-	return total;
-}
-
 /*
  * The users run for the duration, and past it until they have done as
  * many jobs as there are users: 2000 users sharing two emulated CPUs
@@ -801,78 +902,76 @@ static unsigned long aim7_jobs(const struct wl_counter *jobs, int n)
 static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct wl_shared *sh,
                    struct lb_run *run, char *err, size_t errlen)
 {
-	int n = p->threads, rc = -1;
+	int n = p->threads, rc = -1, fd = -1;
 	char dir[4096] = "";
-	static char *const true_argv[] = {"true", NULL};
-	static char *const self_argv[] = {"lockbench", LB_AIM7_EXEC_ARG, NULL};
-	struct aim7_exec ex = {"/bin/true", true_argv};
-	size_t jobs_len = sizeof(struct wl_counter) * (size_t)n;
-	struct wl_counter *jobs =
-	    mmap(NULL, jobs_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t board_len = aim7_board_size(n);
+	struct aim7_board *b = MAP_FAILED;
 	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
 	double *jpm = calloc((size_t)p->repeat, sizeof(double));
 	double *per_user = calloc((size_t)n, sizeof(double));
+	atomic_ulong *beat = &sh->progress[WL_MAX_THREADS].n;
 
-	if (jobs == MAP_FAILED)
-		jobs = NULL;
-	if (!jobs || !pids || !jpm || !per_user) {
+	if (!pids || !jpm || !per_user) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (access(ex.path, X_OK))
-		ex = (struct aim7_exec){"/proc/self/exe", self_argv};
 	if (make_workdir(p, dir, sizeof(dir), err, errlen)) {
 		dir[0] = 0;
+		goto out;
+	}
+	/* not close-on-exec: the users inherit it */
+	fd = memfd_create("lockbench-aim7", 0);
+	if (fd < 0 || ftruncate(fd, (off_t)board_len) ||
+	    (b = mmap(NULL, board_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		snprintf(err, errlen, "aim7 board: %s", strerror(errno));
 		goto out;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	for (int r = 0; r < p->repeat; r++) {
 		int started = 0, failed;
-		atomic_store(&sh->stop, 0);
 		atomic_store(&sh->phase, WL_PHASE_SETUP);
+		atomic_store(&b->state, AIM7_WAIT);
 		for (int i = 0; i < n; i++) {
-			atomic_store(&sh->progress[i].n, 0);
-			atomic_store(&jobs[i].n, 0);
+			atomic_store(&b->slot[i].jobs, 0);
+			atomic_store(&b->slot[i].steps, 0);
 		}
-		/* fork every user first: on an emulated CPU 2000 forks take seconds */
+		aim7_mirror(b, sh, n);
+		/* start every user first: on an emulated CPU 2000 starts take seconds */
 		for (int i = 0; i < n; i++) {
-			pid_t pid = fork();
+			pid_t pid = aim7_spawn(dir, i, n, fd);
 			if (pid < 0) {
-				snprintf(err, errlen, "fork user %d of %d: %s", i + 1, n,
+				snprintf(err, errlen, "start user %d of %d: %s", i + 1, n,
 				         strerror(errno));
 				break;
 			}
-			if (pid == 0)
-				aim7_user(dir, &ex, i, sh, jobs);
 			pids[started++] = pid;
-			atomic_fetch_add_explicit(&sh->progress[WL_MAX_THREADS].n, 1,
-			                          memory_order_relaxed);
+			atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 		}
-		/* release pairs with the users' acquire load of the phase */
+		/* release pairs with the users' acquire load of the state */
 		atomic_store_explicit(&sh->phase, WL_PHASE_MEASURE, memory_order_release);
-		lb_futex_wake_shared(&sh->phase, INT_MAX);
-		uint64_t t0 = lb_now_ns();
-		if (started == n) {
-			sleep_ms(p->duration_ms);
-			while (aim7_jobs(jobs, n) < (unsigned long)n && !aim7_user_ended())
-				sleep_ms(10);
-		}
-		atomic_store(&sh->stop, 1);
+		atomic_store_explicit(&b->state, AIM7_GO, memory_order_release);
+		lb_futex_wake_shared(&b->state, INT_MAX);
+		uint64_t t0 = lb_now_ns(), until = t0 + (uint64_t)p->duration_ms * 1000000;
+		while (started == n && !aim7_user_ended() &&
+		       (aim7_mirror(b, sh, n) < (unsigned long)n || lb_now_ns() < until))
+			sleep_ms(20);
+		atomic_store(&b->state, AIM7_STOP);
 		uint64_t t1 = lb_now_ns();
 		double mins = (double)(t1 - t0) / 60e9;
 		unsigned long total = 0;
 		for (int i = 0; i < started; i++) {
-			unsigned long j = atomic_load(&jobs[i].n);
+			unsigned long j = atomic_load(&b->slot[i].jobs);
 			total += j;
 			per_user[i] += j / mins / p->repeat;
 		}
 		atomic_store(&sh->phase, WL_PHASE_STOPPING);
-		failed = aim7_end(pids, started);
+		failed = aim7_end(pids, started, beat);
 		if (started < n)
 			goto out;
 		if (failed) {
-			snprintf(err, errlen, "%d of %d aim7 users failed a job in %s", failed, n,
-			         dir);
+			snprintf(err, errlen,
+			         "%d of %d aim7 users failed a job in %s (or could not start)",
+			         failed, n, dir);
 			goto out;
 		}
 		jpm[r] = total / mins;
@@ -882,8 +981,10 @@ static int wl_aim7(const struct lock_ops *ops, const struct wl_params *p, struct
 out:
 	if (dir[0])
 		remove_workdir(dir);
-	if (jobs)
-		munmap(jobs, jobs_len);
+	if (b != MAP_FAILED)
+		munmap(b, board_len);
+	if (fd >= 0)
+		close(fd);
 	free(per_user);
 	free(jpm);
 	free(pids);

@@ -213,8 +213,12 @@ static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, c
 	rc = 0;
 	out->elapsed_s = (double)(t1 - t0) / 1e9;
 join:
-	for (int i = 0; i < started; i++)
+	/* each thread joined is progress: stopping is slow on an emulated CPU too */
+	for (int i = 0; i < started; i++) {
 		pthread_join(th[i].tid, NULL);
+		atomic_fetch_add_explicit(&c->sh->progress[WL_MAX_THREADS].n, 1,
+		                          memory_order_relaxed);
+	}
 	out->cpu_s = cpu_seconds() - cpu0;
 	lb_gate_destroy(&c->start);
 	if (rc)
