@@ -1446,7 +1446,9 @@ enum handler_rc api_tree_poke(struct http_request *req, long long id)
 	"tc.commit "                                                                               \
 	"= p.commit WHERE p.tree_id = a.tree_id AND p.branch = a.branch AND p.machine_class = "    \
 	"a.machine_class AND p.workload = a.workload AND p.lock = a.lock AND p.metric = a.metric " \
-	"AND p.params_key = a.params_key), 'seqs', (SELECT json_object_agg(CASE tc.commit WHEN "   \
+	"AND p.params_key = a.params_key AND tc.segment = (SELECT segment FROM track_commits "     \
+	"WHERE tree_id = a.tree_id AND branch = a.branch AND commit = a.bad)), 'seqs', (SELECT "   \
+	"json_object_agg(CASE tc.commit WHEN "                                                     \
 	"a.good THEN 'good' WHEN a.bad THEN 'bad' ELSE 'commit' END, tc.seq) FROM track_commits "  \
 	"tc "                                                                                      \
 	"WHERE tc.tree_id = a.tree_id AND tc.branch = a.branch AND tc.commit IN (a.good, a.bad, "  \

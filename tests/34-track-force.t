@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
+. "$(dirname "$0")/lib/browser.sh"
 
 pg_start || exit 1
 [[ ${KEEP:-0} == 1 ]] && diag "scratch: $T"
@@ -206,4 +207,17 @@ tracker_turn
 is "$(psq "SELECT count(*) FROM bisect_steps WHERE alert_id = $A2")" 1 "no bisection step is started across the rewrite"
 is "$(psq "SELECT state || ' ' || coalesce(reason, '') FROM alerts WHERE id = $A1")" "bisected " \
   "an alert inside the history the branch kept is left as it was"
+
+# ---- the Alerts page in a real browser ----
+# the bisected alert's history (the measurement is faked as above: a level of 20 ns, then 36 from c2)
+psq "INSERT INTO track_points (tree_id, branch, commit, machine_class, workload, lock, metric, params_key,
+     higher_better, value, run_id) SELECT $TREE, 'master', commit, 'default', 'uncontended', 'futex3',
+     'ns_per_pair', 'threads=1', false, CASE WHEN seq < (SELECT seq FROM track_commits WHERE commit = '${C[2]}')
+     THEN 20 ELSE 36 END + (seq % 3), (SELECT min(id) FROM track_runs) FROM track_commits WHERE tree_id = $TREE
+     AND segment = 1" >/dev/null
+api PATCH "/api/v1/alerts/$A1" -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+  -d '{"state": "wontfix", "who": "maintainer"}'
+is "$CODE" 200 "an admin marks the bisected alert wontfix"
+browser_run "the Alerts page lists the alerts, their state, reasons, the rewrite and a history chart" \
+  alerts.mjs "$URL" "$A1" "$A3" "$A2" "${C[6]}"
 done_testing
