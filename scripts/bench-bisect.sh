@@ -28,6 +28,8 @@ MINR=${MINR:-5}
 MAXR=${MAXR:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$top/scripts/bench-machine.sh"
+bench_machine_header
 
 # ab WORKLOAD JQ-ROW-FILTER: the verdict of an A/B of this lockbench against itself on one row
 ab() {
@@ -102,7 +104,7 @@ done
 echo "false proposals over $N noise-only histories of $P commits with one outlier each:" \
   "uncontended $false_unc, hot $false_hot ($(($(date +%s) - start)) s)"
 echo "alerts raised (a proposed worse step whose confirming A/B says regression): $alerts of $N" \
-  "histories (goal 0); $abs confirming A/B runs, ${ab_secs} s"
+  "histories (goal 0); $abs confirming A/B runs, ${ab_secs} s; load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [[ ${SKIP_E2E:-0} != 1 ]]; then
   echo "end to end (tests/34-track-bisect.t, several minutes):"
