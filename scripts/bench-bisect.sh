@@ -104,7 +104,8 @@ done
 echo "false proposals over $N noise-only histories of $P commits with one outlier each:" \
   "uncontended $false_unc, hot $false_hot ($(($(date +%s) - start)) s)"
 echo "alerts raised (a proposed worse step whose confirming A/B says regression): $alerts of $N" \
-  "histories (goal 0); $abs confirming A/B runs, ${ab_secs} s; load average now $(cut -d' ' -f1-3 /proc/loadavg)"
+  "histories (goal 0); $abs proposed step(s) in the worse direction, each given its confirming A/B" \
+  "(${ab_secs} s; steps in the better direction get none); load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [[ ${SKIP_E2E:-0} != 1 ]]; then
   echo "end to end (tests/34-track-bisect.t, several minutes):"
