@@ -249,7 +249,7 @@ static long long track_run(PGconn *c, const struct track_tree *t, const char *pu
  */
 struct track_row {
 	char verdict[32];
-	double change, base_mean, patched_mean;
+	double change, base_mean, patched_mean, change_lo, change_hi;
 	char unit[32];
 };
 
@@ -259,7 +259,8 @@ static int track_row_of(PGconn *c, const char *sub, const char *const series[5],
 	const char *p[6] = {sub, series[0], series[1], series[2], series[3], series[4]};
 	PGresult *res = db_exec(
 	    c,
-	    "SELECT v.verdict, v.change, v.base_mean, v.patched_mean, v.unit FROM verdicts v JOIN "
+	    "SELECT v.verdict, v.change, v.base_mean, v.patched_mean, v.unit, v.change_lo, "
+	    "v.change_hi FROM verdicts v JOIN "
 	    "comparisons cm ON cm.id = v.comparison_id JOIN jobs j ON j.id = cm.job_id WHERE "
 	    "j.submission_id = $1 AND j.machine_class = $2 AND v.workload = $3 AND v.lock = $4 "
 	    "AND v.metric = $5 AND v.params_key = $6 ORDER BY cm.final DESC, cm.id DESC LIMIT 1",
@@ -274,6 +275,8 @@ static int track_row_of(PGconn *c, const char *sub, const char *const series[5],
 		row->base_mean = strtod(PQgetvalue(res, 0, 2), NULL);
 		row->patched_mean = strtod(PQgetvalue(res, 0, 3), NULL);
 		snprintf(row->unit, sizeof(row->unit), "%s", PQgetvalue(res, 0, 4));
+		row->change_lo = strtod(PQgetvalue(res, 0, 5), NULL);
+		row->change_hi = strtod(PQgetvalue(res, 0, 6), NULL);
 		rc = 0;
 	}
 	PQclear(res);
@@ -1118,10 +1121,14 @@ out:
 /*
  * An inconclusive step: measured once more (attempt 1, --max-rounds from
  * the start); 1 when that run is asked for.  When the second run is
- * inconclusive too, bisection stops and the alert names the range it got
- * to and why, instead of guessing a side: 0.
+ * inconclusive too, its confidence interval of the change (row) still
+ * tells which side of the alert's step the commit is on when the whole
+ * interval is below half the step ("good": -1) or above it ("regression":
+ * -2; a big step is not hidden by noise).  Else bisection stops and the
+ * alert names the range it got to and why, instead of guessing: 0.
  */
-static int track_bisect_inconclusive(PGconn *c, const char *aid, PGresult *res, int i)
+static int track_bisect_inconclusive(PGconn *c, const char *aid, PGresult *res, int i,
+                                     const struct track_row *row)
 {
 	const char *commit = PQgetvalue(res, i, 0), *good = PQgetvalue(res, i, 4);
 	struct track_tree t;
@@ -1152,10 +1159,31 @@ static int track_bisect_inconclusive(PGconn *c, const char *aid, PGresult *res, 
 			return 1;
 		}
 	}
+	{
+		const char *p[1] = {aid};
+		PGresult *ar = db_exec(c, "SELECT change FROM alerts WHERE id = $1", 1, p);
+		double step = ar && PQntuples(ar) == 1 ? strtod(PQgetvalue(ar, 0, 0), NULL) : 0;
+		/* the interval in the step's direction, against half the step */
+		double dir = step < 0 ? -1 : 1, a = dir * row->change_lo, b = dir * row->change_hi;
+		double lo = fmin(a, b), hi = fmax(a, b), half = fabs(step) / 2;
+
+		PQclear(ar);
+		if (step != 0 && (hi < half || lo > half)) {
+			fprintf(
+			    stderr,
+			    "locklab-server: tracker: alert %s: %.12s inconclusive twice, but its "
+			    "change (%+.1f%%..%+.1f%%) is %s half the step (%+.1f%%)\n",
+			    aid, commit, 100 * row->change_lo, 100 * row->change_hi,
+			    hi < half ? "below" : "above", 100 * step);
+			return hi < half ? -1 : -2;
+		}
+	}
 	why = g_strdup_printf("bisection stopped: the A/B of %.12s against %.12s was inconclusive "
-	                      "twice (the second with %d rounds), so the first bad commit is "
+	                      "twice (the second with %d rounds) and its change (%+.1f%%..%+.1f%%) "
+	                      "cannot tell whether it holds the step, so the first bad commit is "
 	                      "somewhere in the range and is not guessed",
-	                      commit, good, srv_cfg.max_rounds);
+	                      commit, good, srv_cfg.max_rounds, 100 * row->change_lo,
+	                      100 * row->change_hi);
 	{
 		const char *q[2] = {aid, commit}, *a[2] = {aid, why};
 
@@ -1196,7 +1224,7 @@ static int track_bisect_read(PGconn *c, const char *aid, const char *const serie
 		const char *commit = PQgetvalue(res, i, 0), *state = PQgetvalue(res, i, 2);
 		struct track_row row = {.verdict = "skip"};
 		char change[32] = "";
-		const char *verdict = "skip";
+		const char *verdict = "skip", *moves = NULL;
 
 		if (strcmp(state, "done") != 0 && strcmp(state, "failed") != 0) {
 			running = 1;
@@ -1215,12 +1243,18 @@ static int track_bisect_read(PGconn *c, const char *aid, const char *const serie
 				snprintf(change, sizeof(change), "%.6f", row.change);
 		}
 		if (strcmp(verdict, "inconclusive") == 0) {
-			if (track_bisect_inconclusive(c, aid, res, i) == 0) {
+			int side = track_bisect_inconclusive(c, aid, res, i, &row);
+
+			if (side == 0) {
 				running = -1;
 				break;
 			}
-			running = 1;
-			continue;
+			if (side == 1) {
+				running = 1;
+				continue;
+			}
+			/* recorded as inconclusive; its interval moves the end */
+			moves = side == -1 ? "no-change" : "regression";
 		}
 		{
 			const char *q[4] = {aid, commit, verdict, change[0] ? change : NULL};
@@ -1230,9 +1264,11 @@ static int track_bisect_read(PGconn *c, const char *aid, const char *const serie
 			    "UPDATE bisect_steps SET verdict = $3, change = $4::double precision "
 			    "WHERE alert_id = $1 AND commit = $2 AND verdict IS NULL",
 			    4, q);
-			if (strcmp(verdict, "regression") == 0)
+			if (!moves)
+				moves = verdict;
+			if (strcmp(moves, "regression") == 0)
 				db_run(c, "UPDATE alerts SET bisect_bad = $2 WHERE id = $1", 2, q);
-			else if (strcmp(verdict, "skip") != 0)
+			else if (strcmp(moves, "skip") != 0)
 				db_run(c, "UPDATE alerts SET bisect_good = $2 WHERE id = $1", 2, q);
 		}
 		fprintf(stderr, "locklab-server: tracker: alert %s: %.12s is %s\n", aid, commit,

@@ -76,7 +76,8 @@ tracker_turn() {
 end_run() {
   psq "UPDATE jobs SET state = 'failed' WHERE submission_id = $1; UPDATE submissions SET state = 'failed' WHERE id = $1" >/dev/null
 }
-# verdict_run SUBMISSION VERDICT: its job is done with one verdict row on futex3 uncontended
+# verdict_run SUBMISSION VERDICT [LO HI]: its job is done with one verdict row on futex3
+# uncontended, the change's interval LO..HI (default -0.1..0.5)
 verdict_run() {
   psq "WITH j AS (UPDATE jobs SET state = 'done' WHERE submission_id = $1 RETURNING id),
        cm AS (INSERT INTO comparisons (job_id, suite, machine, base_rounds, patched_rounds, overall,
@@ -88,7 +89,7 @@ verdict_run() {
               change_hi, verdict, base_lockups, patched_lockups, base_runs, patched_runs, tested,
               significant)
        SELECT id, 0, 'uncontended', 'futex3', 'ns_per_pair', 'ns', 'threads=1', 1, false, 15, 20,
-              5, 10, 40, 15, 24, 9, 10, 60, 0.2, 0.2, 0.3, -0.1, 0.5, '$2', 0, 0, 3, 3, true, false
+              5, 10, 40, 15, 24, 9, 10, 60, 0.2, 0.2, 0.3, ${3:--0.1}, ${4:-0.5}, '$2', 0, 0, 3, 3, true, false
        FROM cm; UPDATE submissions SET state = 'done' WHERE id = $1" >/dev/null
 }
 # alert GOOD BAD: a confirmed alert of futex3's uncontended row on the range, as the tracker opens one
@@ -175,6 +176,16 @@ is "$(jq -r '.commit + "|" + .bisect_range' <<<"$a3")" "|${C[2]}..${C[4]}" \
 like "$(jq -r .reason <<<"$a3")" "inconclusive twice .* not guessed" "and says why"
 is "$(jq -r '[.steps[] | .verdict] | join(",")' <<<"$a3")" inconclusive "one step, recorded as inconclusive"
 is "$(psq "SELECT count(*) FROM outbox WHERE subject LIKE '%alert $A3]%'")" 0 "no mail names a commit it did not find"
+# inconclusive twice, but the whole interval of the change (-5%..+5%) is below half the step (+80%)
+A4=$(alert "${C[3]}" "${C[5]}")
+wait_for "SELECT count(*) FROM bisect_steps WHERE alert_id = $A4" 1
+verdict_run "$(psq "SELECT r.submission_id FROM bisect_steps st JOIN track_runs r ON r.id = st.run_id WHERE st.alert_id = $A4")" inconclusive -0.05 0.05
+wait_for "SELECT first_verdict FROM bisect_steps WHERE alert_id = $A4" inconclusive
+verdict_run "$(psq "SELECT r.submission_id FROM bisect_steps st JOIN track_runs r ON r.id = st.run_id WHERE st.alert_id = $A4")" inconclusive -0.05 0.05
+wait_for "SELECT state FROM alerts WHERE id = $A4" bisected
+is "$(psq "SELECT coalesce(commit, 'none') || ' ' || bisect_good FROM alerts WHERE id = $A4")" "${C[5]} ${C[4]}" \
+  "an inconclusive step whose change is clearly smaller than the step counts good: c5 is named"
+is "$(psq "SELECT verdict FROM bisect_steps WHERE alert_id = $A4")" inconclusive "the step is still recorded as inconclusive"
 
 # ---- a force-push ----
 A2=$(alert "${C[6]}" "${C[10]}")
