@@ -132,7 +132,7 @@ bench: all
 # -static, so they compile the guest's objects again without $(SAN).
 # (not the fetch address policy: lockbench does not use it, and getaddrinfo
 # cannot be linked -static without a warning)
-GUEST_COMMON_SRC := $(filter-out lockbench/lib/addrpolicy.c,$(COMMON_SRC))
+GUEST_COMMON_SRC := $(filter-out lockbench/lib/addrpolicy.c lockbench/lib/netpolicy.c,$(COMMON_SRC))
 ifeq ($(SAN),)
 GUEST_OBJ := $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(call obj,$(GUEST_COMMON_SRC))
 else

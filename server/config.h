@@ -57,6 +57,7 @@ struct srv_config {
 	/* tracking (track.c) */
 	int track_interval;    /* seconds between looks at a tracked branch */
 	const char *track_dir; /* bare mirrors of the tracked trees */
+	int track_samples;     /* sample runs inside a big push, per new head */
 };
 
 /* Defined in config.c, filled by main.c. */

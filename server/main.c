@@ -136,6 +136,9 @@ static struct opt opts[] = {
      "seconds between looks at each tracked branch (POST .../poke looks at once)"},
     {"track-dir", "LOCKLAB_TRACK_DIR", OPT_STR, &srv_cfg.track_dir, "var/track", 0, 0,
      "folder of the tracker's bare git mirrors of tracked trees"},
+    {"track-samples", "LOCKLAB_TRACK_SAMPLES", OPT_INT, &srv_cfg.track_samples, "3", 0, 64,
+     "history points sampled inside a push of many commits, per new head, while no job waits "
+     "(the middle of the widest gap first; 0: only the newest head)"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

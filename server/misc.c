@@ -22,8 +22,11 @@ enum handler_rc api_tree_list(struct http_request *req)
 	    "SELECT json_build_object('trees', coalesce(json_agg(json_build_object('id', id, "
 	    "'name', name, 'url', url_public(url), 'branch', branch, 'kind', kind, 'created', "
 	    "created, 'track', track, 'since', track_since, 'head', track_head, 'suites', "
-	    "track_suites, 'checked', track_checked, 'error', track_error) "
-	    "ORDER BY id), '[]')) FROM trees",
+	    "track_suites, 'checked', track_checked, 'error', track_error, 'list', list, "
+	    "'segment', track_segment, 'rewrites', (SELECT coalesce(json_agg(json_build_object("
+	    "'branch', w.branch, 'old_head', w.old_head, 'new_head', w.new_head, 'merge_base', "
+	    "w.merge_base, 'segment', w.segment, 'at', w.at) ORDER BY w.at), '[]') FROM "
+	    "track_rewrites w WHERE w.tree_id = trees.id)) ORDER BY id), '[]')) FROM trees",
 	    0, NULL, "trees");
 }
 
@@ -43,6 +46,22 @@ bool api_tree_name_ok(const char *s)
 static bool misc_tree_local(const char *url)
 {
 	return url[0] == '/' || strncasecmp(url, "file://", 7) == 0;
+}
+
+/* A list address: one addr-spec ("linux-locks@example.org"), nothing a header could carry more in.
+ */
+static bool misc_list_ok(const char *s)
+{
+	const char *at = strchr(s, '@');
+	size_t n = strlen(s), i;
+
+	if (n < 3 || n > 254 || !at || at == s || !at[1] || strchr(at + 1, '@'))
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f ||
+		    strchr("<>,;:\"()[]\\", s[i]))
+			return false;
+	return true;
 }
 
 /* A JSON list of suite names as a text[] literal "{a,b}" into out; 0 or -1. */
@@ -71,7 +90,7 @@ static int misc_suites_literal(json_t *list, char *out, size_t len)
 
 enum handler_rc api_tree_create(struct http_request *req)
 {
-	const char *name, *url, *branch = "master", *kind = "native", *since = NULL;
+	const char *name, *url, *branch = "master", *kind = "native", *since = NULL, *list = NULL;
 	char err[256], suites[512] = "{smoke}";
 	int track = 0;
 	json_t *doc, *jsuites = NULL;
@@ -83,10 +102,15 @@ enum handler_rc api_tree_create(struct http_request *req)
 	doc = http_body_json(req);
 	if (!doc)
 		return HANDLER_HANDLED;
-	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:s, s?s, s?s, s?b, s?s, s?o}", "name",
-	                   &name, "url", &url, "branch", &branch, "kind", &kind, "track", &track,
-	                   "since", &since, "suites", &jsuites) != 0) {
+	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:s, s?s, s?s, s?b, s?s, s?o, s?s}",
+	                   "name", &name, "url", &url, "branch", &branch, "kind", &kind, "track",
+	                   &track, "since", &since, "suites", &jsuites, "list", &list) != 0) {
 		rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
+		goto out;
+	}
+	if (list && !misc_list_ok(list)) {
+		rc = http_reply_error(req, 400, "invalid",
+		                      "list: one mail address (\"linux-locks@example.org\")");
 		goto out;
 	}
 	if (since && !api_git_ref_ok(since)) {
@@ -129,13 +153,14 @@ enum handler_rc api_tree_create(struct http_request *req)
 		goto out;
 	}
 	{
-		const char *p[7] = {name, url, branch, kind, track ? "t" : "f", since, suites};
+		const char *p[8] = {name,  url,    branch, kind, track ? "t" : "f",
+		                    since, suites, list};
 
 		res = db_exec(c,
 		              "INSERT INTO trees (name, url, branch, kind, track, track_since, "
-		              "track_suites) VALUES ($1, $2, $3, $4, $5, $6, $7::text[]) "
+		              "track_suites, list) VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8) "
 		              "ON CONFLICT (name) DO NOTHING RETURNING id",
-		              7, p);
+		              8, p);
 	}
 	if (!res) {
 		rc = api_reply_db_error(req, "cannot store the tree");
@@ -145,10 +170,10 @@ enum handler_rc api_tree_create(struct http_request *req)
 		rc = http_reply_error(req, 409, "conflict", "a tree named '%s' exists", name);
 	else
 		rc = http_reply_json(req, 201,
-		                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b, s:s?}", "id",
+		                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b, s:s?, s:s?}", "id",
 		                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
 		                               "name", name, "url", url, "branch", branch, "kind",
-		                               kind, "track", track, "since", since));
+		                               kind, "track", track, "since", since, "list", list));
 	PQclear(res);
 out:
 	json_decref(doc);

@@ -222,7 +222,8 @@ static int sub_store(PGconn *c, void *arg)
 			                    nclass ? PQgetvalue(res, i, 0) : "default", rounds};
 			PGresult *jr;
 
-			snprintf(rounds, sizeof(rounds), "%d", srv_cfg.min_rounds);
+			snprintf(rounds, sizeof(rounds), "%d",
+			         s->rounds > 0 ? s->rounds : srv_cfg.min_rounds);
 			jr = db_exec(c,
 			             "INSERT INTO jobs (submission_id, suite, machine_class, "
 			             "rounds_wanted) VALUES ($1, $2, $3, $4) RETURNING id",

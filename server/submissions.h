@@ -25,6 +25,7 @@ struct submission_new {
 	/* by mail: the intake's mail_messages ids ("{...}" text[]) marked
 	 * submitted in the same transaction, or NULL */
 	const char *mail_ids;
+	int rounds; /* rounds each job asks for first; 0: --min-rounds */
 	/* out */
 	long long id;
 	json_t *jobs; /* new reference to the job ids; the caller decrefs */

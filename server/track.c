@@ -27,6 +27,7 @@
 #include "db.h"
 #include "gitproto.h"
 #include "mail.h"
+#include "netpolicy.h"
 #include "outbox.h"
 #include "strutil.h"
 #include "submissions.h"
@@ -170,22 +171,25 @@ struct track_tree {
 };
 
 /*
- * The track_runs id of the A/B run base -> commit on tree t, made (as a git
- * submission) when there is none yet; -1 on failure.
+ * The track_runs id of attempt (0 first, 1 measured again) of the A/B run
+ * base -> commit on tree t, made (as a git submission asking for rounds
+ * first, 0: --min-rounds) when there is none yet; -1 on failure.
  */
-static long long track_run(PGconn *c, const struct track_tree *t, const char *purpose,
-                           const char *base, const char *commit)
+static long long track_run_attempt(PGconn *c, const struct track_tree *t, const char *purpose,
+                                   const char *base, const char *commit, int attempt, int rounds)
 {
-	const char *p[4] = {t->id, t->branch, base, commit};
-	struct submission_new s = {0};
+	char attempt_s[16];
+	const char *p[5] = {t->id, t->branch, base, commit, attempt_s};
+	struct submission_new s = {.rounds = rounds};
 	char *suites = g_strdup(t->suites), *tok, *save = NULL, subid[24];
 	PGresult *res;
 	long long id = -1;
 
+	snprintf(attempt_s, sizeof(attempt_s), "%d", attempt);
 	res = db_exec(c,
 	              "SELECT id FROM track_runs WHERE tree_id = $1 AND branch = $2 AND "
-	              "base_commit = $3 AND commit = $4",
-	              4, p);
+	              "base_commit = $3 AND commit = $4 AND attempt = $5",
+	              5, p);
 	if (!res)
 		goto out;
 	if (PQntuples(res) == 1) {
@@ -212,14 +216,15 @@ static long long track_run(PGconn *c, const struct track_tree *t, const char *pu
 	}
 	snprintf(subid, sizeof(subid), "%lld", s.id);
 	{
-		const char *q[6] = {t->id, t->branch, purpose, base, commit, subid};
+		const char *q[7] = {t->id, t->branch, purpose, base, commit, subid, attempt_s};
 
-		res = db_exec(c,
-		              "INSERT INTO track_runs (tree_id, branch, purpose, base_commit, "
-		              "commit, submission_id) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT "
-		              "(tree_id, branch, base_commit, commit) DO UPDATE SET branch = "
-		              "EXCLUDED.branch RETURNING id",
-		              6, q);
+		res =
+		    db_exec(c,
+		            "INSERT INTO track_runs (tree_id, branch, purpose, base_commit, "
+		            "commit, submission_id, attempt) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+		            "ON CONFLICT (tree_id, branch, base_commit, commit, attempt) DO UPDATE "
+		            "SET branch = EXCLUDED.branch RETURNING id",
+		            7, q);
 	}
 	if (res) {
 		id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -233,6 +238,13 @@ out:
 	return id;
 }
 
+/* The first A/B run base -> commit (track_run_attempt, attempt 0, --min-rounds). */
+static long long track_run(PGconn *c, const struct track_tree *t, const char *purpose,
+                           const char *base, const char *commit)
+{
+	return track_run_attempt(c, t, purpose, base, commit, 0, 0);
+}
+
 /*
  * The verdict row of submission sub for one series: its verdict word,
  * change, base and patched means.  0, 1 when the run has no such row (the
@@ -240,7 +252,7 @@ out:
  */
 struct track_row {
 	char verdict[32];
-	double change, base_mean, patched_mean;
+	double change, base_mean, patched_mean, change_lo, change_hi;
 	char unit[32];
 };
 
@@ -250,7 +262,8 @@ static int track_row_of(PGconn *c, const char *sub, const char *const series[5],
 	const char *p[6] = {sub, series[0], series[1], series[2], series[3], series[4]};
 	PGresult *res = db_exec(
 	    c,
-	    "SELECT v.verdict, v.change, v.base_mean, v.patched_mean, v.unit FROM verdicts v JOIN "
+	    "SELECT v.verdict, v.change, v.base_mean, v.patched_mean, v.unit, v.change_lo, "
+	    "v.change_hi FROM verdicts v JOIN "
 	    "comparisons cm ON cm.id = v.comparison_id JOIN jobs j ON j.id = cm.job_id WHERE "
 	    "j.submission_id = $1 AND j.machine_class = $2 AND v.workload = $3 AND v.lock = $4 "
 	    "AND v.metric = $5 AND v.params_key = $6 ORDER BY cm.final DESC, cm.id DESC LIMIT 1",
@@ -265,6 +278,8 @@ static int track_row_of(PGconn *c, const char *sub, const char *const series[5],
 		row->base_mean = strtod(PQgetvalue(res, 0, 2), NULL);
 		row->patched_mean = strtod(PQgetvalue(res, 0, 3), NULL);
 		snprintf(row->unit, sizeof(row->unit), "%s", PQgetvalue(res, 0, 4));
+		row->change_lo = strtod(PQgetvalue(res, 0, 5), NULL);
+		row->change_hi = strtod(PQgetvalue(res, 0, 6), NULL);
 		rc = 0;
 	}
 	PQclear(res);
@@ -303,9 +318,12 @@ static PGresult *track_tree_of(PGconn *c, const char *id, struct track_tree *t)
 
 /* ---- polling a branch ------------------------------------------------------ */
 
-/* Record the commits of root..head (first parent) on the branch, in order. */
+/*
+ * Record the commits of root..head (first parent) on the branch, in order,
+ * numbered from seq0, in history segment segment.
+ */
 static int track_commits(PGconn *c, const struct track_tree *t, const char *mirror,
-                         const char *root, const char *head)
+                         const char *root, const char *head, int seq0, int segment)
 {
 	char range[128], *out = NULL, err[256];
 	const char *argv[] = {"git",
@@ -321,8 +339,8 @@ static int track_commits(PGconn *c, const struct track_tree *t, const char *mirr
 	const char *one[] = {
 	    "git", "-C", mirror, "log", "-1", "--format=%H%x1f%an <%ae>%x1f%s", "--end-of-options",
 	    root,  NULL};
-	char *line, *save = NULL;
-	int seq = 0, rc = -1, pass;
+	char *line, *save = NULL, seg[16];
+	int seq = seq0, rc = -1, pass;
 
 	for (pass = 0; pass < 2; pass++) {
 		free(out);
@@ -343,17 +361,18 @@ static int track_commits(PGconn *c, const struct track_tree *t, const char *mirr
 				continue;
 			*f1 = *f2 = '\0';
 			snprintf(sq, sizeof(sq), "%d", seq++);
+			snprintf(seg, sizeof(seg), "%d", segment);
 			{
-				const char *p[6] = {t->id, t->branch, line, sq, f2 + 1, f1 + 1};
+				const char *p[7] = {t->id,  t->branch, line, sq,
+				                    f2 + 1, f1 + 1,    seg};
 
 				if (db_run(
 				        c,
 				        "INSERT INTO track_commits (tree_id, branch, commit, seq, "
-				        "subject, author) VALUES ($1, $2, $3, $4, $5, $6) ON "
-				        "CONFLICT "
-				        "(tree_id, branch, commit) DO UPDATE SET seq = "
-				        "EXCLUDED.seq",
-				        6, p) != DB_OK)
+				        "subject, author, segment) VALUES ($1, $2, $3, $4, $5, "
+				        "$6, $7) ON CONFLICT (tree_id, branch, commit) DO UPDATE "
+				        "SET seq = EXCLUDED.seq, segment = EXCLUDED.segment",
+				        7, p) != DB_OK)
 					goto out;
 			}
 		}
@@ -374,6 +393,110 @@ static void track_set_error(PGconn *c, const char *id, const char *why)
 	db_run(c, "UPDATE trees SET track_error = $2, track_checked = now() WHERE id = $1", 2, p);
 }
 
+/* 0 when commit a is an ancestor of b (or b itself) in the mirror; 1 when not, -1 on errors. */
+static int track_is_ancestor(const char *mirror, const char *a, const char *b)
+{
+	const char *argv[] = {
+	    "git", "-C", mirror, "merge-base", "--is-ancestor", "--end-of-options", a, b, NULL};
+	char err[256];
+	int rc = track_git(argv, NULL, err, sizeof(err));
+
+	return rc == 0 ? 0 : rc == 1 ? 1 : -1;
+}
+
+/*
+ * The branch was rewritten: head does not descend from last.  Record it,
+ * start a new history segment (*segment, numbered from *seq0) whose first
+ * commit (root, 41 bytes, in/out) is the old first commit when the new head
+ * still has it, else the merge base of the two heads, else the new head;
+ * base (41 bytes) is what the new head is measured against: the merge base
+ * when it is in the segment, else its first commit.  0 or -1.
+ */
+static int track_rewritten(PGconn *c, const struct track_tree *t, const char *mirror,
+                           const char *last, const char *head, char *root, char *base, int *seq0,
+                           int *segment)
+{
+	const char *mbargv[] = {"git", "-C", mirror, "merge-base", "--end-of-options",
+	                        last,  head, NULL};
+	char *out = NULL, err[256], mb[41] = "", seg[16];
+	PGresult *res = NULL;
+	int rc = -1;
+
+	if (track_git(mbargv, &out, err, sizeof(err)) == 0 && out && strlen(out) >= 40)
+		snprintf(mb, sizeof(mb), "%.40s", out);
+	if (track_is_ancestor(mirror, root, head) != 0)
+		snprintf(root, 41, "%s", mb[0] ? mb : head);
+	snprintf(base, 41, "%s", mb[0] && track_is_ancestor(mirror, root, mb) == 0 ? mb : root);
+	{
+		const char *p[2] = {t->id, t->branch};
+
+		res = db_exec(c,
+		              "UPDATE trees SET track_segment = track_segment + 1 WHERE id = $1 "
+		              "RETURNING track_segment, (SELECT coalesce(max(seq), -1) + 1 FROM "
+		              "track_commits WHERE tree_id = $1 AND branch = $2)",
+		              2, p);
+	}
+	if (!res || PQntuples(res) != 1)
+		goto out;
+	*segment = atoi(PQgetvalue(res, 0, 0));
+	*seq0 = atoi(PQgetvalue(res, 0, 1));
+	snprintf(seg, sizeof(seg), "%d", *segment);
+	{
+		const char *p[6] = {t->id, t->branch, last, head, mb[0] ? mb : NULL, seg};
+
+		if (db_run(c,
+		           "INSERT INTO track_rewrites (tree_id, branch, old_head, new_head, "
+		           "merge_base, segment) VALUES ($1, $2, $3, $4, $5, $6)",
+		           6, p) != DB_OK)
+			goto out;
+	}
+	fprintf(stderr,
+	        "locklab-server: tracker: %s: %s was rewritten (%.12s is not an ancestor of "
+	        "%.12s; merge base %.12s): history segment %d starts at %.12s\n",
+	        t->name, t->branch, last, head, mb[0] ? mb : "none", *segment, root);
+	rc = 0;
+out:
+	PQclear(res);
+	free(out);
+	return rc;
+}
+
+/*
+ * After a rewrite: an alert whose bisection range is no longer on the
+ * branch stops with the reason, and a proposed step whose commits are gone
+ * is not judged (nothing is bisected or confirmed across a rewrite).
+ */
+static void track_rewrite_stops(PGconn *c, const struct track_tree *t, int segment)
+{
+	static const char why[] =
+	    "the branch was force-pushed and this range is no longer on it: bisection does not "
+	    "cross a rewrite";
+	char seg[16];
+	const char *p[4] = {t->id, t->branch, why, seg};
+	PGresult *res;
+	int i;
+
+	snprintf(seg, sizeof(seg), "%d", segment);
+	res = db_exec(c,
+	              "UPDATE alerts a SET reason = $3, state_by = 'tracker', state_at = now() "
+	              "WHERE a.tree_id = $1 AND a.branch = $2 AND a.commit IS NULL AND a.reason "
+	              "IS NULL AND a.state IN ('new', 'confirmed') AND (SELECT count(*) FROM "
+	              "track_commits tc WHERE tc.tree_id = a.tree_id AND tc.branch = a.branch AND "
+	              "tc.segment = $4::int AND tc.commit IN (a.bisect_good, a.bisect_bad)) < 2 "
+	              "RETURNING a.id, a.state",
+	              4, p);
+	for (i = 0; res && i < PQntuples(res); i++)
+		track_event(c, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), "tracker", why);
+	PQclear(res);
+	p[2] = seg;
+	db_run(c,
+	       "UPDATE track_candidates k SET outcome = 'rewritten' WHERE k.tree_id = $1 AND "
+	       "k.branch = $2 AND k.outcome IS NULL AND (SELECT count(*) FROM track_commits tc "
+	       "WHERE tc.tree_id = k.tree_id AND tc.branch = k.branch AND tc.segment = $3::int "
+	       "AND tc.commit IN (k.good, k.bad)) < 2",
+	       3, p);
+}
+
 /* Fetch tree t's branch and run a new head.  since/head: NULL or commits. */
 static void track_poll(PGconn *c, const struct track_tree *t, const char *since, const char *last)
 {
@@ -381,10 +504,15 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	char *headfile = g_strdup_printf("%s/HEAD", mirror);
 	char *spec = g_strdup_printf("+refs/heads/%s:refs/heads/%s", t->branch, t->branch);
 	char *ref = g_strdup_printf("refs/heads/%s", t->branch), *root_owned = NULL;
-	char err[512], head[41], root[41];
+	char err[512], head[41], root[41], base[41];
+	int seq0 = 0, segment = 0;
+	bool rewritten;
 	const char *check[] = {"git", "check-ref-format", "--branch", t->branch, NULL};
 	const char *init[] = {"git", "init", "--quiet", "--bare", mirror, NULL};
-	const char *fetch[7 + GITPROTO_ARGC + 5 + 1]; /* + NULL */
+	/* the tree's URL under the fetch address policy, git held to the checked address */
+	struct netpolicy_pin pin = {.resolve = ""};
+	char resolve[sizeof(pin.resolve) + 32] = "http.curloptResolve=";
+	const char *fetch[11 + GITPROTO_ARGC + 5 + 1]; /* + NULL */
 	size_t n = 0;
 
 	fetch[n++] = "git";
@@ -394,11 +522,15 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	fetch[n++] = "gc.auto=0";
 	fetch[n++] = "-c";
 	fetch[n++] = "maintenance.auto=false";
+	fetch[n++] = "-c";
+	fetch[n++] = "http.followRedirects=false";
+	fetch[n++] = "-c";
+	fetch[n++] = resolve;
 	n += gitproto_args(fetch + n, srv_cfg.allow_local_trees);
 	fetch[n++] = "fetch";
 	fetch[n++] = "--quiet";
 	fetch[n++] = "--";
-	fetch[n++] = t->url;
+	fetch[n++] = pin.url;
 	fetch[n++] = spec;
 	fetch[n] = NULL;
 
@@ -417,6 +549,17 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		track_set_error(c, t->id, "cannot make the mirror under --track-dir");
 		goto out;
 	}
+	if (srv_cfg.allow_local_trees &&
+	    (t->url[0] == '/' || !g_ascii_strncasecmp(t->url, "file://", 7)))
+		snprintf(pin.url, sizeof(pin.url), "%s", t->url);
+	else if (netpolicy_check_url(t->url, srv_cfg.fetch_allow, &pin, err, sizeof(err)) != 0) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "refused: %s", err);
+		track_set_error(c, t->id, why);
+		goto out;
+	} else if (pin.resolve[0])
+		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
 	if (track_git(fetch, NULL, err, sizeof(err)) != 0) {
 		char why[600];
 
@@ -437,16 +580,27 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		       1, p);
 		goto out;
 	}
-	/* where the history starts: the first commit known, else since, else head */
+	/* where the history starts: the first commit of the current segment, else since, else head
+	 */
 	{
 		const char *p[2] = {t->id, t->branch};
 		PGresult *res = db_exec(c,
-		                        "SELECT commit FROM track_commits WHERE tree_id = $1 AND "
-		                        "branch = $2 ORDER BY seq LIMIT 1",
+		                        "SELECT tr.track_segment, tc.commit, tc.seq FROM trees tr "
+		                        "LEFT JOIN LATERAL (SELECT commit, seq FROM track_commits "
+		                        "WHERE tree_id = tr.id AND branch = $2 AND segment = "
+		                        "tr.track_segment ORDER BY seq LIMIT 1) tc ON true WHERE "
+		                        "tr.id = $1",
 		                        2, p);
 
-		if (res && PQntuples(res) == 1)
-			root_owned = g_strdup(PQgetvalue(res, 0, 0));
+		if (!res || PQntuples(res) != 1) {
+			PQclear(res);
+			goto out;
+		}
+		segment = atoi(PQgetvalue(res, 0, 0));
+		if (!PQgetisnull(res, 0, 1)) {
+			root_owned = g_strdup(PQgetvalue(res, 0, 1));
+			seq0 = atoi(PQgetvalue(res, 0, 2));
+		}
 		PQclear(res);
 	}
 	if (root_owned)
@@ -459,19 +613,28 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	} else {
 		snprintf(root, sizeof(root), "%s", head);
 	}
-	if (track_commits(c, t, mirror, root, head) != 0) {
+	snprintf(base, sizeof(base), "%s", last ? last : root);
+	/* a head that does not descend from the last one: the branch was rewritten */
+	rewritten = last && root_owned && track_is_ancestor(mirror, last, head) != 0;
+	if (rewritten &&
+	    track_rewritten(c, t, mirror, last, head, root, base, &seq0, &segment) != 0)
+		goto out;
+	if (track_commits(c, t, mirror, root, head, seq0, segment) != 0) {
 		track_set_error(c, t->id, "cannot read the branch's commits");
 		goto out;
 	}
-	/* the newest head against the last one run: commits between are sampled by bisection */
-	if (strcmp(root, head) != 0 && track_run(c, t, "head", last ? last : root, head) < 0)
+	if (rewritten)
+		track_rewrite_stops(c, t, segment);
+	/* the newest head against the last one run; commits between are sampled
+	 * while agents are idle (track_sample), and by bisection */
+	if (strcmp(base, head) != 0 && track_run(c, t, "head", base, head) < 0)
 		goto out;
 	{
 		const char *p[2] = {t->id, head};
 
 		db_run(c,
 		       "UPDATE trees SET track_head = $2, track_checked = now(), "
-		       "track_error = NULL WHERE id = $1",
+		       "track_error = NULL, track_sampled = 0 WHERE id = $1",
 		       2, p);
 	}
 out:
@@ -507,6 +670,67 @@ static void track_poll_due(PGconn *c)
 	PQclear(res);
 }
 
+/*
+ * Sampling inside a push of many commits: while no job waits anywhere and a
+ * tree has no head or sample run going, run the commit in the middle of the
+ * widest gap between measured commits of its current segment against the
+ * gap's older end, up to --track-samples runs per new head.  The newest
+ * head runs first (track_poll); these points come after it, one at a time,
+ * halving the gaps as bisection would.
+ */
+static void track_sample(PGconn *c)
+{
+	char limit[16];
+	const char *p[1] = {limit};
+	PGresult *res;
+	int i;
+
+	if (srv_cfg.track_samples <= 0)
+		return;
+	snprintf(limit, sizeof(limit), "%d", srv_cfg.track_samples);
+	res = db_exec(c,
+	              "SELECT t.id, t.name, t.url, t.branch, t.track_suites::text, t.track_segment "
+	              "FROM trees t WHERE t.track AND t.track_head IS NOT NULL AND "
+	              "t.track_sampled < $1::int AND NOT EXISTS (SELECT 1 FROM jobs WHERE state = "
+	              "'queued') AND NOT EXISTS (SELECT 1 FROM track_runs r JOIN submissions s ON "
+	              "s.id = r.submission_id WHERE r.tree_id = t.id AND r.purpose IN ('head', "
+	              "'sample') AND s.state NOT IN ('done', 'failed')) ORDER BY t.id",
+	              1, p);
+	for (i = 0; res && i < PQntuples(res); i++) {
+		struct track_tree t = {PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
+		                       PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+		                       PQgetvalue(res, i, 4)};
+		const char *q[3] = {t.id, t.branch, PQgetvalue(res, i, 5)};
+		/* measured: both ends of every head and sample run of the segment */
+		PGresult *gap = db_exec(
+		    c,
+		    "WITH m AS (SELECT DISTINCT tc.seq, tc.commit FROM track_commits tc JOIN "
+		    "track_runs r ON r.tree_id = tc.tree_id AND r.branch = tc.branch AND tc.commit "
+		    "IN "
+		    "(r.commit, r.base_commit) AND r.purpose IN ('head', 'sample') WHERE "
+		    "tc.tree_id = "
+		    "$1 AND tc.branch = $2 AND tc.segment = $3::int), g AS (SELECT seq AS lo, "
+		    "commit, "
+		    "lead(seq) OVER (ORDER BY seq) AS hi FROM m) SELECT g.commit, tc.commit FROM g "
+		    "JOIN track_commits tc ON tc.tree_id = $1 AND tc.branch = $2 AND tc.segment = "
+		    "$3::int AND tc.seq = (g.lo + g.hi) / 2 WHERE g.hi - g.lo >= 2 ORDER BY g.hi - "
+		    "g.lo DESC, g.lo DESC LIMIT 1",
+		    3, q);
+		const char *u[2] = {t.id, limit};
+
+		if (gap && PQntuples(gap) == 1 &&
+		    track_run(c, &t, "sample", PQgetvalue(gap, 0, 0), PQgetvalue(gap, 0, 1)) > 0)
+			db_run(c,
+			       "UPDATE trees SET track_sampled = track_sampled + 1 WHERE id = $1",
+			       1, u);
+		else if (gap && PQntuples(gap) == 0)
+			/* no gap left to halve until the next head */
+			db_run(c, "UPDATE trees SET track_sampled = $2::int WHERE id = $1", 2, u);
+		PQclear(gap);
+	}
+	PQclear(res);
+}
+
 /* ---- history and change points -------------------------------------------------- */
 
 /* Propose the steps of one series (tree, branch, class, workload, lock, metric, params). */
@@ -525,7 +749,8 @@ static void track_detect(PGconn *c, const struct track_tree *t, const char *cons
 	              "track_commits tc ON tc.tree_id = p.tree_id AND tc.branch = p.branch AND "
 	              "tc.commit = p.commit WHERE p.tree_id = $1 AND p.branch = $2 AND "
 	              "p.machine_class = $3 AND p.workload = $4 AND p.lock = $5 AND p.metric = $6 "
-	              "AND p.params_key = $7 ORDER BY tc.seq LIMIT 2000",
+	              "AND p.params_key = $7 AND tc.segment = (SELECT track_segment FROM trees "
+	              "WHERE id = $1) ORDER BY tc.seq LIMIT 2000",
 	              7, p);
 	if (!res)
 		return;
@@ -627,7 +852,7 @@ static void track_read_heads(PGconn *c)
 		        "r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v "
 		        "ON "
 		        "v.comparison_id = cm.id CROSS JOIN (VALUES (true), (false)) AS s(side) "
-		        "WHERE r.id = $1 AND r.purpose = 'head' AND v.verdict <> "
+		        "WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND v.verdict <> "
 		        "'lockup' ON CONFLICT DO NOTHING",
 		        1, p) != DB_OK ||
 		    db_run(c, "UPDATE track_runs SET processed = now() WHERE id = $1", 1, p) !=
@@ -771,10 +996,10 @@ static void track_judge_candidates(PGconn *c)
 /* ---- the alert as a mail ------------------------------------------------------- */
 
 /*
- * Queue the mail of a bisected alert to the commit's author, in the kernel
- * test robot's manner: the finding first, the commit, the before/after
- * table, how to reproduce with lockbench.  Kept in the outbox (kind
- * 'alert', held in a dry run) under the confirming A/B's submission.
+ * Queue the mail of a bisected alert to the commit's author, Cc the tree's
+ * list when it has one, in the kernel test robot's manner: the finding first, the commit, the
+ * before/after table, how to reproduce with lockbench.  Kept in the outbox (kind 'alert', held in a
+ * dry run) under the confirming A/B's submission.
  */
 static void track_mail_alert(PGconn *c, const char *aid)
 {
@@ -784,7 +1009,8 @@ static void track_mail_alert(PGconn *c, const char *aid)
 	    "SELECT a.commit, a.subject, a.author, t.name, a.branch, t.url, a.good, a.bad, "
 	    "a.machine_class, a.workload, a.lock, a.metric, a.params_key, a.change, a.before_mean, "
 	    "a.after_mean, a.unit, r.submission_id, (SELECT count(*) FROM bisect_steps st WHERE "
-	    "st.alert_id = a.id), a.bisect_good FROM alerts a JOIN trees t ON t.id = a.tree_id "
+	    "st.alert_id = a.id), a.bisect_good, t.list FROM alerts a JOIN trees t ON t.id = "
+	    "a.tree_id "
 	    "JOIN "
 	    "track_runs r ON r.id = a.confirm_run WHERE a.id = $1 AND a.commit IS NOT NULL AND NOT "
 	    "EXISTS (SELECT 1 FROM outbox o WHERE o.kind = 'alert' AND o.subject LIKE '%alert ' "
@@ -837,6 +1063,7 @@ static void track_mail_alert(PGconn *c, const char *aid)
 	{
 		struct mail_reply m = {.from = srv_cfg.mail_from,
 		                       .to = PQgetvalue(res, 0, 2),
+		                       .cc = db_value(res, 0, 20),
 		                       .subject = subject,
 		                       .domain = srv_cfg.mail_domain,
 		                       .body = body,
@@ -852,8 +1079,10 @@ static void track_mail_alert(PGconn *c, const char *aid)
 		goto out;
 	}
 	{
+		const char *list = db_value(res, 0, 20);
+		char *rcpt = list ? g_strdup_printf("%s, %s", to, list) : g_strdup(to);
 		const char *q[6] = {PQgetvalue(res, 0, 17),
-		                    to,
+		                    rcpt,
 		                    subject,
 		                    msg,
 		                    msgid,
@@ -863,6 +1092,7 @@ static void track_mail_alert(PGconn *c, const char *aid)
 		       "INSERT INTO outbox (submission_id, kind, recipients, subject, message, "
 		       "message_id, state) VALUES ($1, 'alert', $2, $3, $4, $5, $6)",
 		       6, q);
+		g_free(rcpt);
 	}
 out:
 	g_free(body);
@@ -875,41 +1105,143 @@ out:
 
 /* ---- bisection ---------------------------------------------------------------- */
 
-/* Read the ended steps of alert a into its range; true while one still runs. */
-static bool track_bisect_read(PGconn *c, const char *aid, const char *const series[5])
+/*
+ * An inconclusive step: measured once more (attempt 1, --max-rounds from
+ * the start); 1 when that run is asked for.  When the second run is
+ * inconclusive too, its confidence interval of the change (row) still
+ * tells which side of the alert's step the commit is on when the whole
+ * interval is below half the step ("good": -1) or above it ("regression":
+ * -2; a big step is not hidden by noise).  Else bisection stops and the
+ * alert names the range it got to and why, instead of guessing: 0.
+ */
+static int track_bisect_inconclusive(PGconn *c, const char *aid, PGresult *res, int i,
+                                     const struct track_row *row)
+{
+	const char *commit = PQgetvalue(res, i, 0), *good = PQgetvalue(res, i, 4);
+	struct track_tree t;
+	PGresult *tr;
+	long long run = -1;
+	char runid[24], *why;
+
+	if (PQgetisnull(res, i, 3)) {
+		tr = track_tree_of(c, PQgetvalue(res, i, 5), &t);
+		if (tr)
+			run =
+			    track_run_attempt(c, &t, "bisect", good, commit, 1, srv_cfg.max_rounds);
+		PQclear(tr);
+		if (run > 0) {
+			const char *q[3] = {aid, commit, runid};
+
+			snprintf(runid, sizeof(runid), "%lld", run);
+			db_run(
+			    c,
+			    "UPDATE bisect_steps SET run_id = $3, first_verdict = 'inconclusive' "
+			    "WHERE alert_id = $1 AND commit = $2",
+			    3, q);
+			fprintf(
+			    stderr,
+			    "locklab-server: tracker: alert %s: %.12s is inconclusive, measured "
+			    "again with %d rounds\n",
+			    aid, commit, srv_cfg.max_rounds);
+			return 1;
+		}
+	}
+	{
+		const char *p[1] = {aid};
+		PGresult *ar = db_exec(c, "SELECT change FROM alerts WHERE id = $1", 1, p);
+		double step = ar && PQntuples(ar) == 1 ? strtod(PQgetvalue(ar, 0, 0), NULL) : 0;
+		/* the interval in the step's direction, against half the step */
+		double dir = step < 0 ? -1 : 1, a = dir * row->change_lo, b = dir * row->change_hi;
+		double lo = fmin(a, b), hi = fmax(a, b), half = fabs(step) / 2;
+
+		PQclear(ar);
+		if (step != 0 && (hi < half || lo > half)) {
+			fprintf(
+			    stderr,
+			    "locklab-server: tracker: alert %s: %.12s inconclusive twice, but its "
+			    "change (%+.1f%%..%+.1f%%) is %s half the step (%+.1f%%)\n",
+			    aid, commit, 100 * row->change_lo, 100 * row->change_hi,
+			    hi < half ? "below" : "above", 100 * step);
+			return hi < half ? -1 : -2;
+		}
+	}
+	why = g_strdup_printf("bisection stopped: the A/B of %.12s against %.12s was inconclusive "
+	                      "twice (the second with %d rounds) and its change (%+.1f%%..%+.1f%%) "
+	                      "cannot tell whether it holds the step, so the first bad commit is "
+	                      "somewhere in the range and is not guessed",
+	                      commit, good, srv_cfg.max_rounds, 100 * row->change_lo,
+	                      100 * row->change_hi);
+	{
+		const char *q[2] = {aid, commit}, *a[2] = {aid, why};
+
+		db_run(c,
+		       "UPDATE bisect_steps SET verdict = 'inconclusive' WHERE alert_id = $1 AND "
+		       "commit = $2",
+		       2, q);
+		db_run(c,
+		       "UPDATE alerts SET state = 'bisected', reason = $2, state_by = 'tracker', "
+		       "state_at = now() WHERE id = $1",
+		       2, a);
+	}
+	track_event(c, aid, "bisected", "tracker", why);
+	fprintf(stderr, "locklab-server: tracker: alert %s: %s\n", aid, why);
+	g_free(why);
+	return 0;
+}
+
+/*
+ * Read the ended steps of alert a into its range: 1 while one still runs
+ * (or is measured again), -1 when bisection stopped, else 0.
+ */
+static int track_bisect_read(PGconn *c, const char *aid, const char *const series[5])
 {
 	const char *p[1] = {aid};
 	PGresult *res = db_exec(c,
-	                        "SELECT st.commit, r.submission_id, s.state FROM bisect_steps st "
-	                        "JOIN track_runs r ON r.id = st.run_id JOIN submissions s ON s.id "
-	                        "= r.submission_id WHERE st.alert_id = $1 AND st.verdict IS NULL",
+	                        "SELECT st.commit, r.submission_id, s.state, st.first_verdict, "
+	                        "st.good, r.tree_id FROM bisect_steps st JOIN track_runs r ON "
+	                        "r.id = st.run_id JOIN submissions s ON s.id = r.submission_id "
+	                        "WHERE st.alert_id = $1 AND st.verdict IS NULL",
 	                        1, p);
-	bool running = false;
+	int running = 0;
 	int i;
 
 	if (!res)
-		return true;
+		return 1;
 	for (i = 0; i < PQntuples(res); i++) {
 		const char *commit = PQgetvalue(res, i, 0), *state = PQgetvalue(res, i, 2);
 		struct track_row row = {.verdict = "skip"};
 		char change[32] = "";
-		const char *verdict = "skip";
+		const char *verdict = "skip", *moves = NULL;
 
 		if (strcmp(state, "done") != 0 && strcmp(state, "failed") != 0) {
-			running = true;
+			running = 1;
 			continue;
 		}
 		if (strcmp(state, "done") == 0) {
 			int got = track_row_of(c, PQgetvalue(res, i, 1), series, &row);
 
 			if (got < 0) {
-				running = true;
+				running = 1;
 				continue;
 			}
 			/* a range that does not touch the lock leaves it as it was */
 			verdict = got == 0 ? row.verdict : "no-change";
 			if (got == 0)
 				snprintf(change, sizeof(change), "%.6f", row.change);
+		}
+		if (strcmp(verdict, "inconclusive") == 0) {
+			int side = track_bisect_inconclusive(c, aid, res, i, &row);
+
+			if (side == 0) {
+				running = -1;
+				break;
+			}
+			if (side == 1) {
+				running = 1;
+				continue;
+			}
+			/* recorded as inconclusive; its interval moves the end */
+			moves = side == -1 ? "no-change" : "regression";
 		}
 		{
 			const char *q[4] = {aid, commit, verdict, change[0] ? change : NULL};
@@ -919,9 +1251,11 @@ static bool track_bisect_read(PGconn *c, const char *aid, const char *const seri
 			    "UPDATE bisect_steps SET verdict = $3, change = $4::double precision "
 			    "WHERE alert_id = $1 AND commit = $2 AND verdict IS NULL",
 			    4, q);
-			if (strcmp(verdict, "regression") == 0)
+			if (!moves)
+				moves = verdict;
+			if (strcmp(moves, "regression") == 0)
 				db_run(c, "UPDATE alerts SET bisect_bad = $2 WHERE id = $1", 2, q);
-			else if (strcmp(verdict, "skip") != 0)
+			else if (strcmp(moves, "skip") != 0)
 				db_run(c, "UPDATE alerts SET bisect_good = $2 WHERE id = $1", 2, q);
 		}
 		fprintf(stderr, "locklab-server: tracker: alert %s: %.12s is %s\n", aid, commit,
@@ -954,7 +1288,7 @@ static void track_bisect(PGconn *c)
 		struct track_tree t;
 		int k, skipped = 0;
 
-		if (track_bisect_read(c, aid, series))
+		if (track_bisect_read(c, aid, series) != 0)
 			continue;
 		/* the commits inside (good, bad), oldest first, with what bisection knows */
 		in = db_exec(
@@ -964,7 +1298,8 @@ static void track_bisect(PGconn *c)
 		    "AND g.commit = a.bisect_good JOIN track_commits b ON b.tree_id = "
 		    "a.tree_id AND b.branch = a.branch AND b.commit = a.bisect_bad JOIN "
 		    "track_commits tc ON tc.tree_id = a.tree_id AND tc.branch = a.branch AND "
-		    "tc.seq > g.seq AND tc.seq < b.seq LEFT JOIN bisect_steps st ON "
+		    "tc.seq > g.seq AND tc.seq < b.seq AND tc.segment = b.segment LEFT JOIN "
+		    "bisect_steps st ON "
 		    "st.alert_id = a.id AND st.commit = tc.commit WHERE a.id = $1 ORDER BY "
 		    "tc.seq",
 		    1, p);
@@ -1051,6 +1386,7 @@ static void *track_main(void *arg)
 
 		if (c) {
 			track_poll_due(c);
+			track_sample(c);
 			track_read_heads(c);
 			track_judge_candidates(c);
 			track_bisect(c);
@@ -1133,7 +1469,9 @@ enum handler_rc api_tree_poke(struct http_request *req, long long id)
 	"tc.commit "                                                                               \
 	"= p.commit WHERE p.tree_id = a.tree_id AND p.branch = a.branch AND p.machine_class = "    \
 	"a.machine_class AND p.workload = a.workload AND p.lock = a.lock AND p.metric = a.metric " \
-	"AND p.params_key = a.params_key), 'seqs', (SELECT json_object_agg(CASE tc.commit WHEN "   \
+	"AND p.params_key = a.params_key AND tc.segment = (SELECT segment FROM track_commits "     \
+	"WHERE tree_id = a.tree_id AND branch = a.branch AND commit = a.bad)), 'seqs', (SELECT "   \
+	"json_object_agg(CASE tc.commit WHEN "                                                     \
 	"a.good THEN 'good' WHEN a.bad THEN 'bad' ELSE 'commit' END, tc.seq) FROM track_commits "  \
 	"tc "                                                                                      \
 	"WHERE tc.tree_id = a.tree_id AND tc.branch = a.branch AND tc.commit IN (a.good, a.bad, "  \

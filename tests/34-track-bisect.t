@@ -25,12 +25,15 @@
 
 pg_start || exit 1
 [[ ${KEEP:-0} == 1 ]] && diag "scratch: $T"
+# the upstream's port: the tracker's fetch is held to the address policy
+# (--fetch-allow); no sampling inside the 10-commit push (--track-samples 0),
+# so the history is the 12 heads this test counts
+gport=$(free_port)
 server_start --min-rounds 5 --max-rounds 10 --lease-seconds 15 --track-interval 3600 \
-  --track-dir "$T/track" || exit 1
+  --track-dir "$T/track" --fetch-allow "127.0.0.1:$gport" --track-samples 0 || exit 1
 register_agent
 
 # the upstream: a bare repository served by git daemon on loopback
-gport=$(free_port)
 git clone -q --bare "$TOP" "$T/up.git"
 # agents fetch bisection commits by name: not every one is a branch tip
 git -C "$T/up.git" config uploadpack.allowReachableSHA1InWant true

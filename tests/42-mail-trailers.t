@@ -13,6 +13,7 @@
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
+source "$TOP/tests/lib/browser.sh"
 source "$TOP/tests/lib/intake.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
@@ -113,20 +114,6 @@ is "$(sql "SELECT count(*) FROM mail_trailers WHERE reply_id = '<far@example.org
 like "$(cat "$SERVER_LOG")" 'mail trailers: dropped 1 trailer\(s\) older than 30 days' "and the log says so"
 
 # the dashboard, in a real browser
-if [[ -x ${CHROMIUM:-/usr/bin/chromium} && -d $TOP/web/node_modules/playwright-core && -f $TOP/web/vendor/uPlot.esm.js ]]; then
-  export TEST_OUTPUT=${TEST_OUTPUT:-$TOP/test-output}
-  mkdir -p "$TEST_OUTPUT"
-  out=$(cd "$TOP/web" && node test/mail.mjs "$URL" "$s1" "$s2" 2>&1)
-  while IFS= read -r line; do
-    case $line in
-      "ok "*) ok 0 "${line#ok * - }" ;;
-      "not ok "*) ok 1 "${line#not ok * - }" ;;
-      "#"*) echo "$line" ;;
-    esac
-  done <<<"$out"
-  grep -q '^ok ' <<<"$out" || { ok 1 "the browser test ran"; diag "$out"; }
-else
-  skip "the submission page shows the versions side by side and the trailers" \
-    "no chromium or web/node_modules (cd web && npm ci)"
-fi
+browser_run "the submission page shows the versions side by side and the trailers" \
+  mail.mjs "$URL" "$s1" "$s2"
 done_testing

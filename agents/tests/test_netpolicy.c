@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "../../lockbench/tests/cidr_edges.h"
-#include "../netpolicy.h"
 #include "addrpolicy.h"
+#include "netpolicy.h"
 
 static int check(const char *url, const char *allow)
 {

@@ -68,6 +68,26 @@ export async function inkedPixels(locator) {
   });
 }
 
+/*
+ * Launch chromium on origin, run body(b) (b as launch returns it), then
+ * check that nothing left the origin and the console has no error; an
+ * exception in body is one failed check.  Closes the browser and prints
+ * the plan.
+ */
+export async function drive(origin, body, opts) {
+  const b = await launch(origin, opts);
+  try {
+    await body(b);
+    check(b.offOrigin().length === 0, 'no request left the origin', b.offOrigin().join('\n'));
+    check(b.consoleErrors.length === 0, 'no error in the console', b.consoleErrors.join('\n'));
+  } catch (err) {
+    check(false, 'the page could be driven', err.stack || err);
+  } finally {
+    await b.close();
+    done();
+  }
+}
+
 export function outDir() {
   const dir = process.env.TEST_OUTPUT || 'test-output';
   mkdirSync(dir, { recursive: true });

@@ -3,13 +3,11 @@
 // v1's the trailers the list gave; a trailer holding markup is text.
 // Output: TAP lines (see browser.mjs).
 import { join } from 'node:path';
-import { launch, check, done, outDir } from './browser.mjs';
+import { drive, check, outDir } from './browser.mjs';
 
 const [origin, v1, v2] = process.argv.slice(2);
-const b = await launch(origin);
-const { page } = b;
 
-try {
+await drive(origin, async ({ page }) => {
   await page.goto(`${origin}/#/submissions/${v2}`);
   const table = page.locator('#versions table.versions');
   await table.waitFor();
@@ -46,11 +44,4 @@ try {
   check((await page.locator('#versions table.versions thead th[data-version]').count()) === 2,
     'the page of v1 shows the versions too');
   await page.screenshot({ path: join(outDir(), 'web-trailers.png'), fullPage: true });
-  check(b.offOrigin().length === 0, 'no request left the origin', b.offOrigin().join('\n'));
-  check(b.consoleErrors.length === 0, 'no error in the console', b.consoleErrors.join('\n'));
-} catch (err) {
-  check(false, 'the page could be driven', err.stack || err);
-} finally {
-  await b.close();
-  done();
-}
+});

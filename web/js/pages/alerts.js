@@ -61,22 +61,42 @@ function historyChart(a) {
   return details;
 }
 
+// Force-pushed branches: the history starts again at the merge base, and no
+// bisection crosses the rewrite (an alert whose range was dropped says so).
+function rewritesList(trees) {
+  const items = [];
+  for (const t of trees) {
+    for (const w of t.rewrites || []) {
+      items.push(el('li', { dataset: { tree: t.name } },
+        `${t.name} ${w.branch} was force-pushed ${ago(w.at)}: `,
+        el('code', {}, (w.old_head || '').slice(0, 12)), ' is not an ancestor of ',
+        el('code', {}, (w.new_head || '').slice(0, 12)), '; ',
+        w.merge_base ? ['the history goes on from the merge base ', el('code', {}, w.merge_base.slice(0, 12))]
+          : 'the two heads share no commit: the history starts again',
+        ` (segment ${w.segment}); commits the rewrite dropped are left out of change points and bisection.`));
+    }
+  }
+  return items.length ? [el('h2', {}, 'Rewritten branches'), el('ul', { id: 'rewrites' }, items)] : [];
+}
+
 export function render(main) {
   document.title = 'locklab: alerts';
   const errors = el('div');
   const status = el('p', { class: 'status muted', 'aria-live': 'polite' });
   const tbody = el('tbody');
+  const rewrites = el('div');
   main.append(el('h1', {}, 'Alerts'),
     el('p', { class: 'lead' }, 'A step in a tracked branch\'s history becomes an alert only when an interleaved A/B of its two commits confirms it; bisection then names the first bad commit.'),
     errors, status,
     el('div', { class: 'table-wrap' }, el('table', { class: 'list', id: 'alerts' },
       el('thead', {}, el('tr', {}, ['#', 'State', 'Tree', 'Row', 'Change', 'Before → after', 'Commit', 'Bisection']
         .map((h, i) => el('th', { scope: 'col', class: i === 0 ? 'num' : null }, h)))),
-      tbody)));
+      tbody)), rewrites);
   return poll(async () => {
     try {
-      const d = await getJSON('/api/v1/alerts');
+      const [d, tr] = await Promise.all([getJSON('/api/v1/alerts'), getJSON('/api/v1/trees')]);
       clear(errors);
+      clear(rewrites, rewritesList(tr.trees || []));
       const alerts = d.alerts || [];
       status.textContent = `${alerts.length} alert${alerts.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}`;
       clear(tbody, alerts.length === 0

@@ -1,6 +1,7 @@
 /*
- * netpolicy.h - which addresses a submitted git URL may make the agent
- * connect to, and the address git is then held to.  The rule is the
+ * netpolicy.h - which addresses a git URL may make the agent (a submitted
+ * URL) or the server's tracker (a tracked tree's URL) connect to, and the
+ * address git is then held to.  The rule is the
  * server's (lockbench/lib/addrpolicy.h: one table of refused ranges, the
  * LOCKLAB_FETCH_ALLOW list of "host:port" and CIDR entries).
  *
@@ -14,12 +15,13 @@
  *   ssh://:      not pinned: ssh resolves the name itself (and checks the
  *                host key against it).
  *
- * Only submitted URLs are checked (http, https, git, ssh).  Tree URLs come
- * from an admin (POST /api/v1/trees, admin token): a local path or file://
- * is allowed there, and is how a lab points at its own mirrors.
+ * Network URLs are checked (http, https, git, ssh): the agent's submitted
+ * ones and the tracker's tree URLs.  A tree's local path or file:// URL
+ * (POST /api/v1/trees with --allow-local-trees, how a lab points at its
+ * own mirrors) is no network fetch and is not checked.
  */
-#ifndef LOCKLAB_AGENT_NETPOLICY_H
-#define LOCKLAB_AGENT_NETPOLICY_H
+#ifndef LOCKLAB_NETPOLICY_H
+#define LOCKLAB_NETPOLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>
