@@ -230,5 +230,5 @@ api PATCH "/api/v1/alerts/$A1" -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Conte
   -d '{"state": "wontfix", "who": "maintainer"}'
 is "$CODE" 200 "an admin marks the bisected alert wontfix"
 browser_run "the Alerts page lists the alerts, their state, reasons, the rewrite and a history chart" \
-  alerts.mjs "$URL" "$A1" "$A3" "$A2" "${C[6]}"
+  alerts.mjs "$URL" "$A1" "$A3" "$A2" "${C[6]}" "$ADMIN_TOKEN"
 done_testing

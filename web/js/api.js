@@ -58,3 +58,13 @@ export async function postJSON(path, body) {
   });
   return { status: res.status, body: await res.json() };
 }
+
+/* PATCH a JSON body with an admin's bearer token; resolves to the reply. */
+export async function patchJSON(path, body, token) {
+  const res = await request(path, {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}

@@ -1,14 +1,16 @@
-// alerts.mjs ORIGIN BISECTED RANGE REWRITTEN MERGEBASE - the Alerts page
+// alerts.mjs ORIGIN BISECTED RANGE REWRITTEN MERGEBASE TOKEN - the Alerts page
 // (tests/34-track-force.t): every alert listed with its state and who set
 // it, the bisected one with its commit and its history chart, the ones
-// bisection could not name with the reason, and the force-pushed branch.
+// bisection could not name with the reason, and the force-pushed branch;
+// an admin sets an alert's state from the page (a wrong token is refused
+// and says why).
 // Output: TAP lines (see browser.mjs).
 import { join } from 'node:path';
 import { drive, check, outDir, inkedPixels } from './browser.mjs';
 
-const [origin, bisected, range, rewritten, mergeBase] = process.argv.slice(2);
+const [origin, bisected, range, rewritten, mergeBase, token] = process.argv.slice(2);
 
-await drive(origin, async ({ page }) => {
+await drive(origin, async ({ page, consoleErrors }) => {
   const row = (id) => page.locator(`#alerts tbody tr[data-id="${id}"]`);
   await page.goto(`${origin}/#/alerts`);
   await row(bisected).waitFor();
@@ -42,5 +44,30 @@ await drive(origin, async ({ page }) => {
     'its history chart has the runs, the step and the commit', legend.replace(/\s+/g, ' ').slice(0, 200));
   const ink = await inkedPixels(details.locator('.chart canvas').first());
   check(ink > 200, 'and is drawn', `${ink} inked pixels`);
+
+  // the state form: a wrong token changes nothing and the page says why
+  const form = page.locator('#alert-state');
+  await form.locator('#a-alert').selectOption(range);
+  await form.locator('#a-state').selectOption('invalid');
+  await form.locator('#a-who').fill('tester');
+  await form.locator('#a-token').fill(`${token}-wrong`);
+  await form.locator('button[type=submit]').click();
+  await form.locator('#a-result .error').waitFor({ timeout: 10000 });
+  const refused = await form.locator('#a-result').innerText();
+  check(/HTTP 40[13]/.test(refused) && /was not changed/.test(refused), 'a wrong admin token is refused, and the page says so', refused);
+  // the browser logs the refused request itself: that one line is expected
+  const expected = consoleErrors.findIndex((m) => /status of 40[13]/.test(m));
+  if (expected >= 0) consoleErrors.splice(expected, 1);
+  const still = await row(range).locator('td[data-label="State"]').innerText();
+  check(!/^invalid/.test(still), 'and the alert keeps its state', still);
+  await form.locator('#a-token').fill(token);
+  await form.locator('button[type=submit]').click();
+  await form.locator('#a-result .ok').waitFor({ timeout: 10000 });
+  await page.waitForFunction((id) => {
+    const td = document.querySelector(`#alerts tbody tr[data-id="${id}"] td[data-label="State"]`);
+    return td && /^invalid\s+tester, /.test(td.innerText);
+  }, range, { timeout: 10000 }).catch(() => {});
+  const now = await row(range).locator('td[data-label="State"]').innerText();
+  check(/^invalid\s+tester, /.test(now), 'with the admin token the page sets the alert invalid, by tester', now);
   await page.screenshot({ path: join(outDir(), 'web-alerts.png'), fullPage: true });
 });

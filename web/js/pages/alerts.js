@@ -1,8 +1,11 @@
 // Alerts: steps the tracker found in a tracked branch's history, confirmed
 // by an A/B of the two commits, bisected to the first bad commit.  Each row
 // says what moved, by how much, which commit did it (hash, subject, author),
-// the bisection's steps, and who set the alert's state and when.
-import { getJSON } from '../api.js';
+// the bisection's steps, and who set the alert's state and when.  An admin
+// sets an alert's state (fixed, invalid, wontfix...) from the form above the
+// table with the admin token (PATCH /api/v1/alerts/{id}); the token is kept
+// in this tab's sessionStorage only, never in the URL or the page.
+import { getJSON, patchJSON } from '../api.js';
 import { el, clear, errorBox, ago, when, num, pct, verdictBadge, poll } from '../util.js';
 import { lineChart } from '../charts.js';
 
@@ -79,25 +82,72 @@ function rewritesList(trees) {
   return items.length ? [el('h2', {}, 'Rewritten branches'), el('ul', { id: 'rewrites' }, items)] : [];
 }
 
+const STATES = ['new', 'confirmed', 'bisected', 'fixed', 'invalid', 'wontfix'];
+const TOKEN_KEY = 'locklab-admin-token';
+
+// The state form: which alert, which state, who, the admin token.  It lives
+// outside the polled table so a redraw never resets what is being typed;
+// refresh() is called with each new list to keep the alert choices current.
+function stateForm(onChanged) {
+  const alertSel = el('select', { id: 'a-alert', name: 'alert', required: true });
+  const stateSel = el('select', { id: 'a-state', name: 'state' }, STATES.map((s) => el('option', { value: s }, s)));
+  const who = el('input', { id: 'a-who', name: 'who', autocomplete: 'name', maxlength: 200, placeholder: 'your name' });
+  const token = el('input', { id: 'a-token', name: 'token', type: 'password', autocomplete: 'off',
+    value: sessionStorage.getItem(TOKEN_KEY) || '' });
+  const result = el('div', { id: 'a-result', 'aria-live': 'polite' });
+  const form = el('form', { id: 'alert-state', class: 'inline-form', novalidate: true },
+    el('label', {}, 'Alert ', alertSel), ' ',
+    el('label', {}, 'state ', stateSel), ' ',
+    el('label', {}, 'set by ', who), ' ',
+    el('label', {}, 'admin token ', token), ' ',
+    el('button', { type: 'submit' }, 'Set state'), result);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clear(result);
+    if (!alertSel.value) { clear(result, el('div', { class: 'error', role: 'alert' }, 'Choose an alert.')); return; }
+    if (!token.value) { clear(result, el('div', { class: 'error', role: 'alert' }, 'The admin token is needed to change a state.')); return; }
+    const body = { state: stateSel.value };
+    if (who.value.trim()) body.who = who.value.trim();
+    try {
+      await patchJSON(`/api/v1/alerts/${encodeURIComponent(alertSel.value)}`, body, token.value);
+      sessionStorage.setItem(TOKEN_KEY, token.value);
+      clear(result, el('p', { class: 'ok' }, `Alert #${alertSel.value} is now ${stateSel.value}.`));
+      onChanged();
+    } catch (err) {
+      clear(result, errorBox(err, `Alert #${alertSel.value} was not changed`));
+    }
+  });
+  form.refresh = (alerts) => {
+    const keep = alertSel.value;
+    clear(alertSel, el('option', { value: '' }, '(choose)'),
+      alerts.map((a) => el('option', { value: a.id }, `#${a.id} ${a.workload} ${a.lock} ${a.metric} (${a.state})`)));
+    if (alerts.some((a) => String(a.id) === keep)) alertSel.value = keep;
+  };
+  return form;
+}
+
 export function render(main) {
   document.title = 'locklab: alerts';
   const errors = el('div');
   const status = el('p', { class: 'status muted', 'aria-live': 'polite' });
   const tbody = el('tbody');
   const rewrites = el('div');
+  let redraw = () => {};
+  const form = stateForm(() => redraw());
   main.append(el('h1', {}, 'Alerts'),
     el('p', { class: 'lead' }, 'A step in a tracked branch\'s history becomes an alert only when an interleaved A/B of its two commits confirms it; bisection then names the first bad commit.'),
     errors, status,
     el('div', { class: 'table-wrap' }, el('table', { class: 'list', id: 'alerts' },
       el('thead', {}, el('tr', {}, ['#', 'State', 'Tree', 'Row', 'Change', 'Before → after', 'Commit', 'Bisection']
         .map((h, i) => el('th', { scope: 'col', class: i === 0 ? 'num' : null }, h)))),
-      tbody)), rewrites);
-  return poll(async () => {
+      tbody)), form, rewrites);
+  const draw = async () => {
     try {
       const [d, tr] = await Promise.all([getJSON('/api/v1/alerts'), getJSON('/api/v1/trees')]);
       clear(errors);
       clear(rewrites, rewritesList(tr.trees || []));
       const alerts = d.alerts || [];
+      form.refresh(alerts);
       status.textContent = `${alerts.length} alert${alerts.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}`;
       clear(tbody, alerts.length === 0
         ? el('tr', {}, el('td', { colspan: 8, class: 'empty' }, 'No alert: no tracked branch has shown a confirmed step.'))
@@ -114,5 +164,7 @@ export function render(main) {
     } catch (err) {
       clear(errors, errorBox(err, 'The alerts could not be listed'));
     }
-  }, POLL_MS);
+  };
+  redraw = draw;
+  return poll(draw, POLL_MS);
 }
