@@ -18,6 +18,7 @@
 #include "sandbox.h"
 #include "spawn.h"
 #include "spool.h"
+#include "sshpin.h"
 
 int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 {
@@ -38,6 +39,11 @@ int agent_init(struct agent *ag, const struct agent_cfg *cfg)
 	ag->jobs_dir = strdup(p);
 	if (fs_mkdirs(ag->spool_dir) || fs_mkdirs(ag->mirrors_dir) || fs_mkdirs(ag->jobs_dir)) {
 		fprintf(stderr, "locklab-agent: cannot create folders in %s: %s\n", cfg->workdir,
+		        strerror(errno));
+		return -1;
+	}
+	if (sshpin_install(cfg->workdir, ag->ssh_helper, sizeof(ag->ssh_helper))) {
+		fprintf(stderr, "locklab-agent: cannot link %s/bin/locklab-ssh: %s\n", cfg->workdir,
 		        strerror(errno));
 		return -1;
 	}

@@ -70,6 +70,8 @@ struct agent {
 	 * the probe (and a KVM that aborts or hangs) is paid once per start.
 	 */
 	char accel[8];
+	/* WORKDIR/bin/locklab-ssh, git's ssh for a submitted ssh:// URL (sshpin.h) */
+	char ssh_helper[4096];
 };
 
 /* Make the work folders; returns 0 or -1 with a message on stderr. */

@@ -19,6 +19,7 @@
 #include "netpolicy.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "sshpin.h"
 
 /*
  * The sandbox every step built from a submission runs in: the agent's
@@ -484,7 +485,13 @@ int job_prepare(struct job *j, json_t *desc)
 		 */
 		char resolve[sizeof(pin.resolve) + 32];
 		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
-		const char *argv[3 + GITPROTO_ARGC + 9 + 1]; /* + NULL */
+		const char *argv[3 + GITPROTO_ARGC + 11 + 1]; /* + NULL */
+		/* an ssh:// URL: git's ssh is the agent's wrapper, held to the checked address */
+		char ssh_cmd[sizeof(j->ag->ssh_helper) + 16], ssh_pin[sizeof(pin.ssh) + 32];
+		const char *ssh_env[] = {ssh_cmd, ssh_pin, NULL};
+
+		snprintf(ssh_cmd, sizeof(ssh_cmd), "GIT_SSH=%s", j->ag->ssh_helper);
+		snprintf(ssh_pin, sizeof(ssh_pin), SSHPIN_ENV "=%s", pin.ssh);
 		size_t n = 0;
 
 		argv[n++] = "git";
@@ -495,13 +502,15 @@ int job_prepare(struct job *j, json_t *desc)
 		argv[n++] = "http.followRedirects=false";
 		argv[n++] = "-c";
 		argv[n++] = pin.resolve[0] ? resolve : "http.curloptResolve=";
+		argv[n++] = "-c";
+		argv[n++] = "ssh.variant=ssh";
 		argv[n++] = "fetch";
 		argv[n++] = "--quiet";
 		argv[n++] = "--";
 		argv[n++] = pin.url;
 		argv[n++] = spec;
 		argv[n] = NULL;
-		if (run_git(j, log, argv)) {
+		if (git_run_env(j, log, argv, pin.ssh[0] ? ssh_env : NULL, NULL, 0)) {
 			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
 			return -1;
 		}

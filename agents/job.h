@@ -71,6 +71,9 @@ struct job {
 /* workspace.c: git, with every submitted value checked first */
 int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
             size_t max);
+/* The same with extra "NAME=value" entries in git's environment (env: NULL-terminated). */
+int git_run_env(struct job *j, const char *log, const char *const argv[], const char *const *env,
+                struct spawn_result *out, size_t max);
 int run_git(struct job *j, const char *log, const char *const argv[]);
 bool looks_like_option(const char *s);
 bool ref_ok(struct job *j, const char *ref);

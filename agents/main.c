@@ -18,6 +18,7 @@
 #include "sandbox.h"
 #include "spawn.h"
 #include "spool.h"
+#include "sshpin.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -136,7 +137,7 @@ static int parse_pos(const char *s, const char *what, int *out)
 	return parse_min(s, what, 1, out);
 }
 
-int main(int argc, char **argv)
+static int agent_main(int argc, char **argv)
 {
 	static char host[256];
 	struct agent_cfg cfg = {
@@ -447,4 +448,12 @@ int main(int argc, char **argv)
 out_curl:
 	curl_global_cleanup();
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	/* started by git as its ssh (GIT_SSH) for a submitted ssh:// URL */
+	if (sshpin_invoked(argv[0]))
+		return sshpin_main(argc, argv);
+	return agent_main(argc, argv);
 }

@@ -32,8 +32,23 @@ static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYS
 int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,
             size_t max)
 {
+	return git_run_env(j, log, argv, NULL, out, max);
+}
+
+int git_run_env(struct job *j, const char *log, const char *const argv[], const char *const *env,
+                struct spawn_result *out, size_t max)
+{
+	const char *all[8];
+	size_t n = 0;
+
+	for (const char *const *e = git_env; *e; e++)
+		all[n++] = *e;
+	for (const char *const *e = env; e && *e && n < sizeof(all) / sizeof(all[0]) - 1; e++)
+		all[n++] = *e;
+	all[n] = NULL;
+
 	struct spawn_cmd c = {.argv = argv,
-	                      .env = git_env,
+	                      .env = all,
 	                      .out_path = log,
 	                      .capture = out != NULL,
 	                      .capture_max = max,

@@ -30,13 +30,26 @@ static int netpolicy_pin(struct netpolicy_pin *pin, const char *url, const char 
 {
 	size_t used;
 	pin->resolve[0] = 0;
+	pin->ssh[0] = 0;
 	if (strlen(url) >= sizeof(pin->url)) {
 		strutil_errf(err, errlen, "the URL is too long");
 		return -1;
 	}
 	strcpy(pin->url, url);
-	if (netpolicy_literal(host) || !strncasecmp(url, "ssh://", 6))
+	if (netpolicy_literal(host))
 		return 0;
+	if (!strncasecmp(url, "ssh://", 6)) {
+		/* ssh takes the address bare, without the brackets of a v6 one */
+		const char *a = addrs[0];
+		size_t alen = strlen(a);
+
+		if (a[0] == '[') {
+			a++;
+			alen -= 2;
+		}
+		snprintf(pin->ssh, sizeof(pin->ssh), "%s %.*s", host, (int)alen, a);
+		return 0;
+	}
 	if (!strncasecmp(url, "git://", 6)) {
 		/* the host as written, up to hend, becomes the first checked address */
 		const char *hstart = hend - strlen(host);

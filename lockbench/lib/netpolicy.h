@@ -12,8 +12,10 @@
  *                CURLOPT_RESOLVE: TLS still checks the certificate of the
  *                name), redirects off (http.followRedirects=false);
  *   git://:      the URL with its host replaced by the checked address.
- *   ssh://:      not pinned: ssh resolves the name itself (and checks the
- *                host key against it).
+ *   ssh://:      ssh given the checked address as its HostName and the name
+ *                as its HostKeyAlias (the host key is still checked against
+ *                the name): "NAME ADDRESS" in ssh, for the agent's ssh
+ *                wrapper (agents/sshpin.h).
  *
  * Network URLs are checked (http, https, git, ssh): the agent's submitted
  * ones and the tracker's tree URLs.  A tree's local path or file:// URL
@@ -30,6 +32,7 @@
 struct netpolicy_pin {
 	char url[2048];
 	char resolve[1024]; /* "" when nothing to pin (an address literal, ssh) */
+	char ssh[300];      /* "NAME ADDRESS" for an ssh:// URL with a name, else "" */
 };
 
 /*
