@@ -469,6 +469,13 @@ int job_prepare(struct job *j, json_t *desc)
 			         "refused: git url '%.300s': %s", gurl, why);
 			return -1;
 		}
+		if (pin.ssh[0] && !j->ag->ssh_helper[0]) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "refused: git url '%.300s': this agent has no ssh wrapper to hold "
+			         "ssh to the checked address (see its start-up log)",
+			         gurl);
+			return -1;
+		}
 		if (!ref_ok(j, ref)) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "refused: git ref '%.300s' is not a ref name by git's rules "

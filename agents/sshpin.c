@@ -107,6 +107,12 @@ int sshpin_install(const char *workdir, char *path, size_t len)
 		return -1;
 	if ((size_t)snprintf(path, len, "%s/" SSHPIN_NAME, dir) >= len)
 		return -1;
+	/* a link made by an earlier start to this same program is kept as it is */
+	char old[4096];
+	ssize_t m = readlink(path, old, sizeof(old) - 1);
+
+	if (m == n && memcmp(old, self, (size_t)n) == 0)
+		return 0;
 	if (unlink(path) && errno != ENOENT)
 		return -1;
 	return symlink(self, path);
