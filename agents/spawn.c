@@ -464,3 +464,9 @@ void spawn_cmdline(pid_t pid, char *out, size_t len)
 		if (!out[i])
 			out[i] = ' ';
 }
+
+int spawn_replace(const char *const argv[])
+{
+	execvp(argv[0], (char *const *)argv);
+	return -1;
+}

@@ -78,6 +78,13 @@ void spawn_cmdline(pid_t pid, char *out, size_t len);
 /* Which process-count limit this machine enforces (for the start-up line). */
 const char *spawn_describe_limits(void);
 
+/*
+ * Replace this process with argv[0] (found on PATH) and its argv, in the
+ * environment it has: what the agent started as git's ssh does (sshpin.c).
+ * Returns only on failure (-1, errno set).
+ */
+int spawn_replace(const char *const argv[]);
+
 /* Variables passed from the agent's environment to every child. */
 extern const char *const spawn_env_pass[];
 

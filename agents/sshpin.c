@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "spawn.h"
 
 #define SSHPIN_NAME "locklab-ssh"
 
@@ -88,7 +89,7 @@ int sshpin_main(int argc, char **argv)
 		nargv[nfixed + (size_t)k - 1] = argv[k];
 	/* git's stderr goes to the job's log: where the connection was held */
 	fprintf(stderr, SSHPIN_NAME ": %s held to %s\n", name, addr);
-	execvp("ssh", nargv);
+	spawn_replace((const char *const *)nargv);
 	fprintf(stderr, SSHPIN_NAME ": cannot run ssh: %s\n", strerror(errno));
 	free(nargv);
 	return 255;
