@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A real agent killed (-9) at each phase of a job -- applying the series
-# (git am), building, running a round, posting a result -- and started again
-# on the same workdir with the same token: the job finishes, no document is
-# stored twice, and each round's documents (base, patch-1 and patched: a
-# two-patch series) come from one lease.
+# (git am), building, running a round, posting a result: another agent
+# (its own token and workdir) finishes the job, the killed one started again
+# on its workdir posts what it spooled, no document is stored twice, and
+# each round's documents (base, patch-1 and patched: a two-patch series)
+# come from one lease.
 # tests/31 kills mid-round by result count; here the kill is aimed: the
 # phase is seen as the agent's child process (tests/lib/killat.py, /proc
 # every 5 ms), and for posting a loopback proxy (tests/lib/swallowproxy.py)
@@ -24,11 +25,13 @@ jobof() { sql "SELECT id FROM jobs WHERE submission_id = $1"; }
 results() { sql "SELECT count(*) FROM results WHERE job_id = $(jobof "$1")"; }
 
 # phase NAME REGEX: submit, start agent NAME, kill it when REGEX runs below it,
-# wait for its lease to expire, start it again and check the job
+# wait for its lease to expire, let another agent finish the job, start the
+# killed one again, and check the job
 phase() {
   local name=$1 re=$2 s j hit i
   submit_mbox "$T/two.mbox"; s=$SUB
   register_agent "{\"name\": \"$name\"}"
+  local token=$AGENT_TOKEN
   if [[ $name == posting ]]; then
     local p
     p=$(free_port)
@@ -48,8 +51,16 @@ phase() {
   ok $([[ -n $hit ]]; echo $?) "$name: the agent was killed in its $name phase (${hit:0:90})"
   diag "$name: $(results "$s") results stored when it died; $(sql "SELECT state FROM jobs WHERE id = $j")"
   for ((i = 0; i < 100; i++)); do [[ $(sql "SELECT state FROM jobs WHERE id = $j") != running ]] && break; sleep 0.2; done
-  agent_spawn "$name" --once
-  wait "$AGENT_PID"; ok $? "$name: the agent started again on its workdir ends its run"
+  # another agent (its own token and workdir) finishes the job
+  register_agent "{\"name\": \"$name-other\"}"
+  local other=$AGENT_ID
+  agent_spawn "$name-other" --once
+  wait "$AGENT_PID"; ok $? "$name: another agent takes the job up and ends its run"
+  is "$(sql "SELECT count(*) > 0 FROM results WHERE job_id = $j AND agent_id = $other")" t \
+    "$name: and the rounds still wanted were posted by it"
+  # and the killed one, started again on its workdir, posts what it spooled (nothing twice)
+  AGENT_TOKEN=$token agent_spawn "$name" --once
+  wait "$AGENT_PID"; ok $? "$name: the killed agent started again on its workdir ends its run"
   is "$(sub_state "$s")" done "$name: the job is done" ||
     diag "job: $(sql "SELECT reason FROM jobs WHERE id = $j")" "$(tail -n 15 "$T/agent-$name.log")"
   is "$(results "$s")" "$(sql "SELECT 3 * rounds_wanted FROM jobs WHERE id = $j")" \
