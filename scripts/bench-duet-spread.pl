@@ -3,20 +3,10 @@
 # from DIR/MODE-VARIANT-ROUND.json (core Perl only).
 use strict;
 use warnings;
-use JSON::PP;
+use FindBin;
+use lib $FindBin::Bin;
+use BenchSpread;    # load, mean, sd
 my ($dir, $rounds, @modes) = @ARGV;
-sub load {
-  local $/;
-  open(my $fh, '<', $_[0]) or return undef;
-  return JSON::PP->new->decode(<$fh>);
-}
-sub mean { my $s = 0; $s += $_ for @_; return @_ ? $s / @_ : 0 }
-sub sd {
-  my $m = mean(@_);
-  my $s = 0;
-  $s += ($_ - $m)**2 for @_;
-  return @_ > 1 ? sqrt($s / (@_ - 1)) : 0;
-}
 my (%mean, %lost, %rep, %locks);
 for my $mode (@modes) {
   for my $r (0 .. $rounds - 1) {

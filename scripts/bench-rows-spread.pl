@@ -9,21 +9,11 @@
 # the same documents), printed by the caller.  Core Perl only.
 use strict;
 use warnings;
-use JSON::PP;
+use FindBin;
+use lib $FindBin::Bin;
+use BenchSpread;    # load, mean, sd
 my ($dir, $rounds, $metrics, @modes) = @ARGV;
 my %want = map { $_ => 1 } split /,/, $metrics;
-sub load {
-  local $/;
-  open(my $fh, '<', $_[0]) or return undef;
-  return JSON::PP->new->decode(<$fh>);
-}
-sub mean { my $s = 0; $s += $_ for @_; return @_ ? $s / @_ : 0 }
-sub sd {
-  my $m = mean(@_);
-  my $s = 0;
-  $s += ($_ - $m)**2 for @_;
-  return @_ > 1 ? sqrt($s / (@_ - 1)) : 0;
-}
 my (%mean, %rows);
 for my $mode (@modes) {
   for my $r (0 .. $rounds - 1) {
