@@ -490,9 +490,7 @@ int job_prepare(struct job *j, json_t *desc)
 		 * file://, and only to the addresses just checked (netpolicy.h):
 		 * no redirects, the name pinned
 		 */
-		char resolve[sizeof(pin.resolve) + 32];
-		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
-		const char *argv[3 + GITPROTO_ARGC + 11 + 1]; /* + NULL */
+		const char *argv[3 + GITPROTO_ARGC + NETPOLICY_GIT_ARGC + 5 + 1]; /* + NULL */
 		/* an ssh:// URL: git's ssh is the agent's wrapper, held to the checked address */
 		char ssh_cmd[sizeof(j->ag->ssh_helper) + 16], ssh_pin[sizeof(pin.ssh) + 32];
 		const char *ssh_env[] = {ssh_cmd, ssh_pin, NULL};
@@ -505,12 +503,7 @@ int job_prepare(struct job *j, json_t *desc)
 		argv[n++] = "-C";
 		argv[n++] = j->mirror;
 		n += gitproto_args(argv + n, false);
-		argv[n++] = "-c";
-		argv[n++] = "http.followRedirects=false";
-		argv[n++] = "-c";
-		argv[n++] = pin.resolve[0] ? resolve : "http.curloptResolve=";
-		argv[n++] = "-c";
-		argv[n++] = "ssh.variant=ssh";
+		n += netpolicy_git_args(&pin, argv + n);
 		argv[n++] = "fetch";
 		argv[n++] = "--quiet";
 		argv[n++] = "--";

@@ -511,28 +511,8 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	const char *init[] = {"git", "init", "--quiet", "--bare", mirror, NULL};
 	/* the tree's URL under the fetch address policy, git held to the checked address */
 	struct netpolicy_pin pin = {.resolve = ""};
-	char resolve[sizeof(pin.resolve) + 32] = "http.curloptResolve=";
-	const char *fetch[11 + GITPROTO_ARGC + 5 + 1]; /* + NULL */
+	const char *fetch[7 + NETPOLICY_GIT_ARGC + GITPROTO_ARGC + 5 + 1]; /* + NULL */
 	size_t n = 0;
-
-	fetch[n++] = "git";
-	fetch[n++] = "-C";
-	fetch[n++] = mirror;
-	fetch[n++] = "-c";
-	fetch[n++] = "gc.auto=0";
-	fetch[n++] = "-c";
-	fetch[n++] = "maintenance.auto=false";
-	fetch[n++] = "-c";
-	fetch[n++] = "http.followRedirects=false";
-	fetch[n++] = "-c";
-	fetch[n++] = resolve;
-	n += gitproto_args(fetch + n, srv_cfg.allow_local_trees);
-	fetch[n++] = "fetch";
-	fetch[n++] = "--quiet";
-	fetch[n++] = "--";
-	fetch[n++] = pin.url;
-	fetch[n++] = spec;
-	fetch[n] = NULL;
 
 	/* a poke that comes while git fetches asks for one more look */
 	{
@@ -558,8 +538,22 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		snprintf(why, sizeof(why), "refused: %s", err);
 		track_set_error(c, t->id, why);
 		goto out;
-	} else if (pin.resolve[0])
-		snprintf(resolve, sizeof(resolve), "http.curloptResolve=%s", pin.resolve);
+	}
+	fetch[n++] = "git";
+	fetch[n++] = "-C";
+	fetch[n++] = mirror;
+	fetch[n++] = "-c";
+	fetch[n++] = "gc.auto=0";
+	fetch[n++] = "-c";
+	fetch[n++] = "maintenance.auto=false";
+	n += netpolicy_git_args(&pin, fetch + n);
+	n += gitproto_args(fetch + n, srv_cfg.allow_local_trees);
+	fetch[n++] = "fetch";
+	fetch[n++] = "--quiet";
+	fetch[n++] = "--";
+	fetch[n++] = pin.url;
+	fetch[n++] = spec;
+	fetch[n] = NULL;
 	if (track_git(fetch, NULL, err, sizeof(err)) != 0) {
 		char why[600];
 

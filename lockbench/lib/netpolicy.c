@@ -182,3 +182,17 @@ int netpolicy_check_url(const char *url, const char *allow, struct netpolicy_pin
 		rc = netpolicy_pin(pin, url, host, hend, port, addrs, naddr, err, errlen);
 	return rc;
 }
+
+size_t netpolicy_git_args(struct netpolicy_pin *pin, const char **argv)
+{
+	size_t n = 0;
+
+	snprintf(pin->option, sizeof(pin->option), "http.curloptResolve=%s", pin->resolve);
+	argv[n++] = "-c";
+	argv[n++] = "http.followRedirects=false";
+	argv[n++] = "-c";
+	argv[n++] = pin->option;
+	argv[n++] = "-c";
+	argv[n++] = "ssh.variant=ssh";
+	return n;
+}

@@ -33,7 +33,20 @@ struct netpolicy_pin {
 	char url[2048];
 	char resolve[1024]; /* "" when nothing to pin (an address literal, ssh) */
 	char ssh[300];      /* "NAME ADDRESS" for an ssh:// URL with a name, else "" */
+	char option[1100];  /* "http.curloptResolve=..." (netpolicy_git_args) */
 };
+
+/* How many argv entries netpolicy_git_args writes. */
+#define NETPOLICY_GIT_ARGC 6
+
+/*
+ * Writes the NETPOLICY_GIT_ARGC entries ("-c", ...) that hold a git fetch
+ * to pin: no redirects, http(s) names resolved to the checked addresses
+ * only, ssh spoken in OpenSSH's manner (the agent's ssh wrapper reads the
+ * pin, agents/sshpin.h).  Call it once pin is filled; the entries point
+ * into pin.  Returns NETPOLICY_GIT_ARGC.
+ */
+size_t netpolicy_git_args(struct netpolicy_pin *pin, const char **argv);
 
 /*
  * 0 when url may be fetched under allow (NULL: empty), with pin (may be
