@@ -12,14 +12,22 @@
 # ends it at once.  The verdicts come from `lockbench compare`, the code the
 # server calls.
 #
-# TEST (log or raw; empty: compare's default) is compare's --test.  With
+# TEST (log or raw; empty: compare's default) is compare's --test, and
+# judges by statistics alone (--ignore-image: sides that ran one image are
+# still tested, which is what an A/A of the tests needs); TEST=image is
+# what the server does: the log test, and one image both sides is a
+# no-change of controls (lockbench image).  With
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
 policy_verdict() {
   local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i
   local -a opt=()
-  [[ -n ${TEST:-} ]] && opt=(--test "$TEST")
+  case ${TEST:-} in
+  image) ;;
+  '') opt=(--ignore-image) ;;
+  *) opt=(--test "$TEST" --ignore-image) ;;
+  esac
   [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do

@@ -11,9 +11,7 @@
 #include <stdint.h>
 
 #include "http.h"
-
-/* SHA-256 of data as 64 lower-case hex digits and a NUL. */
-void auth_sha256_hex(const void *data, size_t len, char out[65]);
+#include "sha256.h"
 
 /* A new token from /dev/urandom: 64 hex digits and a NUL.  Returns 0 or -1. */
 int auth_new_token(char out[65]);

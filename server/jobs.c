@@ -144,7 +144,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 		rc = http_reply_error(req, 500, "internal", "cannot read /dev/urandom");
 		goto out;
 	}
-	auth_sha256_hex(secret, strlen(secret), hash);
+	sha256_hex(secret, strlen(secret), hash);
 	c = db_conn();
 	if (!c) {
 		rc = api_reply_db_error(req, "cannot store the agent");

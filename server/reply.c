@@ -160,6 +160,25 @@ static size_t reply_measured(const struct reply_data *d, double *bound)
 	return rows;
 }
 
+/*
+ * True when every comparison of d ran one image on both sides (compare.h,
+ * identical_code): the patch changed no code any suite ran.  *rows is then
+ * the count of headline rows measured, as this machine's A/A.
+ */
+static bool reply_identical(const struct reply_data *d, size_t *rows)
+{
+	*rows = 0;
+	for (size_t i = 0; i < d->ncmps; i++) {
+		const struct comparison *c = &d->cmps[i].cmp;
+
+		if (!c->identical_code)
+			return false;
+		for (size_t k = 0; k < c->nrows; k++)
+			*rows += c->rows[k].headline && c->rows[k].tested;
+	}
+	return d->ncmps > 0;
+}
+
 /* A row that stayed inconclusive because its machine cannot resolve it (plan.h). */
 static bool reply_row_unresolved(const struct compare_row *x)
 {
@@ -184,10 +203,13 @@ static bool reply_tested(const struct reply_data *d)
 {
 	const char *verdict = db_value(d->sub, 0, 5);
 	double bound;
+	size_t same;
 
-	return d->done && reply_measured(d, &bound) > 0 && atoi(PQgetvalue(d->jobs, 0, 0)) == 0 &&
-	       atoi(PQgetvalue(d->jobs, 0, 1)) == 0 && atoi(PQgetvalue(d->jobs, 0, 2)) > 0 &&
-	       atoi(PQgetvalue(d->jobs, 0, 3)) > 0 && verdict &&
+	return d->done &&
+	       (reply_measured(d, &bound) > 0 || (reply_identical(d, &same) && same > 0)) &&
+	       atoi(PQgetvalue(d->jobs, 0, 0)) == 0 && atoi(PQgetvalue(d->jobs, 0, 1)) == 0 &&
+	       atoi(PQgetvalue(d->jobs, 0, 2)) > 0 && atoi(PQgetvalue(d->jobs, 0, 3)) > 0 &&
+	       verdict &&
 	       (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
 }
 
@@ -258,9 +280,20 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 		        count, count == 1 ? "" : "s");
 	} else if (verdict && strcmp(verdict, "no-change") == 0) {
 		double bound;
-		size_t rows = reply_measured(d, &bound);
+		size_t rows = reply_measured(d, &bound), same = 0;
 
-		if (rows == 0 && reply_unresolved(d))
+		if (reply_identical(d, &same) && same > 0)
+			fprintf(
+			    s,
+			    "locklab found the patched build's code identical to the base's (one "
+			    "image, %.19s...): the patch changes no code the %s suite%s run%s, so "
+			    "it cannot change their figures; %zu row%s measured as this machine's "
+			    "own A/A%s",
+			    d->cmps[0].cmp.image, PQgetvalue(d->sub, 0, 6),
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
+			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "" : "s", same,
+			    same == 1 ? "" : "s", tested ? " - Tested-by below." : ".");
+		else if (rows == 0 && reply_unresolved(d))
 			fprintf(
 			    s,
 			    "locklab ran the %s suite%s, but this machine cannot resolve any of "
@@ -477,6 +510,8 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	      "from noise\nn: samples per side\n",
 	      f);
 	report_legend_test(f, c, "p", lo, hi);
+	if (c->identical_code)
+		reply_wrap(f, report_identical_note(c), 0, 0);
 	if (welch)
 		fprintf(
 		    f, "p: Welch's t-test over the samples where too few rounds pair (%zu row%s)\n",

@@ -619,7 +619,12 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "     HAVING count(DISTINCT variant) = 2) z),"
 	    "   'attempts', j.attempts, 'claimed_by', j.claimed_by, 'lease_expires', "
 	    "   j.lease_expires, 'reason', j.reason, 'verdict', j.verdict, 'confirm_from', "
-	    "   j.confirm_from, 'max_rounds', j.max_rounds, 'plan', j.plan) ORDER BY j.id), "
+	    "   j.confirm_from, 'max_rounds', j.max_rounds, 'plan', j.plan,"
+	    /* both sides ran one image: the patch changed no code (compare.h) */
+	    "   'identical_code', coalesce((SELECT (c.machine->>'identical_code')::boolean "
+	    "     FROM comparisons c WHERE c.job_id = j.id ORDER BY c.id DESC LIMIT 1), false),"
+	    "   'image', (SELECT c.machine->>'image' FROM comparisons c WHERE c.job_id = j.id "
+	    "     ORDER BY c.id DESC LIMIT 1)) ORDER BY j.id), "
 	    "   '[]')"
 	    "   FROM jobs j WHERE j.submission_id = s.id),"
 	    " 'verdicts', (SELECT coalesce(json_agg(json_build_object('job', c.job_id, "

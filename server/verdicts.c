@@ -190,6 +190,11 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 	machine = json_pack("{s:s?, s:i, s:s?, s:s?}", "hostname", cmp->machine.hostname, "cpus",
 	                    cmp->machine.cpus, "model", cmp->machine.model, "kernel",
 	                    cmp->machine.kernel);
+	/* one image both sides ran: the rows are an A/A (compare.h, identical_code) */
+	if (machine && cmp->identical_code && cmp->image) {
+		json_object_set_new(machine, "image", json_string(cmp->image));
+		json_object_set_new(machine, "identical_code", json_true());
+	}
 	rows = json_array();
 	if (!machine || !rows)
 		goto out;
@@ -323,19 +328,23 @@ void verdicts_free(struct stored_comparison *v, size_t n)
 	free(v);
 }
 
-static void machine_from_json(const char *text, struct lb_machine *m)
+/* The stored machine object, and the image both sides ran when they ran one. */
+static void machine_from_json(const char *text, struct comparison *cmp)
 {
 	json_t *doc = json_loads(text, 0, NULL);
-	const char *host = NULL, *model = NULL, *kernel = NULL;
-	int cpus = 0;
+	const char *host = NULL, *model = NULL, *kernel = NULL, *image = NULL;
+	int cpus = 0, identical = 0;
 
 	if (doc)
-		json_unpack(doc, "{s?s, s?i, s?s, s?s}", "hostname", &host, "cpus", &cpus, "model",
-		            &model, "kernel", &kernel);
-	m->hostname = strdup(host ? host : "");
-	m->model = strdup(model ? model : "");
-	m->kernel = strdup(kernel ? kernel : "");
-	m->cpus = cpus;
+		json_unpack(doc, "{s?s, s?i, s?s, s?s, s?s, s?b}", "hostname", &host, "cpus", &cpus,
+		            "model", &model, "kernel", &kernel, "image", &image, "identical_code",
+		            &identical);
+	cmp->machine.hostname = strdup(host ? host : "");
+	cmp->machine.model = strdup(model ? model : "");
+	cmp->machine.kernel = strdup(kernel ? kernel : "");
+	cmp->machine.cpus = cpus;
+	cmp->identical_code = identical && image;
+	cmp->image = cmp->identical_code ? strdup(image) : NULL;
 	json_decref(doc);
 }
 
@@ -393,7 +402,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		v[i].machine_class = strdup(PQgetvalue(cres, i, 2));
 		v[i].final = PQgetvalue(cres, i, 3)[0] == 't';
 		cmp->suite = strdup(PQgetvalue(cres, i, 4));
-		machine_from_json(PQgetvalue(cres, i, 5), &cmp->machine);
+		machine_from_json(PQgetvalue(cres, i, 5), cmp);
 		cmp->base_rounds = atoi(PQgetvalue(cres, i, 6));
 		cmp->patched_rounds = atoi(PQgetvalue(cres, i, 7));
 		cmp->opts.alpha = strtod(PQgetvalue(cres, i, 8), NULL);

@@ -31,6 +31,9 @@ like "$(grep -c '"ops_per_sec": "higher"' "$T/a.json")" '^[1-9]' "metrics say wh
 # samples, so the test does not depend on this machine's noise) is a regression
 out=$("$LB" compare "$T/a.json" "$T/a.json" --format text); ok $? "compare A/A exits 0"
 unlike "$out" "regression" "A/A comparison flags no regression"
+like "$out" "overall: no-change \\(the patched image is the base's" "one image both sides: the A/A says no code changed"
+like "$(jq -r .image "$T/a.json")" '^sha256:[0-9a-f]{64}$' "run records the image it measured with"
+is "$(jq -r .image "$T/a.json")" "$("$LB" image "$LB" | cut -d' ' -f1)" "the image is lockbench image's of the binary"
 fix() { # fix FACTOR VARIANT: kmutex on hot gets samples 1e6 x FACTOR x (1, 1.01, 0.99, 1, 1.005)
   F=$1 V=$2 perl -MJSON::PP -0777 -ne '
     my ($f, $v) = ($ENV{F}, $ENV{V});
@@ -42,6 +45,7 @@ fix() { # fix FACTOR VARIANT: kmutex on hot gets samples 1e6 x FACTOR x (1, 1.01
     }
     $d->{variant} = $v;
     $d->{round} = ($ENV{R} // 0) + 0;
+    delete $d->{image} if $v ne "base"; # edited samples stand for another build
     print JSON::PP->new->canonical->pretty->encode($d);'
 }
 fix 1 base <"$T/a.json" >"$T/base.json"
@@ -106,9 +110,12 @@ for v in base patched; do
     --quiet --json "$T/ctl-$v.json" || true
 done
 is "$(jq -c .controls "$T/ctl-base.json")" '["pthread"]' "run --controls records the control"
-out=$("$LB" compare "$T/ctl-base.json" "$T/ctl-patched.json" --format json)
+out=$("$LB" compare "$T/ctl-base.json" "$T/ctl-patched.json" --format json --ignore-image)
 is "$(jq -c '[.rows[] | [.lock, .control]] | sort' <<<"$out")" '[["pthread",true],["tas",false]]' \
   "compare marks the control's rows, and only them"
+out=$("$LB" compare "$T/ctl-base.json" "$T/ctl-patched.json" --format json)
+is "$(jq -c '[.identical_code, ([.rows[] | .control] | all), .overall]' <<<"$out")" '[true,true,"no-change"]' \
+  "one binary both sides: every row is a control and the verdict no-change"
 out=$("$LB" run --locks tas --controls pthread 2>&1); is $? 2 "a control that is not run exits 2"
 like "$out" "controls: pthread is not one of --locks" "and says so"
 out=$("$LB" run --controls nosuch 2>&1); is $? 2 "an unknown control exits 2"

@@ -107,6 +107,7 @@ void comparison_release(struct comparison *c)
 		free(c->splats[i].boot);
 	}
 	free(c->splats);
+	free(c->image);
 	free(c->suite);
 	free(c->machine.hostname);
 	free(c->machine.model);
@@ -546,6 +547,25 @@ static void copy_machine(struct lb_machine *dst, const struct lb_machine *src)
 }
 
 /* A control only when every document of both sides names it one. */
+/*
+ * The image every document of both sides carries, or NULL when one lacks
+ * it or two differ (a kernel run records none: its code under test is the
+ * kernel's).
+ */
+static const char *shared_image(const struct lb_result *base, size_t nbase,
+                                const struct lb_result *patched, size_t npatched)
+{
+	const char *img = nbase && npatched ? base[0].image : NULL;
+
+	for (size_t d = 0; img && d < nbase; d++)
+		if (!base[d].image || strcmp(base[d].image, img))
+			return NULL;
+	for (size_t d = 0; img && d < npatched; d++)
+		if (!patched[d].image || strcmp(patched[d].image, img))
+			return NULL;
+	return img;
+}
+
 static bool is_control(const struct lb_result *base, size_t nbase, const struct lb_result *patched,
                        size_t npatched, const char *lock)
 {
@@ -792,6 +812,11 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 		    out->splats[i].patched_fail && !out->splats[i].base_fail;
 	if (out->nsplats)
 		qsort(out->splats, out->nsplats, sizeof(*out->splats), splat_cmp);
+	const char *img = shared_image(base, nbase, patched, npatched);
+	if (img && !o->ignore_image) {
+		out->identical_code = true;
+		out->image = strutil_xstrdup(img);
+	}
 
 	for (size_t d = 0; d < nbase; d++)
 		for (size_t i = 0; i < base[d].nruns; i++)
@@ -803,7 +828,8 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	for (size_t i = 0; i < pts.n; i++) {
 		const struct point *pt = &pts.v[i];
 		bool locked = pt->side[BASE].lockups || pt->side[PATCHED].lockups;
-		bool control = is_control(base, nbase, patched, npatched, pt->lock);
+		bool control =
+		    out->identical_code || is_control(base, nbase, patched, npatched, pt->lock);
 		size_t before = out->nrows;
 
 		for (size_t k = 0; k < pt->side[PATCHED].nmetrics; k++) {

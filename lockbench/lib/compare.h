@@ -79,11 +79,17 @@ struct compare_opts {
 	 */
 	int looks;
 	enum compare_test test; /* default COMPARE_TEST_LOG */
+	/*
+	 * Judge the rows by statistics alone even when base and patched ran
+	 * one image (struct comparison, identical_code): what an A/A of the
+	 * statistical path (make bench-verdicts) needs.  Default false.
+	 */
+	bool ignore_image;
 };
 
 #define COMPARE_OPTS_DEFAULT                                                                       \
 	{                                                                                          \
-		0.05, 0.02, 0, 5, 0, 1, COMPARE_TEST_LOG                                           \
+		0.05, 0.02, 0, 5, 0, 1, COMPARE_TEST_LOG, false                                    \
 	}
 
 struct compare_row {
@@ -202,6 +208,15 @@ struct comparison {
 	struct lb_machine machine; /* from the first patched document */
 	int base_rounds;
 	int patched_rounds;
+	/*
+	 * Every base and every patched document carries one image (result.h):
+	 * the patch changed no code the suite runs, so no figure can have
+	 * changed because of it.  Every row is then a control (this machine's
+	 * own A/A), nothing but a lockup decides, and the overall verdict is
+	 * no-change.  image is that image ("sha256:..."), else NULL.
+	 */
+	bool identical_code;
+	char *image;
 	/* the options the verdicts were made with (legends quote them) */
 	struct compare_opts opts;
 };

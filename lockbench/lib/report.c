@@ -352,11 +352,25 @@ static void legend(FILE *out, const struct comparison *c)
 		        "later found it again on their own, the same way; p and q are those of "
 		        "the stage with the larger q\n",
 		        c->opts.confirm_from - 1, c->opts.confirm_from);
-	if (comparison_has_controls(c))
+	if (c->identical_code)
+		fprintf(out, "%s\n", report_identical_note(c));
+	else if (comparison_has_controls(c))
 		fputs("control = a lock the change did not touch: its rows are this machine's own "
 		      "A/A "
 		      "variation and decide nothing but a lockup\n",
 		      out);
+}
+
+const char *report_identical_note(const struct comparison *c)
+{
+	static __thread char note[320];
+
+	snprintf(note, sizeof(note),
+	         "control = every row: base and patched ran one image (%.19s...), so the patch "
+	         "changes no code the suite runs and these rows are this machine's own A/A; they "
+	         "decide nothing but a lockup",
+	         c->image ? c->image : "");
+	return note;
 }
 
 static void title(FILE *out, const struct compare_row *r)
@@ -1031,7 +1045,8 @@ static int render_text(const struct comparison *c, FILE *out)
 	        c->machine.cpus, c->machine.model ? c->machine.model : "unknown",
 	        c->machine.kernel ? c->machine.kernel : "unknown", c->base_rounds,
 	        c->patched_rounds);
-	fprintf(out, "overall: %s\n\n", verdict_name(comparison_overall(c)));
+	fprintf(out, "overall: %s%s\n\n", verdict_name(comparison_overall(c)),
+	        c->identical_code ? " (the patched image is the base's: no code changed)" : "");
 
 	grid_init(&g, NCOL);
 	for (size_t i = 0; i < c->nrows; i++) {
@@ -1158,6 +1173,9 @@ static int render_json(const struct comparison *c, FILE *out)
 		              "new_in_patched", sp->new_in_patched));
 	}
 	json_object_set_new(doc, "splats", splats);
+	json_object_set_new(doc, "identical_code", json_boolean(c->identical_code));
+	if (c->image)
+		json_object_set_new(doc, "image", json_string(c->image));
 	json_object_set_new(doc, "emulated", json_boolean(report_emulated(c)));
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	json_decref(doc);

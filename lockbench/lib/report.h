@@ -48,6 +48,12 @@ int report_aim7_band(long long users);
  * no row took logs), how the change and its interval come back from logs, and how many
  * rows took raw differences because a round mean was <= 0.
  */
+/*
+ * The legend line of a comparison whose sides ran one image
+ * (struct comparison, identical_code); a static buffer of the calling thread.
+ */
+const char *report_identical_note(const struct comparison *c);
+
 void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
                         size_t hi);
 

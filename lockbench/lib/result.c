@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfimage.h"
 #include "strutil.h"
 
 #define DUMP_FLAGS (JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10))
@@ -66,6 +67,7 @@ static void run_release(struct lb_run *run)
 
 void result_release(struct lb_result *r)
 {
+	free(r->image);
 	free(r->suite);
 	free(r->variant);
 	free(r->started);
@@ -553,6 +555,8 @@ static json_t *build_json(const struct lb_result *r, char *err, size_t errlen)
 		json_array_append_new(runs, run);
 	}
 	put(doc, "runs", runs);
+	if (r->image)
+		put(doc, "image", json_string(r->image));
 	if (r->ncontrols) {
 		json_t *controls = json_array();
 
@@ -1065,8 +1069,9 @@ static int splats_from_json(const json_t *arr, struct lb_result *out, char *err,
 
 int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"schema",  "suite", "variant",   "round",   "started",
-	                                   "machine", "runs",  "?controls", "?splats", NULL};
+	static const char *const keys[] = {"schema",  "suite",   "variant", "round",
+	                                   "started", "machine", "runs",    "?controls",
+	                                   "?splats", "?image",  NULL};
 	static const char *const mkeys[] = {"hostname", "cpus", "model", "kernel", NULL};
 	json_t *v, *runs;
 	size_t i;
@@ -1142,6 +1147,15 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 	v = json_object_get(doc, "splats");
 	if (v && splats_from_json(v, out, err, errlen))
 		goto fail;
+	v = json_object_get(doc, "image");
+	if (v) {
+		if (!json_is_string(v) || !elfimage_valid(json_string_value(v))) {
+			fail(err, errlen, "image",
+			     "expected \"sha256:\" and 64 lower-case hex digits");
+			goto fail;
+		}
+		out->image = strutil_xstrdup(json_string_value(v));
+	}
 	return 0;
 fail:
 	result_release(out);

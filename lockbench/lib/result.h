@@ -122,6 +122,12 @@ struct lb_result {
 	/* Kernel checker reports of the document's boots; JSON "splats", optional. */
 	struct lb_splat *splats;
 	size_t nsplats;
+	/*
+	 * The loaded image of the lockbench that measured, "sha256:<hex>"
+	 * (elfimage.h); JSON "image", optional: lockbench run sets it, a
+	 * kernel run (whose code under test is the kernel) does not.
+	 */
+	char *image;
 };
 
 void result_init(struct lb_result *r);

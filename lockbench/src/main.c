@@ -24,6 +24,7 @@
 #include "changepoint.h"
 #include "compare.h"
 #include "disturb.h"
+#include "elfimage.h"
 #include "instr.h"
 #include "kernel.h"
 #include "lock.h"
@@ -60,6 +61,8 @@ static void print_help(FILE *f)
 	        "  validate                      correctness torture of every lock\n"
 	        "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
 	        "                                (a,b,c.json: several rounds of one side)\n"
+	        "  image FILE...                 the image of each executable: two builds\n"
+	        "                                with one image run the same code\n"
 	        "  changepoint [FILE]            steps in a series of numbers (one per commit),\n"
 	        "                                E-Divisive as the server's tracker runs it\n"
 	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
@@ -119,6 +122,9 @@ static void print_help(FILE *f)
 	        "  --test T             what the paired tests take from each round: log\n"
 	        "                       (of the ratio patched / base) or raw (the\n"
 	        "                       difference); a row with a mean <= 0 takes raw [log]\n"
+	        "  --ignore-image       judge by statistics even when base and patched ran\n"
+	        "                       one image (by default such a comparison is an A/A:\n"
+	        "                       every row a control, verdict no-change)\n"
 	        "\n"
 	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
 	        "failed)\n");
@@ -337,6 +343,7 @@ enum {
 	OPT_MARGIN,
 	OPT_LOOKS,
 	OPT_TEST,
+	OPT_IGNORE_IMAGE,
 	OPT_HELP,
 };
 
@@ -667,6 +674,15 @@ static int cmd_run(int argc, char **argv)
 	res.suite = strdup(a.suite);
 	res.variant = strdup(a.variant);
 	res.round = a.round;
+	{
+		/* the code that measures: compare says when base and patched share it */
+		char image[ELFIMAGE_LEN];
+
+		if (elfimage_sha256("/proc/self/exe", image, err, sizeof(err)) == 0)
+			res.image = strdup(image);
+		else
+			fprintf(stderr, "%s: this binary's image is not recorded: %s\n", prog, err);
+	}
 	for (int i = 0; a.controls && a.controls[i]; i++)
 		result_add_control(&res, ((const struct lock_ops *)a.controls[i])->name);
 	/* with the JSON on stdout, the table goes to stderr */
@@ -838,6 +854,7 @@ static const struct option compare_options[] = {
     {"margin", required_argument, NULL, OPT_MARGIN},
     {"looks", required_argument, NULL, OPT_LOOKS},
     {"test", required_argument, NULL, OPT_TEST},
+    {"ignore-image", no_argument, NULL, OPT_IGNORE_IMAGE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -917,6 +934,29 @@ static bool has_rounds(const struct lb_result *docs, size_t n, int from)
  * numbers (one per commit, oldest first; whitespace separated) from FILE or
  * stdin, with the server's tracker defaults (changepoint.h).
  */
+/*
+ * lockbench image FILE...: the image each executable would record in its
+ * result documents (elfimage.h), one line each; an operator's way to see
+ * whether a patch changes the code a suite runs before any round is run.
+ */
+static int cmd_image(int argc, char **argv)
+{
+	char image[ELFIMAGE_LEN], err[512];
+	int rc = 0;
+
+	if (argc < 2)
+		return usage_error("image: name one or more executables%s", "");
+	for (int i = 1; i < argc; i++) {
+		if (elfimage_sha256(argv[i], image, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			rc = 1;
+			continue;
+		}
+		printf("%s  %s\n", image, argv[i]);
+	}
+	return rc;
+}
+
 static int cmd_changepoint(int argc, char **argv)
 {
 	FILE *in = stdin;
@@ -1033,6 +1073,9 @@ static int cmd_compare(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_IGNORE_IMAGE:
+			co.ignore_image = true;
+			break;
 		case OPT_HELP:
 			print_help(stdout);
 			rc = 0;
@@ -1108,9 +1151,11 @@ int main(int argc, char **argv)
 		return instr_child_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "changepoint"))
 		return cmd_changepoint(argc - 1, argv + 1);
-	fprintf(
-	    stderr,
-	    "%s: unknown command '%s' (valid: list, run, validate, compare, kernel, changepoint)\n",
-	    prog, cmd);
+	if (!strcmp(cmd, "image"))
+		return cmd_image(argc - 1, argv + 1);
+	fprintf(stderr,
+	        "%s: unknown command '%s' (valid: list, run, validate, compare, kernel, "
+	        "changepoint, image)\n",
+	        prog, cmd);
 	return EXIT_USAGE;
 }

@@ -893,6 +893,82 @@ static void test_bad_options(void **state)
 	comparison_release(&c);
 }
 
+/*
+ * One image on both sides (compare.h, identical_code): a 30% "change" of a
+ * headline row is this machine's A/A, the rows are controls and the
+ * verdict is no-change; a lockup still decides.  A differing or missing
+ * image, or ignore_image, leaves the statistics to judge.
+ */
+static enum verdict image_trial(const char *bimg, const char *pimg, bool ignore, bool lockup,
+                                bool *identical)
+{
+	struct lb_result base[6], patched[6];
+	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
+	struct comparison c;
+	char err[256];
+	enum verdict v;
+
+	opts.ignore_image = ignore;
+	docs_init(base, 6, "base");
+	docs_init(patched, 6, "patched");
+	for (int d = 0; d < 6; d++) {
+		double b[3] = {100 + d, 101 + d, 99 + d}, p[3] = {130 + d, 131 + d, 129 + d};
+
+		add_point(&base[d], "uncontended", "kmutex", 1, "ns_per_pair", "ns", false, b, 3);
+		struct lb_run *r = add_point(&patched[d], "uncontended", "kmutex", 1, "ns_per_pair",
+		                             "ns", false, p, 3);
+		if (lockup && d == 2)
+			run_set_lockup(r, "stall", "no progress for 2 s", NULL);
+		base[d].image = bimg ? strdup(bimg) : NULL;
+		patched[d].image = pimg ? strdup(pimg) : NULL;
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(base, 6, patched, 6, &opts, &c, err, sizeof(err)), 0);
+	v = comparison_overall(&c);
+	*identical = c.identical_code;
+	for (size_t i = 0; i < c.nrows; i++)
+		assert_int_equal(c.rows[i].control, c.identical_code);
+	if (c.identical_code)
+		assert_string_equal(c.image, bimg);
+	else
+		assert_null(c.image);
+	comparison_release(&c);
+	docs_release(base, 6);
+	docs_release(patched, 6);
+	return v;
+}
+
+static void test_identical_image(void **state)
+{
+	static const char a[] =
+	    "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	static const char b[] =
+	    "sha256:ff112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	/* base image, patched image, ignore_image, a lockup: verdict, judged as one image */
+	static const struct {
+		const char *base, *patched;
+		bool ignore, lockup;
+		enum verdict want;
+		bool same;
+	} cases[] = {
+	    {a, a, false, false, VERDICT_NO_CHANGE, true},
+	    {a, a, false, true, VERDICT_LOCKUP, true},
+	    {a, b, false, false, VERDICT_REGRESSION, false},
+	    {a, NULL, false, false, VERDICT_REGRESSION, false},
+	    {NULL, NULL, false, false, VERDICT_REGRESSION, false},
+	    {a, a, true, false, VERDICT_REGRESSION, false},
+	};
+	bool same;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(image_trial(cases[i].base, cases[i].patched, cases[i].ignore,
+		                             cases[i].lockup, &same),
+		                 cases[i].want);
+		assert_int_equal(same, cases[i].same);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -915,6 +991,7 @@ int main(void)
 	    cmocka_unit_test(test_instructions_decide_by_their_margin),
 	    cmocka_unit_test(test_log_ratio_multiplicative),
 	    cmocka_unit_test(test_log_ratio_falls_back),
+	    cmocka_unit_test(test_identical_image),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfimage.h"
 #include "result.h"
 
 static void build_sample(struct lb_result *r)
@@ -525,6 +526,48 @@ static void test_write_and_load(void **state)
 	result_release(&r);
 }
 
+/*
+ * The image (elfimage.h): round trip, refused unless "sha256:" and 64
+ * lower-case hex digits, and this test binary's own hashes to that form.
+ */
+static void test_image(void **state)
+{
+	static const char img[] =
+	    "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	static const char *const bad[] = {
+	    "\"sha256:0011\"", "\"md5:00112233445566778899aabbccddeeff\"", "42",
+	    "\"sha256:00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\"", "null"};
+	char own[ELFIMAGE_LEN], again[ELFIMAGE_LEN], err[256] = "";
+	struct lb_result r;
+	char field[128];
+
+	(void)state;
+	result_init(&r);
+	snprintf(field, sizeof(field), "\"round\": 0, \"image\": \"%s\",", img);
+	char *text = replace(valid_doc, "\"round\": 0,", field);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	assert_string_equal(r.image, img);
+	json_t *j = result_to_json(&r);
+	assert_string_equal(json_string_value(json_object_get(j, "image")), img);
+	json_decref(j);
+	free(text);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(field, sizeof(field), "\"round\": 0, \"image\": %s,", bad[i]);
+		text = replace(valid_doc, "\"round\": 0,", field);
+		assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "image"));
+		free(text);
+	}
+	assert_int_equal(elfimage_sha256("/proc/self/exe", own, err, sizeof(err)), 0);
+	assert_true(elfimage_valid(own));
+	assert_int_equal(elfimage_sha256("/proc/self/exe", again, err, sizeof(err)), 0);
+	assert_string_equal(own, again);
+	assert_int_equal(elfimage_sha256("/proc/self/status", own, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a 64-bit ELF"));
+	assert_int_equal(elfimage_sha256("/nonexistent/x", own, err, sizeof(err)), -1);
+	result_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +580,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_unknown_keys),
 	    cmocka_unit_test(test_reject_wrong_types),
 	    cmocka_unit_test(test_controls_round_trip),
+	    cmocka_unit_test(test_image),
 	    cmocka_unit_test(test_disturbance_and_instrument),
 	    cmocka_unit_test(test_reject_bad_disturbance),
 	    cmocka_unit_test(test_accept_variants),

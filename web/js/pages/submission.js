@@ -372,6 +372,9 @@ export function render(main, params, match) {
             ? `Confirming: rounds 0-${j.confirm_from - 1} found a change, and rounds ${j.confirm_from} and later must find it again before it counts.`
             : 'More rounds running: this comparison is not final.'),
           patches.length ? ` Per-patch columns: the first K patches of the series (${patches.join(', ')}); not tested for significance.` : ''),
+        j.identical_code
+          ? el('p', { class: 'identical' }, `No code changed: base and patched ran one image (${String(j.image || '').slice(0, 19)}…), so every row below is this machine's own A/A and the verdict is no-change.`)
+          : null,
         el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
         el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
           fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
