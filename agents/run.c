@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfimage.h"
 #include "fsutil.h"
 #include "job.h"
 #include "log.h"
@@ -299,6 +300,8 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 			json_t *d = json_loads(doc, 0, NULL);
 			free(doc);
 			doc = NULL;
+			if (d)
+				json_object_del(d, "image"); /* the code under test is the kernel */
 			if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
 				doc = json_dumps(d, JSON_COMPACT);
 			json_decref(d);
@@ -314,6 +317,19 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 				json_object_set_new(d, "controls", json_pack("[s]", j->controls));
 			else if (d)
 				json_object_del(d, "controls");
+			/*
+			 * So is the image (result.h): one image both sides makes the
+			 * comparison an A/A and a no-change, so it is hashed here from
+			 * the binary that ran, never taken from what that binary says.
+			 */
+			char image[ELFIMAGE_LEN], ierr[256];
+			if (d && elfimage_sha256(v->bin, image, ierr, sizeof(ierr)) == 0) {
+				json_object_set_new(d, "image", json_string(image));
+			} else if (d) {
+				json_object_del(d, "image");
+				agent_log("warn", j->id, "round %d: no image of %s: %s", round,
+				          v->name, ierr);
+			}
 			if (d)
 				t = json_dumps(d, JSON_COMPACT);
 			if (t) {
