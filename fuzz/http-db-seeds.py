@@ -87,6 +87,30 @@ def reads():
             + req("GET", "/api/v1/history?lock=kmutex&workload=uncontended&metric=ns_per_pair"))
 
 
+def lockup_doc():
+    doc = result("patched", 2, 18.0)
+    doc["runs"].append({"better": {}, "lock": "kmutex", "metrics": {}, "params": {"duration_ms": 10, "threads": 2},
+                        "per_thread": {}, "samples": {}, "units": {}, "workload": "hot",
+                        "lockup": {"kind": "stall", "message": "no progress for 2.0 s",
+                                   "stacks": "Thread 2 (LWP 12):\n#0  0x00007f in syscall () from libc.so.6\n"
+                                             "#1  futex_wait (word=0x5) at lockbench/locks/kmutex.c:88\n"
+                                             "[pid 12] state S wchan futex_wait_queue\n"}})
+    doc["splats"] = [{"key": "lockdep:possible circular locking",
+                      "message": "WARNING: possible circular locking dependency detected",
+                      "lines": "WARNING: possible circular locking dependency detected\n6.1.0 #1 Not tainted\n",
+                      "boot": "1"}]
+    return doc
+
+
+def chunked(method, path, body, token):
+    data = json.dumps(body, separators=(",", ":")).encode()
+    head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+    half = len(data) // 2
+    return (head + b"%x\r\n" % half + data[:half] + b"\r\n" + b"%x\r\n" % (len(data) - half)
+            + data[half:] + b"\r\n0\r\n\r\n")
+
+
 CLAIM = req("POST", "/api/v1/jobs/claim", "{}", AGENT)
 
 seeds = {
@@ -106,6 +130,14 @@ seeds = {
     "db-job-nochange": submit() + CLAIM + rounds(3, 1.0) + reads(),
     "db-job-regression": submit() + CLAIM + rounds(6, 1.3) + req("GET", "/api/v1/submissions/1/report?format=aim7")
     + req("GET", "/api/v1/submissions/1/reply"),
+    "db-job-lockup": submit() + CLAIM + post("base", 0, 17.5) + post("patched", 0, 17.6) + post("base", 1, 17.5)
+    + post("patched", 1, 17.6) + post("base", 2, 17.5)
+    + req("POST", "/api/v1/jobs/1/results", {"idempotency_key": "job1-c1-patched-r2", "result": lockup_doc()}, AGENT)
+    + req("GET", "/api/v1/submissions/1/report?format=perf") + req("GET", "/api/v1/submissions/1/reply"),
+    "db-results-chunked": submit() + CLAIM
+    + chunked("POST", "/api/v1/jobs/1/results", {"idempotency_key": "k0", "result": result("base", 0, 17.5)}, AGENT)
+    + chunked("POST", "/api/v1/jobs/1/results", {"idempotency_key": "k1", "result": result("patch-1", 0, 17.6)},
+              AGENT),
     "db-noise-plan": req("POST", "/api/v1/noise",
                          {"suite": "smoke", "rounds": 3, "round_seconds": 41.5,
                           "points": [{"workload": "uncontended", "lock": "kmutex", "params": "duration_ms=10,threads=1",
