@@ -32,7 +32,8 @@
  *     FUZZ_AGENT2_TOKEN  agent 2, same class (another agent's job: 403)
  *     FUZZ_SUBMIT_TOKEN  agent 3, a submitter
  *   After each input a transaction left open on the server's connection,
- *   or any 500 reply, is a finding (abort): bad input must get a 4xx.
+ *   or any 5xx reply the server queued, is a finding (abort): bad input must
+ *   get a 4xx, and with the database up nothing is unavailable.
  *
  * FUZZ_HTTP_ECHO=1 in the environment copies the replies to stderr.
  *
@@ -55,7 +56,7 @@
 
 #include <microhttpd.h>
 
-/* every reply http.c queues passes here first: a 500 is a finding (database mode) */
+/* every reply http.c queues passes here first: a 5xx is a finding (database mode) */
 static enum MHD_Result fuzz_queue_response(struct MHD_Connection *conn, unsigned int status,
                                            struct MHD_Response *resp);
 #define MHD_queue_response fuzz_queue_response
@@ -83,13 +84,13 @@ static bool fuzz_echo;
 static PGconn *fuzz_pg;
 static char *fuzz_reset_sql;
 static unsigned long fuzz_reset_every = 1, fuzz_runs;
-/* the status of a 500 (or 0) queued during the current input */
+/* the first 5xx (or 0) queued during the current input */
 static unsigned fuzz_bad_status;
 
 static enum MHD_Result fuzz_queue_response(struct MHD_Connection *conn, unsigned int status,
                                            struct MHD_Response *resp)
 {
-	if (status == 500 && !fuzz_bad_status)
+	if (status >= 500 && !fuzz_bad_status)
 		fuzz_bad_status = status;
 	return MHD_queue_response(conn, status, resp);
 }

@@ -2,7 +2,7 @@
 # libFuzzer targets (fuzz/README.md), briefly: the mail parser, the result
 # document validator, the HTTP request path and the report renderer.  Each
 # target's regression inputs (every crash fuzzing found, kept after its fix)
-# and seed corpus are replayed, then it is fuzzed FUZZ_SECONDS (default 12)
+# and seed corpus are replayed, then it is fuzzed FUZZ_SECONDS (default 10)
 # under ASan + UBSan; executions per second and in all are printed.  `make
 # fuzz` runs the same for as long as asked.  The HTTP target runs against a
 # private PostgreSQL cluster (LOCKLAB_FUZZ_DB), so the handlers past their
@@ -10,7 +10,7 @@
 # clang's libFuzzer the checks are skipped, not passed.
 source "$(dirname "$0")/lib/tap.sh"
 source "$(dirname "$0")/lib/pg.sh"
-FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 targets=(mbox result http report)
 
 probe() {
