@@ -231,7 +231,9 @@ $(BUILD)/fuzz/fuzz-mbox: $(call obj,fuzz/fuzz_mbox.c) $(FUZZ_SERVER_OBJ)
 $(BUILD)/fuzz/fuzz-result: $(call obj,fuzz/fuzz_result.c) $(FUZZ_SERVER_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_LINK)
-# http.c is compiled into the harness (its static access handler); no fetch reaches the network
+# http.c is compiled into the harness (its static access handler); no fetch reaches the network;
+# with LOCKLAB_FUZZ_DB it migrates a scratch database from this tree's sql/
+$(BUILD)/obj/fuzz/fuzz_http.o: CFLAGS += -DFUZZ_SQL_DIR='"$(CURDIR)/sql"'
 $(BUILD)/fuzz/fuzz-http: $(call obj,fuzz/fuzz_http.c) $(filter-out $(call obj,server/http.c),$(FUZZ_SERVER_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -Wl,--wrap=fetch_url $^ $(LDLIBS) -o $@
