@@ -47,7 +47,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
@@ -181,6 +181,10 @@ bench-bisect: all
 
 bench-aa: all
 	@BUILD=$(BUILD) scripts/bench-aa.sh
+
+# make bench-turnaround: submission -> verdict of one-patch native series, quick suite (issue 12)
+bench-turnaround: all
+	@BUILD=$(BUILD) scripts/bench-turnaround.sh
 
 # make bench-quick: the quick suite's time and its sleeping-lock rows' A/A spread (issue 12)
 bench-quick: all

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# make bench-turnaround: submission -> verdict time of one-patch native series
+# on the default (quick) suite, the way a list's patch meets the service: the
+# real server (its default round limits), PostgreSQL, git and one agent
+# polling the queue, each series submitted when the queue is empty (issue 12:
+# median <= 5 minutes).  Three series, N times each (default 2):
+#   comment  a comment added to kmutex.c (one image both sides: an A/A)
+#   slow     a volatile loop of 2 in kmutex's lock() (30 -> 46 instructions)
+#   fence    full fences on kmutex's lock and unlock
+# Time runs from the POST to the submission's done (or failed) state: queue,
+# fetch, apply, both builds, every round, comparison and reply.  The agent's
+# scheduled A/A noise measurement (once a day) is off, as in the tests.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export BUILD=${BUILD:-build}
+N=${N:-2}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/pg.sh"
+. "$top/tests/lib/server.sh"
+. "$top/tests/lib/agent.sh"
+. "$top/scripts/bench-machine.sh"
+bench_machine_header
+
+pg_start >/dev/null || { echo "bench-turnaround: PostgreSQL did not start" >&2; exit 1; }
+server_start >/dev/null || { echo "bench-turnaround: the server did not start" >&2; exit 1; }
+register_agent
+tree_init
+make_series comment "sed -i '1s|^|/* kmutex: a comment that changes nothing */\\n|' lockbench/locks/kmutex.c" >/dev/null
+cat >"$T/slow.pl" <<'PL'
+s/(static void kmutex_lock\(void \*p\)\n\{\n)/$1\tfor (volatile int slow = 0; slow < 2; slow++)\n\t\t;\n/;
+PL
+make_series slow "perl -0pi '$T/slow.pl' lockbench/locks/kmutex.c" >/dev/null
+cat >"$T/fence.pl" <<'PL'
+s/(static void kmutex_lock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence(memory_order_seq_cst);\n/;
+s/(static void kmutex_unlock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence(memory_order_seq_cst);\n/;
+PL
+make_series fence "perl -0pi '$T/fence.pl' lockbench/locks/kmutex.c" >/dev/null
+agent_spawn a
+
+: >"$T/times"
+for ((i = 1; i <= N; i++)); do
+  for kind in comment slow fence; do
+    t0=$(date +%s.%N)
+    submit_mbox "$T/$kind.mbox" quick >/dev/null
+    wait_state "$SUB" done failed 3600 >/dev/null
+    t1=$(date +%s.%N)
+    api GET "/api/v1/submissions/$SUB"
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    v=$(jq -r '.verdict // .state' <<<"$BODY")
+    r=$(jq -r '[.jobs[].rounds_complete] | add' <<<"$BODY")
+    echo "$kind $secs $v $r" >>"$T/times"
+    printf '  %s %d/%d: %s after %s rounds, %s s (load %s)\n' "$kind" "$i" "$N" "$v" "$r" "$secs" \
+      "$(cut -d' ' -f1 /proc/loadavg)" >&2
+  done
+done
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }'; }
+echo
+printf '%-8s %3s %9s %9s %9s  %s\n' series n median min max verdicts
+for kind in comment slow fence; do
+  grep "^$kind " "$T/times" >"$T/k"
+  printf '%-8s %3d %8ss %8ss %8ss  %s\n' "$kind" "$(wc -l <"$T/k")" "$(cut -d' ' -f2 "$T/k" | median)" \
+    "$(cut -d' ' -f2 "$T/k" | sort -g | head -1)" "$(cut -d' ' -f2 "$T/k" | sort -g | tail -1)" \
+    "$(awk '{ print $3 " (" $4 " rounds)" }' "$T/k" | sort | uniq -c | awk '{ $1 = $1 "x"; print }' | paste -sd, -)"
+done
+all=$(cut -d' ' -f2 "$T/times" | median)
+awk -v m="$all" -v n="$(wc -l <"$T/times")" 'BEGIN { printf "median submission -> verdict over all %d: %.1f s (goal <= 300 s: %s)\n", n, m, m <= 300 ? "met" : "MISSED" }'
