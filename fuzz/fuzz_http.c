@@ -188,7 +188,7 @@ static char *fuzz_reset_statement(void)
 	for (size_t i = 0; i < sizeof(agents) / sizeof(agents[0]); i++) {
 		char hash[65];
 
-		auth_sha256_hex(agents[i].token, strlen(agents[i].token), hash);
+		sha256_hex(agents[i].token, strlen(agents[i].token), hash);
 		fprintf(f, "%s('%s', '%s', 'default', '%s')", i ? ", " : "", agents[i].name,
 		        agents[i].role, hash);
 	}
