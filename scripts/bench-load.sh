@@ -19,9 +19,10 @@
 # the warm-up, "after" after phase 1, and each further phase's figure and
 # its own growth is printed: a leak grows in every phase, a working set
 # does not.  The goal is missed when a phase ends more than 10% above
-# "before" or when every phase grew by more than STEADY%.
-# Before each round and phase the queue is filled up to SUBS jobs (the
-# posting is part of the load), so every phase has the same work.
+# "before", when every phase grew by more than STEADY%, or when the warm-up
+# never levelled off.  Before each round and phase the queue is filled up to
+# SUBS jobs, each submission a series of its own (the posting is part of
+# the load), so every phase has the same work.
 #   AGENTS=50 READERS=20 DURATION=30 PHASES=2 WARMUP=5 WARMUPS=6 STEADY=2
 #   SETTLE=3 SUBS=1200 IDLE=200 SLOW=50 may be overridden.
 set -uo pipefail
