@@ -130,9 +130,10 @@ bench: all
 # The initramfs holds a static lockbench and a tiny static init.  Debian ships
 # libjansson.a, libgsl.a and libgslcblas.a.  Sanitizer builds cannot link
 # -static, so they compile the guest's objects again without $(SAN).
-# (not the fetch address policy: lockbench does not use it, and getaddrinfo
-# cannot be linked -static without a warning)
-GUEST_COMMON_SRC := $(filter-out lockbench/lib/addrpolicy.c lockbench/lib/netpolicy.c,$(COMMON_SRC))
+# (not the fetch address policy nor the ssh wrapper: lockbench uses neither,
+# and getaddrinfo cannot be linked -static without a warning)
+GUEST_COMMON_SRC := $(filter-out lockbench/lib/addrpolicy.c lockbench/lib/netpolicy.c \
+	lockbench/lib/sshpin.c,$(COMMON_SRC))
 ifeq ($(SAN),)
 GUEST_OBJ := $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(call obj,$(GUEST_COMMON_SRC))
 else

@@ -454,6 +454,6 @@ int main(int argc, char **argv)
 {
 	/* started by git as its ssh (GIT_SSH) for a submitted ssh:// URL */
 	if (sshpin_invoked(argv[0]))
-		return sshpin_main(argc, argv);
+		return sshpin_main(argc, argv, spawn_replace);
 	return agent_main(argc, argv);
 }

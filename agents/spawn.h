@@ -80,7 +80,8 @@ const char *spawn_describe_limits(void);
 
 /*
  * Replace this process with argv[0] (found on PATH) and its argv, in the
- * environment it has: what the agent started as git's ssh does (sshpin.c).
+ * environment it has: what the agent started as git's ssh does
+ * (lockbench/lib/sshpin.h).
  * Returns only on failure (-1, errno set).
  */
 int spawn_replace(const char *const argv[]);

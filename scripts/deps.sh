@@ -19,7 +19,7 @@ DEMO_PACKAGES=(
   libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
-  openssh-client  # the agent: ssh:// git URLs (held to the checked address, agents/sshpin.c)
+  openssh-client  # the agent and the tracker: ssh:// git URLs (held to the checked address, lockbench/lib/sshpin.c)
   python3  # make demo prints the reply's finding, read with Python's email package
   valgrind  # lockbench: instructions_per_pair (callgrind and its callgrind.h)
 )

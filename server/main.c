@@ -23,6 +23,7 @@
 #include "mail.h"
 #include "outbox.h"
 #include "routes.h"
+#include "sshpin.h"
 #include "track.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_UINT, OPT_DOUBLE, OPT_BOOL };
@@ -320,6 +321,9 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int sig, applied, ret = 1;
 
+	/* started by git as its ssh (GIT_SSH) for a tracked ssh:// tree */
+	if (sshpin_invoked(argv[0]))
+		return track_ssh_main(argc, argv);
 	mail_global_init();
 	if (parse_config(argc, argv) != 0)
 		return 2;

@@ -141,7 +141,7 @@ enum handler_rc api_tree_create(struct http_request *req)
 			    http_reply_error(req, 400, "bad-url", "url: at most %d bytes", URL_MAX);
 			goto out;
 		}
-	} else if (url_check(url, URL_HTTP | URL_GIT, err, sizeof(err)) != 0) {
+	} else if (url_check(url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
 		rc = http_reply_error(
 		    req, 400, "bad-url", "url: %s%s", err,
 		    misc_tree_local(url) ? " (local trees need --allow-local-trees)" : "");

@@ -29,6 +29,7 @@
 #include "mail.h"
 #include "netpolicy.h"
 #include "outbox.h"
+#include "sshpin.h"
 #include "strutil.h"
 #include "submissions.h"
 
@@ -43,15 +44,18 @@ extern char **environ;
 /*
  * Run git with argv (argv[0] is "git"), stdin from /dev/null, stdout
  * captured (up to TRACK_GIT_MAX) into *out (new, NUL-terminated, free(); may be
- * NULL), stderr into err.  A cleared environment but PATH and HOME; killed
- * after TRACK_GIT_SECONDS.  Returns the exit status, or -1 when it could not
- * run.
+ * NULL), stderr into err (its first line; when that is the ssh wrapper's
+ * saying where it held ssh, ssh's lines after it too, up to git's
+ * "fatal:").  A cleared environment but PATH and HOME and the entries of
+ * extra (NULL-terminated, at most 2; may be NULL); killed after
+ * TRACK_GIT_SECONDS.  Returns the exit status, or -1 when it could not run.
  */
-static int track_git(const char *const *argv, char **out, char *err, size_t errlen)
+static int track_git_env(const char *const *argv, const char *const *extra, char **out, char *err,
+                         size_t errlen)
 {
 	const char *path = getenv("PATH"), *home = getenv("HOME");
 	char envpath[4096], envhome[1024];
-	char *envp[] = {envpath, envhome, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL};
+	char *envp[] = {envpath, envhome, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL, NULL, NULL};
 	posix_spawn_file_actions_t fa;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, status = -1, rc;
 	struct strutil_buf o = STRUTIL_BUF_INIT, e = STRUTIL_BUF_INIT;
@@ -61,6 +65,8 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 
 	snprintf(envpath, sizeof(envpath), "PATH=%s", path ? path : "/usr/bin:/bin");
 	snprintf(envhome, sizeof(envhome), "HOME=%s", home ? home : "/");
+	for (size_t i = 0; extra && extra[i] && i < 2; i++)
+		envp[4 + i] = (char *)extra[i];
 	if (out)
 		*out = NULL;
 	if (err && errlen)
@@ -124,9 +130,22 @@ static int track_git(const char *const *argv, char **out, char *err, size_t errl
 	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (status && err && errlen && !err[0])
-		snprintf(err, errlen, "%.*s", (int)strcspn(strutil_buf_str(&e), "\n"),
-		         strutil_buf_str(&e));
+	if (status && err && errlen && !err[0]) {
+		const char *line = strutil_buf_str(&e);
+		bool held = !strncmp(line, SSHPIN_NAME ": ", strlen(SSHPIN_NAME ": "));
+		size_t used = 0;
+
+		/* the first line; after the ssh wrapper's, ssh's own up to git's "fatal:" */
+		do {
+			int len = (int)strcspn(line, "\n");
+
+			if (used && (!len || !strncmp(line, "fatal: ", 7)))
+				break;
+			used += (size_t)snprintf(err + used, errlen - used, "%s%.*s",
+			                         used ? "; " : "", len, line);
+			line += len + (line[len] ? 1 : 0);
+		} while (held && *line && used < errlen);
+	}
 	if (out)
 		*out = strutil_buf_detach(&o);
 out:
@@ -141,6 +160,24 @@ out:
 	strutil_buf_release(&o);
 	strutil_buf_release(&e);
 	return status;
+}
+
+/* track_git_env without extra variables. */
+static int track_git(const char *const *argv, char **out, char *err, size_t errlen)
+{
+	return track_git_env(argv, NULL, out, err, errlen);
+}
+
+/* For sshpin_main: ssh in place of this process (a locklab-ssh started by git). */
+static int track_replace(const char *const argv[])
+{
+	execvp(argv[0], (char *const *)argv);
+	return -1;
+}
+
+int track_ssh_main(int argc, char **argv)
+{
+	return sshpin_main(argc, argv, track_replace);
 }
 
 /* The commit rev names in the mirror, hex into sha (41 bytes); 0 or -1. */
@@ -512,6 +549,9 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	/* the tree's URL under the fetch address policy, git held to the checked address */
 	struct netpolicy_pin pin = {.resolve = ""};
 	const char *fetch[7 + NETPOLICY_GIT_ARGC + GITPROTO_ARGC + 5 + 1]; /* + NULL */
+	/* an ssh:// URL: git's ssh is the server's wrapper (sshpin.h) */
+	char helper[4096] = "", ssh_cmd[sizeof(helper) + 16], ssh_pin[sizeof(pin.ssh) + 32];
+	const char *ssh_env[] = {ssh_cmd, ssh_pin, NULL};
 	size_t n = 0;
 
 	/* a poke that comes while git fetches asks for one more look */
@@ -539,6 +579,19 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		track_set_error(c, t->id, why);
 		goto out;
 	}
+	/* the link is made (or kept) on the first ssh tree: --track-dir/bin/locklab-ssh */
+	if (pin.ssh[0] && sshpin_install(srv_cfg.track_dir, helper, sizeof(helper)) != 0) {
+		char why[600];
+
+		snprintf(why, sizeof(why),
+		         "refused: cannot link %s/bin/" SSHPIN_NAME
+		         " (%s), the ssh that holds git to the checked address",
+		         srv_cfg.track_dir, strerror(errno));
+		track_set_error(c, t->id, why);
+		goto out;
+	}
+	snprintf(ssh_cmd, sizeof(ssh_cmd), "GIT_SSH=%s", helper);
+	snprintf(ssh_pin, sizeof(ssh_pin), SSHPIN_ENV "=%s", pin.ssh);
 	fetch[n++] = "git";
 	fetch[n++] = "-C";
 	fetch[n++] = mirror;
@@ -554,7 +607,7 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	fetch[n++] = pin.url;
 	fetch[n++] = spec;
 	fetch[n] = NULL;
-	if (track_git(fetch, NULL, err, sizeof(err)) != 0) {
+	if (track_git_env(fetch, pin.ssh[0] ? ssh_env : NULL, NULL, err, sizeof(err)) != 0) {
 		char why[600];
 
 		snprintf(why, sizeof(why), "git fetch: %s", err);

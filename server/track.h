@@ -23,6 +23,12 @@
 
 #include "http.h"
 
+/*
+ * main() of the server started as locklab-ssh: git's ssh for an ssh://
+ * tree, held to the address the tracker checked (sshpin.h).
+ */
+int track_ssh_main(int argc, char **argv);
+
 /* Start and stop the tracker thread; start returns 0 or -1. */
 int track_start(void);
 void track_stop(void);

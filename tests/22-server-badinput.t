@@ -108,7 +108,7 @@ refused 403 "a tree with an agent token" POST /api/v1/trees -H "Authorization: B
 refused 400 "a tree of an unknown kind" POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" \
   -d '{"name": "linux", "url": "https://h/l.git", "kind": "bsd"}'
 for t in '{"name": "fs", "url": "file:///srv/linux"}' '{"name": "fs", "url": "/srv/linux"}' \
-  '{"name": "fs", "url": "ssh://git@h/l.git"}' '{"name": "fs", "url": "https://u:pw@h/l.git"}' \
+  '{"name": "fs", "url": "ssh://git:pw@h/l.git"}' '{"name": "fs", "url": "https://u:pw@h/l.git"}' \
   '{"name": "fs", "url": "https://h/l.git", "branch": "--upload-pack=touch /tmp/x"}' \
   '{"name": "a/b", "url": "https://h/l.git"}' '{"name": "", "url": "https://h/l.git"}' \
   "{\"name\": \"$(head -c 65 /dev/zero | tr '\0' n)\", \"url\": \"https://h/l.git\"}"; do
@@ -118,6 +118,8 @@ api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d '{"name": "fs"
 like "$(jq -r .detail <<<"$BODY")" 'local trees need --allow-local-trees' "a local path is refused with the flag that allows it named"
 api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d '{"name": "linux-git", "url": "git://h/l.git"}'
 is "$CODE" 201 "a git:// tree is added"
+api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d '{"name": "linux-ssh", "url": "ssh://git@h/l.git"}'
+is "$CODE" 201 "an ssh:// tree with a user name alone is added (its fetch is held to the checked address)"
 api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -d '{"name": "linux", "url": "https://h/l.git", "kind": "kernel"}'
 is "$CODE" 201 "the admin adds a tree"
 refused 409 "a second tree of the same name" POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" \

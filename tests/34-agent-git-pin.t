@@ -37,44 +37,14 @@ timeout 20 git -c "http.curloptResolve=$name:$FILES_PORT:127.0.0.2" ls-remote "$
 ok $((! $?)) "a pin to 127.0.0.2 (nothing listens there) fails"
 is "$(grep -c 'GET /repo.git' "$T/http.log")" "$before" "and the file server on 127.0.0.1 saw no request"
 
-# ssh:// URLs: git's ssh is the agent's wrapper (agents/sshpin.c, the agent
-# binary started as locklab-ssh), held to the checked address with
+# ssh:// URLs: git's ssh is the agent's wrapper (lockbench/lib/sshpin.c, the
+# agent binary started as locklab-ssh), held to the checked address with
 # HostName=, the host key still checked against the name.  A listener on
-# 127.0.0.1 takes connections and records what the client said first.
+# 127.0.0.1 (tests/lib/firstline.py) takes connections and records what the
+# client said first.
 mkdir -p "$T/bin"
 ln -s "$BIN/locklab-agent" "$T/bin/locklab-ssh"
-python3 - "$T/ssh.port" "$T/ssh.log" <<'PY' &
-# on 127.0.0.1 and, where the machine has it, on ::1 (the port 127.0.0.1 got)
-import selectors, socket, sys, time
-sel = selectors.DefaultSelector()
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-port = s.getsockname()[1]
-socks = [s]
-try:
-    s6 = socket.socket(socket.AF_INET6)
-    s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-    s6.bind(("::1", port))
-    socks.append(s6)
-except OSError:
-    pass
-for x in socks:
-    x.listen(8)
-    sel.register(x, selectors.EVENT_READ)
-open(sys.argv[1], "w").write(str(port))
-end = time.time() + 300
-while time.time() < end:
-    for key, _ in sel.select(timeout=1):
-        c, _ = key.fileobj.accept()
-        c.settimeout(5)
-        try:
-            first = c.recv(64).split(b"\r\n")[0].decode("ascii", "replace")
-        except OSError:
-            first = "?"
-        with open(sys.argv[2], "a") as f:
-            f.write(first + "\n")
-        c.close()
-PY
+python3 "$TOP/tests/lib/firstline.py" "$T/ssh.port" "$T/ssh.log" &
 at_exit "kill $! 2>/dev/null"
 for _ in $(seq 50); do [[ -s $T/ssh.port ]] && break; sleep 0.1; done
 sport=$(cat "$T/ssh.port")

@@ -14,8 +14,8 @@
  *   git://:      the URL with its host replaced by the checked address.
  *   ssh://:      ssh given the checked address as its HostName and the name
  *                as its HostKeyAlias (the host key is still checked against
- *                the name): "NAME ADDRESS" in ssh, for the agent's ssh
- *                wrapper (agents/sshpin.h).
+ *                the name): "NAME ADDRESS" in ssh, for the ssh wrapper
+ *                of the agent and the server (sshpin.h).
  *
  * Network URLs are checked (http, https, git, ssh): the agent's submitted
  * ones and the tracker's tree URLs.  A tree's local path or file:// URL
@@ -42,8 +42,8 @@ struct netpolicy_pin {
 /*
  * Writes the NETPOLICY_GIT_ARGC entries ("-c", ...) that hold a git fetch
  * to pin: no redirects, http(s) names resolved to the checked addresses
- * only, ssh spoken in OpenSSH's manner (the agent's ssh wrapper reads the
- * pin, agents/sshpin.h).  Call it once pin is filled; the entries point
+ * only, ssh spoken in OpenSSH's manner (the ssh wrapper reads the pin,
+ * sshpin.h).  Call it once pin is filled; the entries point
  * into pin.  Returns NETPOLICY_GIT_ARGC.
  */
 size_t netpolicy_git_args(struct netpolicy_pin *pin, const char **argv);

@@ -10,11 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
-#include "spawn.h"
-
-#define SSHPIN_NAME "locklab-ssh"
-
 bool sshpin_invoked(const char *argv0)
 {
 	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
@@ -30,7 +25,7 @@ static int refuse(const char *why, const char *what)
 	return 255;
 }
 
-int sshpin_main(int argc, char **argv)
+int sshpin_main(int argc, char **argv, int (*replace)(const char *const argv[]))
 {
 	const char *pin = getenv(SSHPIN_ENV);
 	char name[256], addr[INET6_ADDRSTRLEN], opt_host[300], opt_alias[300];
@@ -89,7 +84,7 @@ int sshpin_main(int argc, char **argv)
 		nargv[nfixed + (size_t)k - 1] = argv[k];
 	/* git's stderr goes to the job's log: where the connection was held */
 	fprintf(stderr, SSHPIN_NAME ": %s held to %s\n", name, addr);
-	spawn_replace((const char *const *)nargv);
+	replace((const char *const *)nargv);
 	fprintf(stderr, SSHPIN_NAME ": cannot run ssh: %s\n", strerror(errno));
 	free(nargv);
 	return 255;
@@ -104,7 +99,7 @@ int sshpin_install(const char *workdir, char *path, size_t len)
 		return -1;
 	self[n] = 0;
 	snprintf(dir, sizeof(dir), "%s/bin", workdir);
-	if (fs_mkdirs(dir))
+	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -1;
 	if ((size_t)snprintf(path, len, "%s/" SSHPIN_NAME, dir) >= len)
 		return -1;
