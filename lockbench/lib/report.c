@@ -724,7 +724,8 @@ int report_run_bands(FILE *out, const char *title, const char *unit,
 		grid_set(&g, row, 1, "%s", b->n ? v : "-");
 		grid_set(&g, row, 2, "%lld", b->users);
 		grid_set(&g, row, 3, "%zu", b->n);
-		grid_set(&g, row, 4, "%s", b->note ? b->note : "");
+		grid_set(&g, row, 4, "%s%s%s%s", b->note ? b->note : "", b->kind ? " (" : "",
+		         b->kind ? b->kind : "", b->kind ? ")" : "");
 	}
 	size_t w0 = grid_width(&g, 0, 11) + 2;
 	size_t vw1 = grid_width(&g, 1, sizeof(what) - 4);

@@ -50,7 +50,8 @@ struct report_band_row {
 	long long users;      /* the count measured in it */
 	double mean;          /* the mean of the point's samples */
 	size_t n;             /* its samples; 0: no figure */
-	const char *note;     /* "lockup: ...", "not run: ...", or NULL */
+	const char *note;     /* "lockup", "not run: ...", or NULL */
+	const char *kind;     /* a lockup's kind ("rcu-stall"), or NULL */
 };
 
 /*

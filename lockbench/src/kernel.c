@@ -260,6 +260,7 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
 			found++;
 			if (run->lockup) {
 				row->note = "lockup";
+				row->kind = run->lockup->kind;
 				continue;
 			}
 			if (run->nmetrics) {
@@ -271,9 +272,10 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
 		}
 		if (row->n || row->note)
 			continue;
-		if (boot_lockup)
+		if (boot_lockup) {
 			row->note = "the band's boot locked up";
-		else if (!booted[i])
+			row->kind = boot_lockup->lockup->kind;
+		} else if (!booted[i])
 			row->note = "not run: qemu failed before this band's boot";
 		else
 			row->note = "no figure (debug kernel, or the guest printed none)";

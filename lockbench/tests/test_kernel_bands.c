@@ -99,10 +99,12 @@ static void test_band_rows(void **state)
 	assert_null(rows[0].note);
 	assert_int_equal(rows[1].n, 0);
 	assert_string_equal(rows[1].note, "lockup");
+	assert_string_equal(rows[1].kind, "stall");
 	assert_int_equal(rows[2].umin, 1100);
 	assert_int_equal(rows[2].umax, 2000);
 	assert_int_equal(rows[2].n, 0);
 	assert_string_equal(rows[2].note, "the band's boot locked up");
+	assert_string_equal(rows[2].kind, "hung-task");
 
 	booted[2] = false;
 	result_release(&r);
