@@ -13,8 +13,8 @@
 # the patched runs, and the base runs (the server needs both sides' rounds).
 # Environment: SUITE=quick|smoke [quick], PATCH=FILE (a -p1 patch for the
 # kernel tree) [a comment-only change to kernel/locking/mutex.c], COLD=1
-# times cold base builds (10-20 minutes each on 2 shared cores, so not by
-# default; WARM=1, the old switch, is now the default), DEBUG=0 skips
+# times cold base builds (about 18-20 minutes each on 2 cores at load 14-18,
+# 3 on a quiet machine, so not by default; WARM=1, the old switch, is now the default), DEBUG=0 skips
 # the debug variant, SEEDS=0 skips the seeds suite, USERS=10,...,2000 [the
 # suite's].
 set -euo pipefail
