@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench-kernel: one patch through the whole kernel path, timed, for the
 # measuring kernel and the debug (lockdep) one.
-#   base builds (measuring and debug: cold from tinyconfig, or WARM=1 the
-#   cached ones), incremental patched builds (from the base objects), the
+#   base builds (measuring and debug: the cached ones, or COLD=1 cold ones
+#   from tinyconfig into an empty output folder, ccache off), incremental
+#   patched builds (from the base objects), the
 #   kernel suite's boots for base and patched on both kernels, and (SEEDS=1)
 #   the seeds suite on the base kernel at the seeds' user counts: the
 #   largest user count each workload reached, with its figure.
@@ -11,8 +12,9 @@
 # costs once the base builds and base runs are cached: the patched builds,
 # the patched runs, and the base runs (the server needs both sides' rounds).
 # Environment: SUITE=quick|smoke [quick], PATCH=FILE (a -p1 patch for the
-# kernel tree) [a comment-only change to kernel/locking/mutex.c], WARM=1
-# reuses the cached base builds instead of timing cold ones, DEBUG=0 skips
+# kernel tree) [a comment-only change to kernel/locking/mutex.c], COLD=1
+# times cold base builds (about 18-20 minutes each on 2 cores at load 14-18,
+# 3 on a quiet machine, so not by default; WARM=1, the old switch, is now the default), DEBUG=0 skips
 # the debug variant, SEEDS=0 skips the seeds suite, USERS=10,...,2000 [the
 # suite's].
 set -euo pipefail
@@ -25,13 +27,24 @@ trap 'rm -rf "${cleanup[@]}"' EXIT
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 line() { printf '%-58s %8s s%s\n' "$1" "$2" "${3:+  $3}"; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+cold=${COLD:-0}
+[[ ${WARM:-} == 0 ]] && cold=1   # the old switch: WARM=0 asked for cold builds
+# a cold build compiles every object: no compiler cache may serve it
+if command -v ccache >/dev/null; then
+  export CCACHE_DISABLE=1
+  ccache_word="ccache off (CCACHE_DISABLE=1)"
+else
+  ccache_word="no ccache installed"
+fi
+load_start=$(load)
 t_start=$(now)
 
 tree=$("$top/scripts/kernel-source.sh")
 t_src=$(now)
 variants=(measuring)
 [[ ${DEBUG:-1} == 1 ]] && variants+=(debug)
-declare -A out t_basebuild t_pbuild ncc t_run rc_run
+declare -A out t_basebuild t_pbuild ncc t_run rc_run load_build
 
 "$top/scripts/kernel-source.sh" --copy "$tmp/patched" >/dev/null
 if [[ -n ${PATCH:-} ]]; then
@@ -44,11 +57,12 @@ for k in "${variants[@]}"; do
   flag=(); [[ $k == debug ]] && flag=(--debug)
   name=locklab-out; [[ $k == debug ]] && name=locklab-debug-out
   out[$k]="$tree/$name"
-  if [[ ${WARM:-0} != 1 ]]; then
+  if [[ $cold == 1 ]]; then
     out[$k]="$tree/locklab-bench-$k-out"   # a direct child of the tree, like the default
     rm -rf "${out[$k]}"
     cleanup+=("${out[$k]}")
   fi
+  load_build[$k]=$(load)
   t0=$(now)
   "$LB" kernel build --tree "$tree" "${flag[@]}" --out "${out[$k]}" --json "$tmp/$k-base-build.json" \
     >"$tmp/$k-base-build.out" 2>&1 || { cat "$tmp/$k-base-build.out" >&2; exit 1; }
@@ -79,10 +93,16 @@ if [[ ${SEEDS:-1} == 1 ]]; then
   t_seeds=$(secs "$tb" "$(now)")
 fi
 
-echo "machine: $(hostname), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "machine: $(hostname), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')," \
+  "load average $load_start at the start, $(load) at the end"
 line "kernel source ready" "$(secs "$t_start" "$t_src")"
 for k in "${variants[@]}"; do
-  line "$k: base build$([[ ${WARM:-0} == 1 ]] && echo ' (warm: cached objects)' || echo ' (cold, tinyconfig + fragment)')" "${t_basebuild[$k]}"
+  if [[ $cold == 1 ]]; then
+    line "$k: base build (cold: empty output folder, $ccache_word)" "${t_basebuild[$k]}" \
+      "load at its start ${load_build[$k]}"
+  else
+    line "$k: base build (warm: the cached objects; COLD=1 times a cold one)" "${t_basebuild[$k]}"
+  fi
   line "$k: patched build (incremental, ${ncc[$k]} objects)" "${t_pbuild[$k]}"
   for v in base patched; do
     line "$k: $v boots, $suite suite (exit ${rc_run[$k-$v]})" "${t_run[$k-$v]}"
@@ -101,7 +121,7 @@ echo
 
 if [[ ${SEEDS:-1} == 1 ]]; then
   echo
-  echo "== seeds suite on the base kernel (exit $rc), $t_seeds s: largest user count reached"
+  echo "== seeds suite on the base kernel (a boot per band unless USERS is set; exit $rc), $t_seeds s"
   sed 's/^/  /' "$tmp/seeds.out"
   [[ -s "$tmp/seeds.err" ]] && sed 's/^/  stderr: /' "$tmp/seeds.err"
   perl -MJSON::PP -0777 -ne '

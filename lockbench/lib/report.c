@@ -567,6 +567,26 @@ int report_aim7_band(long long users)
 	return decade(users - 1);
 }
 
+/*
+ * One row of an AIM7 table without its newline: "| cell " per column of
+ * width w[i], figures (fig[i]) right-aligned as "|  1,234 JPM   ", then "|".
+ */
+static void put_aim7_cells(FILE *out, const struct grid *g, size_t r, const size_t *w,
+                           const bool *fig, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fig[i]) {
+			fputs("|  ", out);
+			put_right(out, grid_get(g, r, i), w[i] - 5);
+			fputs("   ", out);
+		} else {
+			fputs("| ", out);
+			put_left(out, grid_get(g, r, i), w[i] - 1);
+		}
+	}
+	fputc('|', out);
+}
+
 static void render_aim7_table(FILE *out, const struct comparison *c, size_t from, size_t to)
 {
 	struct band *bands = strutil_xcalloc(to - from, sizeof(*bands));
@@ -685,24 +705,72 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 	fputs("|\n", out);
 	put_repeat(out, '-', total);
 	fputc('\n', out);
+	const size_t w[] = {w0, w1, w2, w3, w4};
+	const bool fig[] = {false, true, true, false, false};
 	for (size_t r = 0; r < g.nrows; r++) {
-		fputs("| ", out);
-		put_left(out, grid_get(&g, r, 0), w0 - 1);
-		fputs("|  ", out);
-		put_right(out, grid_get(&g, r, 1), vw1);
-		fputs("   |  ", out);
-		put_right(out, grid_get(&g, r, 2), vw2);
-		fputs("   | ", out);
-		put_left(out, grid_get(&g, r, 3), w3 - 1);
-		fputs("| ", out);
-		put_left(out, grid_get(&g, r, 4), w4 - 1);
-		fputs("|\n", out);
+		put_aim7_cells(out, &g, r, w, fig, 5);
+		fputc('\n', out);
 		put_repeat(out, '-', total);
 		fputc('\n', out);
 	}
 	legend(out, c);
 	grid_release(&g);
 	free(bands);
+}
+
+int report_run_bands(FILE *out, const char *title, const char *unit,
+                     const struct report_band_row *rows, size_t n)
+{
+	static const char what[] = "avg throughput";
+	struct grid g;
+
+	/* columns: users (the band), figure, measured at, n, note */
+	grid_init(&g, 5);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_band_row *b = &rows[i];
+		size_t row = grid_add_row(&g);
+		char v[96];
+		if (b->umin == b->umax)
+			grid_set(&g, row, 0, "%lld", b->umin);
+		else
+			grid_set(&g, row, 0, "%lld - %lld", b->umin, b->umax);
+		fmt_aim7_value(b->mean, unit, v, sizeof(v));
+		grid_set(&g, row, 1, "%s", b->n ? v : "-");
+		grid_set(&g, row, 2, "%lld", b->users);
+		grid_set(&g, row, 3, "%zu", b->n);
+		grid_set(&g, row, 4, "%s%s%s%s", b->note ? b->note : "", b->kind ? " (" : "",
+		         b->kind ? b->kind : "", b->kind ? ")" : "");
+	}
+	size_t w0 = grid_width(&g, 0, 11) + 2;
+	size_t vw1 = grid_width(&g, 1, sizeof(what) - 4);
+	size_t w1 = vw1 + 5, w2 = grid_width(&g, 2, 11) + 2, w3 = grid_width(&g, 3, 1) + 2;
+	size_t total = 1 + (w0 + 1) + (w1 + 1) + (w2 + 1) + (w3 + 1);
+
+	fprintf(out, "%s\n", title);
+	put_repeat(out, '-', total);
+	fputs("\n|  ", out);
+	put_left(out, "users", w0 - 2);
+	fputs("| ", out);
+	put_left(out, what, w1 - 1);
+	fputs("| ", out);
+	put_left(out, "measured at", w2 - 1);
+	fputs("| ", out);
+	put_left(out, "n", w3 - 1);
+	fputs("|\n", out);
+	put_repeat(out, '-', total);
+	fputc('\n', out);
+	const size_t w[] = {w0, w1, w2, w3};
+	const bool fig[] = {false, true, false, false};
+	for (size_t r = 0; r < g.nrows; r++) {
+		put_aim7_cells(out, &g, r, w, fig, 4);
+		if (*grid_get(&g, r, 4))
+			fprintf(out, " %s", grid_get(&g, r, 4));
+		fputc('\n', out);
+		put_repeat(out, '-', total);
+		fputc('\n', out);
+	}
+	grid_release(&g);
+	return finish(out);
 }
 
 /* Start index of every (workload, lock, metric) table with figures. */

@@ -42,6 +42,28 @@ extern const char report_emulated_note[];
 int report_aim7_band(long long users);
 
 /*
+ * One band of a single run's AIM7 table (report_run_bands): the seed's band
+ * of users, the one count a run measured in it, and that point's figure.
+ */
+struct report_band_row {
+	long long umin, umax; /* the seed's band: 10 - 100 users */
+	long long users;      /* the count measured in it */
+	double mean;          /* the mean of the point's samples */
+	size_t n;             /* its samples; 0: no figure */
+	const char *note;     /* "lockup", "not run: ...", or NULL */
+	const char *kind;     /* a lockup's kind ("rcu-stall"), or NULL */
+};
+
+/*
+ * A single run's figures by the seeds' bands, laid out as seeds 000 and 003
+ * print theirs (users | avg throughput), one column for this run, with the
+ * count each band was measured at, its samples and a note (a lockup, a band
+ * left out and why).  Returns 0 or -1 on a write error.
+ */
+int report_run_bands(FILE *out, const char *title, const char *unit,
+                     const struct report_band_row *rows, size_t n);
+
+/*
  * The legend's lines on what the rows' paired tests took from each round,
  * lead ("p, q" or "p") first, each at most 100 columns: the test over the
  * rounds lo..hi both sides ran (of ln(patched/base), or of differences when

@@ -28,12 +28,13 @@
 #include "report.h"
 #include "result.h"
 #include "strutil.h"
+#include "suite.h"
 #include "util.h"
 #include "workload.h"
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
-/* the seeds suite's lockbench boot: see cmd_run */
+/* the seeds suite's lockbench boots: see cmd_run (and suite.c's bands) */
 #define SEEDS_HUNG_S   120
 #define SEEDS_STALL_MS 5000
 #define SEEDS_MEM_MB   1536
@@ -138,14 +139,16 @@ void kernel_print_help(FILE *f)
 	    "(1,2,4 writers, 8 s)\n"
 	    "                       or seeds (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
 	    "and\n"
-	    "                       aim7-mix over the seeds' user bands) [smoke]\n"
+	    "                       aim7-mix, a boot per seeds' band of users: 100, 1000, 2000;\n"
+	    "                       then a table by bands) [smoke]\n"
 	    "  --writers 1,2,4      locktorture writer threads [per suite; --debug quick: 4]\n"
 	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
 	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
-	    "  --users 10,2000      guest thread or user counts, instead of the suite's\n"
+	    "  --users 10,2000      guest thread or user counts, instead of the suite's (seeds:\n"
+	    "                       all in one boot, no table by bands)\n"
 	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000;\n"
 	    "                       x 5 under TCG]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
@@ -153,7 +156,7 @@ void kernel_print_help(FILE *f)
 	    "splats, "
 	    "not figures\n"
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
-	    "                       seeds: 1500]\n"
+	    "                       seeds: 600, 900, 1500 for its bands; with --users 1500]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
 	    "                       [3; the seeds suite's lockbench boot: 120]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
@@ -234,6 +237,83 @@ static void print_run_line(FILE *tbl, const struct lb_run *run)
 	fprintf(tbl, "\n");
 }
 
+size_t kernel_band_rows(const struct lb_result *res, const char *workload,
+                        const struct suite_band *bands, size_t nbands, const bool *booted,
+                        struct report_band_row *rows, const char **unit)
+{
+	size_t found = 0;
+	*unit = NULL;
+	for (size_t i = 0; i < nbands; i++) {
+		struct report_band_row *row = &rows[i];
+		*row = (struct report_band_row){
+		    .umin = bands[i].umin, .umax = bands[i].umax, .users = bands[i].users};
+		const struct lb_run *boot_lockup = NULL;
+		for (size_t r = 0; r < res->nruns; r++) {
+			const struct lb_run *run = &res->runs[r];
+			const struct lb_param *pu = run_param(run, "users");
+			if (!pu || !pu->is_num || pu->num != bands[i].users)
+				continue;
+			if (!strcmp(run->workload, "lockbench-guest") && run->lockup)
+				boot_lockup = run;
+			if (strcmp(run->workload, workload))
+				continue;
+			found++;
+			if (run->lockup) {
+				row->note = "lockup";
+				row->kind = run->lockup->kind;
+				continue;
+			}
+			if (run->nmetrics) {
+				const struct lb_metric *m = &run->metrics[0];
+				row->mean = m->value;
+				row->n = m->nsamples ? m->nsamples : 1;
+				*unit = m->unit;
+			}
+		}
+		if (row->n || row->note)
+			continue;
+		if (boot_lockup) {
+			row->note = "the band's boot locked up";
+			row->kind = boot_lockup->lockup->kind;
+		} else if (!booted[i])
+			row->note = "not run: qemu failed before this band's boot";
+		else
+			row->note = "no figure (debug kernel, or the guest printed none)";
+	}
+	return found;
+}
+
+/*
+ * After a seeds suite's band boots: each workload's figures by the seeds'
+ * bands, one table a workload (aim7-mix first, as the seeds print it).
+ */
+static void print_bands(FILE *tbl, const struct lb_result *res, const char *workloads,
+                        const char *variant, const struct suite_band *bands, size_t nbands,
+                        const bool *booted)
+{
+	char err[256];
+	int n = 0;
+	char **names = lb_split_list(workloads, "--workloads", &n, err, sizeof(err));
+	struct report_band_row *rows = strutil_xcalloc(nbands, sizeof(*rows));
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; names && i < n; i++) {
+			bool aim7 = !strcmp(names[i], "aim7-mix");
+			if (aim7 != (pass == 0))
+				continue;
+			const char *unit;
+			kernel_band_rows(res, names[i], bands, nbands, booted, rows, &unit);
+			char title[192];
+			lb_pathf(title, sizeof(title),
+			         "%s (%s kernel): by the seeds' bands of users, a boot each",
+			         names[i], variant);
+			fputc('\n', tbl);
+			report_run_bands(tbl, title, unit, rows, nbands);
+		}
+	}
+	free(rows);
+	lb_free_list(names);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	enum {
@@ -305,6 +385,7 @@ static int cmd_run(int argc, char **argv)
 	size_t splats = 0;
 	bool workloads_given = false;
 	bool qemu_down = false;
+	bool *booted = NULL; /* per band: its boot ran */
 	double t_all = boot_now_s();
 
 	result_init(&res);
@@ -538,7 +619,12 @@ static int cmd_run(int argc, char **argv)
 	lb_pathf(common, sizeof(common),
 	         "console=ttyS0 loglevel=7 panic=-1 nokaslr tsc=reliable%s%s%s", tsc,
 	         a.extra ? " " : "", a.extra ? a.extra : "");
-	int nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + (a.no_lockbench ? 0 : 1);
+	/* seeds without --users: a boot per band, each at its one user count */
+	const struct suite_band *bands = NULL;
+	size_t nbands = a.users ? 0 : suite_bands(a.suite, &bands);
+	int nlb = a.no_lockbench ? 0 : nbands ? (int)nbands : 1;
+	int nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + nlb;
+	booted = strutil_xcalloc(nbands ? nbands : 1, sizeof(bool));
 
 	for (int i = 0; !a.no_torture && !qemu_down && i < a.ntypes; i++) {
 		for (int k = 0; k < a.nwriters; k++) {
@@ -603,11 +689,23 @@ static int cmd_run(int argc, char **argv)
 			free(lines);
 		}
 	}
-	if (!a.no_lockbench && !qemu_down) {
-		b.label = "lockbench";
+	for (int bi = 0; bi < nlb && !qemu_down; bi++) {
+		const struct suite_band *band = nbands ? &bands[bi] : NULL;
+		char label[64] = "lockbench", name[64] = "lockbench", users[16];
+		const char *u = a.users;
+		if (band) {
+			lb_pathf(users, sizeof(users), "%d", band->users);
+			u = users;
+			lb_pathf(label, sizeof(label), "lockbench users=%d", band->users);
+			lb_pathf(name, sizeof(name), "lockbench-users-%d", band->users);
+		}
+		b.label = label;
 		b.end_tag = "LOCKLAB-END";
 		bool seeds = !strcmp(a.suite, "seeds");
-		b.deadline_s = a.timeout_s ? a.timeout_s : seeds ? 1500 : 300;
+		b.deadline_s = a.timeout_s ? a.timeout_s
+		               : band      ? band->limit_s
+		               : seeds     ? 1500
+		                           : 300;
 		/*
 		 * seeds: 2000 users queue on one kernel mutex, and on an emulated
 		 * CPU the last of them waits seconds in D state: the hung-task
@@ -643,16 +741,17 @@ static int cmd_run(int argc, char **argv)
 		    "sysctl.kernel.threads-max=32768 rcutree.kthread_prio=1 "
 		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
 		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
-		    common, hung_s, a.suite, a.workloads, a.locks, a.users ? " locklab.users=" : "",
-		    a.users ? a.users : "", stall);
+		    common, hung_s, a.suite, a.workloads, a.locks, u ? " locklab.users=" : "",
+		    u ? u : "", stall);
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			qemu_down = true;
 			goto write;
 		}
 		nboots++;
+		booted[bi] = true;
 		if (a.console_dir)
-			save_console(a.console_dir, "lockbench", &b.console);
+			save_console(a.console_dir, name, &b.console);
 		size_t n;
 		int lb_rc;
 		char **lines = console_lines(b.console.buf, &n);
@@ -683,6 +782,8 @@ static int cmd_run(int argc, char **argv)
 			/* the kernel hung or died under the guest workloads */
 			struct lb_run *run = result_add_run(&res, "lockbench-guest", "kernel");
 			run_set_param_str(run, "workloads", a.workloads);
+			if (band)
+				run_set_param_num(run, "users", band->users);
 			run_set_lockup(run, kind, msg, stacks.buf);
 			lockups++;
 		} else if (!doc || !*doc) {
@@ -695,15 +796,17 @@ static int cmd_run(int argc, char **argv)
 		}
 		strutil_buf_release(&stacks);
 		free(doc);
-		fprintf(tbl, "boot %d/%d lockbench: %.1f s (%s)\n", nboots, nplanned, b.secs,
-		        accel == ACCEL_KVM ? "kvm" : "tcg");
+		fprintf(tbl, "boot %d/%d %s: %.1f s (%s, limit %.0f s)\n", nboots, nplanned, label,
+		        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg", b.deadline_s);
 		for (size_t r = before; r < res.nruns; r++)
 			print_run_line(tbl, &res.runs[r]);
-		splats += note_splats(&res, lines, n, "lockbench", tbl);
+		splats += note_splats(&res, lines, n, label, tbl);
 		fflush(tbl);
 		free(lines);
 	}
 write:
+	if (nbands)
+		print_bands(tbl, &res, a.workloads, a.variant, bands, nbands, booted);
 	/*
 	 * a debug kernel (lockdep, DEBUG_MUTEXES, might_sleep) runs for
 	 * correctness only: its figures were checked above, not recorded
@@ -732,6 +835,7 @@ out:
 		unlink(b.qemu_log);
 		rmdir(tmpdir);
 	}
+	free(booted);
 	strutil_buf_release(&b.console);
 	lb_free_list(a.types);
 	free(a.writers);

@@ -36,4 +36,18 @@ bool kernel_opt_variant(const char *arg, const char **variant, int *rc);
 bool kernel_opt_rest(int argc, char **argv, int *rc);
 int kernel_opt_other(int c, int help);
 
+/*
+ * A seeds suite's rows by band (report_run_bands) for one workload, from
+ * the run's document: the figure at each band's user count, "lockup" for a
+ * point or a band's boot that locked up, "not run" for a band whose boot
+ * never started (booted[i] false).  *unit is the figure's unit (NULL when
+ * none).  Returns how many of the workload's runs it found.
+ */
+#include "report.h"
+#include "result.h"
+#include "suite.h"
+size_t kernel_band_rows(const struct lb_result *res, const char *workload,
+                        const struct suite_band *bands, size_t nbands, const bool *booted,
+                        struct report_band_row *rows, const char **unit);
+
 #endif

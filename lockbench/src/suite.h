@@ -40,12 +40,26 @@ struct suite_overrides {
 	const char *dir;
 };
 
-/* Names: "smoke", "quick", "full".  Returns NULL when unknown. */
+/* Names: "smoke", "quick", "full", "seeds".  Returns NULL when unknown. */
 const char *const *suite_names(void);
 bool suite_exists(const char *name);
 const char *suite_description(const char *name);
 /* True when the suite's uncontended points also count instructions_per_pair (instr.h). */
 bool suite_counts_instructions(const char *name);
+
+/*
+ * The seeds' user bands a kernel suite runs, each in a boot of its own
+ * (`lockbench kernel run --suite seeds`): the band, the one user count it is
+ * measured at, and that boot's limit under TCG, sized from measured boots
+ * with a margin (suite.c says which).  Returns how many; 0 for a suite
+ * without bands.
+ */
+struct suite_band {
+	int umin, umax; /* the seed's band: 10 - 100 users */
+	int users;      /* the count the band's boot runs */
+	int limit_s;    /* the boot's deadline */
+};
+size_t suite_bands(const char *suite, const struct suite_band **bands);
 
 /*
  * Build the plan (plan must be zeroed; release with plan_release).

@@ -524,6 +524,37 @@ static void test_write_error(void **state)
 	}
 }
 
+/* A single run's table by the seeds' bands: the seeds' layout, one column. */
+static void test_run_bands(void **state)
+{
+	const struct report_band_row rows[] = {
+	    {10, 100, 100, 1492.4, 2, NULL, NULL},
+	    {200, 1000, 1000, 2099, 2, NULL, NULL},
+	    {1100, 2000, 2000, 0, 0, "lockup", "rcu-stall"},
+	};
+	char *t = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&t, &len);
+	assert_int_equal(report_run_bands(f, "aim7-mix (base kernel)", "JPM", rows, 3), 0);
+	fclose(f);
+	assert_string_equal(
+	    t, "aim7-mix (base kernel)\n"
+	       "--------------------------------------------------\n"
+	       "|  users      | avg throughput | measured at | n |\n"
+	       "--------------------------------------------------\n"
+	       "| 10 - 100    |    1,492 JPM   | 100         | 2 |\n"
+	       "--------------------------------------------------\n"
+	       "| 200 - 1000  |    2,099 JPM   | 1000        | 2 |\n"
+	       "--------------------------------------------------\n"
+	       "| 1100 - 2000 |            -   | 2000        | 0 | lockup (rcu-stall)\n"
+	       "--------------------------------------------------\n");
+	free(t);
+	FILE *full = fopen("/dev/full", "w");
+	assert_non_null(full);
+	assert_int_equal(report_run_bands(full, "x", "JPM", rows, 3), -1);
+	fclose(full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +564,7 @@ int main(void)
 	    cmocka_unit_test(test_json),         cmocka_unit_test(test_sentences),
 	    cmocka_unit_test(test_format_parse), cmocka_unit_test(test_legend_test),
 	    cmocka_unit_test(test_write_error),  cmocka_unit_test(test_splats_and_emulated),
+	    cmocka_unit_test(test_run_bands),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
