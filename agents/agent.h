@@ -34,6 +34,7 @@ struct agent_cfg {
 	int max_prefixes;         /* run every prefix for series up to this many patches */
 	bool duet;                /* single-thread points of base and patched at once (run.c) */
 	bool abba;                /* or in turns, a sample a side, A B B A (run.c) */
+	bool lockstep;            /* or in turns of 0.5 ms on one CPU (run.c; before abba) */
 	int noise_interval_s;     /* seconds between noise measurements (noise.c); 0: never */
 	int noise_rounds;         /* paired A/A rounds of one measurement */
 	int poll_s;               /* idle wait between claims */

@@ -94,21 +94,22 @@ struct spawn_limits job_limits(struct job *j, int cpu_s);
 int job_prepare(struct job *j, json_t *desc);
 
 /*
- * run.c: the rounds.  run_round runs every variant of one round (ABBA
- * order by round); with two variants on a native tree and cfg.duet, the
- * single-thread points run first as a duet (both at once, each pinned to
- * its own half of the CPUs, started at one instant), or with cfg.abba as
- * ABBA (both started at one instant, taking turns per sample), and the
- * rest of the suite one variant after the other.  Returns 0, or -1 with
- * fail_reason.
+ * run_round runs every variant of one round (ABBA order by round); with two
+ * variants on a native tree the single-thread points run first as a pair,
+ * as job_pairing (run.c) decides: lockstep by default (both pinned to one
+ * CPU, taking turns of 0.5 ms), a duet with cfg.duet (both at once, each
+ * pinned to its own half of the CPUs), or ABBA with cfg.abba (a sample a
+ * side); then the rest of the suite one variant after the other.  Returns
+ * 0, or -1 with fail_reason.
  */
 int run_round(struct job *j, int round);
 /*
- * One variant for one round, as run_round runs it (sandbox, limits, one
- * retry for the machine's failures), its document handed back in *doc (new
- * string) instead of posted: the noise measurement's sides (noise.c).
+ * One round of the two variants v as run_round runs a job's (paired, in
+ * the sandbox, with one retry for the machine's failures), their documents
+ * handed back in docs[i] (new strings) instead of posted: the noise
+ * measurement's A/A rounds (noise.c).
  */
-int run_side(struct job *j, const struct variant *v, int round, char **doc);
+int run_pair(struct job *j, const struct variant v[2], int round, char *docs[2]);
 
 /*
  * noise.c: when --noise-interval says the machine's noise is due for the

@@ -148,13 +148,16 @@ int noise_measure(struct job *j)
 	          j->suite, k, j->v[0].name);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (ran = 0; ran < k; ran++) {
-		/* ABBA as the job's rounds run */
-		int a = ran % 2 == 0 ? 0 : 1;
+		/* paired and in ABBA order, as the job's rounds run */
+		char *two[2];
+		int prc = run_pair(j, sides, ran, two);
 
-		if (run_side(j, &sides[a], ran, &docs[a][ran]) ||
-		    run_side(j, &sides[1 - a], ran, &docs[1 - a][ran])) {
-			free(docs[a][ran]);
-			docs[a][ran] = NULL;
+		docs[0][ran] = two[0];
+		docs[1][ran] = two[1];
+		if (prc) {
+			free(docs[0][ran]);
+			free(docs[1][ran]);
+			docs[0][ran] = docs[1][ran] = NULL;
 			if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
 				rc = -1;
 			else

@@ -120,13 +120,14 @@ static void note_accel(struct job *j, const char *doc)
 }
 
 /*
- * Add the runs of the duet (or ABBA) document at path to doc (both JSON
- * text); a duet's metrics are marked as measured by the duet: the agent's
- * word, as "controls" is (ABBA samples are timed one side at a time, as
- * the round's are).  Returns doc with them (a new string), or NULL when the
- * document cannot be read.
+ * Add the runs of the duet (lockstep, ABBA) document at path to doc (both
+ * JSON text); their metrics are marked with the instrument that measured
+ * them (a duet, lockstep; ABBA samples are timed one side at a time, as
+ * the round's are): the agent's word, as "controls" is, whatever the
+ * submitted binary wrote.  Returns doc with them (a new string), or NULL
+ * when the document cannot be read.
  */
-static char *merge_duet(const char *doc, const char *path, bool mark)
+static char *merge_duet(const char *doc, const char *path, const char *instrument)
 {
 	json_t *d = json_loads(doc, 0, NULL), *du = json_load_file(path, 0, NULL);
 	json_t *runs = json_object_get(d, "runs"), *druns = json_object_get(du, "runs");
@@ -143,13 +144,9 @@ static char *merge_duet(const char *doc, const char *path, bool mark)
 		json_t *v;
 		json_object_foreach(metrics, name, v)
 		{
-			if (mark)
-				json_object_set_new(inst, name, json_string(LB_INSTRUMENT_DUET));
+			json_object_set_new(inst, name, json_string(instrument));
 		}
-		if (json_object_size(inst))
-			json_object_set_new(run, "instrument", inst);
-		else
-			json_decref(inst);
+		json_object_set_new(run, "instrument", inst);
 		json_array_append(runs, run);
 	}
 	out = json_dumps(d, JSON_COMPACT);
@@ -159,10 +156,31 @@ out:
 	return out;
 }
 
-/* Whether this job's single-thread points pair as ABBA (cfg.abba) rather than as a duet. */
-static bool pairs_abba(struct job *j)
+/*
+ * How this job's single-thread points pair base with patched: a duet (at
+ * once, a half of the CPUs each: cfg.duet and 2 CPUs or more), lockstep
+ * (turns of 0.5 ms on one CPU: cfg.lockstep), ABBA (a sample a side:
+ * cfg.abba), or not at all (each side's run measures them).
+ */
+enum pairing { PAIR_NONE, PAIR_DUET, PAIR_LOCKSTEP, PAIR_ABBA };
+
+static enum pairing job_pairing(const struct job *j)
 {
-	return !(j->ag->cfg.duet && sysconf(_SC_NPROCESSORS_ONLN) >= 2);
+	const struct agent_cfg *c = &j->ag->cfg;
+
+	if (j->duet_off || j->kernel || j->nv != 2)
+		return PAIR_NONE;
+	if (c->duet && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		return PAIR_DUET;
+	return c->lockstep ? PAIR_LOCKSTEP : c->abba ? PAIR_ABBA : PAIR_NONE;
+}
+
+/* The instrument a pairing's metrics are marked with: the agent's word. */
+static const char *pairing_instrument(enum pairing m)
+{
+	return m == PAIR_DUET       ? LB_INSTRUMENT_DUET
+	       : m == PAIR_LOCKSTEP ? LB_INSTRUMENT_LOCKSTEP
+	                            : LB_INSTRUMENT_TIMED;
 }
 
 /* Run one variant for one round and post it; duet: its duet document or NULL. */
@@ -337,7 +355,8 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 				doc = t;
 			} /* else posted as it is: the server says what is wrong with it */
 			json_decref(d);
-			t = doc && duet ? merge_duet(doc, duet, !pairs_abba(j)) : NULL;
+			t = doc && duet ? merge_duet(doc, duet, pairing_instrument(job_pairing(j)))
+			                : NULL;
 			if (duet && !t) {
 				snprintf(j->fail_reason, sizeof(j->fail_reason),
 				         "%s: cannot merge the duet document %s", INFRA, duet);
@@ -388,7 +407,8 @@ struct duet_side {
 	struct job *j;
 	const struct variant *v;
 	const char *argv[32];
-	char cpus[32], out[2100], log[2100], outdir[2048], bindir[1400], rs[24], at[32];
+	char cpus[32], side[8], out[2100], log[2100], outdir[2048], bindir[1400], rs[24], at[32];
+	char turndir[2100];
 	struct sandbox_policy sb;
 	struct spawn_result r;
 	int src;
@@ -409,11 +429,13 @@ static void *duet_side_run(void *arg)
 
 /*
  * argv of one side: the duet's workloads only, starting at the shared
- * instant, pinned to cpus (a duet) or, with cpus NULL, as ABBA side abba
- * (each sample in its own slot, lockbench --abba-side)
+ * instant: a duet pinned to cpus; lockstep pinned to cpus too, as side
+ * `side` taking turns through turn (lockbench --lockstep); ABBA as side
+ * `side` (each sample in its own slot, lockbench --abba-side).
  */
 static int duet_side_init(struct job *j, struct duet_side *s, const struct variant *v, int round,
-                          const char *cpus, int abba, long long at_ns)
+                          enum pairing mode, const char *cpus, int side, long long at_ns,
+                          const char *turn)
 {
 	int k = 0;
 	memset(s, 0, sizeof(*s));
@@ -427,10 +449,8 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	snprintf(s->log, sizeof(s->log), "%s/duet-%s-r%d.log", j->dir, v->name, round);
 	snprintf(s->bindir, sizeof(s->bindir), "%s", v->bin);
 	*strrchr(s->bindir, '/') = 0;
-	if (cpus)
-		snprintf(s->cpus, sizeof(s->cpus), "%s", cpus);
-	else
-		snprintf(s->cpus, sizeof(s->cpus), "%d", abba);
+	snprintf(s->cpus, sizeof(s->cpus), "%s", cpus);
+	snprintf(s->side, sizeof(s->side), "%d", side);
 	snprintf(s->rs, sizeof(s->rs), "%d", round);
 	snprintf(s->at, sizeof(s->at), "%lld", at_ns);
 	s->argv[k++] = v->bin;
@@ -443,8 +463,19 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	}
 	s->argv[k++] = "--workloads";
 	s->argv[k++] = DUET_WORKLOADS;
-	s->argv[k++] = cpus ? "--cpus" : "--abba-side";
-	s->argv[k++] = s->cpus;
+	if (mode != PAIR_ABBA) {
+		s->argv[k++] = "--cpus";
+		s->argv[k++] = s->cpus;
+	}
+	if (mode == PAIR_ABBA) {
+		s->argv[k++] = "--abba-side";
+		s->argv[k++] = s->side;
+	} else if (mode == PAIR_LOCKSTEP) {
+		s->argv[k++] = "--lockstep";
+		s->argv[k++] = turn;
+		s->argv[k++] = "--lockstep-side";
+		s->argv[k++] = s->side;
+	}
 	s->argv[k++] = "--start-at";
 	s->argv[k++] = s->at;
 	/* a repeated sample would put the two sides out of step: record only */
@@ -460,33 +491,32 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 	job_policy(j, &s->sb);
 	sandbox_add(s->sb.writable, s->outdir);
 	sandbox_add(s->sb.readable, s->bindir);
+	if (mode == PAIR_LOCKSTEP) {
+		/* the one file both sides share: the turn */
+		snprintf(s->turndir, sizeof(s->turndir), "%s", turn);
+		*strrchr(s->turndir, '/') = 0;
+		sandbox_add(s->sb.writable, s->turndir);
+	}
 	s->sb.chdir = s->outdir;
 	return 0;
 }
 
 /*
- * Whether a duet (or ABBA) fits this job: two native variants; a duet also
- * needs two CPUs or more.
- */
-static bool duet_fits(struct job *j)
-{
-	return (!pairs_abba(j) || j->ag->cfg.abba) && !j->duet_off && !j->kernel && j->nv == 2;
-}
-
-/*
  * Run the duet of a round: both variants' single-thread points at once, each
  * on its own half of the CPUs (which half alternates by round), started at
- * one CLOCK_REALTIME instant.  With cfg.abba instead (and no duet), both
- * start at that instant and take turns per sample, A B B A (which variant
- * is side 0 alternates by round).  Fills paths[i] with variant i's document.
- * Returns 0, or -1 when the duet did not give both documents (the round then
- * runs one side at a time, and so do the job's later rounds).
+ * one CLOCK_REALTIME instant.  Lockstep instead: both pinned to the last
+ * CPU, taking turns of 0.5 ms through a turn file in the job's folder.
+ * ABBA: both start at that instant and take turns per sample, A B B A.  In
+ * lockstep and ABBA, which variant is side 0 alternates by round.  Fills
+ * paths[i] with variant i's document.  Returns 0, or -1 when the duet did
+ * not give both documents (the round then runs one side at a time, and so
+ * do the job's later rounds).
  */
-static int run_duet(struct job *j, int round, char paths[2][2100])
+static int run_duet(struct job *j, const struct variant v[2], int round, char paths[2][2100])
 {
-	bool abba = pairs_abba(j);
+	enum pairing mode = job_pairing(j);
 	struct duet_side s[2];
-	char half[2][32];
+	char half[2][32], last[32], turn[2100], dir[2048];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct timespec now;
 	pthread_t t;
@@ -495,23 +525,41 @@ static int run_duet(struct job *j, int round, char paths[2][2100])
 	snprintf(half[0], sizeof(half[0]), cpus / 2 > 1 ? "0-%ld" : "0", cpus / 2 - 1);
 	snprintf(half[1], sizeof(half[1]), cpus - cpus / 2 > 1 ? "%ld-%ld" : "%ld", cpus / 2,
 	         cpus - 1);
+	snprintf(last, sizeof(last), "%ld", cpus > 1 ? cpus - 1 : 0);
+	/* a fresh turn file each round: side 0 takes the first turn */
+	snprintf(dir, sizeof(dir), "%s/lockstep-r%d", j->dir, round);
+	snprintf(turn, sizeof(turn), "%s/turn", dir);
+	if (mode == PAIR_LOCKSTEP) {
+		fs_remove_tree(dir);
+		if (fs_mkdirs(dir)) {
+			snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s",
+			         INFRA, dir, strerror(errno));
+			return -1;
+		}
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* far enough ahead that both sandboxes are up before it */
 	long long at = (long long)now.tv_sec * 1000000000ll + now.tv_nsec + 500000000ll;
 	for (int i = 0; i < 2; i++)
-		if (duet_side_init(j, &s[i], &j->v[i], round, abba ? NULL : half[(i + round) % 2],
-		                   (i + round) % 2, at)) {
+		if (duet_side_init(j, &s[i], &v[i], round, mode,
+		                   mode == PAIR_DUET ? half[(i + round) % 2] : last,
+		                   (i + round) % 2, at, turn)) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s",
 			         INFRA, s[i].outdir, strerror(errno));
 			return -1;
 		}
-	if (abba)
+	if (mode == PAIR_ABBA)
 		agent_log("info", j->id,
 		          "round %d: ABBA of %s, a sample a side in turn: %s side %s, %s side %s",
-		          round, DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
+		          round, DUET_WORKLOADS, v[0].name, s[0].side, v[1].name, s[1].side);
+	else if (mode == PAIR_LOCKSTEP)
+		agent_log("info", j->id,
+		          "round %d: lockstep of %s on CPU %s, turns of 0.5 ms: %s side %s, %s "
+		          "side %s",
+		          round, DUET_WORKLOADS, last, v[0].name, s[0].side, v[1].name, s[1].side);
 	else
 		agent_log("info", j->id, "round %d: duet of %s: %s on CPU %s, %s on CPU %s", round,
-		          DUET_WORKLOADS, j->v[0].name, s[0].cpus, j->v[1].name, s[1].cpus);
+		          DUET_WORKLOADS, v[0].name, s[0].cpus, v[1].name, s[1].cpus);
 	if (pthread_create(&t, NULL, duet_side_run, &s[1])) {
 		agent_log("warn", j->id, "round %d: no thread for the duet", round);
 		return -1;
@@ -530,12 +578,12 @@ static int run_duet(struct job *j, int round, char paths[2][2100])
 			ok = false;
 		result_release(&doc);
 		if (!ok) {
-			agent_log("warn", j->id,
-			          "round %d: the duet's (or ABBA's) %s side gave no result (%s, "
-			          "exit %d; see %s): "
-			          "this job's rounds run one side at a time",
-			          round, j->v[i].name, s[i].src ? s[i].err : "ran", s[i].r.status,
-			          s[i].log);
+			agent_log(
+			    "warn", j->id,
+			    "round %d: the duet's (lockstep's, ABBA's) %s side gave no result (%s, "
+			    "exit %d; see %s): "
+			    "this job's rounds run one side at a time",
+			    round, v[i].name, s[i].src ? s[i].err : "ran", s[i].r.status, s[i].log);
 			rc = -1;
 		}
 		snprintf(paths[i], sizeof(paths[i]), "%s", s[i].out);
@@ -546,25 +594,46 @@ static int run_duet(struct job *j, int round, char paths[2][2100])
 	return rc;
 }
 
-int run_round(struct job *j, int round)
+/*
+ * One round of two variants: their single-thread points paired (a duet,
+ * lockstep or ABBA, as the job pairs them), then each variant's run of the
+ * rest, base first on even rounds and last on odd ones, so drift over time
+ * hits both sides alike.  keep NULL: each document is posted; otherwise
+ * handed back in keep[i] for v[i].
+ */
+static int run_two(struct job *j, const struct variant v[2], int round, char **keep)
 {
 	char duet[2][2100];
-	bool with_duet = duet_fits(j) && run_duet(j, round, duet) == 0;
+	bool with_duet = job_pairing(j) != PAIR_NONE && run_duet(j, v, round, duet) == 0;
 
 	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
 		return -1;
-	/* ABBA: base first on even rounds, last on odd ones, so drift
-	 * over time hits both sides alike */
-	for (int i = 0; i < j->nv; i++) {
-		int idx = round % 2 == 0 ? i : j->nv - 1 - i;
-		if (run_variant(j, &j->v[idx], round, with_duet ? duet[idx] : NULL, NULL))
+	for (int i = 0; i < 2; i++) {
+		int idx = round % 2 == 0 ? i : 1 - i;
+		if (run_variant(j, &v[idx], round, with_duet ? duet[idx] : NULL,
+		                keep ? &keep[idx] : NULL))
 			return -1;
 	}
 	return 0;
 }
 
-int run_side(struct job *j, const struct variant *v, int round, char **doc)
+int run_round(struct job *j, int round)
 {
-	*doc = NULL;
-	return run_variant(j, v, round, NULL, doc);
+	if (j->nv == 2)
+		return run_two(j, j->v, round, NULL);
+	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
+		return -1;
+	/* a series' prefixes: one variant after the other, reversed on odd rounds */
+	for (int i = 0; i < j->nv; i++) {
+		int idx = round % 2 == 0 ? i : j->nv - 1 - i;
+		if (run_variant(j, &j->v[idx], round, NULL, NULL))
+			return -1;
+	}
+	return 0;
+}
+
+int run_pair(struct job *j, const struct variant v[2], int round, char *docs[2])
+{
+	docs[0] = docs[1] = NULL;
+	return run_two(j, v, round, docs);
 }

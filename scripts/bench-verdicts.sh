@@ -20,6 +20,9 @@
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
 #   fair     kmutex without its handoff (kmutex-2009's long-hold run as
 #            kmutex's): a fairness change, regression rate
+# PAIRING=lockstep (default: the agent's) runs the single-thread cases' two
+# sides of a round together, in turns of 0.5 ms on one CPU; PAIRING=rounds
+# one after the other (the agent with --lockstep off).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -46,6 +49,24 @@ run1() { # run1 DELAY WORKLOAD THREADS VARIANT ROUND OUT
     --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant "$4" --round "$5" \
     --json "$6" --quiet
 }
+# run_pair DELAY_BASE DELAY_PATCHED WORKLOAD ROUND OUT_BASE OUT_PATCHED: one
+# round of a single-thread point in lockstep, as the agent runs it (both
+# sides pinned to the last CPU, turns of 0.5 ms; which side takes the first
+# turn alternates by round)
+LAST_CPU=$(($(nproc) - 1))
+run_pair() {
+  local turn=$tmp/turn-$4 s0=$(($4 % 2)) pid
+  rm -f "$turn"
+  LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant base --round "$4" \
+    --json "$5" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
+  pid=$!
+  LOCKBENCH_DELAY_LOOPS=$2 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant patched --round "$4" \
+    --json "$6" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
+  wait "$pid"
+  rm -f "$turn"
+}
 metric() { # metric FILE NAME: the first run's mean of NAME
   perl -MJSON::PP -0777 -ne "print decode_json(\$_)->{runs}[0]{metrics}{$2}" "$1"
 }
@@ -53,11 +74,18 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 # calibrate LABEL WORKLOAD THREADS METRIC TARGET: the delay (loops of extra
 # work in lock()) that moves METRIC by TARGET (0.03 = 3% slower: ns up, ops/s
 # down), from the median ratio of 9 interleaved pairs, so drift hits both sides
+# (single-thread points in lockstep, when that is the pairing: the effect
+# measured as the bench's own comparisons see it)
 ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
   local i a b
   for i in 1 2 3 4 5 6 7 8 9; do
-    run1 0 "$2" "$3" base 0 "$tmp/c0.json"; a=$(metric "$tmp/c0.json" "$4")
-    run1 "$1" "$2" "$3" base 0 "$tmp/c1.json"; b=$(metric "$tmp/c1.json" "$4")
+    if [[ $PAIRING == lockstep && $3 == 1 ]]; then
+      run_pair 0 "$1" "$2" "$i" "$tmp/c0.json" "$tmp/c1.json"
+    else
+      run1 0 "$2" "$3" base 0 "$tmp/c0.json"
+      run1 "$1" "$2" "$3" base 0 "$tmp/c1.json"
+    fi
+    a=$(metric "$tmp/c0.json" "$4") b=$(metric "$tmp/c1.json" "$4")
     if [[ $4 == ops_per_sec ]]; then echo "$a $b"; else echo "$b $a"; fi | awk '{ print $1 / $2 }'
   done | sort -g | sed -n 5p
 }
@@ -85,6 +113,13 @@ compare_once() { # compare_once SIDE_FUNCTION
     echo "$test $out $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
   done
 }
+
+# the pair runner of a single-thread case: FUNCTION in lockstep (PAIRING=lockstep, as
+# the agent does by default), nothing (one side after the other) with PAIRING=rounds
+PAIRING=${PAIRING:-lockstep}
+pairing() { if [[ $PAIRING == lockstep ]]; then echo "$1"; fi; }
+case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is lockstep or rounds" >&2; exit 2 ;; esac
+echo "pairing of the single-thread cases (aa1, slow3, slow5): $PAIRING"
 
 declare -a ROWS=()
 row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
@@ -193,7 +228,10 @@ for c in $CASES; do
     ;;
   aa1)
     aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
+    aa1_pair() { run_pair 0 0 uncontended "$@"; }
+    PAIR_RUNNER=$(pairing aa1_pair)
     tally aa1 "$N" aa1_side
+    PAIR_RUNNER=""
     for t in $COMPARE_TESTS; do
       row "$(label "A/A of uncontended (delay-pthread, one binary) ends regression/improvement" "$t")" "$N" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
     done
@@ -203,7 +241,10 @@ for c in $CASES; do
     DELAY=$(calibrate uncontended 1 ns_per_pair "0.0$pct")
     echo "calibration: $DELAY loops of extra work make delay-pthread's uncontended pair $(ratio_at "$DELAY" uncontended 1 ns_per_pair | awk '{ printf "%+.1f%%", ($1 - 1) * 100 }') slower (median of 9 interleaved pairs)"
     slow_side() { if [[ $1 == base ]]; then run1 0 uncontended 1 base "$2" "$3"; else run1 "$DELAY" uncontended 1 patched "$2" "$3"; fi; }
+    slow_pair() { run_pair 0 "$DELAY" uncontended "$@"; }
+    PAIR_RUNNER=$(pairing slow_pair)
     tally "$c" "$N" slow_side
+    PAIR_RUNNER=""
     goal=80; [[ $pct == 5 ]] && goal=95
     for t in $COMPARE_TESTS; do
       row "$(label "calibrated $pct% slowdown of uncontended (delay-pthread) is a regression" "$t")" "$N" "${V_reg[$t]}" "$goal" ">=" "$(why "$t")"

@@ -17,6 +17,8 @@
 # still tested, which is what an A/A of the tests needs); TEST=image is
 # what the server does: the log test, and one image both sides is a
 # no-change of controls (lockbench image).  With
+# PAIR_RUNNER set (a function: ROUND BASE_OUT PATCHED_OUT), a round's two
+# sides are run by it together (lockstep) instead of one RUNNER call each.
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
@@ -32,7 +34,9 @@ policy_verdict() {
   while :; do
     while ((r < want)); do
       if [[ ! -s $dir/r-b$r.json || ! -s $dir/r-p$r.json ]]; then
-        if ((r % 2 == 0)); then
+        if [[ -n ${PAIR_RUNNER:-} ]]; then
+          "$PAIR_RUNNER" $r "$dir/r-b$r.json" "$dir/r-p$r.json"
+        elif ((r % 2 == 0)); then
           "$runner" base $r "$dir/r-b$r.json"; "$runner" patched $r "$dir/r-p$r.json"
         else
           "$runner" patched $r "$dir/r-p$r.json"; "$runner" base $r "$dir/r-b$r.json"

@@ -220,6 +220,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 			goto out;
 		json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
 		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
+		json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
 		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
 		json_object_set_new(o, "repeated", json_integer(r->repeated));
 		json_object_set_new(o, "disturb_limit_pct", json_finite(r->disturb_limit_pct));
@@ -285,7 +286,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "base_lockups int, patched_lockups int, base_runs int, patched_runs int, "
 		    "lockup_message text, lockup_stacks text, tested boolean, "
 		    "significant boolean, control boolean, pairs int, measured_runs int, "
-		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8)",
+		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8, "
+		    "lockstep_runs int)",
 		    2, p);
 	}
 out:
@@ -376,7 +378,8 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	    "v.patched_max, v.change, v.p, v.q, v.change_lo, v.change_hi, v.verdict, "
 	    "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
 	    "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control, v.pairs, "
-	    "v.measured_runs, v.duet_runs, v.disturb_runs, v.repeated, v.disturb_limit_pct "
+	    "v.measured_runs, v.duet_runs, v.disturb_runs, v.repeated, v.disturb_limit_pct, "
+	    "v.lockstep_runs "
 	    "FROM verdicts v "
 	    "JOIN comparisons c ON "
 	    "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
@@ -461,6 +464,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->disturb_runs = atoi(PQgetvalue(vres, k, 36));
 			r->repeated = atoi(PQgetvalue(vres, k, 37));
 			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
+			r->lockstep_runs = atoi(PQgetvalue(vres, k, 39));
 			/*
 			 * Not stored (no column): the server compares with
 			 * COMPARE_TEST_LOG, which takes logs when every paired

@@ -74,7 +74,7 @@ grep -q 'wakeup lost' "$T/lostwake.mbox"; ok $? "the lost-wakeup series is made"
 submit_mbox "$T/lostwake.mbox"; lostwake=$SUB
 submit_mbox "$T/noapply.mbox"; noapply=$SUB
 submit_mbox "$T/comment.mbox"; comment=$SUB
-agent_spawn b --abba on
+agent_spawn b --abba on --lockstep off
 wait_state "$comment" done failed 600; ok $? "one agent works through the three jobs"
 kill -TERM "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
 
@@ -110,8 +110,8 @@ fi
 api GET "/api/v1/submissions/$comment/results"
 is "$(jq '[.results[].document.runs[] | select(.workload == "uncontended" and .lock == "kmutex")] | length > 0' <<<"$BODY")" true \
   "the stored documents of both sides hold the ABBA runs of uncontended"
-is "$(jq '[.results[].document.runs[] | .instrument // empty] | length' <<<"$BODY")" 0 \
-  "timed one side at a time, as a round's are: no run says duet"
+is "$(jq -c '[.results[].document.runs[] | .instrument // empty | .[]] | unique' <<<"$BODY")" '["timed"]' \
+  "timed one side at a time, as a round's are: the agent marks them timed, no run says duet or lockstep"
 
 # 5. a git ref instead of a mail: the agent fetches it (git daemon on loopback)
 gport=$(free_port)
@@ -131,9 +131,14 @@ LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport" "$BIN/locklab-agent" --server "$URL" --to
 ok $? "the agent runs the git job"
 like "$(cat "$T/agent-g.log")" 'measuring pthread,kmutex' "the fetched commit is measured on the lock it touches"
 is "$(sub_state "$gsub")" done "the git submission is done"
-# without --duet the default is one side after the other: no run says duet
+# by default (no --duet) single-thread points run in lockstep: base and patched take
+# turns of 0.5 ms on one CPU; every other point runs one side after the other
 api GET "/api/v1/submissions/$gsub/results"
-is "$(jq '[.results[].document.runs[] | .instrument // empty] | length' <<<"$BODY")" 0 \
-  "by default no run is a duet"
-unlike "$(cat "$T/agent-g.log")" 'duet of' "and the agent runs none"
+is "$(jq -c '[.results[].document.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair] | unique' <<<"$BODY")" '["lockstep"]' \
+  "by default every uncontended run of the stored documents says instrument lockstep"
+is "$(jq '[.results[].document.runs[] | select(.workload != "uncontended") | .instrument // empty] | length' <<<"$BODY")" 0 \
+  "and no other run carries an instrument: they ran one side at a time"
+like "$(cat "$T/agent-g.log")" 'round [0-9]+: lockstep of uncontended on CPU [0-9]+, turns of 0.5 ms: base side [01], patched side [01]' \
+  "the agent says it runs uncontended in lockstep"
+unlike "$(cat "$T/agent-g.log")" 'duet of' "and runs no duet"
 done_testing

@@ -29,10 +29,11 @@ struct pmetric {
 	int *round; /* the round (document) each sample came from */
 	size_t n;
 	size_t cap;
-	int runs;         /* runs that gave this metric */
-	int duet_runs;    /* of those, measured as duets */
-	int disturb_runs; /* of those, with a disturbance record */
-	int repeated;     /* samples taken again for disturbance */
+	int runs;          /* runs that gave this metric */
+	int duet_runs;     /* of those, measured as duets */
+	int lockstep_runs; /* of those, measured in lockstep with the other side */
+	int disturb_runs;  /* of those, with a disturbance record */
+	int repeated;      /* samples taken again for disturbance */
 	double disturb_limit_pct;
 };
 
@@ -236,6 +237,7 @@ static void add_run(struct points *pts, int side, const struct lb_run *run, int 
 		}
 		m->runs++;
 		m->duet_runs += !strcmp(metric_instrument(lm), LB_INSTRUMENT_DUET);
+		m->lockstep_runs += !strcmp(metric_instrument(lm), LB_INSTRUMENT_LOCKSTEP);
 		if (lm->ndisturb) {
 			m->disturb_runs++;
 			m->repeated += lm->repeated;
@@ -846,6 +848,7 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			r->control = control;
 			r->measured_runs = bm->runs + pm->runs;
 			r->duet_runs = bm->duet_runs + pm->duet_runs;
+			r->lockstep_runs = bm->lockstep_runs + pm->lockstep_runs;
 			r->disturb_runs = bm->disturb_runs + pm->disturb_runs;
 			r->repeated = bm->repeated + pm->repeated;
 			r->disturb_limit_pct = bm->disturb_limit_pct > pm->disturb_limit_pct

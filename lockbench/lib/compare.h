@@ -164,12 +164,14 @@ struct compare_row {
 	bool control;
 	/*
 	 * How the row was measured, over both sides' runs: runs that gave the
-	 * metric, those measured as duets (result.h, LB_INSTRUMENT_DUET), those
+	 * metric, those measured as duets (result.h, LB_INSTRUMENT_DUET) or in
+	 * lockstep with the other side (LB_INSTRUMENT_LOCKSTEP), those
 	 * with a disturbance record, the samples they took again for
 	 * disturbance, and the largest limit that decided it (0: recorded only).
 	 */
 	int measured_runs;
 	int duet_runs;
+	int lockstep_runs;
 	int disturb_runs;
 	int repeated;
 	double disturb_limit_pct;

@@ -246,29 +246,37 @@ static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 	snprintf(buf, len, "\xc2\xb1%g%%", r->margin * 100);
 }
 
-/* Which instrument measured the row: timed, duet (some or all runs), instructions. */
+/*
+ * Which instrument measured the row: timed, duet or lockstep (some or all
+ * runs), instructions.
+ */
 static const char *row_instrument(const struct compare_row *r)
 {
 	if (!strcmp(r->metric, "instructions_per_pair"))
 		return LB_INSTRUMENT_INSTRUCTIONS;
 	if (r->duet_runs && r->duet_runs == r->measured_runs)
 		return LB_INSTRUMENT_DUET;
+	if (r->lockstep_runs && r->lockstep_runs == r->measured_runs)
+		return LB_INSTRUMENT_LOCKSTEP;
+	if (r->lockstep_runs)
+		return "lockstep+timed";
 	return r->duet_runs ? "duet+timed" : LB_INSTRUMENT_TIMED;
 }
 
 /*
- * The legend's lines on duets and on samples taken again for disturbance;
+ * The legend's lines on duets, lockstep runs and on samples taken again for disturbance;
  * nothing about disturbance when no document recorded it (older ones).
  */
 static void legend_noise(FILE *out, const struct comparison *c)
 {
-	size_t duet = 0, recorded = 0, touched = 0;
+	size_t duet = 0, lockstep = 0, recorded = 0, touched = 0;
 	long repeated = 0;
 	double limit = 0;
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compare_row *r = &c->rows[i];
 		duet += r->duet_runs > 0;
+		lockstep += r->lockstep_runs > 0;
 		if (!r->disturb_runs)
 			continue;
 		recorded++;
@@ -281,6 +289,12 @@ static void legend_noise(FILE *out, const struct comparison *c)
 		        "duet: %zu row(s) measured base and patched at the same time, each pinned "
 		        "to its own CPU, started together (the pair shares the machine's noise)\n",
 		        duet);
+	if (lockstep)
+		fprintf(out,
+		        "lockstep: %zu row(s) measured base and patched in turns of %g ms on one "
+		        "CPU, each side timing only its own turns (the pair shares the machine's "
+		        "modes)\n",
+		        lockstep, LB_LOCKSTEP_SLICE_MS);
 	if (recorded && limit > 0)
 		fprintf(out,
 		        "disturbance: %ld sample(s) of %zu row(s) taken again because their thread "

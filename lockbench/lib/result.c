@@ -849,15 +849,16 @@ static int disturbance_value(const json_t *v, const char *p, struct lb_metric *m
 	return 0;
 }
 
-/* "instrument": {metric: "timed" | "duet" | "instructions"}. */
+/* "instrument": {metric: "timed" | "duet" | "lockstep" | "instructions"}. */
 static int instrument_value(const json_t *v, const char *p, struct lb_metric *m, char *err,
                             size_t errlen)
 {
 	const char *s = json_string_value(v);
 
 	if (!s || (strcmp(s, LB_INSTRUMENT_TIMED) && strcmp(s, LB_INSTRUMENT_DUET) &&
-	           strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
-		return fail(err, errlen, p, "expected \"timed\", \"duet\" or \"instructions\"");
+	           strcmp(s, LB_INSTRUMENT_LOCKSTEP) && strcmp(s, LB_INSTRUMENT_INSTRUCTIONS)))
+		return fail(err, errlen, p,
+		            "expected \"timed\", \"duet\", \"lockstep\" or \"instructions\"");
 	metric_set_instrument(m, s);
 	return 0;
 }

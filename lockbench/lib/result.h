@@ -43,8 +43,11 @@ struct lb_disturb {
 };
 
 /* Names of the instruments that measure a metric (JSON "instrument"). */
-#define LB_INSTRUMENT_TIMED        "timed"
-#define LB_INSTRUMENT_DUET         "duet"
+#define LB_INSTRUMENT_TIMED    "timed"
+#define LB_INSTRUMENT_DUET     "duet"
+#define LB_INSTRUMENT_LOCKSTEP "lockstep"
+/* A lockstep turn, in ms (lockbench/src/lockstep.h says why this long). */
+#define LB_LOCKSTEP_SLICE_MS       0.5
 #define LB_INSTRUMENT_INSTRUCTIONS "instructions"
 
 struct lb_metric {

@@ -28,6 +28,7 @@
 #include "instr.h"
 #include "kernel.h"
 #include "lock.h"
+#include "lockstep.h"
 #include "report.h"
 #include "result.h"
 #include "runner.h"
@@ -105,6 +106,10 @@ static void print_help(FILE *f)
 	        "                       with one --start-at; each single-thread sample\n"
 	        "                       takes its own slot (its duration + 20 ms), the\n"
 	        "                       sides alternating A B B A per sample\n"
+	        "  --lockstep FILE      lockstep runs: single-thread samples take turns of\n"
+	        "                       0.5 ms with the other side's run (on the same\n"
+	        "                       CPU: --cpus), passing the turn through FILE\n"
+	        "  --lockstep-side 0|1  this run's side (side 0 takes the first turn)\n"
 	        "  --instructions       uncontended points also count instructions_per_pair\n"
 	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
 	        "  --no-instructions    do not [quick, full: count; smoke: do not]\n"
@@ -303,6 +308,8 @@ struct run_args {
 	const char *cpus;      /* --cpus: pin the run to these CPUs */
 	long long start_at_ns; /* --start-at: CLOCK_REALTIME ns to start at; 0 now */
 	int abba;              /* --abba-side: 1 + the side, 0 not an ABBA run */
+	const char *lockstep;  /* --lockstep: the turn file shared with the other side */
+	int lockstep_side;     /* --lockstep-side: 1 + the side */
 };
 
 enum {
@@ -332,6 +339,8 @@ enum {
 	OPT_CPUS,
 	OPT_START_AT,
 	OPT_ABBA_SIDE,
+	OPT_LOCKSTEP,
+	OPT_LOCKSTEP_SIDE,
 	OPT_SKIP_WORKLOADS,
 	OPT_INSTRUCTIONS,
 	OPT_NO_INSTRUCTIONS,
@@ -375,6 +384,8 @@ static const struct option run_options[] = {
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"start-at", required_argument, NULL, OPT_START_AT},
     {"abba-side", required_argument, NULL, OPT_ABBA_SIDE},
+    {"lockstep", required_argument, NULL, OPT_LOCKSTEP},
+    {"lockstep-side", required_argument, NULL, OPT_LOCKSTEP_SIDE},
     {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
     {"instructions", no_argument, NULL, OPT_INSTRUCTIONS},
     {"no-instructions", no_argument, NULL, OPT_NO_INSTRUCTIONS},
@@ -487,6 +498,16 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 				return usage_error("%s", err);
 			a->abba = (int)v + 1;
 			break;
+		case OPT_LOCKSTEP:
+			if (!*optarg)
+				return usage_error("--lockstep: empty path%s", "");
+			a->lockstep = optarg;
+			break;
+		case OPT_LOCKSTEP_SIDE:
+			if (lb_parse_int(optarg, 0, 1, &v, "--lockstep-side", err, sizeof(err)))
+				return usage_error("%s", err);
+			a->lockstep_side = (int)v + 1;
+			break;
 		case OPT_START_AT:
 			if (lb_parse_int(optarg, 1, LLONG_MAX, &v, "--start-at", err, sizeof(err)))
 				return usage_error("%s", err);
@@ -541,6 +562,12 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!a->lockstep != !a->lockstep_side)
+		return usage_error("--lockstep and --lockstep-side go together%s", "");
+	if (a->lockstep && a->abba)
+		return usage_error("--lockstep and --abba-side are two ways to pair: one at a "
+		                   "time%s",
+		                   "");
 	if (a->abba && !a->start_at_ns)
 		return usage_error("--abba-side needs --start-at: the instant both sides count "
 		                   "their slots from%s",
@@ -633,6 +660,7 @@ static int cmd_run(int argc, char **argv)
 	                     .disturb_retries = DISTURB_RETRIES_DEFAULT};
 	struct plan plan = {0};
 	struct lb_result res;
+	struct lockstep *ls = NULL;
 	char err[1024];
 	int rc, lockups = 0, failures = 0;
 
@@ -662,6 +690,17 @@ static int cmd_run(int argc, char **argv)
 			p->slot_first = (int)slotted;
 			slotted += (size_t)p->repeat;
 		}
+	}
+	if (a.lockstep) {
+		ls = lockstep_open(a.lockstep, a.lockstep_side - 1, err, sizeof(err));
+		if (!ls) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			rc = 1;
+			goto out;
+		}
+		for (size_t i = 0; i < plan.n; i++)
+			if (!strcmp(plan.points[i].w->name, "uncontended"))
+				plan.points[i].p.lockstep = ls;
 	}
 	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
@@ -695,17 +734,35 @@ static int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++) {
 		struct plan_point *pt = &plan.points[i];
 		size_t before = res.nruns;
+		long alone0 = 0, alone1 = 0;
+		if (ls)
+			lockstep_turns(ls, &alone0);
 		if (runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			failures++;
 			continue;
 		}
 		if (res.nruns > before) {
+			struct lb_metric *m =
+			    (struct lb_metric *)run_metric(&res.runs[before], "ns_per_pair");
+			/* lockstep only when every turn of the point followed the other side's */
+			if (ls)
+				lockstep_turns(ls, &alone1);
+			if (pt->p.lockstep && m && alone1 == alone0)
+				metric_set_instrument(m, LB_INSTRUMENT_LOCKSTEP);
 			if (res.runs[before].lockup)
 				lockups++;
 			if (tbl)
 				print_run(tbl, &res.runs[before]);
 		}
+	}
+	if (ls) {
+		/* the other side runs alone from here; the counts below take no turns */
+		long alone, turns = lockstep_turns(ls, &alone);
+		lockstep_done(ls);
+		if (tbl)
+			fprintf(tbl, "lockstep side %d: %ld turns, %ld of them alone\n",
+			        a.lockstep_side - 1, turns, alone);
 	}
 	if (a.instructions == 1 || (a.instructions < 0 && suite_counts_instructions(a.suite)))
 		count_instructions(&res, tbl);
@@ -724,6 +781,7 @@ static int cmd_run(int argc, char **argv)
 		        failures);
 	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
 out:
+	lockstep_close(ls);
 	plan_release(&plan);
 	result_release(&res);
 	free_run_args(&a);

@@ -75,6 +75,8 @@ struct wl_params {
 	int slot_ms;
 	int slot_side;
 	int slot_first;
+	/* lockstep runs (--lockstep): single-thread samples take turns with the other side */
+	struct lockstep *lockstep;
 };
 
 /* An ABBA slot is a sample's duration and this guard, for the sample's start and end. */

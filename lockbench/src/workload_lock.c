@@ -8,6 +8,7 @@
  * (a lock that lets two threads in loses increments).  The torture adds an
  * atomic owner check, trylock on a held lock, and random short and long holds.
  */
+#include <alloca.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "disturb.h"
+#include "lockstep.h"
 #include "stats.h"
 #include "util.h"
 #include "workload.h"
@@ -414,10 +416,95 @@ struct unc_ctx {
 	struct lb_disturb *disturb; /* per kept sample */
 	int repeated;
 	long long *slot_start; /* ABBA runs: CLOCK_REALTIME ns each sample started */
+	char err[256];         /* a lockstep run that failed: why */
+	uint64_t rnd;          /* the stack offsets' generator (unc_sample) */
 };
 
 #define UNC_BATCH       256
 #define UNC_MAX_BATCHES (1 << 16)
+#define UNC_SLICE_MIN   16
+
+/* UNC_BATCH lock/unlock pairs, the progress counter told. */
+static inline void unc_batch(struct unc_ctx *u, void *l, unsigned long *pairs)
+{
+	for (int i = 0; i < UNC_BATCH; i++) {
+		u->ops->lock(l);
+		u->ops->unlock(l);
+	}
+	*pairs += UNC_BATCH;
+	atomic_store_explicit(&u->sh->progress[0].n, *pairs, memory_order_relaxed);
+}
+
+/* Batches from t0 for one slice, into batch. */
+__attribute__((noinline)) static void unc_slice(struct unc_ctx *u, void *l, double *batch,
+                                                size_t *nb, unsigned long *pairs, uint64_t t0)
+{
+	uint64_t tb = t0, t1, end = t0 + (uint64_t)LOCKSTEP_SLICE_US * 1000;
+	int k = 0;
+	/* at least UNC_SLICE_MIN batches: a preemption spoils one batch of a slice, not most */
+	do {
+		unc_batch(u, l, pairs);
+		t1 = lb_now_ns();
+		if (*nb < UNC_MAX_BATCHES)
+			batch[(*nb)++] = (double)(t1 - tb) / UNC_BATCH;
+		tb = t1;
+	} while (++k < UNC_SLICE_MIN || t1 < end);
+}
+
+/*
+ * One slice with the stack moved down by shift bytes: the lock's calls run
+ * at a stack address of the slice's own (below).
+ */
+__attribute__((noinline)) static void unc_slice_at(struct unc_ctx *u, void *l, double *batch,
+                                                   size_t *nb, unsigned long *pairs, uint64_t t0,
+                                                   size_t shift)
+{
+	volatile char *pad = alloca(shift + 1);
+	pad[0] = 0;
+	unc_slice(u, l, batch, nb, pairs, t0);
+	pad[shift] = 0;
+}
+
+/*
+ * One sample: duration_ms of this thread's own time in slices of
+ * LOCKSTEP_SLICE_US, the batches of every slice into batch.
+ *
+ * Each slice runs at a random stack offset (a multiple of 64 bytes within
+ * 4 KiB).  A process's stack lands at a random offset in its page, and one
+ * offset in a few made every lock/unlock pair of that process slower: the
+ * same binary measured 35.5 ns in one process where its partner measured
+ * 22.5 ns in the same 0.5 ms turns (a 4 KiB alias of the stack with the
+ * lock's line, most likely).  Offsets drawn per slice put a few of those
+ * slices into every sample instead of every slice into a few processes, and
+ * the median over batches does not see them.
+ *
+ * In lockstep (lockstep.h) each slice waits for this side's turn and passes
+ * it after; the other side's turns are not this thread's wall time (m1).
+ * Returns 0, or -1 with u->err set.
+ */
+static int unc_sample(struct unc_ctx *u, void *l, double *batch, size_t *nb, unsigned long *pairs,
+                      int cpu, struct disturb_mark *m1)
+{
+	long slices = (long)u->p->duration_ms * 1000 / LOCKSTEP_SLICE_US;
+	uint64_t waited = 0, w0, t0;
+
+	for (long s = 0; s < (slices > 0 ? slices : 1); s++) {
+		w0 = lb_now_ns();
+		if (u->p->lockstep &&
+		    lockstep_wait(u->p->lockstep, &u->sh->progress[WL_MAX_THREADS].n, u->err,
+		                  sizeof(u->err)) < 0)
+			return -1;
+		t0 = lb_now_ns();
+		waited += t0 - w0;
+		u->rnd = u->rnd * 6364136223846793005ull + 1442695040888963407ull;
+		unc_slice_at(u, l, batch, nb, pairs, t0, (size_t)(u->rnd >> 58) * 64);
+		if (u->p->lockstep)
+			lockstep_pass(u->p->lockstep);
+	}
+	disturb_mark(m1, cpu);
+	m1->wall_ns -= waited;
+	return 0;
+}
 
 /*
  * A repetition's figure is the median over batches of UNC_BATCH pairs of
@@ -437,11 +524,11 @@ static void *uncontended_thread(void *arg)
 		return NULL;
 	}
 	unsigned long pairs = 0;
+	u->rnd = lb_now_ns() ^ (uint64_t)(uintptr_t)&pairs;
 	for (int r = 0; r < u->p->repeat; r++) {
 		for (int attempt = 0;; attempt++) {
 			struct disturb_mark m0, m1;
 			struct lb_disturb d;
-			uint64_t end, t0, t1, tb;
 			size_t nb = 0;
 
 			/* an ABBA run: wait for this sample's slot (a retry does not) */
@@ -450,22 +537,8 @@ static void *uncontended_thread(void *arg)
 				u->slot_start[r] = lb_realtime_ns();
 			}
 			disturb_mark(&m0, -1);
-			t0 = tb = lb_now_ns();
-			end = t0 + (uint64_t)u->p->duration_ms * 1000000;
-			do {
-				for (int i = 0; i < UNC_BATCH; i++) {
-					u->ops->lock(l);
-					u->ops->unlock(l);
-				}
-				pairs += UNC_BATCH;
-				atomic_store_explicit(&u->sh->progress[0].n, pairs,
-				                      memory_order_relaxed);
-				t1 = lb_now_ns();
-				if (nb < UNC_MAX_BATCHES)
-					batch[nb++] = (double)(t1 - tb) / UNC_BATCH;
-				tb = t1;
-			} while (t1 < end);
-			disturb_mark(&m1, m0.cpu);
+			if (unc_sample(u, l, batch, &nb, &pairs, m0.cpu, &m1))
+				goto out;
 			disturb_between(&m0, &m1, &d);
 			/*
 			 * A disturbed sample is taken again, not averaged in; when
@@ -475,12 +548,14 @@ static void *uncontended_thread(void *arg)
 				u->disturb[r] = d;
 				u->ns[r] = stats_percentile(batch, nb, 50);
 			}
-			if (attempt >= u->p->disturb_retries ||
+			/* a sample taken again would put lockstep's sides out of step */
+			if (attempt >= u->p->disturb_retries || u->p->lockstep ||
 			    !disturb_exceeds(&d, u->p->disturb_limit_pct))
 				break;
 			u->repeated++;
 		}
 	}
+out:
 	free(batch);
 	lock_free(u->ops, l);
 	return NULL;
@@ -511,13 +586,12 @@ static void print_slots(const struct unc_ctx *u)
 static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
                           struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
-	struct unc_ctx u = {ops,
-	                    p,
-	                    sh,
-	                    calloc((size_t)p->repeat, sizeof(double)),
-	                    calloc((size_t)p->repeat, sizeof(struct lb_disturb)),
-	                    0,
-	                    calloc((size_t)p->repeat, sizeof(long long))};
+	struct unc_ctx u = {.ops = ops,
+	                    .p = p,
+	                    .sh = sh,
+	                    .ns = calloc((size_t)p->repeat, sizeof(double)),
+	                    .disturb = calloc((size_t)p->repeat, sizeof(struct lb_disturb)),
+	                    .slot_start = calloc((size_t)p->repeat, sizeof(long long))};
 	pthread_t t;
 	int rc = -1;
 
@@ -531,6 +605,10 @@ static int wl_uncontended(const struct lock_ops *ops, const struct wl_params *p,
 		goto out;
 	}
 	pthread_join(t, NULL);
+	if (u.err[0]) {
+		snprintf(err, errlen, "%s", u.err);
+		goto out;
+	}
 	if (u.ns[0] == 0) {
 		snprintf(err, errlen, "cannot create lock %s", ops->name);
 		goto out;

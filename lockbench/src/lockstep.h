@@ -1,0 +1,56 @@
+/*
+ * lockstep.h - two lockbench processes (base and patched) that take turns
+ * on one CPU, a slice at a time, for single-thread samples.
+ *
+ * This machine kind (shared vCPUs) has modes: the same lock/unlock pair
+ * costs 18.2 ns for a while, then 21-23 ns, switching within tens of ms to
+ * seconds.  Two sides timed one after the other land in different modes
+ * (paired A/A spread 4.1% on 30 ms samples); two sides that alternate every
+ * LOCKSTEP_SLICE_US on the same CPU see the same modes (0.13%; README,
+ * Measured).  The turn is a word in a shared file (the agent creates it and
+ * gives both sandboxes the one path): each side waits on it with a futex,
+ * times only its own slices, and passes it.  A side that is done says so,
+ * and the other then runs alone; a side that does not pass the turn within
+ * LOCKSTEP_WAIT_MS fails the run (the agent then measures one side at a
+ * time).  The other side is untrusted: anything it writes into the file is
+ * only a turn number or a done flag, and every wait is bounded.
+ */
+#ifndef LOCKBENCH_LOCKSTEP_H
+#define LOCKBENCH_LOCKSTEP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "result.h"
+
+/*
+ * A slice: long enough that the switch between the sides is a small share
+ * of it, short enough that a mode rarely changes within a pair of turns
+ * (A/A paired spread 0.13% at 0.5 ms, 0.16% at 0.1 ms, 2.7% at 2 ms).
+ */
+#define LOCKSTEP_SLICE_US ((int)(LB_LOCKSTEP_SLICE_MS * 1000))
+/* How long a side waits for its turn before it gives up. */
+#define LOCKSTEP_WAIT_MS 5000
+
+struct lockstep;
+
+/* Open (creating it if need be) the shared turn file at path as side 0 or 1. */
+struct lockstep *lockstep_open(const char *path, int side, char *err, size_t errlen);
+/*
+ * Wait for this side's turn: 0 when it came, 1 when the other side is done
+ * or writes no turn number (run alone from here), -1 (err set) when it did
+ * not come in time; after that every wait fails at once.  beat (may be
+ * NULL) is bumped while waiting: the runner's stall watch sees a side that
+ * waits for the other, not a lock that hangs.
+ */
+int lockstep_wait(struct lockstep *ls, atomic_ulong *beat, char *err, size_t errlen);
+/* Give the turn to the other side. */
+void lockstep_pass(struct lockstep *ls);
+/* This side is done: the other runs alone from now on. */
+void lockstep_done(struct lockstep *ls);
+/* How many turns this side took (all points, all children), and how many it ran alone. */
+long lockstep_turns(const struct lockstep *ls, long *alone);
+void lockstep_close(struct lockstep *ls);
+
+#endif
