@@ -20,9 +20,10 @@
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
 #   fair     kmutex without its handoff (kmutex-2009's long-hold run as
 #            kmutex's): a fairness change, regression rate
-# PAIRING=lockstep (default: the agent's) runs the single-thread cases' two
-# sides of a round together, in turns of 0.5 ms on one CPU; PAIRING=rounds
-# one after the other (the agent with --lockstep off).
+# PAIRING=lockstep (default: the agent's) runs the single-thread points' two
+# sides of a round together, in turns of 0.5 ms on one CPU (aa: uncontended
+# so, the rest of the quick suite one side after the other, as the agent
+# does); PAIRING=rounds one after the other (the agent with --lockstep off).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -40,6 +41,8 @@ MAX_ROUNDS=${MAX_ROUNDS:-20}
 CASES=${CASES:-aa aa1 slow3 slow5 hot10 fair}
 COMPARE_TESTS=${COMPARE_TESTS:-log}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# a copy of its own: a rebuild during the bench does not change what it measures
+cp "$LB" "$tmp/lockbench-test" && LB=$tmp/lockbench-test
 . "$top/scripts/verdict-policy.sh"
 . "$top/scripts/bench-machine.sh"
 bench_machine_header
@@ -119,7 +122,7 @@ compare_once() { # compare_once SIDE_FUNCTION
 PAIRING=${PAIRING:-lockstep}
 pairing() { if [[ $PAIRING == lockstep ]]; then echo "$1"; fi; }
 case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is lockstep or rounds" >&2; exit 2 ;; esac
-echo "pairing of the single-thread cases (aa1, slow3, slow5): $PAIRING"
+echo "pairing of the single-thread points (aa's uncontended, aa1, slow3, slow5): $PAIRING"
 
 declare -a ROWS=()
 row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
@@ -208,6 +211,30 @@ for c in $CASES; do
       "$b" run --suite quick --locks pthread,kmutex --controls pthread --variant "$1" --round "$2" \
         --json "$3" --quiet
     }
+    # as the agent runs a round: uncontended in lockstep, then the rest of the
+    # suite one side after the other (base first on even rounds), merged
+    aa_pair() { # ROUND OUT_BASE OUT_PATCHED
+      local turn=$tmp/turn-aa-$1 s0=$(($1 % 2)) pid v
+      local -A bin=([base]=$tmp/src-a/build/lockbench [patched]=$tmp/src-b/build/lockbench)
+      local -A out=([base]=$2 [patched]=$3)
+      local -a common=(run --suite quick --locks pthread,kmutex --controls pthread --round "$1" --quiet)
+      rm -f "$turn"
+      "${bin[base]}" "${common[@]}" --workloads uncontended --variant base --json "$2.ls" \
+        --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
+      pid=$!
+      "${bin[patched]}" "${common[@]}" --workloads uncontended --variant patched --json "$3.ls" \
+        --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
+      wait "$pid"
+      for v in $( (($1 % 2 == 0)) && echo base patched || echo patched base); do
+        "${bin[$v]}" "${common[@]}" --skip-workloads uncontended --variant "$v" --json "${out[$v]}.rest"
+        perl -MJSON::PP -0777 -e 'local $/; open my $r, "<", $ARGV[0] or die; my $d = decode_json(<$r>);
+          open my $l, "<", $ARGV[1] or die; push @{$d->{runs}}, @{decode_json(<$l>)->{runs}};
+          print encode_json($d)' "${out[$v]}.rest" "${out[$v]}.ls" >"${out[$v]}"
+        rm -f "${out[$v]}.rest" "${out[$v]}.ls"
+      done
+      rm -f "$turn"
+    }
+    PAIR_RUNNER=$(pairing aa_pair)
     # the same rounds judged by the server's rule too: one image both sides
     # (lockbench image) is no-change; the tests' own rows stay --ignore-image
     saved_tests=$COMPARE_TESTS
@@ -224,6 +251,7 @@ for c in $CASES; do
       row "$(label "comment-only patch to kmutex, ends no-change, tests alone" "$t")" "$N_AA" "${V_same[$t]}" 80 ">=" "$(why "$t")"
     done
     COMPARE_TESTS=$saved_tests
+    PAIR_RUNNER=
     AA_SECS=$V_secs
     ;;
   aa1)
