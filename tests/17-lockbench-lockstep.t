@@ -28,6 +28,8 @@ is "$(rows "$T/a.json")" "$(rows "$T/b.json")" "the two documents have the same 
 out=$("$LB" compare "$T/a.json" "$T/b.json" --format json)
 is "$(jq -r '[.rows[] | select(.workload == "uncontended") | .lock] | sort | join(",")' <<<"$out")" "kmutex,pthread" \
   "compare pairs them like any base and patched"
+is "$(jq -c '[.rows[] | select(.workload == "uncontended") | .instrument] | unique' <<<"$out")" '["lockstep"]' \
+  "and names the rows' instrument lockstep"
 like "$("$LB" compare "$T/a.json" "$T/b.json")" 'lockstep: 2 row\(s\) measured base and patched in turns of 0.5 ms on one CPU' \
   "the report's legend says which rows ran in lockstep"
 
