@@ -3,7 +3,9 @@
 # killed from outside in the middle of a round (what the OOM killer does) is
 # tried once more and the job completes with every round counted once and no
 # lockup; killed again every time, the job fails with a reason that says it
-# was the machine's, and nothing of the killed rounds is stored.
+# was the machine's, and nothing of the killed rounds is stored.  (Parts 1
+# and 2 run without lockstep, so that the kill lands in a side's own run;
+# part 3 kills a lockstep side: the round runs one side at a time.)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -33,7 +35,7 @@ kill_rounds() {
 
 # 1. killed once: tried again, the job completes
 submit_mbox "$T/infra.mbox"; s1=$SUB
-agent_spawn once --once
+agent_spawn once --once --lockstep off
 killed=$(kill_rounds "$T/agent-once" 1)
 wait "$AGENT_PID"
 is "$killed" 1 "lockbench was killed once in a round"
@@ -48,7 +50,7 @@ is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
 
 # 2. killed every time: the job fails, as the machine's failure
 submit_mbox "$T/infra.mbox"; s2=$SUB
-agent_spawn always --once
+agent_spawn always --once --lockstep off
 killed=$(kill_rounds "$T/agent-always" 2)
 wait "$AGENT_PID"
 is "$killed" 2 "lockbench was killed in the round and in its retry"
@@ -58,4 +60,19 @@ like "$(jq -r .reason <<<"$BODY")" "infrastructure failure, not a finding about 
   "its reason says the machine failed, not the patch"
 is "$(jq -r '.verdict // "none"' <<<"$BODY")" none "there is no verdict"
 is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
+
+# 3. a lockstep side killed: the pair gave no result, the job's rounds run one side at a time
+submit_mbox "$T/infra.mbox"; s3=$SUB
+agent_spawn paired --once
+killed=$(kill_rounds "$T/agent-paired" 1)
+wait "$AGENT_PID"
+is "$killed" 1 "a lockstep side was killed"
+like "$(cat "$T/agent-paired.log")" "round 0: the duet's \(lockstep's, ABBA's\) [a-z]+ side gave no result \(ran, exit 137" \
+  "the agent says the pair gave no result"
+is "$(sub_state "$s3")" done "the job completes"
+is "$(results "$s3")" "$(sql "SELECT 2 * rounds_wanted FROM jobs WHERE submission_id = $s3")" \
+  "every wanted round's 2 documents are stored, none twice"
+api GET "/api/v1/submissions/$s3/results"
+is "$(jq '[.results[].document.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair // "timed"] | unique | join(",")' <<<"$BODY")" '"timed"' \
+  "measured one side at a time: no run says lockstep"
 done_testing
