@@ -506,8 +506,10 @@ static int cmd_run(int argc, char **argv)
 	size_t splats = 0;
 	bool workloads_given = false;
 	bool qemu_down = false;
-	bool *booted = NULL;                            /* per band: its boot ran */
-	struct strutil_buf emulated = STRUTIL_BUF_INIT; /* each TCG lockbench boot's thresholds */
+	bool torture_said = false; /* the locktorture boots' thresholds are in emulated */
+	bool *booted = NULL;       /* per band: its boot ran */
+	/* under TCG, the thresholds of the guest kernel's lockup detectors, per boot */
+	struct strutil_buf emulated = STRUTIL_BUF_INIT;
 	double t_all = boot_now_s();
 
 	result_init(&res);
@@ -773,6 +775,15 @@ static int cmd_run(int argc, char **argv)
 				break;
 			}
 			nboots++;
+			if (accel == ACCEL_TCG && !torture_said) {
+				struct kernel_thresholds th;
+				char said[128];
+				kernel_guest_thresholds(false, b.deadline_s, a.hung_s, &th);
+				kernel_thresholds_say(&th, said, sizeof(said));
+				strutil_buf_addf(&emulated, "%slocktorture boots: %s",
+				                 emulated.len ? "; " : "", said);
+				torture_said = true;
+			}
 			if (a.console_dir)
 				save_console(a.console_dir, name, &b.console);
 			size_t n;
@@ -880,11 +891,9 @@ static int cmd_run(int argc, char **argv)
 			kernel_guest_thresholds(false, b.deadline_s, hung_s, &th);
 		char said[128];
 		kernel_thresholds_say(&th, said, sizeof(said));
-		if (accel == ACCEL_TCG) {
-			strutil_buf_addf(&emulated,
-			                 "emulated: %s boot's guest lockup thresholds: %s\n", label,
+		if (accel == ACCEL_TCG)
+			strutil_buf_addf(&emulated, "%s%s: %s", emulated.len ? "; " : "", label,
 			                 said);
-		}
 		nboots++;
 		booted[bi] = true;
 		if (a.console_dir)
@@ -987,8 +996,10 @@ write:
 		run_clear_metrics(&res.runs[r]);
 	if (accel == ACCEL_TCG) {
 		fprintf(tbl, "%s\n", report_emulated_note);
-		if (emulated.len)
-			fputs(emulated.buf, tbl);
+		if (emulated.len) {
+			res.machine.guest_thresholds = strutil_xstrdup(emulated.buf);
+			fprintf(tbl, "%s%s\n", report_thresholds_lead, emulated.buf);
+		}
 	}
 	if (a.debug)
 		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
