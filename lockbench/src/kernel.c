@@ -42,7 +42,7 @@
 
 static const char *prog = "lockbench kernel";
 
-void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s,
+void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool scale_hung,
                              struct kernel_thresholds *t)
 {
 	*t = (struct kernel_thresholds){.rcu_stall_s = KERNEL_RCU_STALL_S,
@@ -61,6 +61,10 @@ void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s,
 		t->watchdog_thresh = thresh;
 		t->scaled = true;
 	}
+	if (scale_hung && third > t->hung_task_s) {
+		t->hung_task_s = third;
+		t->scaled = true;
+	}
 }
 
 void kernel_thresholds_cmdline(const struct kernel_thresholds *t, char *out, size_t len)
@@ -70,8 +74,11 @@ void kernel_thresholds_cmdline(const struct kernel_thresholds *t, char *out, siz
 			out[0] = 0;
 		return;
 	}
-	lb_pathf(out, len, "rcupdate.rcu_cpu_stall_timeout=%d watchdog_thresh=%d", t->rcu_stall_s,
-	         t->watchdog_thresh);
+	/* after the boot's own sysctl.kernel.hung_task_timeout_secs: the later one is set last */
+	lb_pathf(out, len,
+	         "rcupdate.rcu_cpu_stall_timeout=%d watchdog_thresh=%d "
+	         "sysctl.kernel.hung_task_timeout_secs=%d",
+	         t->rcu_stall_s, t->watchdog_thresh, t->hung_task_s);
 }
 
 void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t len)
@@ -778,7 +785,7 @@ static int cmd_run(int argc, char **argv)
 			if (accel == ACCEL_TCG && !torture_said) {
 				struct kernel_thresholds th;
 				char said[128];
-				kernel_guest_thresholds(false, b.deadline_s, a.hung_s, &th);
+				kernel_guest_thresholds(false, b.deadline_s, a.hung_s, false, &th);
 				kernel_thresholds_say(&th, said, sizeof(said));
 				strutil_buf_addf(&emulated, "%slocktorture boots: %s",
 				                 emulated.len ? "; " : "", said);
@@ -877,10 +884,13 @@ static int cmd_run(int argc, char **argv)
 		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
 		    common, hung_s, a.suite, a.workloads, a.locks, u ? " locklab.users=" : "",
 		    u ? u : "", stall);
-		/* under TCG the kernel's stall and soft lockup thresholds allow for an emulated CPU
+		/*
+		 * under TCG the kernel's stall, soft lockup and (the seeds suite's
+		 * default) hung-task thresholds allow for an emulated CPU
 		 */
+		bool scale_hung = seeds && !a.hung_given;
 		struct kernel_thresholds th;
-		kernel_guest_thresholds(true, b.deadline_s, hung_s, &th);
+		kernel_guest_thresholds(true, b.deadline_s, hung_s, scale_hung, &th);
 		kernel_thresholds_cmdline(&th, b.tcg_cmdline, sizeof(b.tcg_cmdline));
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
@@ -888,7 +898,7 @@ static int cmd_run(int argc, char **argv)
 			goto write;
 		}
 		if (accel == ACCEL_KVM)
-			kernel_guest_thresholds(false, b.deadline_s, hung_s, &th);
+			kernel_guest_thresholds(false, b.deadline_s, hung_s, false, &th);
 		char said[128];
 		kernel_thresholds_say(&th, said, sizeof(said));
 		if (accel == ACCEL_TCG)

@@ -299,31 +299,41 @@ static void test_guest_thresholds(void **state)
 	struct kernel_thresholds t;
 	char line[256];
 
-	kernel_guest_thresholds(false, 1500, 120, &t);
+	kernel_guest_thresholds(false, 1500, 120, true, &t);
 	assert_false(t.scaled);
 	assert_int_equal(t.rcu_stall_s, 21);
 	kernel_thresholds_cmdline(&t, line, sizeof(line));
 	assert_string_equal(line, "");
 
-	kernel_guest_thresholds(true, 1500, 120, &t);
+	kernel_guest_thresholds(true, 1500, 120, true, &t);
 	assert_true(t.scaled);
 	assert_int_equal(t.rcu_stall_s, 300);
 	assert_int_equal(t.watchdog_thresh, 60);
+	assert_int_equal(t.hung_task_s, 500);
 	kernel_thresholds_cmdline(&t, line, sizeof(line));
-	assert_string_equal(line, "rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60");
+	assert_string_equal(line, "rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60 "
+	                          "sysctl.kernel.hung_task_timeout_secs=500");
 	kernel_thresholds_say(&t, line, sizeof(line));
-	assert_string_equal(line, "RCU stall 300 s, soft lockup 120 s, hung task 120 s");
+	assert_string_equal(line, "RCU stall 300 s, soft lockup 120 s, hung task 500 s");
+	/* a hung-task timeout given by hand is kept */
+	kernel_guest_thresholds(true, 1500, 120, false, &t);
+	assert_int_equal(t.hung_task_s, 120);
+	kernel_thresholds_cmdline(&t, line, sizeof(line));
+	assert_string_equal(line, "rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60 "
+	                          "sysctl.kernel.hung_task_timeout_secs=120");
 
 	/* the 100-user band's 600 s: a stall is still reported by 200 s */
-	kernel_guest_thresholds(true, 600, 120, &t);
+	kernel_guest_thresholds(true, 600, 120, true, &t);
 	assert_int_equal(t.rcu_stall_s, 200);
 	assert_int_equal(t.watchdog_thresh, 60);
-	/* smoke and quick's 300 s lockbench boot */
-	kernel_guest_thresholds(true, 300, 3, &t);
+	assert_int_equal(t.hung_task_s, 200);
+	/* smoke and quick's 300 s lockbench boot keep their 3 s hung-task timeout */
+	kernel_guest_thresholds(true, 300, 3, false, &t);
 	assert_int_equal(t.rcu_stall_s, 100);
 	assert_int_equal(t.watchdog_thresh, 50);
+	assert_int_equal(t.hung_task_s, 3);
 	/* a short deadline keeps the kernel's own */
-	kernel_guest_thresholds(true, 60, 3, &t);
+	kernel_guest_thresholds(true, 60, 3, false, &t);
 	assert_false(t.scaled);
 	assert_int_equal(t.rcu_stall_s, 21);
 	assert_int_equal(t.watchdog_thresh, 10);
