@@ -128,11 +128,23 @@ static void test_band_rows(void **state)
  */
 #define STALL_CONSOLE "lockbench/tests/data/console-seeds-2000-rcu-stall.log"
 
+/*
+ * Another: the same band's boot with only the RCU and soft lockup
+ * thresholds raised, at host load 7-12, where an aim7 job was reported
+ * blocked for 179 s (the hung-task timeout was 120 s).
+ */
+#define HUNG_CONSOLE "lockbench/tests/data/console-seeds-2000-hung-task.log"
+
+static char **read_console_file(const char *path, struct strutil_buf *text, size_t *n)
+{
+	if (strutil_read_file(path, text))
+		fail_msg("cannot read %s (run from the top of the tree)", path);
+	return console_lines(text->buf, n);
+}
+
 static char **read_console(struct strutil_buf *text, size_t *n)
 {
-	if (strutil_read_file(STALL_CONSOLE, text))
-		fail_msg("cannot read %s (run from the top of the tree)", STALL_CONSOLE);
-	return console_lines(text->buf, n);
+	return read_console_file(STALL_CONSOLE, text, n);
 }
 
 static const struct lb_run *find_run(const struct lb_result *r, const char *w)
@@ -255,6 +267,39 @@ static void test_recover_stalled_band(void **state)
 	strutil_buf_release(&stacks);
 }
 
+/* The hung task's console: the same recovery, the lockup a hung-task. */
+static void test_recover_hung_band(void **state)
+{
+	struct strutil_buf text = STRUTIL_BUF_INIT, stacks = STRUTIL_BUF_INIT;
+	struct lb_result r;
+	size_t n;
+	char **lines = read_console_file(HUNG_CONSOLE, &text, &n), msg[512];
+	const char *kind;
+	struct console_end end = {false, false, 959.5};
+	const struct lb_run *running = NULL;
+	struct kernel_guest_plan g = {.suite = "seeds",
+	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
+	                              .locks = "pthread,kmutex",
+	                              .users = "2000"};
+
+	assert_true(console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks));
+	assert_string_equal(kind, "hung-task");
+	result_init(&r);
+	assert_int_equal(kernel_recover_boot(&r, lines, n, &g, kind, msg, stacks.buf, &running), 3);
+	assert_true(find_run(&r, "pipe-mutex")->metrics[0].value == 54465);
+	assert_true(find_run(&r, "epoll-ctl")->metrics[0].value == 6524);
+	assert_true(find_run(&r, "seq-read")->metrics[0].value == 33003);
+	assert_string_equal(running->workload, "aim7-mix");
+	assert_string_equal(running->lockup->kind, "hung-task");
+	assert_string_equal(running->lockup->message,
+	                    "INFO: task exe:19639 blocked for more than 179 seconds.");
+	assert_non_null(strstr(running->lockup->stacks, "rwsem_down_write_slowpath"));
+	result_release(&r);
+	free(lines);
+	strutil_buf_release(&text);
+	strutil_buf_release(&stacks);
+}
+
 /* Lines a kernel message broke, and lines that are not the guest's table. */
 static void test_table_runs_rejects(void **state)
 {
@@ -347,6 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_band_rows),
 	    cmocka_unit_test(test_table_runs_from_console),
 	    cmocka_unit_test(test_recover_stalled_band),
+	    cmocka_unit_test(test_recover_hung_band),
 	    cmocka_unit_test(test_table_runs_rejects),
 	    cmocka_unit_test(test_guest_thresholds),
 	};
