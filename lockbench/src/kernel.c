@@ -987,12 +987,19 @@ static int cmd_run(int argc, char **argv)
 			    "look(s) 20 s apart; qemu -m %d)\n",
 			    avail_kb / 1024, total_kb / 1024, nmem,
 			    b.mem_mb ? b.mem_mb : BOOT_MEM_MB);
-		if (running)
+		if (running && strcmp(running->workload, "lockbench-guest"))
 			fprintf(
 			    tbl,
 			    "  the boot locked up during %s; %zu finished point(s) recovered from "
 			    "the guest's table on the console (the mean as printed, no samples)\n",
 			    running->workload, recovered);
+		else if (recovered)
+			fprintf(
+			    tbl,
+			    "  the boot locked up after the guest's points; %zu finished point(s) "
+			    "recovered from its table on the console (the mean as printed, no "
+			    "samples)\n",
+			    recovered);
 		splats += note_splats(&res, lines, n, label, tbl);
 		fflush(tbl);
 		free(lines);
