@@ -447,8 +447,11 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 	fprintf(f, "rounds:  %d base and %d patched, interleaved on that machine\n", c->base_rounds,
 	        c->patched_rounds);
 	/* a QEMU TCG guest: say what its figures are worth (report.h) */
+	char th[1024];
 	if (report_emulated(c))
 		reply_wrap(f, report_emulated_note, 0, 10);
+	if (report_emulated_thresholds(c, th, sizeof(th)))
+		reply_wrap(f, th, 0, 10);
 	fputc('\n', f);
 	fprintf(f, "%11s%6s%10s%11s%6s%8s%7s  %s\n", "base", "%sd", "%change", "patched", "%sd",
 	        "+-ci95", "n", "metric");

@@ -190,6 +190,10 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 	machine = json_pack("{s:s?, s:i, s:s?, s:s?}", "hostname", cmp->machine.hostname, "cpus",
 	                    cmp->machine.cpus, "model", cmp->machine.model, "kernel",
 	                    cmp->machine.kernel);
+	/* an emulated kernel run: the guest kernel's lockup thresholds, for the reply */
+	if (machine && cmp->machine.guest_thresholds)
+		json_object_set_new(machine, "guest_thresholds",
+		                    json_string(cmp->machine.guest_thresholds));
 	/* one image both sides ran: the rows are an A/A (compare.h, identical_code) */
 	if (machine && cmp->identical_code && cmp->image) {
 		json_object_set_new(machine, "image", json_string(cmp->image));
@@ -334,17 +338,18 @@ void verdicts_free(struct stored_comparison *v, size_t n)
 static void machine_from_json(const char *text, struct comparison *cmp)
 {
 	json_t *doc = json_loads(text, 0, NULL);
-	const char *host = NULL, *model = NULL, *kernel = NULL, *image = NULL;
+	const char *host = NULL, *model = NULL, *kernel = NULL, *image = NULL, *th = NULL;
 	int cpus = 0, identical = 0;
 
 	if (doc)
-		json_unpack(doc, "{s?s, s?i, s?s, s?s, s?s, s?b}", "hostname", &host, "cpus", &cpus,
-		            "model", &model, "kernel", &kernel, "image", &image, "identical_code",
-		            &identical);
+		json_unpack(doc, "{s?s, s?i, s?s, s?s, s?s, s?b, s?s}", "hostname", &host, "cpus",
+		            &cpus, "model", &model, "kernel", &kernel, "image", &image,
+		            "identical_code", &identical, "guest_thresholds", &th);
 	cmp->machine.hostname = strdup(host ? host : "");
 	cmp->machine.model = strdup(model ? model : "");
 	cmp->machine.kernel = strdup(kernel ? kernel : "");
 	cmp->machine.cpus = cpus;
+	cmp->machine.guest_thresholds = th && *th ? strdup(th) : NULL;
 	cmp->identical_code = identical && image;
 	cmp->image = cmp->identical_code ? strdup(image) : NULL;
 	json_decref(doc);

@@ -14,11 +14,17 @@
  * second serial port (ttyS1), where no kernel message can interleave, then power off; without a
  * ttyS1 the document goes to the console between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
  *
+ * While lockbench runs, a child of init prints the guest's memory on the
+ * console every MEM_EVERY_S seconds ("LOCKLAB-MEM available_kb=A total_kb=T",
+ * /proc/meminfo's MemAvailable and MemTotal), so a boot that ran short of
+ * memory, or stalled, says how much it had.
+ *
  * Everything goes to the serial console, which the host reads.  Markers are
  * whole lines starting with "LOCKLAB-"; "LOCKLAB-END" says the guest is done.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,37 @@
 #define CMDLINE_MAX 4096
 
 static char cmdline[CMDLINE_MAX];
+
+#define MEM_EVERY_S 20
+
+/* /proc/meminfo's value of key ("MemAvailable:") in kB, -1 when absent. */
+static long meminfo_kb(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The memory sampler: say the guest's memory now and every MEM_EVERY_S s until killed. */
+static pid_t start_mem_sampler(void)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	for (;;) {
+		char text[4096];
+		int fd = open("/proc/meminfo", O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			text[n] = 0;
+			printf("LOCKLAB-MEM available_kb=%ld total_kb=%ld\n",
+			       meminfo_kb(text, "MemAvailable:"), meminfo_kb(text, "MemTotal:"));
+			fflush(stdout);
+		}
+		sleep(MEM_EVERY_S);
+	}
+}
 
 static void say(const char *fmt, const char *arg)
 {
@@ -122,6 +159,7 @@ static int run_lockbench(void)
 	/* under TCG the watchdog allows for an emulated CPU on a loaded host */
 	if (!strcmp(ac, "tcg"))
 		argv[next++] = "--emulated";
+	pid_t sampler = start_mem_sampler();
 	say("LOCKLAB-JSON-BEGIN%s\n", out >= 0 ? " ttyS1" : "");
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -141,6 +179,10 @@ static int run_lockbench(void)
 	if (out >= 0)
 		tcdrain(out);
 out:
+	if (sampler > 0) {
+		kill(sampler, SIGKILL);
+		waitpid(sampler, NULL, 0);
+	}
 	if (out >= 0)
 		close(out);
 	printf("\nLOCKLAB-JSON-END rc=%d\n", rc);

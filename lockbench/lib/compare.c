@@ -113,6 +113,7 @@ void comparison_release(struct comparison *c)
 	free(c->machine.hostname);
 	free(c->machine.model);
 	free(c->machine.kernel);
+	free(c->machine.guest_thresholds);
 	comparison_init(c);
 }
 
@@ -546,6 +547,8 @@ static void copy_machine(struct lb_machine *dst, const struct lb_machine *src)
 	dst->cpus = src->cpus;
 	dst->model = strutil_xstrdup(src->model);
 	dst->kernel = strutil_xstrdup(src->kernel);
+	dst->guest_thresholds =
+	    src->guest_thresholds ? strutil_xstrdup(src->guest_thresholds) : NULL;
 }
 
 /* A control only when every document of both sides names it one. */

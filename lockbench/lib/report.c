@@ -210,6 +210,18 @@ bool report_emulated(const struct comparison *c)
 	return c->machine.model && strstr(c->machine.model, "QEMU TCG");
 }
 
+const char report_thresholds_lead[] = "emulated: guest kernel lockup thresholds: ";
+
+bool report_emulated_thresholds(const struct comparison *c, char *out, size_t len)
+{
+	if (len)
+		out[0] = 0;
+	if (!report_emulated(c) || !c->machine.guest_thresholds || !len)
+		return false;
+	snprintf(out, len, "%s%s", report_thresholds_lead, c->machine.guest_thresholds);
+	return true;
+}
+
 void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
                         size_t hi)
 {
@@ -315,8 +327,11 @@ static void legend_tests(FILE *out, const struct comparison *c)
 {
 	size_t lo = 0, hi = 0, few = 0, counted = 0;
 
+	char th[1024];
 	if (report_emulated(c))
 		fprintf(out, "%s\n", report_emulated_note);
+	if (report_emulated_thresholds(c, th, sizeof(th)))
+		fprintf(out, "%s\n", th);
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t k = c->rows[i].pairs;
@@ -1259,6 +1274,9 @@ static int render_json(const struct comparison *c, FILE *out)
 	if (c->image)
 		json_object_set_new(doc, "image", json_string(c->image));
 	json_object_set_new(doc, "emulated", json_boolean(report_emulated(c)));
+	if (report_emulated(c) && c->machine.guest_thresholds)
+		json_object_set_new(doc, "guest_thresholds",
+		                    json_string(c->machine.guest_thresholds));
 	rc = json_dumpf(doc, out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	json_decref(doc);
 	if (rc != 0)

@@ -32,6 +32,14 @@ int report_format_parse(const char *name, enum report_format *out);
  */
 bool report_emulated(const struct comparison *c);
 extern const char report_emulated_note[];
+/*
+ * The line after the note when the documents say which lockup thresholds
+ * the emulated guest kernel used (machine.guest_thresholds): "emulated:
+ * guest kernel lockup thresholds: ...", into out; false (out empty) when
+ * the comparison is not emulated or they do not say.
+ */
+bool report_emulated_thresholds(const struct comparison *c, char *out, size_t len);
+extern const char report_thresholds_lead[]; /* "emulated: guest kernel lockup thresholds: " */
 
 /*
  * The AIM7 table's band of a user count, as the seeds' bands: 1-9 users

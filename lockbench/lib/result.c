@@ -74,6 +74,7 @@ void result_release(struct lb_result *r)
 	free(r->machine.hostname);
 	free(r->machine.model);
 	free(r->machine.kernel);
+	free(r->machine.guest_thresholds);
 	for (size_t i = 0; i < r->nruns; i++)
 		run_release(&r->runs[i]);
 	free(r->runs);
@@ -546,6 +547,8 @@ static json_t *build_json(const struct lb_result *r, char *err, size_t errlen)
 	put(machine, "cpus", json_integer(r->machine.cpus));
 	put(machine, "model", json_string(r->machine.model));
 	put(machine, "kernel", json_string(r->machine.kernel));
+	if (r->machine.guest_thresholds)
+		put(machine, "guest_thresholds", json_string(r->machine.guest_thresholds));
 	put(doc, "machine", machine);
 	machine = NULL;
 	for (size_t i = 0; i < r->nruns; i++) {
@@ -1073,7 +1076,8 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 	static const char *const keys[] = {"schema",  "suite",   "variant", "round",
 	                                   "started", "machine", "runs",    "?controls",
 	                                   "?splats", "?image",  NULL};
-	static const char *const mkeys[] = {"hostname", "cpus", "model", "kernel", NULL};
+	static const char *const mkeys[] = {"hostname",          "cpus", "model", "kernel",
+	                                    "?guest_thresholds", NULL};
 	json_t *v, *runs;
 	size_t i;
 
@@ -1111,7 +1115,10 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 	    get_str(v, "machine", "hostname", false, &out->machine.hostname, err, errlen) ||
 	    get_int(v, "machine", "cpus", 1, &out->machine.cpus, err, errlen) ||
 	    get_str(v, "machine", "model", false, &out->machine.model, err, errlen) ||
-	    get_str(v, "machine", "kernel", false, &out->machine.kernel, err, errlen))
+	    get_str(v, "machine", "kernel", false, &out->machine.kernel, err, errlen) ||
+	    (json_object_get(v, "guest_thresholds") &&
+	     get_str(v, "machine", "guest_thresholds", true, &out->machine.guest_thresholds, err,
+	             errlen)))
 		goto fail;
 	runs = json_object_get(doc, "runs");
 	if (!json_is_array(runs)) {

@@ -105,6 +105,12 @@ struct lb_machine {
 	int cpus;
 	char *model;
 	char *kernel;
+	/*
+	 * A kernel run under TCG: the guest kernel's lockup thresholds its
+	 * boots used ("lockbench users=2000: RCU stall 300 s, ..."); JSON
+	 * "guest_thresholds", optional; NULL when not set.
+	 */
+	char *guest_thresholds;
 };
 
 struct lb_result {

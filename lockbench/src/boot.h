@@ -21,8 +21,10 @@ enum accel { ACCEL_AUTO, ACCEL_KVM, ACCEL_TCG };
 #define BOOT_MEM_MB 512
 
 struct boot {
-	const char *label;   /* "locktorture mutex_lock writers=2" */
-	char cmdline[1024];  /* kernel command line */
+	const char *label;  /* "locktorture mutex_lock writers=2" */
+	char cmdline[1024]; /* kernel command line */
+	/* added to the command line under TCG only (the emulated CPU's lockup thresholds) */
+	char tcg_cmdline[256];
 	double deadline_s;   /* end qemu this long after start */
 	const char *end_tag; /* the line that says the guest finished */
 	int cpus;

@@ -457,3 +457,146 @@ char *console_guest_json(char **lines, size_t n, int *lb_rc)
 	strutil_buf_release(&j);
 	return NULL;
 }
+
+size_t console_guest_memory(char **lines, size_t n, long *min_avail_kb, long *total_kb)
+{
+	size_t seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = strstr(lines[i], "LOCKLAB-MEM ");
+		long avail, total;
+		if (!m ||
+		    sscanf(m, "LOCKLAB-MEM available_kb=%ld total_kb=%ld", &avail, &total) != 2 ||
+		    avail < 0 || total <= 0)
+			continue;
+		if (!seen || avail < *min_avail_kb)
+			*min_avail_kb = avail;
+		*total_kb = total;
+		seen++;
+	}
+	return seen;
+}
+
+/* ---- the guest's table, for a boot that locked up -------------------- */
+
+static bool all_in(const char *s, const char *set)
+{
+	return *s && strspn(s, set) == strlen(s);
+}
+
+#define LOWER_DIGITS "abcdefghijklmnopqrstuvwxyz0123456789"
+
+/*
+ * "duration_ms=200,users=2000" into run's params (run NULL: only checked);
+ * false when it is no params key.
+ */
+static bool parse_params_key(const char *key, struct lb_run *run)
+{
+	char buf[512];
+	if (!strchr(key, '=') || !all_in(key, LOWER_DIGITS "_=,.-+/:") ||
+	    strlen(key) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", key);
+	char *save = NULL;
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq || eq == kv || !eq[1])
+			return false;
+		*eq = 0;
+		const char *v = eq + 1;
+		if (!run)
+			continue;
+		if (all_in(v[0] == '-' ? v + 1 : v, "0123456789"))
+			run_set_param_num(run, kv, atoll(v));
+		else
+			run_set_param_str(run, kv, v);
+	}
+	return true;
+}
+
+/* "27,637" or "12.5" or "0.250": the number lockbench's table printed. */
+static bool parse_table_number(const char *s, double *v)
+{
+	char digits[64];
+	size_t k = 0;
+	if (!all_in(s, "0123456789,.-"))
+		return false;
+	for (; *s && k + 1 < sizeof(digits); s++)
+		if (*s != ',')
+			digits[k++] = *s;
+	digits[k] = 0;
+	char *end;
+	*v = strtod(digits, &end);
+	return end != digits && !*end;
+}
+
+static bool lower_is_better(const char *unit)
+{
+	return !strcmp(unit, "ms") || !strcmp(unit, "us") || !strcmp(unit, "ns") ||
+	       !strcmp(unit, "s");
+}
+
+/*
+ * One line of the guest's table into res (lockbench's print_run: workload,
+ * lock, params key, then the first metric or "LOCKUP (kind): message").
+ */
+static bool parse_table_line(const char *line, struct lb_result *res, char **last_key)
+{
+	char buf[1024], *tok[8], *save = NULL;
+	size_t nt = 0;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *t = strtok_r(buf, " \t", &save); t && nt < 8; t = strtok_r(NULL, " \t", &save))
+		tok[nt++] = t;
+	if (nt < 5 || !all_in(tok[0], LOWER_DIGITS "-") || !all_in(tok[1], LOWER_DIGITS "_-"))
+		return false;
+	bool lockup = !strcmp(tok[3], "LOCKUP");
+	double v = 0;
+	if (lockup) {
+		/* "LOCKUP (stall): message": kind and message from the line itself */
+		const char *k = strstr(line, " LOCKUP (");
+		if (!k || !strstr(k, "): "))
+			return false;
+	} else if (nt < 8 || !all_in(tok[3], "abcdefghijklmnopqrstuvwxyz_") ||
+	           !parse_table_number(tok[4], &v) || strncmp(tok[6], "\xc2\xb1", 2) ||
+	           strncmp(tok[7], "n=", 2) || !all_in(tok[7] + 2, "0123456789")) {
+		return false;
+	}
+	if (!parse_params_key(tok[2], NULL))
+		return false;
+	struct lb_run *run = result_add_run(res, tok[0], tok[1]);
+	parse_params_key(tok[2], run);
+	if (lockup) {
+		const char *k = strstr(line, " LOCKUP (") + 9;
+		const char *close = strstr(k, "): ");
+		char kind[64];
+		snprintf(kind, sizeof(kind), "%.*s", (int)(close - k), k);
+		run_set_lockup(run, kind, close + 3, NULL);
+	} else {
+		run_add_metric(run, tok[3], tok[5], !lower_is_better(tok[5]), v);
+	}
+	if (last_key) {
+		free(*last_key);
+		size_t len = strlen(tok[0]) + strlen(tok[1]) + strlen(tok[2]) + 3;
+		*last_key = strutil_xmalloc(len);
+		snprintf(*last_key, len, "%s %s %s", tok[0], tok[1], tok[2]);
+	}
+	return true;
+}
+
+size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, char **last_key)
+{
+	size_t added = 0;
+	bool in = false;
+	if (last_key)
+		*last_key = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strstr(lines[i], "LOCKLAB-JSON-BEGIN ttyS1")) {
+			in = true;
+			continue;
+		}
+		if (strstr(lines[i], "LOCKLAB-JSON-END"))
+			break;
+		if (in && parse_table_line(lines[i], res, last_key))
+			added++;
+	}
+	return added;
+}

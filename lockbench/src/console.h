@@ -117,4 +117,30 @@ void console_note_guest(struct lb_result *res, char **lines, size_t n, const cha
  */
 char *console_guest_json(char **lines, size_t n, int *lb_rc);
 
+/*
+ * The guest's memory from its init's "LOCKLAB-MEM available_kb=A
+ * total_kb=T" lines (every 20 s while the guest lockbench runs): the least
+ * MemAvailable seen and MemTotal, in kB.  Returns how many lines there were
+ * (0: none, and the outputs are left alone).
+ */
+size_t console_guest_memory(char **lines, size_t n, long *min_avail_kb, long *total_kb);
+
+/*
+ * The points the guest lockbench finished, read back from its table on the
+ * console, for a boot that locked up before the guest's document came (the
+ * document is written at the end; the table, a line per point, goes to the
+ * console as each point ends, when the document goes to ttyS1).  Each line
+ *   pipe-mutex  kernel  duration_ms=200,users=2000  ops_per_sec 27,637 ops/s ±123.7% n=2
+ * becomes a run in res with its params and its first metric: the mean as
+ * printed (thousands rounded), no samples (a document without samples counts
+ * its value as one sample), better by the unit (lower for ms, us, ns, s; else
+ * higher); the other metrics of the line are not kept.  A line
+ *   ...  LOCKUP (stall): message
+ * becomes a run with that lockup.  Lines between LOCKLAB-JSON-BEGIN ttyS1 and
+ * LOCKLAB-JSON-END only; a line a kernel message broke is skipped.  Returns
+ * how many runs were added; *last_key, when not NULL, is set to a new string
+ * "workload lock key" of the last one (NULL when none).
+ */
+size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, char **last_key);
+
 #endif

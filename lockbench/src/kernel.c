@@ -25,6 +25,7 @@
 #include "console.h"
 #include "kbuild.h"
 #include "kernel.h"
+#include "lock.h"
 #include "report.h"
 #include "result.h"
 #include "strutil.h"
@@ -40,6 +41,51 @@
 #define SEEDS_MEM_MB   1536
 
 static const char *prog = "lockbench kernel";
+
+void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool scale_hung,
+                             struct kernel_thresholds *t)
+{
+	*t = (struct kernel_thresholds){.rcu_stall_s = KERNEL_RCU_STALL_S,
+	                                .watchdog_thresh = KERNEL_WATCHDOG_THRESH,
+	                                .hung_task_s = hung_s};
+	if (!emulated)
+		return;
+	int third = deadline_s > 0 ? (int)(deadline_s / 3) : 0;
+	int rcu = third < KERNEL_RCU_STALL_MAX_S ? third : KERNEL_RCU_STALL_MAX_S;
+	int thresh = third / 2 < KERNEL_WATCHDOG_MAX ? third / 2 : KERNEL_WATCHDOG_MAX;
+	if (rcu > t->rcu_stall_s) {
+		t->rcu_stall_s = rcu;
+		t->scaled = true;
+	}
+	if (thresh > t->watchdog_thresh) {
+		t->watchdog_thresh = thresh;
+		t->scaled = true;
+	}
+	if (scale_hung && third > t->hung_task_s) {
+		t->hung_task_s = third;
+		t->scaled = true;
+	}
+}
+
+void kernel_thresholds_cmdline(const struct kernel_thresholds *t, char *out, size_t len)
+{
+	if (!t->scaled) {
+		if (len)
+			out[0] = 0;
+		return;
+	}
+	/* after the boot's own sysctl.kernel.hung_task_timeout_secs: the later one is set last */
+	lb_pathf(out, len,
+	         "rcupdate.rcu_cpu_stall_timeout=%d watchdog_thresh=%d "
+	         "sysctl.kernel.hung_task_timeout_secs=%d",
+	         t->rcu_stall_s, t->watchdog_thresh, t->hung_task_s);
+}
+
+void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t len)
+{
+	lb_pathf(out, len, "RCU stall %d s, soft lockup %d s, hung task %d s", t->rcu_stall_s,
+	         2 * t->watchdog_thresh, t->hung_task_s);
+}
 
 /* Copy every run of src (a loaded document) into dst. */
 static void copy_runs(struct lb_result *dst, const struct lb_result *src)
@@ -65,6 +111,88 @@ static void copy_runs(struct lb_result *dst, const struct lb_result *src)
 		if (s->lockup)
 			run_set_lockup(d, s->lockup->kind, s->lockup->message, s->lockup->stacks);
 	}
+}
+
+/*
+ * The plan point the guest lockbench ran after the one whose table key
+ * ("workload lock key") is last, NULL: its first point.  Added to res as a
+ * run with that point's workload, lock and params; NULL when the plan cannot
+ * be made or last was its final point.
+ */
+static struct lb_run *guest_next_point(struct lb_result *res, const struct kernel_guest_plan *g,
+                                       const char *last)
+{
+	char err[256];
+	int nw = 0, nl = 0, nu = 0;
+	char **wn = lb_split_list(g->workloads, "--workloads", &nw, err, sizeof(err));
+	char **ln = lb_split_list(g->locks, "--locks", &nl, err, sizeof(err));
+	const struct workload **ws = strutil_xcalloc((size_t)nw + 1, sizeof(*ws));
+	const struct lock_ops **ls = strutil_xcalloc((size_t)nl + 1, sizeof(*ls));
+	int *users = NULL;
+	struct plan plan = {0};
+	struct lb_run *found = NULL;
+	bool next = !last, ok = wn && ln;
+
+	for (int i = 0; ok && i < nw; i++)
+		ok = (ws[i] = workload_find(wn[i])) != NULL;
+	for (int i = 0; ok && i < nl; i++)
+		ok = (ls[i] = lock_find(ln[i])) != NULL;
+	if (ok && g->users)
+		ok = (nu = lb_parse_int_list(g->users, 1, WL_MAX_THREADS, &users, "--users", err,
+		                             sizeof(err))) > 0;
+	struct suite_overrides ov = {
+	    .workloads = ws, .locks = ls, .threads = users, .nthreads = nu};
+	if (!ok || suite_plan(g->suite, &ov, &plan, err, sizeof(err)))
+		goto out;
+	for (size_t i = 0; i < plan.n && !found; i++) {
+		const struct plan_point *pt = &plan.points[i];
+		const char *lock = pt->ops ? pt->ops->name : "kernel";
+		struct lb_result tmp;
+		result_init(&tmp);
+		struct lb_run *run = result_add_run(&tmp, pt->w->name, lock);
+		workload_record_params(pt->w, &pt->p, run);
+		if (next) {
+			found = result_add_run(res, pt->w->name, lock);
+			workload_record_params(pt->w, &pt->p, found);
+		} else {
+			char *key = run_params_key(run);
+			char line[768];
+			lb_pathf(line, sizeof(line), "%s %s %s", pt->w->name, lock, key ? key : "");
+			next = !strcmp(line, last);
+			free(key);
+		}
+		result_release(&tmp);
+	}
+out:
+	plan_release(&plan);
+	free(users);
+	free(ws);
+	free(ls);
+	lb_free_list(wn);
+	lb_free_list(ln);
+	return found;
+}
+
+size_t kernel_recover_boot(struct lb_result *res, char **lines, size_t n,
+                           const struct kernel_guest_plan *g, const char *kind, const char *msg,
+                           const char *stacks, const struct lb_run **running)
+{
+	char *last = NULL;
+	bool started = false;
+	size_t got = console_guest_table_runs(lines, n, res, &last);
+	for (size_t i = 0; i < n && !started; i++)
+		started = !strncmp(lines[i], "lockbench: suite ", 17);
+	struct lb_run *run = started ? guest_next_point(res, g, last) : NULL;
+	if (!run) {
+		run = result_add_run(res, "lockbench-guest", "kernel");
+		run_set_param_str(run, "workloads", g->workloads);
+		if (g->band_users > 0)
+			run_set_param_num(run, "users", g->band_users);
+	}
+	run_set_lockup(run, kind, msg, stacks);
+	*running = run;
+	free(last);
+	return got;
 }
 
 bool kernel_valid_variant(const char *v)
@@ -158,7 +286,9 @@ void kernel_print_help(FILE *f)
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
 	    "                       seeds: 600, 900, 1500 for its bands; with --users 1500]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
-	    "                       [3; the seeds suite's lockbench boot: 120]\n"
+	    "                       [3; the seeds suite's lockbench boot: 120, under TCG a\n"
+	    "                       third of its deadline, as its RCU stall and soft lockup\n"
+	    "                       thresholds (any lockbench boot's under TCG)]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
 	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
 	    "  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
@@ -385,7 +515,10 @@ static int cmd_run(int argc, char **argv)
 	size_t splats = 0;
 	bool workloads_given = false;
 	bool qemu_down = false;
-	bool *booted = NULL; /* per band: its boot ran */
+	bool torture_said = false; /* the locktorture boots' thresholds are in emulated */
+	bool *booted = NULL;       /* per band: its boot ran */
+	/* under TCG, the thresholds of the guest kernel's lockup detectors, per boot */
+	struct strutil_buf emulated = STRUTIL_BUF_INIT;
 	double t_all = boot_now_s();
 
 	result_init(&res);
@@ -635,6 +768,7 @@ static int cmd_run(int argc, char **argv)
 			lb_pathf(name, sizeof(name), "locktorture-%s-w%d", type, a.writers[k]);
 			b.label = label;
 			b.end_tag = "End of test:";
+			b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
 			b.deadline_s = a.timeout_s ? a.timeout_s : a.torture_s + 60;
 			lb_pathf(
 			    b.cmdline, sizeof(b.cmdline),
@@ -650,6 +784,15 @@ static int cmd_run(int argc, char **argv)
 				break;
 			}
 			nboots++;
+			if (accel == ACCEL_TCG && !torture_said) {
+				struct kernel_thresholds th;
+				char said[128];
+				kernel_guest_thresholds(false, b.deadline_s, a.hung_s, false, &th);
+				kernel_thresholds_say(&th, said, sizeof(said));
+				strutil_buf_addf(&emulated, "%slocktorture boots: %s",
+				                 emulated.len ? "; " : "", said);
+				torture_said = true;
+			}
 			if (a.console_dir)
 				save_console(a.console_dir, name, &b.console);
 			size_t n;
@@ -743,11 +886,26 @@ static int cmd_run(int argc, char **argv)
 		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
 		    common, hung_s, a.suite, a.workloads, a.locks, u ? " locklab.users=" : "",
 		    u ? u : "", stall);
+		/*
+		 * under TCG the kernel's stall, soft lockup and (the seeds suite's
+		 * default) hung-task thresholds allow for an emulated CPU
+		 */
+		bool scale_hung = seeds && !a.hung_given;
+		struct kernel_thresholds th;
+		kernel_guest_thresholds(true, b.deadline_s, hung_s, scale_hung, &th);
+		kernel_thresholds_cmdline(&th, b.tcg_cmdline, sizeof(b.tcg_cmdline));
 		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
 			failures++;
 			qemu_down = true;
 			goto write;
 		}
+		if (accel == ACCEL_KVM)
+			kernel_guest_thresholds(false, b.deadline_s, hung_s, false, &th);
+		char said[128];
+		kernel_thresholds_say(&th, said, sizeof(said));
+		if (accel == ACCEL_TCG)
+			strutil_buf_addf(&emulated, "%s%s: %s", emulated.len ? "; " : "", label,
+			                 said);
 		nboots++;
 		booted[bi] = true;
 		if (a.console_dir)
@@ -778,8 +936,28 @@ static int cmd_run(int argc, char **argv)
 		char msg[512];
 		struct strutil_buf stacks = STRUTIL_BUF_INIT;
 		struct console_end end = {b.ended, b.timed_out, b.secs};
-		if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks)) {
-			/* the kernel hung or died under the guest workloads */
+		size_t recovered = 0;
+		const struct lb_run *running = NULL;
+		if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks) &&
+		    (!doc || !*doc)) {
+			/*
+			 * the kernel hung or died under the guest workloads before their
+			 * document came: the points that finished are on the console, the
+			 * lockup is the running point's
+			 */
+			struct kernel_guest_plan g = {.suite = a.suite,
+			                              .workloads = a.workloads,
+			                              .locks = a.locks,
+			                              .users = u,
+			                              .band_users = band ? band->users : 0};
+			recovered = kernel_recover_boot(&res, lines, n, &g, kind, msg, stacks.buf,
+			                                &running);
+			for (size_t r = before; r < res.nruns; r++)
+				if (res.runs[r].lockup)
+					lockups++; /* the running point's, and any the guest
+					              reported */
+		} else if (kind) {
+			/* the guest's document came, then the kernel hung or died */
 			struct lb_run *run = result_add_run(&res, "lockbench-guest", "kernel");
 			run_set_param_str(run, "workloads", a.workloads);
 			if (band)
@@ -796,10 +974,32 @@ static int cmd_run(int argc, char **argv)
 		}
 		strutil_buf_release(&stacks);
 		free(doc);
-		fprintf(tbl, "boot %d/%d %s: %.1f s (%s, limit %.0f s)\n", nboots, nplanned, label,
-		        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg", b.deadline_s);
+		fprintf(tbl, "boot %d/%d %s: %.1f s (%s, limit %.0f s; %s)\n", nboots, nplanned,
+		        label, b.secs, accel == ACCEL_KVM ? "kvm" : "tcg", b.deadline_s, said);
 		for (size_t r = before; r < res.nruns; r++)
 			print_run_line(tbl, &res.runs[r]);
+		long avail_kb = 0, total_kb = 0;
+		size_t nmem = console_guest_memory(lines, n, &avail_kb, &total_kb);
+		if (nmem)
+			fprintf(
+			    tbl,
+			    "  guest memory: at least %ld of %ld MB available (MemAvailable, %zu "
+			    "look(s) 20 s apart; qemu -m %d)\n",
+			    avail_kb / 1024, total_kb / 1024, nmem,
+			    b.mem_mb ? b.mem_mb : BOOT_MEM_MB);
+		if (running && strcmp(running->workload, "lockbench-guest"))
+			fprintf(
+			    tbl,
+			    "  the boot locked up during %s; %zu finished point(s) recovered from "
+			    "the guest's table on the console (the mean as printed, no samples)\n",
+			    running->workload, recovered);
+		else if (recovered)
+			fprintf(
+			    tbl,
+			    "  the boot locked up after the guest's points; %zu finished point(s) "
+			    "recovered from its table on the console (the mean as printed, no "
+			    "samples)\n",
+			    recovered);
 		splats += note_splats(&res, lines, n, label, tbl);
 		fflush(tbl);
 		free(lines);
@@ -813,8 +1013,13 @@ write:
 	 */
 	for (size_t r = 0; a.debug && r < res.nruns; r++)
 		run_clear_metrics(&res.runs[r]);
-	if (accel == ACCEL_TCG)
+	if (accel == ACCEL_TCG) {
 		fprintf(tbl, "%s\n", report_emulated_note);
+		if (emulated.len) {
+			res.machine.guest_thresholds = strutil_xstrdup(emulated.buf);
+			fprintf(tbl, "%s%s\n", report_thresholds_lead, emulated.buf);
+		}
+	}
 	if (a.debug)
 		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
 		      tbl);
@@ -836,6 +1041,7 @@ out:
 		rmdir(tmpdir);
 	}
 	free(booted);
+	strutil_buf_release(&emulated);
 	strutil_buf_release(&b.console);
 	lb_free_list(a.types);
 	free(a.writers);

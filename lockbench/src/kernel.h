@@ -50,4 +50,57 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
                         const struct suite_band *bands, size_t nbands, const bool *booted,
                         struct report_band_row *rows, const char **unit);
 
+/*
+ * The guest kernel's own lockup thresholds for one lockbench boot.  The
+ * defaults (RCU stall 21 s: CONFIG_RCU_CPU_STALL_TIMEOUT of the fragment;
+ * soft lockup 2 x watchdog_thresh 10 s) are meant for real CPUs.  Under TCG
+ * the guest's CPU runs as fast as the host lets qemu run it, so thousands of
+ * users on a loaded host can hold a CPU in the kernel past 21 s of guest time
+ * without anything being stuck: an emulated boot gets the longest the kernel
+ * takes (6.1 clamps rcu_cpu_stall_timeout to 3..300 s, its sysctl
+ * watchdog_thresh to 0..60), each within a third of the boot's deadline, so
+ * that a CPU that is really stuck is still reported, with its call trace, well
+ * before the boot ends.  hung_s is the hung-task timeout the boot uses; with
+ * scale_hung (the seeds suite's default, not a --hung-task-s) an emulated
+ * boot's is a third of the deadline when that is longer: 2000 processes
+ * sharing one file mapping's i_mmap_rwsem on two emulated CPUs of a loaded
+ * host kept a waiter in D state past 120 s.
+ */
+#define KERNEL_RCU_STALL_S     21
+#define KERNEL_RCU_STALL_MAX_S 300
+#define KERNEL_WATCHDOG_THRESH 10
+#define KERNEL_WATCHDOG_MAX    60
+struct kernel_thresholds {
+	bool scaled;         /* emulated: the values below go on the command line */
+	int rcu_stall_s;     /* rcupdate.rcu_cpu_stall_timeout */
+	int watchdog_thresh; /* watchdog_thresh: a soft lockup after twice this */
+	int hung_task_s;     /* sysctl.kernel.hung_task_timeout_secs */
+};
+void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool scale_hung,
+                             struct kernel_thresholds *t);
+/* The kernel arguments that set them ("" when not scaled). */
+void kernel_thresholds_cmdline(const struct kernel_thresholds *t, char *out, size_t len);
+/* "RCU stall 300 s, soft lockup 120 s, hung task 120 s" */
+void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t len);
+
+/*
+ * A lockbench boot that locked up before the guest's document came.  The
+ * points the guest's table on the console shows finished go into res
+ * (console_guest_table_runs), and the lockup (kind, the kernel's line msg,
+ * its stacks) goes to the point that was running: the guest plan's point
+ * after the last one on the console, for the suite, workloads, locks and
+ * users (a list, or NULL for the suite's) the boot gave the guest.  When no
+ * point can be told (the guest lockbench had not started, or it had
+ * finished every point), the lockup is a run "lockbench-guest" / "kernel"
+ * with param workloads, and users when band_users > 0.  Returns the number
+ * of finished points recovered; *running is set to that point's run or NULL.
+ */
+struct kernel_guest_plan {
+	const char *suite, *workloads, *locks, *users;
+	int band_users;
+};
+size_t kernel_recover_boot(struct lb_result *res, char **lines, size_t n,
+                           const struct kernel_guest_plan *g, const char *kind, const char *msg,
+                           const char *stacks, const struct lb_run **running);
+
 #endif

@@ -367,6 +367,28 @@ static void test_clean_console(void **state)
 	free(copy);
 }
 
+/* The guest init's memory lines: the least MemAvailable and MemTotal. */
+static void test_guest_memory(void **state)
+{
+	static const char text[] = "LOCKLAB-MEM available_kb=1400000 total_kb=1480000\n"
+	                           "pipe-mutex kernel users=2000\n"
+	                           "LOCKLAB-MEM available_kb=640000 total_kb=1480000\n"
+	                           "LOCKLAB-MEM available_kb=9x total_kb=1480000\n"
+	                           "[  300.1] LOCKLAB-MEM available_kb=700000 total_kb=1480000\n";
+	char *copy;
+	size_t n;
+	char **lines = lines_of(text, &n, &copy);
+	long avail = -1, total = -1;
+	assert_int_equal(console_guest_memory(lines, n, &avail, &total), 3);
+	assert_int_equal(avail, 640000);
+	assert_int_equal(total, 1480000);
+	avail = total = -1;
+	assert_int_equal(console_guest_memory(lines + 1, 1, &avail, &total), 0);
+	assert_int_equal(avail, -1);
+	free(lines);
+	free(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(test_oops),
 	    cmocka_unit_test(test_lockup_kinds),
 	    cmocka_unit_test(test_clean_console),
+	    cmocka_unit_test(test_guest_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

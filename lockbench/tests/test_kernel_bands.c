@@ -1,7 +1,9 @@
 /*
  * test_kernel_bands.c - the seeds suite's composition (its bands, a boot
  * each, and the points the guest runs) and the rows of its table by bands
- * read back from a run's document (kernel_band_rows).
+ * read back from a run's document (kernel_band_rows); a band's boot that
+ * locked up after some points finished, recovered from its real console
+ * (kernel_recover_boot); the guest's lockup thresholds under TCG.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 
 #include <string.h>
 
+#include "../src/console.h"
 #include "../src/kernel.h"
 #include "../src/suite.h"
 
@@ -117,12 +120,281 @@ static void test_band_rows(void **state)
 	result_release(&r);
 }
 
+/*
+ * A real console (lockbench/tests/data, trimmed of the kernel's boot lines):
+ * the 2000-user band's boot of 2026-12-01 at host load 10-23, where the three
+ * mutex workloads finished and the kernel's RCU stall detector fired during
+ * aim7-mix.
+ */
+#define STALL_CONSOLE "lockbench/tests/data/console-seeds-2000-rcu-stall.log"
+
+/*
+ * Another: the same band's boot with only the RCU and soft lockup
+ * thresholds raised, at host load 7-12, where an aim7 job was reported
+ * blocked for 179 s (the hung-task timeout was 120 s).
+ */
+#define HUNG_CONSOLE "lockbench/tests/data/console-seeds-2000-hung-task.log"
+
+static char **read_console_file(const char *path, struct strutil_buf *text, size_t *n)
+{
+	if (strutil_read_file(path, text))
+		fail_msg("cannot read %s (run from the top of the tree)", path);
+	return console_lines(text->buf, n);
+}
+
+static char **read_console(struct strutil_buf *text, size_t *n)
+{
+	return read_console_file(STALL_CONSOLE, text, n);
+}
+
+static const struct lb_run *find_run(const struct lb_result *r, const char *w)
+{
+	for (size_t i = 0; i < r->nruns; i++)
+		if (!strcmp(r->runs[i].workload, w))
+			return &r->runs[i];
+	return NULL;
+}
+
+/* The guest's table lines give each finished point its params and figure. */
+static void test_table_runs_from_console(void **state)
+{
+	struct strutil_buf text = STRUTIL_BUF_INIT;
+	struct lb_result r;
+	size_t n;
+	char **lines = read_console(&text, &n), *last = NULL;
+
+	result_init(&r);
+	assert_int_equal(console_guest_table_runs(lines, n, &r, &last), 3);
+	assert_string_equal(last, "seq-read kernel duration_ms=200,users=2000");
+	const char *const names[] = {"pipe-mutex", "epoll-ctl", "seq-read"};
+	const double want[] = {27637, 18916, 48504};
+	for (int i = 0; i < 3; i++) {
+		const struct lb_run *run = &r.runs[i];
+		assert_string_equal(run->workload, names[i]);
+		assert_string_equal(run->lock, "kernel");
+		assert_null(run->lockup);
+		char *key = run_params_key(run);
+		assert_string_equal(key, "duration_ms=200,users=2000");
+		free(key);
+		assert_int_equal(run->nmetrics, 1);
+		assert_string_equal(run->metrics[0].name, "ops_per_sec");
+		assert_string_equal(run->metrics[0].unit, "ops/s");
+		assert_true(run->metrics[0].higher_better);
+		assert_true(run->metrics[0].value == want[i]);
+		assert_int_equal(run->metrics[0].nsamples, 0); /* the mean as printed, no samples */
+	}
+	result_release(&r);
+	free(last);
+	free(lines);
+	strutil_buf_release(&text);
+}
+
+/*
+ * The band's boot that stalled: the finished points' figures in its rows,
+ * the lockup on aim7-mix at 2000 users (the point that was running), with
+ * the params the guest gives it.
+ */
+static void test_recover_stalled_band(void **state)
+{
+	struct strutil_buf text = STRUTIL_BUF_INIT, stacks = STRUTIL_BUF_INIT;
+	struct lb_result r;
+	size_t n;
+	char **lines = read_console(&text, &n), msg[512];
+	const char *kind;
+	struct console_end end = {false, false, 331.3};
+	const struct lb_run *running = NULL;
+
+	assert_true(console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks));
+	assert_string_equal(kind, "rcu-stall");
+	result_init(&r);
+	struct kernel_guest_plan g = {.suite = "seeds",
+	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
+	                              .locks = "pthread,kmutex",
+	                              .users = "2000",
+	                              .band_users = 2000};
+	assert_int_equal(kernel_recover_boot(&r, lines, n, &g, kind, msg, stacks.buf, &running), 3);
+	assert_int_equal(r.nruns, 4);
+	assert_non_null(running);
+	assert_string_equal(running->workload, "aim7-mix");
+	assert_null(find_run(&r, "lockbench-guest"));
+	const struct lb_run *aim7 = find_run(&r, "aim7-mix");
+	assert_ptr_equal(aim7, running);
+	char *key = run_params_key(aim7);
+	assert_string_equal(key, "duration_ms=1000,users=2000");
+	free(key);
+	assert_non_null(aim7->lockup);
+	assert_string_equal(aim7->lockup->kind, "rcu-stall");
+	assert_string_equal(aim7->lockup->message,
+	                    "rcu: INFO: rcu_preempt self-detected stall on CPU");
+	assert_non_null(strstr(aim7->lockup->stacks, "slob_alloc"));
+
+	const struct suite_band bands[] = {
+	    {10, 100, 100, 600}, {200, 1000, 1000, 900}, {1100, 2000, 2000, 1500}};
+	bool booted[3] = {false, false, true};
+	struct report_band_row rows[3];
+	const char *unit;
+	assert_int_equal(kernel_band_rows(&r, "pipe-mutex", bands, 3, booted, rows, &unit), 1);
+	assert_true(rows[2].mean == 27637);
+	assert_int_equal(rows[2].n, 1);
+	assert_null(rows[2].note);
+	assert_string_equal(unit, "ops/s");
+	assert_int_equal(kernel_band_rows(&r, "aim7-mix", bands, 3, booted, rows, &unit), 1);
+	assert_string_equal(rows[2].note, "lockup");
+	assert_string_equal(rows[2].kind, "rcu-stall");
+	result_release(&r);
+
+	/* the guest lockbench never started: the lockup is the boot's */
+	result_init(&r);
+	size_t upto = 0;
+	while (upto < n && strncmp(lines[upto], "lockbench: suite", 16))
+		upto++;
+	assert_true(upto < n);
+	assert_int_equal(kernel_recover_boot(&r, lines, upto, &g, kind, msg, NULL, &running), 0);
+	assert_int_equal(r.nruns, 1);
+	assert_string_equal(running->workload, "lockbench-guest");
+	assert_true(run_param(running, "users")->num == 2000);
+	result_release(&r);
+
+	/* every point finished, then the kernel stalled: the boot's too */
+	result_init(&r);
+	g.workloads = "pipe-mutex,epoll-ctl,seq-read";
+	assert_int_equal(kernel_recover_boot(&r, lines, n, &g, kind, msg, NULL, &running), 3);
+	assert_string_equal(running->workload, "lockbench-guest");
+	result_release(&r);
+
+	free(lines);
+	strutil_buf_release(&text);
+	strutil_buf_release(&stacks);
+}
+
+/* The hung task's console: the same recovery, the lockup a hung-task. */
+static void test_recover_hung_band(void **state)
+{
+	struct strutil_buf text = STRUTIL_BUF_INIT, stacks = STRUTIL_BUF_INIT;
+	struct lb_result r;
+	size_t n;
+	char **lines = read_console_file(HUNG_CONSOLE, &text, &n), msg[512];
+	const char *kind;
+	struct console_end end = {false, false, 959.5};
+	const struct lb_run *running = NULL;
+	struct kernel_guest_plan g = {.suite = "seeds",
+	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
+	                              .locks = "pthread,kmutex",
+	                              .users = "2000"};
+
+	assert_true(console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks));
+	assert_string_equal(kind, "hung-task");
+	result_init(&r);
+	assert_int_equal(kernel_recover_boot(&r, lines, n, &g, kind, msg, stacks.buf, &running), 3);
+	assert_true(find_run(&r, "pipe-mutex")->metrics[0].value == 54465);
+	assert_true(find_run(&r, "epoll-ctl")->metrics[0].value == 6524);
+	assert_true(find_run(&r, "seq-read")->metrics[0].value == 33003);
+	assert_string_equal(running->workload, "aim7-mix");
+	assert_string_equal(running->lockup->kind, "hung-task");
+	assert_string_equal(running->lockup->message,
+	                    "INFO: task exe:19639 blocked for more than 179 seconds.");
+	assert_non_null(strstr(running->lockup->stacks, "rwsem_down_write_slowpath"));
+	result_release(&r);
+	free(lines);
+	strutil_buf_release(&text);
+	strutil_buf_release(&stacks);
+}
+
+/* Lines a kernel message broke, and lines that are not the guest's table. */
+static void test_table_runs_rejects(void **state)
+{
+	char text[] =
+	    "pipe-mutex kernel duration_ms=200,users=10 ops_per_sec 1,000 ops/s \xc2\xb1"
+	    "1.0% n=2\n"
+	    "LOCKLAB-JSON-BEGIN ttyS1\n"
+	    "lockbench: suite seeds, 2 points, 2 CPUs (QEMU), kernel 6.1\n"
+	    "pipe-mutex        kernel            duration_ms=200,users=10   ops_per_sec 2,5rcu: "
+	    "INFO: x\n"
+	    "epoll-ctl         kernel            duration_ms=200,users=10   ops_per_sec 12.5 "
+	    "ops/s \xc2\xb1"
+	    "3.0% n=3\n"
+	    "futex-wake        pthread           threads=4                  wake_ms 0.250 ms "
+	    "\xc2\xb1"
+	    "0.0% n=1\n"
+	    "hot               broken-lostwake   threads=2,duration_ms=200  LOCKUP (stall): no "
+	    "progress for 5.0 s\n"
+	    "random: crng init done\n"
+	    "LOCKLAB-JSON-END rc=3\n"
+	    "seq-read kernel duration_ms=200,users=10 ops_per_sec 9 ops/s \xc2\xb1"
+	    "1.0% n=2\n";
+	size_t n;
+	char **lines = console_lines(text, &n);
+	struct lb_result r;
+	result_init(&r);
+	assert_int_equal(console_guest_table_runs(lines, n, &r, NULL), 3);
+	assert_string_equal(r.runs[0].workload, "epoll-ctl");
+	assert_true(r.runs[0].metrics[0].value == 12.5);
+	assert_string_equal(r.runs[1].workload, "futex-wake");
+	assert_false(r.runs[1].metrics[0].higher_better); /* ms: lower is better */
+	assert_string_equal(r.runs[2].lock, "broken-lostwake");
+	assert_string_equal(r.runs[2].lockup->kind, "stall");
+	assert_string_equal(r.runs[2].lockup->message, "no progress for 5.0 s");
+	result_release(&r);
+	free(lines);
+}
+
+/* TCG: the longest thresholds 6.1 takes, within a third of the deadline. */
+static void test_guest_thresholds(void **state)
+{
+	struct kernel_thresholds t;
+	char line[256];
+
+	kernel_guest_thresholds(false, 1500, 120, true, &t);
+	assert_false(t.scaled);
+	assert_int_equal(t.rcu_stall_s, 21);
+	kernel_thresholds_cmdline(&t, line, sizeof(line));
+	assert_string_equal(line, "");
+
+	kernel_guest_thresholds(true, 1500, 120, true, &t);
+	assert_true(t.scaled);
+	assert_int_equal(t.rcu_stall_s, 300);
+	assert_int_equal(t.watchdog_thresh, 60);
+	assert_int_equal(t.hung_task_s, 500);
+	kernel_thresholds_cmdline(&t, line, sizeof(line));
+	assert_string_equal(line, "rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60 "
+	                          "sysctl.kernel.hung_task_timeout_secs=500");
+	kernel_thresholds_say(&t, line, sizeof(line));
+	assert_string_equal(line, "RCU stall 300 s, soft lockup 120 s, hung task 500 s");
+	/* a hung-task timeout given by hand is kept */
+	kernel_guest_thresholds(true, 1500, 120, false, &t);
+	assert_int_equal(t.hung_task_s, 120);
+	kernel_thresholds_cmdline(&t, line, sizeof(line));
+	assert_string_equal(line, "rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60 "
+	                          "sysctl.kernel.hung_task_timeout_secs=120");
+
+	/* the 100-user band's 600 s: a stall is still reported by 200 s */
+	kernel_guest_thresholds(true, 600, 120, true, &t);
+	assert_int_equal(t.rcu_stall_s, 200);
+	assert_int_equal(t.watchdog_thresh, 60);
+	assert_int_equal(t.hung_task_s, 200);
+	/* smoke and quick's 300 s lockbench boot keep their 3 s hung-task timeout */
+	kernel_guest_thresholds(true, 300, 3, false, &t);
+	assert_int_equal(t.rcu_stall_s, 100);
+	assert_int_equal(t.watchdog_thresh, 50);
+	assert_int_equal(t.hung_task_s, 3);
+	/* a short deadline keeps the kernel's own */
+	kernel_guest_thresholds(true, 60, 3, false, &t);
+	assert_false(t.scaled);
+	assert_int_equal(t.rcu_stall_s, 21);
+	assert_int_equal(t.watchdog_thresh, 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_seeds_bands),
 	    cmocka_unit_test(test_seeds_plan),
 	    cmocka_unit_test(test_band_rows),
+	    cmocka_unit_test(test_table_runs_from_console),
+	    cmocka_unit_test(test_recover_stalled_band),
+	    cmocka_unit_test(test_recover_hung_band),
+	    cmocka_unit_test(test_table_runs_rejects),
+	    cmocka_unit_test(test_guest_thresholds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -384,6 +384,8 @@ static void test_splats_and_emulated(void **state)
 	doc_init(&p, "patched", 0);
 	free(p.machine.model);
 	p.machine.model = strdup("QEMU TCG guest on test cpu");
+	p.machine.guest_thresholds =
+	    strdup("lockbench users=2000: RCU stall 300 s, soft lockup 120 s, hung task 120 s");
 	/* one document a side: the splats are this test's subject, not the figures */
 	for (struct lb_result *r = &b; r; r = r == &b ? &p : NULL) {
 		struct lb_run *run = result_add_run(r, "locktorture", "mutex_lock");
@@ -410,6 +412,9 @@ static void test_splats_and_emulated(void **state)
 		                "emulated: timing from an emulated CPU (QEMU TCG): lockups, "
 		                "splats and locktorture failures are real; compare figures only "
 		                "within this run\n");
+		assert_contains(text,
+		                "emulated: guest kernel lockup thresholds: lockbench users=2000: "
+		                "RCU stall 300 s, soft lockup 120 s, hung task 120 s\n");
 		if (f != REPORT_LKP) /* the lkp block names it instead */
 			assert_contains(
 			    text, "the patched kernel reported "
@@ -437,6 +442,7 @@ static void test_splats_and_emulated(void **state)
 	assert_int_equal(report_render(&c, REPORT_JSON, out), 0);
 	fclose(out);
 	assert_contains(text, "\"emulated\": true");
+	assert_contains(text, "\"guest_thresholds\": \"lockbench users=2000: RCU stall 300 s");
 	assert_contains(text, "\"overall\": \"splat\"");
 	assert_contains(text, "\"new_in_patched\": true");
 	free(text);

@@ -372,6 +372,37 @@ static void test_controls_round_trip(void **state)
 	free(text);
 }
 
+/* A kernel run's optional machine.guest_thresholds: kept, written back, never empty. */
+static void test_guest_thresholds_round_trip(void **state)
+{
+	struct lb_result r;
+	char err[256] = "";
+	char *text = replace(valid_doc, "\"kernel\": \"6.1\"}",
+	                     "\"kernel\": \"6.1\", \"guest_thresholds\": \"lockbench: RCU stall "
+	                     "100 s\"}");
+	char *empty = replace(valid_doc, "\"kernel\": \"6.1\"}",
+	                      "\"kernel\": \"6.1\", \"guest_thresholds\": \"\"}");
+
+	result_init(&r);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	assert_string_equal(r.machine.guest_thresholds, "lockbench: RCU stall 100 s");
+	json_t *j = result_to_json(&r);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(j, "machine"), "guest_thresholds")),
+	    "lockbench: RCU stall 100 s");
+	json_decref(j);
+	assert_int_equal(result_load_buffer(valid_doc, strlen(valid_doc), &r, err, sizeof(err)), 0);
+	assert_null(r.machine.guest_thresholds);
+	j = result_to_json(&r);
+	assert_null(json_object_get(json_object_get(j, "machine"), "guest_thresholds"));
+	json_decref(j);
+	assert_int_equal(result_load_buffer(empty, strlen(empty), &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "machine.guest_thresholds"));
+	result_release(&r);
+	free(text);
+	free(empty);
+}
+
 static void test_accept_variants(void **state)
 {
 	const char *ok[] = {"\"patched\"", "\"patch-1\"", "\"patch-12\""};
@@ -594,6 +625,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_unknown_keys),
 	    cmocka_unit_test(test_reject_wrong_types),
 	    cmocka_unit_test(test_controls_round_trip),
+	    cmocka_unit_test(test_guest_thresholds_round_trip),
 	    cmocka_unit_test(test_image),
 	    cmocka_unit_test(test_disturbance_and_instrument),
 	    cmocka_unit_test(test_reject_bad_disturbance),
