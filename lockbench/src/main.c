@@ -650,6 +650,18 @@ out:
 	free(locks);
 }
 
+/* The metrics a lockstep point measured in turns with the other side. */
+static void mark_lockstep(struct lb_run *run)
+{
+	static const char *const names[] = {"ns_per_pair", "ops_per_sec", "fairness", "cov"};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		struct lb_metric *m = (struct lb_metric *)run_metric(run, names[k]);
+		if (m)
+			metric_set_instrument(m, LB_INSTRUMENT_LOCKSTEP);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.suite = "smoke",
@@ -698,8 +710,10 @@ static int cmd_run(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
+		/* single-thread points on one CPU; hot's threads on every CPU (workload_lock.c) */
 		for (size_t i = 0; i < plan.n; i++)
-			if (!strcmp(plan.points[i].w->name, "uncontended"))
+			if (!strcmp(plan.points[i].w->name, "uncontended") ||
+			    !strcmp(plan.points[i].w->name, "hot"))
 				plan.points[i].p.lockstep = ls;
 	}
 	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
@@ -743,13 +757,11 @@ static int cmd_run(int argc, char **argv)
 			continue;
 		}
 		if (res.nruns > before) {
-			struct lb_metric *m =
-			    (struct lb_metric *)run_metric(&res.runs[before], "ns_per_pair");
 			/* lockstep only when every turn of the point followed the other side's */
 			if (ls)
 				lockstep_turns(ls, &alone1);
-			if (pt->p.lockstep && m && alone1 == alone0)
-				metric_set_instrument(m, LB_INSTRUMENT_LOCKSTEP);
+			if (pt->p.lockstep && alone1 == alone0)
+				mark_lockstep(&res.runs[before]);
 			if (res.runs[before].lockup)
 				lockups++;
 			if (tbl)
