@@ -18,11 +18,14 @@
 #   slow3    a calibrated 3% slowdown of delay-pthread's uncontended pair
 #   slow5    the same at 5%
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
+#   aahot    A/A of hot (delay-pthread, 2 and 4 threads), one binary both
+#            sides: flagged rate (not in the default CASES)
 #   fair     kmutex without its handoff (kmutex-2009's long-hold run as
 #            kmutex's): a fairness change, regression rate
 # PAIRING=lockstep (default: the agent's) runs the single-thread cases' two
-# sides of a round together, in turns of 0.5 ms on one CPU; PAIRING=rounds
-# one after the other (the agent with --lockstep off).
+# sides of a round together, in turns of 0.5 ms on one CPU, and hot10's and
+# aahot's in turns of 1 ms, their threads on every CPU; PAIRING=rounds one
+# after the other (the agent with --lockstep off).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -49,21 +52,23 @@ run1() { # run1 DELAY WORKLOAD THREADS VARIANT ROUND OUT
     --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant "$4" --round "$5" \
     --json "$6" --quiet
 }
-# run_pair DELAY_BASE DELAY_PATCHED WORKLOAD ROUND OUT_BASE OUT_PATCHED: one
-# round of a single-thread point in lockstep, as the agent runs it (both
-# sides pinned to the last CPU, turns of 0.5 ms; which side takes the first
-# turn alternates by round)
+# run_pair DELAY_BASE DELAY_PATCHED WORKLOAD THREADS ROUND OUT_BASE OUT_PATCHED:
+# one round in lockstep, as the agent runs it: a single-thread point's sides
+# pinned to the last CPU in turns of 0.5 ms, hot's (THREADS 2,4) with their
+# threads on every CPU in turns of 1 ms; which side takes the first turn
+# alternates by round
 LAST_CPU=$(($(nproc) - 1))
 run_pair() {
-  local turn=$tmp/turn-$4 s0=$(($4 % 2)) pid
+  local turn=$tmp/turn-$5 s0=$(($5 % 2)) pid cpus=()
+  [[ $4 == 1 ]] && cpus=(--cpus "$LAST_CPU")
   rm -f "$turn"
-  LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
-    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant base --round "$4" \
-    --json "$5" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
+  LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads "$3" --threads "$4" \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant base --round "$5" \
+    --json "$6" --quiet "${cpus[@]}" --lockstep "$turn" --lockstep-side "$s0" &
   pid=$!
-  LOCKBENCH_DELAY_LOOPS=$2 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
-    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant patched --round "$4" \
-    --json "$6" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
+  LOCKBENCH_DELAY_LOOPS=$2 "$LB" run --locks delay-pthread --workloads "$3" --threads "$4" \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant patched --round "$5" \
+    --json "$7" --quiet "${cpus[@]}" --lockstep "$turn" --lockstep-side $((1 - s0))
   wait "$pid"
   rm -f "$turn"
 }
@@ -79,8 +84,8 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
   local i a b
   for i in 1 2 3 4 5 6 7 8 9; do
-    if [[ $PAIRING == lockstep && $3 == 1 ]]; then
-      run_pair 0 "$1" "$2" "$i" "$tmp/c0.json" "$tmp/c1.json"
+    if [[ $PAIRING == lockstep && ($3 == 1 || $2 == hot) ]]; then
+      run_pair 0 "$1" "$2" "$3" "$i" "$tmp/c0.json" "$tmp/c1.json"
     else
       run1 0 "$2" "$3" base 0 "$tmp/c0.json"
       run1 "$1" "$2" "$3" base 0 "$tmp/c1.json"
@@ -119,7 +124,7 @@ compare_once() { # compare_once SIDE_FUNCTION
 PAIRING=${PAIRING:-lockstep}
 pairing() { if [[ $PAIRING == lockstep ]]; then echo "$1"; fi; }
 case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is lockstep or rounds" >&2; exit 2 ;; esac
-echo "pairing of the single-thread cases (aa1, slow3, slow5): $PAIRING"
+echo "pairing of the single-thread and hot cases (aa1, slow3, slow5, hot10, aahot): $PAIRING"
 
 declare -a ROWS=()
 row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
@@ -228,7 +233,7 @@ for c in $CASES; do
     ;;
   aa1)
     aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
-    aa1_pair() { run_pair 0 0 uncontended "$@"; }
+    aa1_pair() { run_pair 0 0 uncontended 1 "$@"; }
     PAIR_RUNNER=$(pairing aa1_pair)
     tally aa1 "$N" aa1_side
     PAIR_RUNNER=""
@@ -241,7 +246,7 @@ for c in $CASES; do
     DELAY=$(calibrate uncontended 1 ns_per_pair "0.0$pct")
     echo "calibration: $DELAY loops of extra work make delay-pthread's uncontended pair $(ratio_at "$DELAY" uncontended 1 ns_per_pair | awk '{ printf "%+.1f%%", ($1 - 1) * 100 }') slower (median of 9 interleaved pairs)"
     slow_side() { if [[ $1 == base ]]; then run1 0 uncontended 1 base "$2" "$3"; else run1 "$DELAY" uncontended 1 patched "$2" "$3"; fi; }
-    slow_pair() { run_pair 0 "$DELAY" uncontended "$@"; }
+    slow_pair() { run_pair 0 "$DELAY" uncontended 1 "$@"; }
     PAIR_RUNNER=$(pairing slow_pair)
     tally "$c" "$N" slow_side
     PAIR_RUNNER=""
@@ -254,9 +259,23 @@ for c in $CASES; do
     DELAY=$(calibrate hot 2 ops_per_sec 0.10)
     echo "calibration: $DELAY loops of extra work cost delay-pthread $(ratio_at "$DELAY" hot 2 ops_per_sec | awk '{ printf "%.1f%%", ($1 - 1) * 100 }') of its hot ops/s at 2 threads (median of 9 interleaved pairs)"
     hot_side() { if [[ $1 == base ]]; then run1 0 hot 2,4 base "$2" "$3"; else run1 "$DELAY" hot 2,4 patched "$2" "$3"; fi; }
+    hot_pair() { run_pair 0 "$DELAY" hot 2,4 "$@"; }
+    PAIR_RUNNER=$(pairing hot_pair)
     tally hot10 "$N" hot_side
+    PAIR_RUNNER=""
     for t in $COMPARE_TESTS; do
       row "$(label "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$t")" "$N" "${V_reg[$t]}" 90 ">=" "$(why "$t")"
+    done
+    ;;
+  aahot)
+    # A/A of hot in its pairing: one binary both sides, 2 and 4 threads
+    aahot_side() { run1 0 hot 2,4 "$1" "$2" "$3"; }
+    aahot_pair() { run_pair 0 0 hot 2,4 "$@"; }
+    PAIR_RUNNER=$(pairing aahot_pair)
+    tally aahot "$N" aahot_side
+    PAIR_RUNNER=""
+    for t in $COMPARE_TESTS; do
+      row "$(label "A/A of hot (delay-pthread, one binary, 2-4 threads) ends regression/improvement" "$t")" "$N" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
     done
     ;;
   fair)
@@ -280,7 +299,7 @@ for c in $CASES; do
     done
     FAIR_RAN=1
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 fair)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 aahot fair)" >&2; exit 2 ;;
   esac
 done
 

@@ -55,7 +55,8 @@ struct lockstep *lockstep_open(const char *path, int side, char *err, size_t err
 		snprintf(err, errlen, "--lockstep %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	ls->pg = mmap(NULL, sizeof(struct lockstep_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ls->pg =
+	    mmap(NULL, sizeof(struct lockstep_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ls->own = mmap(NULL, sizeof(struct lockstep_own), PROT_READ | PROT_WRITE,
 	               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ls->pg == MAP_FAILED || ls->own == MAP_FAILED) {

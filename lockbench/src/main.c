@@ -108,7 +108,8 @@ static void print_help(FILE *f)
 	        "                       sides alternating A B B A per sample\n"
 	        "  --lockstep FILE      lockstep runs: single-thread samples take turns of\n"
 	        "                       0.5 ms with the other side's run (on the same\n"
-	        "                       CPU: --cpus), passing the turn through FILE\n"
+	        "                       CPU: --cpus), hot's of 1 ms (on every CPU, --cpus\n"
+	        "                       or not), passing the turn through FILE\n"
 	        "  --lockstep-side 0|1  this run's side (side 0 takes the first turn)\n"
 	        "  --instructions       uncontended points also count instructions_per_pair\n"
 	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
@@ -716,6 +717,9 @@ static int cmd_run(int argc, char **argv)
 			    !strcmp(plan.points[i].w->name, "hot"))
 				plan.points[i].p.lockstep = ls;
 	}
+	/* with --lockstep, --cpus pins the single-thread points: hot's run on these */
+	cpu_set_t every;
+	bool have_every = !sched_getaffinity(0, sizeof(every), &every);
 	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		rc = 1;
@@ -749,9 +753,16 @@ static int cmd_run(int argc, char **argv)
 		struct plan_point *pt = &plan.points[i];
 		size_t before = res.nruns;
 		long alone0 = 0, alone1 = 0;
+		bool unpin = pt->p.lockstep && a.cpus && have_every && !strcmp(pt->w->name, "hot");
 		if (ls)
 			lockstep_turns(ls, &alone0);
-		if (runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err))) {
+		if (unpin)
+			sched_setaffinity(0, sizeof(every), &every);
+		int failed =
+		    runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err));
+		if (unpin && lb_cpus_pin(a.cpus, err, sizeof(err)))
+			fprintf(stderr, "%s: %s\n", prog, err);
+		if (failed) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			failures++;
 			continue;

@@ -487,7 +487,8 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 		void *map = NULL;
 
 		if (c.stepped && !(map = place_lock(&c, &rng, &maplen))) {
-			snprintf(err, errlen, "cannot place lock %s: %s", ops->name, strerror(errno));
+			snprintf(err, errlen, "cannot place lock %s: %s", ops->name,
+			         strerror(errno));
 			goto out;
 		}
 		int failed = run_rep(&c, th, n, &rr, err, errlen);
