@@ -102,6 +102,15 @@ out=$("$LB" run --workloads hot --threads 2 --locks pthread --repeat 1 --duratio
 is $? 1 "hot: a side whose partner never passes the turn fails"
 like "$out" 'lockstep: the other side did not pass the turn within 5000 ms' "saying why"
 
+# the agent's run of the rest skips hot when hot ran in lockstep: oversub's points that
+# are hot's (quick's hot at 2, 4, 8 threads) stay out all the same, as when hot runs
+"$LB" run --suite quick --locks kmutex --skip-workloads uncontended,hot,long-hold,wake-latency \
+  --duration-ms 5 --repeat 1 --no-instructions --json "$T/s.json" >"$T/s.out" 2>&1
+dups=$(if [[ -s $T/s.json ]]; then
+  jq '[.runs[] | select(.workload == "oversub" and ([.params.threads] | inside([2, 4, 8])))] | length' "$T/s.json"
+else echo 0; fi)
+is "$dups" 0 "a skipped hot does not bring back the oversub points hot would have run"
+
 # bad input
 out=$("$LB" run --workloads uncontended --lockstep "$T/turn" 2>&1)
 is $? 2 "--lockstep without --lockstep-side is a usage error"
