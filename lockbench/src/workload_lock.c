@@ -249,7 +249,7 @@ static int hot_stepped(struct lctx *c, int n, struct rep *out, char *err, size_t
 	atomic_ulong *beat = &c->sh->progress[WL_MAX_THREADS].n;
 	uint64_t ran = 0;
 
-	/* a 1 ms sleep that ends 50 us late (the default slack) would be 5% off */
+	/* a turn 50 us late (the default timer slack) is 5% longer than the other side's */
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	stepped_wait_parked(c, n);
 	for (long k = 0; k < (slices > 0 ? slices : 1); k++) {
