@@ -110,6 +110,9 @@ dups=$(if [[ -s $T/s.json ]]; then
   jq '[.runs[] | select(.workload == "oversub" and ([.params.threads] | inside([2, 4, 8])))] | length' "$T/s.json"
 else echo 0; fi)
 is "$dups" 0 "a skipped hot does not bring back the oversub points hot would have run"
+# smoke without uncontended and hot has nothing left for a lock: the rest is an empty document
+"$LB" run --suite smoke --locks pthread --skip-workloads uncontended,hot --json "$T/empty.json" >"$T/empty.out" 2>&1
+is "$? $(jq -c .runs "$T/empty.json")" "0 []" "a run whose --skip-workloads leaves nothing writes a document with no runs"
 
 # bad input
 out=$("$LB" run --workloads uncontended --lockstep "$T/turn" 2>&1)
