@@ -23,8 +23,13 @@
 #include "spawn.h"
 #include "strutil.h"
 
-/* The workloads a duet runs: single-thread points, which fit half of 2 CPUs. */
-#define DUET_WORKLOADS "uncontended"
+/*
+ * The workloads a duet (or ABBA) runs: single-thread points, which fit half
+ * of 2 CPUs.  Lockstep runs hot too: its sides take turns of 1 ms on every
+ * CPU (lockbench's --cpus pins only the single-thread points).
+ */
+#define DUET_WORKLOADS     "uncontended"
+#define LOCKSTEP_WORKLOADS "uncontended,hot"
 
 struct stack_arg {
 	char path[4096];
@@ -183,6 +188,12 @@ static const char *pairing_instrument(enum pairing m)
 	                            : LB_INSTRUMENT_TIMED;
 }
 
+/* The workloads the pairing runs paired (the rest run one side at a time). */
+static const char *paired_workloads(enum pairing m)
+{
+	return m == PAIR_LOCKSTEP ? LOCKSTEP_WORKLOADS : DUET_WORKLOADS;
+}
+
 /* Run one variant for one round and post it; duet: its duet document or NULL. */
 static int run_variant_once(struct job *j, const struct variant *v, int round, const char *duet,
                             bool *retry, char **keep)
@@ -228,7 +239,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	}
 	if (duet) {
 		argv[k++] = "--skip-workloads";
-		argv[k++] = DUET_WORKLOADS;
+		argv[k++] = paired_workloads(job_pairing(j));
 	}
 	argv[k++] = "--variant";
 	argv[k++] = v->name;
@@ -462,7 +473,7 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 		s->argv[k++] = j->locks;
 	}
 	s->argv[k++] = "--workloads";
-	s->argv[k++] = DUET_WORKLOADS;
+	s->argv[k++] = paired_workloads(mode);
 	if (mode != PAIR_ABBA) {
 		s->argv[k++] = "--cpus";
 		s->argv[k++] = s->cpus;
@@ -554,9 +565,10 @@ static int run_duet(struct job *j, const struct variant v[2], int round, char pa
 		          round, DUET_WORKLOADS, v[0].name, s[0].side, v[1].name, s[1].side);
 	else if (mode == PAIR_LOCKSTEP)
 		agent_log("info", j->id,
-		          "round %d: lockstep of %s on CPU %s, turns of 0.5 ms: %s side %s, %s "
-		          "side %s",
-		          round, DUET_WORKLOADS, last, v[0].name, s[0].side, v[1].name, s[1].side);
+		          "round %d: lockstep of %s on CPU %s (hot on every CPU), turns of 0.5 ms "
+		          "(hot 1 ms): %s side %s, %s side %s",
+		          round, LOCKSTEP_WORKLOADS, last, v[0].name, s[0].side, v[1].name,
+		          s[1].side);
 	else
 		agent_log("info", j->id, "round %d: duet of %s: %s on CPU %s, %s on CPU %s", round,
 		          DUET_WORKLOADS, v[0].name, s[0].cpus, v[1].name, s[1].cpus);

@@ -18,12 +18,15 @@
 #   slow3    a calibrated 3% slowdown of delay-pthread's uncontended pair
 #   slow5    the same at 5%
 #   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
+#   aahot    A/A of hot (delay-pthread, 2 and 4 threads), one binary both
+#            sides: flagged rate (not in the default CASES)
 #   fair     kmutex without its handoff (kmutex-2009's long-hold run as
 #            kmutex's): a fairness change, regression rate
-# PAIRING=lockstep (default: the agent's) runs the single-thread points' two
-# sides of a round together, in turns of 0.5 ms on one CPU (aa: uncontended
-# so, the rest of the quick suite one side after the other, as the agent
-# does); PAIRING=rounds one after the other (the agent with --lockstep off).
+# PAIRING=lockstep (default: the agent's) runs a round's two sides together:
+# single-thread points in turns of 0.5 ms on one CPU, hot in turns of 1 ms
+# with its threads on every CPU (aa: uncontended and hot so, the rest of the
+# quick suite one side after the other, as the agent does); PAIRING=rounds
+# one side after the other (the agent with --lockstep off).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -52,21 +55,23 @@ run1() { # run1 DELAY WORKLOAD THREADS VARIANT ROUND OUT
     --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant "$4" --round "$5" \
     --json "$6" --quiet
 }
-# run_pair DELAY_BASE DELAY_PATCHED WORKLOAD ROUND OUT_BASE OUT_PATCHED: one
-# round of a single-thread point in lockstep, as the agent runs it (both
-# sides pinned to the last CPU, turns of 0.5 ms; which side takes the first
-# turn alternates by round)
+# run_pair DELAY_BASE DELAY_PATCHED WORKLOAD THREADS ROUND OUT_BASE OUT_PATCHED:
+# one round in lockstep, as the agent runs it: a single-thread point's sides
+# pinned to the last CPU in turns of 0.5 ms, hot's (THREADS 2,4) with their
+# threads on every CPU in turns of 1 ms; which side takes the first turn
+# alternates by round
 LAST_CPU=$(($(nproc) - 1))
 run_pair() {
-  local turn=$tmp/turn-$4 s0=$(($4 % 2)) pid
+  local turn=$tmp/turn-$5 s0=$(($5 % 2)) pid cpus=()
+  [[ $4 == 1 ]] && cpus=(--cpus "$LAST_CPU")
   rm -f "$turn"
-  LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
-    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant base --round "$4" \
-    --json "$5" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
+  LOCKBENCH_DELAY_LOOPS=$1 "$LB" run --locks delay-pthread --workloads "$3" --threads "$4" \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant base --round "$5" \
+    --json "$6" --quiet "${cpus[@]}" --lockstep "$turn" --lockstep-side "$s0" &
   pid=$!
-  LOCKBENCH_DELAY_LOOPS=$2 "$LB" run --locks delay-pthread --workloads "$3" --threads 1 \
-    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant patched --round "$4" \
-    --json "$6" --quiet --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
+  LOCKBENCH_DELAY_LOOPS=$2 "$LB" run --locks delay-pthread --workloads "$3" --threads "$4" \
+    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant patched --round "$5" \
+    --json "$7" --quiet "${cpus[@]}" --lockstep "$turn" --lockstep-side $((1 - s0))
   wait "$pid"
   rm -f "$turn"
 }
@@ -82,8 +87,8 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
   local i a b
   for i in 1 2 3 4 5 6 7 8 9; do
-    if [[ $PAIRING == lockstep && $3 == 1 ]]; then
-      run_pair 0 "$1" "$2" "$i" "$tmp/c0.json" "$tmp/c1.json"
+    if [[ $PAIRING == lockstep && ($3 == 1 || $2 == hot) ]]; then
+      run_pair 0 "$1" "$2" "$3" "$i" "$tmp/c0.json" "$tmp/c1.json"
     else
       run1 0 "$2" "$3" base 0 "$tmp/c0.json"
       run1 "$1" "$2" "$3" base 0 "$tmp/c1.json"
@@ -122,7 +127,7 @@ compare_once() { # compare_once SIDE_FUNCTION
 PAIRING=${PAIRING:-lockstep}
 pairing() { if [[ $PAIRING == lockstep ]]; then echo "$1"; fi; }
 case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is lockstep or rounds" >&2; exit 2 ;; esac
-echo "pairing of the single-thread points (aa's uncontended, aa1, slow3, slow5): $PAIRING"
+echo "pairing of the single-thread and hot points (aa's, aa1, slow3, slow5, hot10, aahot): $PAIRING"
 
 declare -a ROWS=()
 row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
@@ -211,7 +216,7 @@ for c in $CASES; do
       "$b" run --suite quick --locks pthread,kmutex --controls pthread --variant "$1" --round "$2" \
         --json "$3" --quiet
     }
-    # as the agent runs a round: uncontended in lockstep, then the rest of the
+    # as the agent runs a round: uncontended and hot in lockstep, then the rest of the
     # suite one side after the other (base first on even rounds), merged
     aa_pair() { # ROUND OUT_BASE OUT_PATCHED
       local turn=$tmp/turn-aa-$1 s0=$(($1 % 2)) pid v
@@ -219,14 +224,14 @@ for c in $CASES; do
       local -A out=([base]=$2 [patched]=$3)
       local -a common=(run --suite quick --locks pthread,kmutex --controls pthread --round "$1" --quiet)
       rm -f "$turn"
-      "${bin[base]}" "${common[@]}" --workloads uncontended --variant base --json "$2.ls" \
+      "${bin[base]}" "${common[@]}" --workloads uncontended,hot --variant base --json "$2.ls" \
         --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
       pid=$!
-      "${bin[patched]}" "${common[@]}" --workloads uncontended --variant patched --json "$3.ls" \
+      "${bin[patched]}" "${common[@]}" --workloads uncontended,hot --variant patched --json "$3.ls" \
         --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
       wait "$pid"
       for v in $( (($1 % 2 == 0)) && echo base patched || echo patched base); do
-        "${bin[$v]}" "${common[@]}" --skip-workloads uncontended --variant "$v" --json "${out[$v]}.rest"
+        "${bin[$v]}" "${common[@]}" --skip-workloads uncontended,hot --variant "$v" --json "${out[$v]}.rest"
         perl -MJSON::PP -0777 -e 'local $/; open my $r, "<", $ARGV[0] or die; my $d = decode_json(<$r>);
           open my $l, "<", $ARGV[1] or die; push @{$d->{runs}}, @{decode_json(<$l>)->{runs}};
           print encode_json($d)' "${out[$v]}.rest" "${out[$v]}.ls" >"${out[$v]}"
@@ -256,7 +261,7 @@ for c in $CASES; do
     ;;
   aa1)
     aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
-    aa1_pair() { run_pair 0 0 uncontended "$@"; }
+    aa1_pair() { run_pair 0 0 uncontended 1 "$@"; }
     PAIR_RUNNER=$(pairing aa1_pair)
     tally aa1 "$N" aa1_side
     PAIR_RUNNER=""
@@ -269,7 +274,7 @@ for c in $CASES; do
     DELAY=$(calibrate uncontended 1 ns_per_pair "0.0$pct")
     echo "calibration: $DELAY loops of extra work make delay-pthread's uncontended pair $(ratio_at "$DELAY" uncontended 1 ns_per_pair | awk '{ printf "%+.1f%%", ($1 - 1) * 100 }') slower (median of 9 interleaved pairs)"
     slow_side() { if [[ $1 == base ]]; then run1 0 uncontended 1 base "$2" "$3"; else run1 "$DELAY" uncontended 1 patched "$2" "$3"; fi; }
-    slow_pair() { run_pair 0 "$DELAY" uncontended "$@"; }
+    slow_pair() { run_pair 0 "$DELAY" uncontended 1 "$@"; }
     PAIR_RUNNER=$(pairing slow_pair)
     tally "$c" "$N" slow_side
     PAIR_RUNNER=""
@@ -279,12 +284,28 @@ for c in $CASES; do
     done
     ;;
   hot10)
-    DELAY=$(calibrate hot 2 ops_per_sec 0.10)
+    # HOT10_DELAY skips the calibration (delay-pthread's knob saturates at 64: an
+    # atomic add in every lock(); two pairings compared at one patch)
+    DELAY=${HOT10_DELAY:-$(calibrate hot 2 ops_per_sec 0.10)}
     echo "calibration: $DELAY loops of extra work cost delay-pthread $(ratio_at "$DELAY" hot 2 ops_per_sec | awk '{ printf "%.1f%%", ($1 - 1) * 100 }') of its hot ops/s at 2 threads (median of 9 interleaved pairs)"
     hot_side() { if [[ $1 == base ]]; then run1 0 hot 2,4 base "$2" "$3"; else run1 "$DELAY" hot 2,4 patched "$2" "$3"; fi; }
+    hot_pair() { run_pair 0 "$DELAY" hot 2,4 "$@"; }
+    PAIR_RUNNER=$(pairing hot_pair)
     tally hot10 "$N" hot_side
+    PAIR_RUNNER=""
     for t in $COMPARE_TESTS; do
       row "$(label "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$t")" "$N" "${V_reg[$t]}" 90 ">=" "$(why "$t")"
+    done
+    ;;
+  aahot)
+    # A/A of hot in its pairing: one binary both sides, 2 and 4 threads
+    aahot_side() { run1 0 hot 2,4 "$1" "$2" "$3"; }
+    aahot_pair() { run_pair 0 0 hot 2,4 "$@"; }
+    PAIR_RUNNER=$(pairing aahot_pair)
+    tally aahot "$N" aahot_side
+    PAIR_RUNNER=""
+    for t in $COMPARE_TESTS; do
+      row "$(label "A/A of hot (delay-pthread, one binary, 2-4 threads) ends regression/improvement" "$t")" "$N" $((V_reg[$t] + V_imp[$t])) 1 "<=" "$(why "$t")"
     done
     ;;
   fair)
@@ -308,7 +329,7 @@ for c in $CASES; do
     done
     FAIR_RAN=1
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 fair)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 aahot fair)" >&2; exit 2 ;;
   esac
 done
 

@@ -8,21 +8,35 @@
 LB="$BIN/lockbench"
 cpu=$(($(nproc) - 1))
 
+# pair A B ARGS...: sides 0 (base, $T/A.json) and 1 (patched, $T/B.json) of ARGS at
+# once; their exit codes in ra and rb
+pair() {
+  local a=$1 b=$2 pid
+  shift 2
+  "$LB" "$@" --lockstep-side 0 --variant base --json "$T/$a.json" >"$T/$a.out" 2>"$T/$a.err" &
+  pid=$!
+  "$LB" "$@" --lockstep-side 1 --variant patched --json "$T/$b.json" >"$T/$b.out" 2>"$T/$b.err"
+  rb=$?
+  wait $pid
+  ra=$?
+}
 args=(run --workloads uncontended --locks pthread,kmutex --repeat 2 --duration-ms 30 --no-instructions
   --cpus "$cpu" --lockstep "$T/turn")
-"$LB" "${args[@]}" --lockstep-side 0 --variant base --json "$T/a.json" >"$T/a.out" 2>"$T/a.err" &
-a=$!
-"$LB" "${args[@]}" --lockstep-side 1 --variant patched --json "$T/b.json" >"$T/b.out" 2>"$T/b.err"
-rb=$?
-wait $a
-ra=$?
+# took A B TURNS WHAT: both sides of a pair took TURNS turns, none alone
+took() {
+  like "$(cat "$T/$1.out")" "lockstep side 0: $3 turns, 0 of them alone" "$4: side 0 took $3 turns, each after the other side's"
+  like "$(cat "$T/$2.out")" "lockstep side 1: $3 turns, 0 of them alone" "and so did side 1"
+}
+# inst_is A B JQ EXPECTED WHAT: JQ of both documents' runs is EXPECTED
+inst_is() {
+  is "$(jq -c "[.runs[] | $3] | unique" "$T/$1.json")" "$4" "$5: side 0"
+  is "$(jq -c "[.runs[] | $3] | unique" "$T/$2.json")" "$4" "and side 1"
+}
+pair a b "${args[@]}"
 is "$ra $rb" "0 0" "both sides ran"
 # 2 locks x 2 samples x 30 ms in turns of 0.5 ms: 240 turns a side, the last side's last alone at most
-like "$(cat "$T/a.out")" 'lockstep side 0: 240 turns, 0 of them alone' "side 0 took 240 turns of 0.5 ms, each after the other side's"
-like "$(cat "$T/b.out")" 'lockstep side 1: 240 turns, 0 of them alone' "and so did side 1"
-inst() { jq -c '[.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair] | unique' "$1"; }
-is "$(inst "$T/a.json")" '["lockstep"]' "every uncontended sample of side 0 says instrument lockstep"
-is "$(inst "$T/b.json")" '["lockstep"]' "and of side 1"
+took a b 240 "turns of 0.5 ms"
+inst_is a b '.instrument.ns_per_pair' '["lockstep"]' "every uncontended sample says instrument lockstep"
 rows() { "$TOP/scripts/lbjson.pl" "$1" | cut -f1-4,6; }
 is "$(rows "$T/a.json")" "$(rows "$T/b.json")" "the two documents have the same rows"
 out=$("$LB" compare "$T/a.json" "$T/b.json" --format json)
@@ -30,7 +44,7 @@ is "$(jq -r '[.rows[] | select(.workload == "uncontended") | .lock] | sort | joi
   "compare pairs them like any base and patched"
 is "$(jq -c '[.rows[] | select(.workload == "uncontended") | .instrument] | unique' <<<"$out")" '["lockstep"]' \
   "and names the rows' instrument lockstep"
-like "$("$LB" compare "$T/a.json" "$T/b.json")" 'lockstep: 2 row\(s\) measured base and patched in turns of 0.5 ms on one CPU' \
+like "$("$LB" compare "$T/a.json" "$T/b.json")" 'lockstep: 2 row\(s\) measured base and patched in turns of 0.5 ms on one CPU \(1 ms on every CPU for hot\)' \
   "the report's legend says which rows ran in lockstep"
 
 # a side whose partner is done runs its remaining turns alone
@@ -51,12 +65,56 @@ out=$("$LB" "${args[@]}" --lockstep-side 0 --json "$T/e.json" 2>&1)
 is $? 1 "a side whose partner never passes the turn fails"
 like "$out" 'lockstep: the other side did not pass the turn within 5000 ms' "saying why"
 ok "$([[ ! -s $T/e.json ]]; echo $?)" "and writes no document"
-printf '\377\377\377\377\377\377\377\377\377\377\377\377' >"$T/turn"
-out=$("$LB" "${args[@]}" --lockstep-side 1 --json "$T/f.json" 2>&1)
-is $? 0 "a turn file holding neither side's number (the other side is untrusted) is no turn to wait for"
-like "$out" 'lockstep side 1: 240 turns, 240 of them alone' "the side runs every turn alone"
-is "$(jq -c '[.runs[] | .instrument // empty] | length' "$T/f.json")" 0 \
-  "and does not call its samples lockstep: they are timed alone"
+# garbage TURNFILE NAME SIDE TURNS WHAT ARGS...: a turn file holding neither side's number
+garbage() {
+  local turn=$1 name=$2 side=$3 turns=$4 what=$5 out
+  shift 5
+  printf '\377\377\377\377\377\377\377\377\377\377\377\377' >"$turn"
+  out=$("$LB" "$@" --lockstep-side "$side" --json "$T/$name.json" 2>&1)
+  is $? 0 "$what: a turn file holding neither side's number (the other side is untrusted) is no turn to wait for"
+  like "$out" "lockstep side $side: $turns turns, $turns of them alone" "the side runs every turn alone"
+  is "$(jq -c '[.runs[] | .instrument // empty] | length' "$T/$name.json")" 0 \
+    "and does not call its samples lockstep: they are timed alone"
+}
+garbage "$T/turn" f 1 240 uncontended "${args[@]}"
+
+# hot in lockstep: the sides' threads take turns of 1 ms on every CPU (--cpus pins only the
+# single-thread points), each side timing its own turns; a sample is the median slice's ops/s
+hargs=(run --workloads hot --threads 2,4 --locks pthread --repeat 2 --duration-ms 30 --no-instructions
+  --cpus "$cpu" --lockstep "$T/hturn")
+pair ha hb "${hargs[@]}"
+is "$ra $rb" "0 0" "hot: both sides ran"
+# 2 points x 2 samples x 30 ms in turns of 1 ms: 120 turns a side
+took ha hb 120 "hot, turns of 1 ms"
+inst_is ha hb '.instrument | [.ops_per_sec, .fairness, .cov]' '[["lockstep","lockstep","lockstep"]]' \
+  "every hot run says instrument lockstep for ops/s, fairness and cov"
+is "$(jq -c '[.runs[] | .metrics.ops_per_sec > 0 and (.per_thread.ops_per_sec // [1] | length) == .params.threads]' "$T/ha.json" 2>/dev/null)" '[true,true]' \
+  "each hot run has its ops/s and a figure per thread"
+no_lockup() { jq -r '[.runs[] | .lockup // empty] | length' "$1"; }
+is "$(no_lockup "$T/ha.json") $(no_lockup "$T/hb.json")" "0 0" "the lock's exclusion check passed on both sides"
+out=$("$LB" compare "$T/ha.json" "$T/hb.json" --format json)
+is "$(jq -r '[.rows[] | select(.workload == "hot" and .metric == "ops_per_sec")] | length' <<<"$out")" 2 \
+  "compare pairs the hot rows like any base and patched"
+# a garbage turn file: no turn to wait for, every turn alone, no lockstep instrument
+garbage "$T/hturn" hf 0 120 hot "${hargs[@]}"
+# a partner that never comes: bounded
+rm -f "$T/hturn"
+out=$("$LB" run --workloads hot --threads 2 --locks pthread --repeat 1 --duration-ms 30 --no-instructions \
+  --lockstep "$T/hturn" --lockstep-side 1 --json "$T/hg.json" 2>&1)
+is $? 1 "hot: a side whose partner never passes the turn fails"
+like "$out" 'lockstep: the other side did not pass the turn within 5000 ms' "saying why"
+
+# the agent's run of the rest skips hot when hot ran in lockstep: oversub's points that
+# are hot's (quick's hot at 2, 4, 8 threads) stay out all the same, as when hot runs
+"$LB" run --suite quick --locks kmutex --skip-workloads uncontended,hot,long-hold,wake-latency \
+  --duration-ms 5 --repeat 1 --no-instructions --json "$T/s.json" >"$T/s.out" 2>&1
+dups=$(if [[ -s $T/s.json ]]; then
+  jq '[.runs[] | select(.workload == "oversub" and ([.params.threads] | inside([2, 4, 8])))] | length' "$T/s.json"
+else echo 0; fi)
+is "$dups" 0 "a skipped hot does not bring back the oversub points hot would have run"
+# smoke without uncontended and hot has nothing left for a lock: the rest is an empty document
+"$LB" run --suite smoke --locks pthread --skip-workloads uncontended,hot --json "$T/empty.json" >"$T/empty.out" 2>&1
+is "$? $(jq -c .runs "$T/empty.json")" "0 []" "a run whose --skip-workloads leaves nothing writes a document with no runs"
 
 # bad input
 out=$("$LB" run --workloads uncontended --lockstep "$T/turn" 2>&1)

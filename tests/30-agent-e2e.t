@@ -132,13 +132,18 @@ ok $? "the agent runs the git job"
 like "$(cat "$T/agent-g.log")" 'measuring pthread,kmutex' "the fetched commit is measured on the lock it touches"
 is "$(sub_state "$gsub")" done "the git submission is done"
 # by default (no --duet) single-thread points run in lockstep: base and patched take
-# turns of 0.5 ms on one CPU; every other point runs one side after the other
+# turns of 0.5 ms on one CPU; hot takes turns of 1 ms on every CPU; every other point
+# runs one side after the other
 api GET "/api/v1/submissions/$gsub/results"
 is "$(jq -c '[.results[].document.runs[] | select(.workload == "uncontended") | .instrument.ns_per_pair] | unique' <<<"$BODY")" '["lockstep"]' \
   "by default every uncontended run of the stored documents says instrument lockstep"
-is "$(jq '[.results[].document.runs[] | select(.workload != "uncontended") | .instrument // empty] | length' <<<"$BODY")" 0 \
+is "$(jq -c '[.results[].document.runs[] | select(.workload == "hot") | .instrument.ops_per_sec] | unique' <<<"$BODY")" '["lockstep"]' \
+  "and every hot run says instrument lockstep for its ops/s"
+is "$(jq '[.results[].document.runs[] | select(.workload == "hot")] | length > 0' <<<"$BODY")" true \
+  "(the stored documents hold hot runs)"
+is "$(jq '[.results[].document.runs[] | select(.workload != "uncontended" and .workload != "hot") | .instrument // empty] | length' <<<"$BODY")" 0 \
   "and no other run carries an instrument: they ran one side at a time"
-like "$(cat "$T/agent-g.log")" 'round [0-9]+: lockstep of uncontended on CPU [0-9]+, turns of 0.5 ms: base side [01], patched side [01]' \
-  "the agent says it runs uncontended in lockstep"
+like "$(cat "$T/agent-g.log")" 'round [0-9]+: lockstep of uncontended,hot on CPU [0-9]+ \(hot on every CPU\), turns of 0.5 ms \(hot 1 ms\): base side [01], patched side [01]' \
+  "the agent says it runs uncontended and hot in lockstep"
 unlike "$(cat "$T/agent-g.log")" 'duet of' "and runs no duet"
 done_testing

@@ -302,11 +302,12 @@ static void legend_noise(FILE *out, const struct comparison *c)
 		        "to its own CPU, started together (the pair shares the machine's noise)\n",
 		        duet);
 	if (lockstep)
-		fprintf(out,
-		        "lockstep: %zu row(s) measured base and patched in turns of %g ms on one "
-		        "CPU, each side timing only its own turns (the pair shares the machine's "
-		        "modes)\n",
-		        lockstep, LB_LOCKSTEP_SLICE_MS);
+		fprintf(
+		    out,
+		    "lockstep: %zu row(s) measured base and patched in turns of %g ms on one "
+		    "CPU (%g ms on every CPU for hot), each side timing only its own turns (the "
+		    "pair shares the machine's modes)\n",
+		    lockstep, LB_LOCKSTEP_SLICE_MS, LB_LOCKSTEP_HOT_SLICE_MS);
 	if (recorded && limit > 0)
 		fprintf(out,
 		        "disturbance: %ld sample(s) of %zu row(s) taken again because their thread "

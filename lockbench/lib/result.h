@@ -47,7 +47,9 @@ struct lb_disturb {
 #define LB_INSTRUMENT_DUET     "duet"
 #define LB_INSTRUMENT_LOCKSTEP "lockstep"
 /* A lockstep turn, in ms (lockbench/src/lockstep.h says why this long). */
-#define LB_LOCKSTEP_SLICE_MS       0.5
+#define LB_LOCKSTEP_SLICE_MS 0.5
+/* A turn of a multi-thread (hot) point: its threads' wake and park take a share of it. */
+#define LB_LOCKSTEP_HOT_SLICE_MS   1.0
 #define LB_INSTRUMENT_INSTRUCTIONS "instructions"
 
 struct lb_metric {

@@ -30,6 +30,11 @@
  * (A/A paired spread 0.13% at 0.5 ms, 0.16% at 0.1 ms, 2.7% at 2 ms).
  */
 #define LOCKSTEP_SLICE_US ((int)(LB_LOCKSTEP_SLICE_MS * 1000))
+/*
+ * A turn of hot (workload_lock.c, hot_stepped): 1 ms, so that waking and
+ * parking its threads (tens of us on this VM) is a small share of it.
+ */
+#define LOCKSTEP_HOT_SLICE_US ((int)(LB_LOCKSTEP_HOT_SLICE_MS * 1000))
 /* How long a side waits for its turn before it gives up. */
 #define LOCKSTEP_WAIT_MS 5000
 

@@ -108,7 +108,8 @@ static void print_help(FILE *f)
 	        "                       sides alternating A B B A per sample\n"
 	        "  --lockstep FILE      lockstep runs: single-thread samples take turns of\n"
 	        "                       0.5 ms with the other side's run (on the same\n"
-	        "                       CPU: --cpus), passing the turn through FILE\n"
+	        "                       CPU: --cpus), hot's of 1 ms (on every CPU, --cpus\n"
+	        "                       or not), passing the turn through FILE\n"
 	        "  --lockstep-side 0|1  this run's side (side 0 takes the first turn)\n"
 	        "  --instructions       uncontended points also count instructions_per_pair\n"
 	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
@@ -650,6 +651,18 @@ out:
 	free(locks);
 }
 
+/* The metrics a lockstep point measured in turns with the other side. */
+static void mark_lockstep(struct lb_run *run)
+{
+	static const char *const names[] = {"ns_per_pair", "ops_per_sec", "fairness", "cov"};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		struct lb_metric *m = (struct lb_metric *)run_metric(run, names[k]);
+		if (m)
+			metric_set_instrument(m, LB_INSTRUMENT_LOCKSTEP);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.suite = "smoke",
@@ -698,10 +711,15 @@ static int cmd_run(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
+		/* single-thread points on one CPU; hot's threads on every CPU (workload_lock.c) */
 		for (size_t i = 0; i < plan.n; i++)
-			if (!strcmp(plan.points[i].w->name, "uncontended"))
+			if (!strcmp(plan.points[i].w->name, "uncontended") ||
+			    !strcmp(plan.points[i].w->name, "hot"))
 				plan.points[i].p.lockstep = ls;
 	}
+	/* with --lockstep, --cpus pins the single-thread points: hot's run on these */
+	cpu_set_t every;
+	bool have_every = !sched_getaffinity(0, sizeof(every), &every);
 	if (a.cpus && lb_cpus_pin(a.cpus, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		rc = 1;
@@ -735,21 +753,26 @@ static int cmd_run(int argc, char **argv)
 		struct plan_point *pt = &plan.points[i];
 		size_t before = res.nruns;
 		long alone0 = 0, alone1 = 0;
+		bool unpin = pt->p.lockstep && a.cpus && have_every && !strcmp(pt->w->name, "hot");
 		if (ls)
 			lockstep_turns(ls, &alone0);
-		if (runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err))) {
+		if (unpin)
+			sched_setaffinity(0, sizeof(every), &every);
+		int failed =
+		    runner_run_point(pt->w, pt->ops, &pt->p, &a.ro, &res, err, sizeof(err));
+		if (unpin && lb_cpus_pin(a.cpus, err, sizeof(err)))
+			fprintf(stderr, "%s: %s\n", prog, err);
+		if (failed) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			failures++;
 			continue;
 		}
 		if (res.nruns > before) {
-			struct lb_metric *m =
-			    (struct lb_metric *)run_metric(&res.runs[before], "ns_per_pair");
 			/* lockstep only when every turn of the point followed the other side's */
 			if (ls)
 				lockstep_turns(ls, &alone1);
-			if (pt->p.lockstep && m && alone1 == alone0)
-				metric_set_instrument(m, LB_INSTRUMENT_LOCKSTEP);
+			if (pt->p.lockstep && alone1 == alone0)
+				mark_lockstep(&res.runs[before]);
 			if (res.runs[before].lockup)
 				lockups++;
 			if (tbl)

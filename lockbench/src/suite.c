@@ -164,17 +164,21 @@ static int add(struct plan *plan, const struct plan_point *pt)
 	return 0;
 }
 
+/* Whether --workloads names w. */
+static bool named_workload(const struct suite_overrides *ov, const struct workload *w)
+{
+	for (int i = 0; ov->workloads && ov->workloads[i]; i++)
+		if (ov->workloads[i] == w)
+			return true;
+	return false;
+}
+
 static bool wanted_workload(const struct suite_overrides *ov, const struct workload *w)
 {
 	for (int i = 0; ov->skip_workloads && ov->skip_workloads[i]; i++)
 		if (ov->skip_workloads[i] == w)
 			return false;
-	if (!ov->workloads)
-		return true;
-	for (int i = 0; ov->workloads[i]; i++)
-		if (ov->workloads[i] == w)
-			return true;
-	return false;
+	return !ov->workloads || named_workload(ov, w);
 }
 
 /*
@@ -253,7 +257,14 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 	for (int wi = 0; wi < nsets; wi++) {
 		const struct wl_setting *set = &sets[wi];
 		const struct workload *w = workload_find(set->workload);
-		if (!w || !wanted_workload(ov, w))
+		/*
+		 * A skipped hot is planned, and dropped at the end, so that the
+		 * oversub points it would run stay out (the agent skips hot in a
+		 * run whose hot points ran in lockstep beside the other side's).
+		 */
+		bool skip_hot = w && !strcmp(w->name, "hot") && !wanted_workload(ov, w) &&
+		                !(ov->workloads && !named_workload(ov, w));
+		if (!w || (!wanted_workload(ov, w) && !skip_hot))
 			continue;
 		/* --locks narrows to lock workloads unless kernel ones are named too */
 		if (!w->uses_lock && ov->locks && !ov->workloads)
@@ -321,7 +332,7 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 			for (int ti = 0; ti < nthreads; ti++)
 				for (int ci = 0; ci < ncs; ci++)
 					for (int oi = 0; oi < nout; oi++) {
-						struct plan_point pt = {w, ops, base};
+						struct plan_point pt = {w, ops, base, skip_hot};
 						if (threads[ti] > WL_MAX_THREADS) {
 							snprintf(err, errlen,
 							         "threads: %d is more than %d",
@@ -340,6 +351,18 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 					}
 		}
 	}
+	size_t kept = 0;
+	for (size_t i = 0; i < plan->n; i++)
+		if (!plan->points[i].skipped)
+			plan->points[kept++] = plan->points[i];
+	plan->n = kept;
+	/*
+	 * What --skip-workloads leaves may be nothing (the agent's run of a
+	 * round's rest after its lockstep of uncontended and hot, on smoke):
+	 * an empty plan then, and a document with no runs.
+	 */
+	if (!plan->n && ov->skip_workloads && ov->skip_workloads[0])
+		return 0;
 	if (!plan->n) {
 		snprintf(err, errlen,
 		         "suite '%s' has nothing to run with these --locks and --workloads "

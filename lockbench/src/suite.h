@@ -13,6 +13,7 @@ struct plan_point {
 	const struct workload *w;
 	const struct lock_ops *ops; /* NULL for kernel workloads */
 	struct wl_params p;
+	bool skipped; /* while planning: a hot point --skip-workloads drops (plan_build) */
 };
 
 struct plan {

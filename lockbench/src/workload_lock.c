@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,13 @@ struct lctx {
 	struct guarded *guard;
 	struct lb_gate start;
 	_Alignas(LB_CACHELINE) atomic_int stop;
+	/* lockstep (hot_stepped): odd lets the workers run, even parks them, -2 ends */
+	_Alignas(LB_CACHELINE) _Atomic int run;
+	_Alignas(LB_CACHELINE) _Atomic int parked; /* workers parked since the last stop */
+	bool stepped; /* hot in lockstep: hot_stepped measures, not run_rep */
+	int nthreads;
+	int cpus[CPU_SETSIZE]; /* lockstep: the CPUs this process may use, worker i on i % ncpus */
+	int ncpus;
 };
 
 static inline uint64_t xorshift(uint64_t *s)
@@ -65,6 +74,17 @@ static inline uint64_t xorshift(uint64_t *s)
 	x ^= x >> 7;
 	x ^= x << 17;
 	return *s = x;
+}
+
+static void pin_self(int cpu)
+{
+	cpu_set_t one;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
 static void critical_section(struct lthread *t, int which)
@@ -98,16 +118,45 @@ static void critical_section(struct lthread *t, int which)
 		lb_work(c->p->cs_loops);
 }
 
+/*
+ * Lockstep: a worker parks only here, at the top of its loop, so that none
+ * is parked holding the lock (one blocked in lock() finishes its op first).
+ * It says so once per stop; the coordinator waits until all have.  Returns
+ * false when the run ends.
+ */
+static bool lock_thread_park(struct lctx *c, int *seen)
+{
+	for (;;) {
+		int r = atomic_load_explicit(&c->run, memory_order_acquire);
+		if (r & 1)
+			return true;
+		if (r < 0)
+			return false;
+		if (*seen != r) {
+			*seen = r;
+			if (atomic_fetch_add(&c->parked, 1) + 1 == c->nthreads)
+				lb_futex_wake(&c->parked, 1);
+		}
+		lb_futex_wait(&c->run, r);
+	}
+}
+
 static void *lock_thread(void *arg)
 {
 	struct lthread *t = arg;
 	struct lctx *c = t->ctx;
 	atomic_ulong *progress = &c->sh->progress[t->idx].n;
+	int seen = -1;
 
+	if (c->ncpus > 0)
+		pin_self(c->cpus[t->idx % c->ncpus]);
 	lb_gate_wait(&c->start);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		int which = 0;
 		uint64_t t0 = 0;
+
+		if (c->stepped && !lock_thread_park(c, &seen))
+			break;
 
 		if (c->nlocks > 1)
 			which = (int)(xorshift(&t->rng) % (uint64_t)c->nlocks);
@@ -152,11 +201,116 @@ static double cpu_seconds(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static unsigned long progress_sum(struct lctx *c, int n)
+{
+	unsigned long s = 0;
+	for (int i = 0; i < n; i++)
+		s += atomic_load_explicit(&c->sh->progress[i].n, memory_order_relaxed);
+	return s;
+}
+
+/* Lockstep: until every worker has parked since the last stop. */
+static void stepped_wait_parked(struct lctx *c, int n)
+{
+	int k;
+	while ((k = atomic_load(&c->parked)) < n)
+		lb_futex_wait(&c->parked, k);
+}
+
+static void sleep_until_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * hot in lockstep (lockstep.h): the workers of this side run only in its
+ * turns of LOCKSTEP_HOT_SLICE_US, and the other side's workers in the
+ * others', so both see the same machine modes (base and patched alternate
+ * every ms instead of every 30 ms sample).  A turn: wait for it, let the
+ * workers run, read the progress counters at the start and the end of the
+ * slice, stop them and wait until every one has parked (at the top of its
+ * loop: none parks holding the lock; ops done while they drain fall in no
+ * slice), pass the turn.  The slices' ops/s go to out->slices; the time from
+ * wake to parked is the run's elapsed time for the per-thread figures.
+ *
+ * The sample is the mean of its slices' ops/s (the ops in this side's turns
+ * over their time), not their median as run_rep's 10 ms slices: a 1 ms
+ * turn's rate is bimodal at 2 and 4 threads on 2 vCPUs, and the median
+ * jumps between the modes.  Same-binary pairs, 30 turns a sample (load 12):
+ * per-sample spread of log(A/B) 12% (2 threads) and 13% (4) as the mean,
+ * 21% and 28% as the median; one side after the other (no lockstep) 52%
+ * and 39% (MAD-based).
+ */
+static int hot_stepped(struct lctx *c, int n, struct rep *out, char *err, size_t errlen)
+{
+	long slices = (long)c->p->duration_ms * 1000 / LOCKSTEP_HOT_SLICE_US;
+	atomic_ulong *beat = &c->sh->progress[WL_MAX_THREADS].n;
+	uint64_t ran = 0;
+
+	/* a turn 50 us late (the default timer slack) is 5% longer than the other side's */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	stepped_wait_parked(c, n);
+	for (long k = 0; k < (slices > 0 ? slices : 1); k++) {
+		if (lockstep_wait(c->p->lockstep, beat, err, errlen) < 0)
+			return -1;
+		int epoch = atomic_load(&c->run) + 1; /* odd */
+		atomic_store(&c->parked, 0);
+		uint64_t tw = lb_now_ns();
+		atomic_store_explicit(&c->run, epoch, memory_order_release);
+		lb_futex_wake(&c->run, n);
+		uint64_t t0 = lb_now_ns();
+		unsigned long c0 = progress_sum(c, n);
+		sleep_until_ns(t0 + (uint64_t)LOCKSTEP_HOT_SLICE_US * 1000);
+		uint64_t t1 = lb_now_ns();
+		unsigned long c1 = progress_sum(c, n);
+		atomic_store_explicit(&c->run, epoch + 1, memory_order_release);
+		stepped_wait_parked(c, n);
+		ran += lb_now_ns() - tw;
+		lockstep_pass(c->p->lockstep);
+		if (out->nslices < REP_MAX_SLICES && t1 > t0)
+			out->slices[out->nslices++] = (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
+	}
+	out->elapsed_s = (double)ran / 1e9;
+	return 0;
+}
+
+/* Throughput in 10 ms slices until duration_ms is over (run_rep). */
+static void hot_slices(struct lctx *c, int n, struct rep *out)
+{
+	uint64_t t0 = lb_now_ns(), end = t0 + (uint64_t)c->p->duration_ms * 1000000, tl = t0;
+	unsigned long last = 0;
+
+	/*
+	 * Throughput in 10 ms slices, from the threads' progress counters: the
+	 * median slice is what the lock does when the machine lets it run, and
+	 * a slice lost to another process on this shared machine does not move
+	 * it.  (The totals still give fairness and per-thread figures.)
+	 */
+	for (;;) {
+		uint64_t now = lb_now_ns();
+		if (now >= end)
+			break;
+		uint64_t left = end - now, step = left < 10000000 ? left : 10000000;
+		struct timespec sl = {0, (long)step};
+		while (nanosleep(&sl, &sl) && errno == EINTR)
+			;
+		now = lb_now_ns();
+		unsigned long cur = progress_sum(c, n);
+		if (out->nslices < REP_MAX_SLICES && now > tl)
+			out->slices[out->nslices++] =
+			    (double)(cur - last) * 1e9 / (double)(now - tl);
+		last = cur;
+		tl = now;
+	}
+	out->elapsed_s = (double)(lb_now_ns() - t0) / 1e9;
+}
+
 /* One repetition: start the threads together, let them run, stop, check. */
 static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, char *err,
                    size_t errlen)
 {
-	struct timespec d = {c->p->duration_ms / 1000, (long)(c->p->duration_ms % 1000) * 1000000};
 	unsigned long before = 0, after = 0;
 	int started = 0, rc = -1;
 	double cpu0 = 0;
@@ -164,6 +318,8 @@ static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, c
 	for (int i = 0; i < c->nlocks; i++)
 		before += c->guard[i].counter;
 	atomic_store(&c->stop, 0);
+	atomic_store(&c->run, 0);
+	atomic_store(&c->parked, 0);
 	lb_gate_init(&c->start);
 	for (int i = 0; i < n; i++)
 		atomic_store_explicit(&c->sh->progress[i].n, 0, memory_order_relaxed);
@@ -181,39 +337,18 @@ static int run_rep(struct lctx *c, struct lthread *th, int n, struct rep *out, c
 	atomic_store(&c->sh->phase, WL_PHASE_MEASURE);
 	cpu0 = cpu_seconds();
 	lb_gate_open(&c->start);
-	uint64_t t0 = lb_now_ns(), end = t0 + (uint64_t)c->p->duration_ms * 1000000, tl = t0, t1;
-	unsigned long last = 0;
 	out->nslices = 0;
-	(void)d;
-	/*
-	 * Throughput in 10 ms slices, from the threads' progress counters: the
-	 * median slice is what the lock does when the machine lets it run, and
-	 * a slice lost to another process on this shared machine does not move
-	 * it.  (The totals still give fairness and per-thread figures.)
-	 */
-	for (;;) {
-		uint64_t now = lb_now_ns();
-		if (now >= end)
-			break;
-		uint64_t left = end - now, step = left < 10000000 ? left : 10000000;
-		struct timespec sl = {0, (long)step};
-		while (nanosleep(&sl, &sl) && errno == EINTR)
-			;
-		now = lb_now_ns();
-		unsigned long cur = 0;
-		for (int i = 0; i < n; i++)
-			cur += atomic_load_explicit(&c->sh->progress[i].n, memory_order_relaxed);
-		if (out->nslices < REP_MAX_SLICES && now > tl)
-			out->slices[out->nslices++] =
-			    (double)(cur - last) * 1e9 / (double)(now - tl);
-		last = cur;
-		tl = now;
-	}
+	if (c->stepped)
+		rc = hot_stepped(c, n, out, err, errlen);
+	else
+		hot_slices(c, n, out);
 	atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
-	t1 = lb_now_ns();
 	atomic_store(&c->sh->phase, WL_PHASE_STOPPING);
-	rc = 0;
-	out->elapsed_s = (double)(t1 - t0) / 1e9;
+	if (c->stepped) {
+		atomic_store(&c->run, -2);
+		lb_futex_wake(&c->run, n);
+	} else
+		rc = 0;
 join:
 	/* each thread joined is progress: stopping is slow on an emulated CPU too */
 	for (int i = 0; i < started; i++) {
@@ -255,6 +390,39 @@ static double jain_index(const double *x, int n)
 		sq += x[i] * x[i];
 	}
 	return sq > 0 ? sum * sum / (n * sq) : 0;
+}
+
+/*
+ * Lockstep: the lock (and its guarded counter, on the next line) on a random
+ * cache line of a freshly mapped page, a new one every repetition.  A lock
+ * keeps its address for a whole process, and one placement in a few (the
+ * line's set, its neighbours) moves hot's ops/s for all of that process's
+ * samples; a new placement per sample puts that into the samples' spread,
+ * where the two sides share it, instead of into one side.  Returns the
+ * mapping (its length in *len), or NULL with errno set.
+ */
+static void *place_lock(struct lctx *c, uint64_t *rng, size_t *len)
+{
+	size_t lsize = (c->ops->size + LB_CACHELINE - 1) / LB_CACHELINE * LB_CACHELINE;
+	size_t span = (lsize ? lsize : LB_CACHELINE) + sizeof(struct guarded);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t lines = page / LB_CACHELINE;
+
+	*len = (span + page - 1) / page * page + page;
+	char *map = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	char *at = map + (xorshift(rng) % lines) * LB_CACHELINE;
+	int e = c->ops->init(at);
+	if (e) {
+		munmap(map, *len);
+		errno = e;
+		return NULL;
+	}
+	c->locks[0] = at;
+	c->guard = (struct guarded *)(at + span - sizeof(struct guarded));
+	return map;
 }
 
 static int lock_workload(enum mode mode, const struct lock_ops *ops, const struct wl_params *p,
@@ -308,17 +476,48 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 		}
 	}
 
+	/* hot in lockstep (lockstep.h): hot_stepped measures, worker i on CPU i % CPUs */
+	c.stepped = mode == MODE_HOT && p->lockstep;
+	c.nthreads = n;
+	cpu_set_t allowed;
+	if (c.stepped && !sched_getaffinity(0, sizeof(allowed), &allowed))
+		for (int k = 0; k < CPU_SETSIZE; k++)
+			if (CPU_ISSET(k, &allowed))
+				c.cpus[c.ncpus++] = k;
+	void *lock0 = c.locks[0];
+	struct guarded *guard0 = c.guard;
+	uint64_t rng = lb_now_ns() ^ (uint64_t)getpid() << 32;
 	for (int r = 0; r < reps; r++) {
 		static struct rep rr; /* 32 KiB: not on the stack */
 		double mn = 0, mx = 0, thr[WL_MAX_THREADS];
+		size_t maplen = 0;
+		void *map = NULL;
 
-		if (run_rep(&c, th, n, &rr, err, errlen))
+		if (c.stepped && !(map = place_lock(&c, &rng, &maplen))) {
+			snprintf(err, errlen, "cannot place lock %s: %s", ops->name,
+			         strerror(errno));
+			goto out;
+		}
+		int failed = run_rep(&c, th, n, &rr, err, errlen);
+		if (map) {
+			ops->destroy(c.locks[0]);
+			munmap(map, maplen);
+			c.locks[0] = lock0;
+			c.guard = guard0;
+		}
+		if (failed)
 			goto out;
 		violations += rr.violations;
 		total_ops += rr.total;
 		total_cpu += rr.cpu_s;
-		ops_s[r] = rr.nslices >= 3 ? stats_percentile(rr.slices, rr.nslices, 50)
-		                           : rr.total / rr.elapsed_s;
+		/* lockstep: the mean over the side's 1 ms turns (hot_stepped says why) */
+		struct stats_summary sum;
+		stats_summarize(rr.slices, rr.nslices, &sum);
+		if (c.stepped)
+			ops_s[r] = sum.mean;
+		else
+			ops_s[r] = rr.nslices >= 3 ? stats_percentile(rr.slices, rr.nslices, 50)
+			                           : rr.total / rr.elapsed_s;
 		for (int i = 0; i < n; i++) {
 			thr[i] = th[i].ops / rr.elapsed_s;
 			per_thread[i] += thr[i] / reps;
@@ -647,17 +846,6 @@ struct wake_ctx {
 	unsigned long asked; /* iterations the waiter asked in */
 	int cpu;             /* where both threads run, -1 anywhere */
 };
-
-static void pin_self(int cpu)
-{
-	cpu_set_t one;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-}
 
 static unsigned long voluntary_switches(void)
 {
