@@ -98,7 +98,49 @@ out:
 	return rc;
 }
 
-/* ---- booting -------------------------------------------------------- */
+/* ---- the deadline --------------------------------------------------- */
+
+double boot_deadline_at(double limit_s, double cap_s, double last_progress_s,
+                        enum boot_deadline_why *why)
+{
+	double cap = cap_s > limit_s ? cap_s : limit_s;
+	double quiet = last_progress_s + limit_s;
+	*why = quiet < cap ? BOOT_DEADLINE_NO_PROGRESS : BOOT_DEADLINE_CAP;
+	return quiet < cap ? quiet : cap;
+}
+
+enum boot_deadline_why boot_deadline_replay(const double *t, size_t n, double limit_s, double cap_s,
+                                            double *end_s, double *last_s, size_t *seen)
+{
+	enum boot_deadline_why why;
+	double last = 0;
+	size_t k = 0;
+	/* as boot_run: a line is read only while the deadline has not passed */
+	for (; k < n && t[k] < boot_deadline_at(limit_s, cap_s, last, &why); k++)
+		last = t[k];
+	*end_s = boot_deadline_at(limit_s, cap_s, last, &why);
+	*last_s = last;
+	*seen = k;
+	return why;
+}
+
+void boot_deadline_say(const struct boot *b, char *out, size_t len)
+{
+	bool rule = b->progress && b->cap_s > b->deadline_s;
+	struct strutil_buf s = STRUTIL_BUF_INIT;
+	strutil_buf_addf(&s, "limit %.0f s", b->deadline_s);
+	if (rule)
+		strutil_buf_addf(&s, " without progress (longest wait %.0f s), cap %.0f s",
+		                 b->longest_wait_s, b->cap_s);
+	if (b->timed_out && rule && b->ended_by == BOOT_DEADLINE_CAP)
+		strutil_buf_addf(&s, "; ended by the cap, last progress %.0f s before",
+		                 b->secs - b->last_progress_s);
+	else if (b->timed_out && rule)
+		strutil_buf_addf(&s, "; ended by no progress for %.0f s",
+		                 b->secs - b->last_progress_s);
+	lb_pathf(out, len, "%s", s.buf);
+	strutil_buf_release(&s);
+}
 
 /* ---- booting -------------------------------------------------------- */
 
@@ -147,7 +189,9 @@ static void qemu_words(const char *log, char *out, size_t len)
 /*
  * Boot once; the console (ttyS0, the guest's words only) goes to b->console
  * and qemu's own stderr to b->qemu_log.  Ends qemu on "reboot: Power down",
- * LOCKUP_GRACE_MS after a lockup report, or at the deadline.
+ * LOCKUP_GRACE_MS after a lockup report, or at the deadline
+ * (boot_deadline_at: b->deadline_s after the last line b->progress takes,
+ * or b->cap_s after the start).
  * probe_ms > 0: give up (b->no_output) when nothing is printed that long.
  *
  * Returns 0 when the guest ran and its console is to be read (a lockup the
@@ -169,7 +213,12 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	if (b->console.buf)
 		b->console.buf[0] = 0;
 	b->ended = b->timed_out = b->no_output = b->reported = false;
+	b->ended_by = BOOT_DEADLINE_NONE;
+	b->last_progress_s = b->longest_wait_s = 0;
 	b->qemu_error[0] = 0;
+	/* no progress rule: the deadline counts from the start alone */
+	double cap_s = b->progress ? b->cap_s : 0;
+	enum boot_deadline_why why = BOOT_DEADLINE_NONE;
 	if (pipe2(pfd, O_CLOEXEC)) {
 		snprintf(b->qemu_error, sizeof(b->qemu_error), "pipe: %s", strerror(errno));
 		goto out;
@@ -248,7 +297,8 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	pfd[1] = -1;
 	for (;;) {
 		double now = boot_now_s();
-		double until = start + b->deadline_s;
+		double until =
+		    start + boot_deadline_at(b->deadline_s, cap_s, b->last_progress_s, &why);
 		if (lockup_at > 0 && lockup_at + LOCKUP_GRACE_MS / 1000.0 < until)
 			until = lockup_at + LOCKUP_GRACE_MS / 1000.0;
 		if (ended_at > 0 && ended_at + 2 < until)
@@ -258,8 +308,11 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 		if (now >= until) {
 			if (probe_ms > 0 && b->console.len == 0)
 				b->no_output = true;
-			else if (!lockup_at && !ended_at)
+			else if (!lockup_at && !ended_at) {
+				/* only the deadline is left: why says which half */
 				b->timed_out = true;
+				b->ended_by = why;
+			}
 			break;
 		}
 		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
@@ -289,6 +342,12 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 				lockup_at = boot_now_s();
 			if (!ended_at && strstr(line, b->end_tag))
 				ended_at = boot_now_s();
+			if (b->progress && b->progress(line)) {
+				double t = boot_now_s() - start;
+				if (t - b->last_progress_s > b->longest_wait_s)
+					b->longest_wait_s = t - b->last_progress_s;
+				b->last_progress_s = t;
+			}
 			*nl = '\n';
 			scanned = (size_t)(nl - b->console.buf) + 1;
 		}
@@ -330,6 +389,9 @@ out:
 	if (pid > 0)
 		end_qemu(pid, &status);
 	b->secs = boot_now_s() - start;
+	/* the wait the boot ended in counts too */
+	if (b->progress && b->secs - b->last_progress_s > b->longest_wait_s)
+		b->longest_wait_s = b->secs - b->last_progress_s;
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)

@@ -2,8 +2,10 @@
  * boot.h - booting a kernel under qemu for `lockbench kernel run`: the
  * initramfs (a static init and lockbench), one qemu per boot with the
  * guest's console on a pipe, the accelerator choice (KVM when it works,
- * else TCG, settled once per run), and what a failed qemu looks like
- * (never a finding about the kernel: docs/kernel.md).
+ * else TCG, settled once per run), when a boot's deadline ends it (the
+ * progress rule, a pure function unit-tested in test_boot_deadline.c), and
+ * what a failed qemu looks like (never a finding about the kernel:
+ * docs/kernel.md).
  */
 #ifndef LOCKBENCH_BOOT_H
 #define LOCKBENCH_BOOT_H
@@ -16,6 +18,37 @@
 
 enum accel { ACCEL_AUTO, ACCEL_KVM, ACCEL_TCG };
 
+/* A lockbench boot's hard cap, in deadlines (kernel run --cap-x). */
+#define BOOT_CAP_X 4
+
+/* Which half of the deadline rule ended a boot. */
+enum boot_deadline_why {
+	BOOT_DEADLINE_NONE,        /* it did not end the boot */
+	BOOT_DEADLINE_NO_PROGRESS, /* deadline_s without progress */
+	BOOT_DEADLINE_CAP,         /* cap_s after the start */
+};
+
+/*
+ * The deadline rule, pure.  A boot whose last progress was last_progress_s
+ * after its start (0: none yet; the start counts) ends at the returned time
+ * (seconds after the start) unless it progresses before: limit_s after
+ * that progress, or cap_s after the start when that comes first; cap_s <=
+ * limit_s (0 included) makes the cap limit_s, the deadline from the start
+ * alone.  *why says which (never BOOT_DEADLINE_NONE).
+ */
+double boot_deadline_at(double limit_s, double cap_s, double last_progress_s,
+                        enum boot_deadline_why *why);
+
+/*
+ * The rule over a whole boot: progress lines at t[0..n) (seconds after the
+ * start, ascending) and no end of its own; a line at or after the time the
+ * rule ends the boot is not seen (qemu was already ended).  Returns why it
+ * ends, with when in *end_s, the last progress seen in *last_s (0: none) and
+ * how many lines were seen in *seen.
+ */
+enum boot_deadline_why boot_deadline_replay(const double *t, size_t n, double limit_s, double cap_s,
+                                            double *end_s, double *last_s, size_t *seen);
+
 /* One boot: the caller fills the first block, boot_run the second. */
 /* guest memory unless struct boot says otherwise */
 #define BOOT_MEM_MB 512
@@ -25,7 +58,16 @@ struct boot {
 	char cmdline[1024]; /* kernel command line */
 	/* added to the command line under TCG only (the emulated CPU's lockup thresholds) */
 	char tcg_cmdline[256];
-	double deadline_s;   /* end qemu this long after start */
+	/*
+	 * The deadline (boot_deadline_at): end qemu deadline_s after the
+	 * guest's last progress, a console line for which progress() is true
+	 * (the start counts as progress), or cap_s after the start, whichever
+	 * comes first.  progress NULL or cap_s <= deadline_s: deadline_s
+	 * after the start, whatever the guest prints (the old rule).
+	 */
+	double deadline_s;
+	double cap_s;
+	bool (*progress)(const char *line);
 	const char *end_tag; /* the line that says the guest finished */
 	int cpus;
 	int mem_mb;               /* guest memory (qemu -m), 0: BOOT_MEM_MB */
@@ -34,13 +76,24 @@ struct boot {
 	/* filled by boot_run; console is owned by the struct (strutil_buf_release) */
 	struct strutil_buf console; /* what the guest printed on ttyS0, nothing of qemu's */
 	double secs;
-	bool ended;     /* end_tag seen */
-	bool timed_out; /* the deadline ended it */
-	bool no_output; /* KVM probe: nothing printed in time */
-	bool reported;  /* the guest printed a lockup report of its own */
+	bool ended;                      /* end_tag seen */
+	bool timed_out;                  /* the deadline ended it (ended_by says which half) */
+	bool no_output;                  /* KVM probe: nothing printed in time */
+	bool reported;                   /* the guest printed a lockup report of its own */
+	enum boot_deadline_why ended_by; /* when timed_out */
+	double last_progress_s;          /* since the start; 0: none */
+	double longest_wait_s;           /* the longest time without progress, to the end */
 	/* why qemu failed (boot_run returned -1): qemu's words or the errno */
 	char qemu_error[1024];
 };
+
+/*
+ * The deadline in a boot's summary line, after boot_run: "limit 1500 s"
+ * (the old rule) or "limit 1500 s without progress (longest wait 245 s),
+ * cap 6000 s"; when the deadline ended the boot, then "; ended by no
+ * progress for 1502 s" or "; ended by the cap, last progress 312 s before".
+ */
+void boot_deadline_say(const struct boot *b, char *out, size_t len);
 
 /* CLOCK_MONOTONIC in seconds. */
 double boot_now_s(void);

@@ -9,6 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One line (modified in place) without '\r' and the printk time stamp. */
+static char *clean_line(char *line)
+{
+	for (char *r; (r = strchr(line, '\r'));)
+		memmove(r, r + 1, strlen(r));
+	if (line[0] == '[') {
+		char *close = strchr(line, ']');
+		if (close && close - line < 20)
+			line = close[1] == ' ' ? close + 2 : close + 1;
+	}
+	return line;
+}
+
 char **console_lines(char *text, size_t *n)
 {
 	char **v = NULL;
@@ -20,13 +33,7 @@ char **console_lines(char *text, size_t *n)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		for (char *r; (r = strchr(line, '\r'));)
-			memmove(r, r + 1, strlen(r));
-		if (line[0] == '[') {
-			char *close = strchr(line, ']');
-			if (close && close - line < 20)
-				line = close[1] == ' ' ? close + 2 : close + 1;
-		}
+		line = clean_line(line);
 		if (*n + 1 >= cap) {
 			cap = cap ? cap * 2 : 256;
 			v = strutil_xreallocarray(v, cap, sizeof(*v));
@@ -317,10 +324,21 @@ bool console_detect_lockup(char **lines, size_t n, const struct console_end *end
 	}
 	if (!*kind && !end->ended) {
 		*kind = end->timed_out ? "deadline" : "crash";
-		snprintf(msg, msglen,
-		         end->timed_out ? "no end of test after %.0f s (deadline)"
-		                        : "the guest stopped after %.0f s without an end of test",
-		         end->secs);
+		if (!end->timed_out)
+			snprintf(msg, msglen,
+			         "the guest stopped after %.0f s without an end of test",
+			         end->secs);
+		else if (!end->progress_rule)
+			snprintf(msg, msglen, "no end of test after %.0f s (deadline)", end->secs);
+		else if (end->capped)
+			snprintf(msg, msglen,
+			         "no end of test after %.0f s (deadline: the boot's cap; last "
+			         "progress %.0f s before)",
+			         end->secs, end->since_progress_s);
+		else
+			snprintf(msg, msglen,
+			         "no end of test after %.0f s (deadline: no progress for %.0f s)",
+			         end->secs, end->since_progress_s);
 		/* the last lines say where it stopped */
 		for (size_t i = n > 30 ? n - 30 : 0; i < n; i++)
 			strutil_buf_addf(stacks, "%s\n", lines[i]);
@@ -537,7 +555,8 @@ static bool lower_is_better(const char *unit)
 
 /*
  * One line of the guest's table into res (lockbench's print_run: workload,
- * lock, params key, then the first metric or "LOCKUP (kind): message").
+ * lock, params key, then the first metric or "LOCKUP (kind): message");
+ * res NULL: only whether it is one.
  */
 static bool parse_table_line(const char *line, struct lb_result *res, char **last_key)
 {
@@ -562,6 +581,8 @@ static bool parse_table_line(const char *line, struct lb_result *res, char **las
 	}
 	if (!parse_params_key(tok[2], NULL))
 		return false;
+	if (!res)
+		return true;
 	struct lb_run *run = result_add_run(res, tok[0], tok[1]);
 	parse_params_key(tok[2], run);
 	if (lockup) {
@@ -599,4 +620,15 @@ size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, c
 			added++;
 	}
 	return added;
+}
+
+bool console_guest_progress(const char *line)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", line);
+	const char *l = clean_line(buf);
+	/* the guest lockbench's own words: its suite starts, a point failed */
+	if (!strncmp(l, "lockbench: ", 11))
+		return true;
+	return parse_table_line(l, NULL, NULL);
 }

@@ -46,14 +46,25 @@ struct console_end {
 	bool ended;     /* the end marker came */
 	bool timed_out; /* the deadline ended the boot */
 	double secs;    /* how long the boot took */
+	/*
+	 * A boot under the progress rule (boot.c) that timed out: whether its
+	 * hard cap ended it (else no progress for its limit) and how long it
+	 * had been since the guest's last progress.  progress_rule false: the
+	 * deadline counted from the start, as before.
+	 */
+	bool progress_rule;
+	bool capped;
+	double since_progress_s;
 };
 
 /*
  * The first lockup of the console.  On a find, *kind is set, msg holds the
  * kernel's line and stacks (appended to) the up to CONSOLE_STACK_LINES lines
  * after it.  A console that never reached its end marker is a lockup too:
- * "deadline" (timed out) or "crash" (the guest stopped), with its last 30
- * lines.  Returns whether a lockup was found.
+ * "deadline" (timed out: "no end of test after N s (deadline)", under the
+ * progress rule followed by ": no progress for P s" or ": the boot's cap;
+ * last progress P s before") or "crash" (the guest stopped), with its last
+ * 30 lines.  Returns whether a lockup was found.
  */
 bool console_detect_lockup(char **lines, size_t n, const struct console_end *end, const char **kind,
                            char *msg, size_t msglen, struct strutil_buf *stacks);
@@ -142,5 +153,16 @@ size_t console_guest_memory(char **lines, size_t n, long *min_avail_kb, long *to
  * "workload lock key" of the last one (NULL when none).
  */
 size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, char **last_key);
+
+/*
+ * Whether a console line (as qemu gave it: a '\r' and a printk time stamp
+ * are allowed) is a sign that the guest lockbench's work moved on: a
+ * finished point's table line (a figure or "LOCKUP (kind): ..."), or a line
+ * of its own ("lockbench: suite ...", a point that failed).  The guest
+ * init's LOCKLAB-MEM lines (a timer's, every 20 s), its markers and the
+ * kernel's messages are not.  boot.c's deadline counts from the last such
+ * line.
+ */
+bool console_guest_progress(const char *line);
 
 #endif

@@ -248,7 +248,7 @@ static void test_lockdep_report(void **state)
 	assert_null(strstr(s.v[0].lines, "LOCKLAB"));
 
 	/* a lockdep report is no lockup: the kernel goes on and the boot ended */
-	struct console_end fin = {true, false, 19.2};
+	struct console_end fin = {.ended = true, .timed_out = false, .secs = 19.2};
 	const char *kind;
 	char msg[256];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;
@@ -281,7 +281,7 @@ static void test_might_sleep_and_warn(void **state)
 
 	/* "BUG: sleeping function ..." is a splat, not an oops */
 	assert_null(console_lockup_kind(s.v[0].message));
-	struct console_end fin = {true, false, 4.1};
+	struct console_end fin = {.ended = true, .timed_out = false, .secs = 4.1};
 	const char *kind;
 	char msg[256];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;
@@ -310,7 +310,7 @@ static void test_oops(void **state)
 	assert_non_null(strstr(s.v[1].lines, "RIP: 0010:__mutex_unlock_slowpath+0x3a/0x2a0"));
 
 	/* an Oops kills the task with whatever it held: a lockup, from its first line */
-	struct console_end fin = {false, false, 9};
+	struct console_end fin = {.ended = false, .timed_out = false, .secs = 9};
 	const char *kind;
 	char msg[256];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;

@@ -201,7 +201,7 @@ static void test_recover_stalled_band(void **state)
 	size_t n;
 	char **lines = read_console(&text, &n), msg[512];
 	const char *kind;
-	struct console_end end = {false, false, 331.3};
+	struct console_end end = {.ended = false, .timed_out = false, .secs = 331.3};
 	const struct lb_run *running = NULL;
 
 	assert_true(console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks));
@@ -275,7 +275,7 @@ static void test_recover_hung_band(void **state)
 	size_t n;
 	char **lines = read_console_file(HUNG_CONSOLE, &text, &n), msg[512];
 	const char *kind;
-	struct console_end end = {false, false, 959.5};
+	struct console_end end = {.ended = false, .timed_out = false, .secs = 959.5};
 	const struct lb_run *running = NULL;
 	struct kernel_guest_plan g = {.suite = "seeds",
 	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
