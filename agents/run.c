@@ -30,6 +30,8 @@
  */
 #define DUET_WORKLOADS     "uncontended"
 #define LOCKSTEP_WORKLOADS "uncontended,hot"
+/* the deadline of `lockbench kernel run`'s quick and smoke boots (its --timeout-s) */
+#define KERNEL_BOOT_DEADLINE_S 300
 
 struct stack_arg {
 	char path[4096];
@@ -215,6 +217,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
 	snprintf(rs, sizeof(rs), "%d", round);
 	const char *argv[24];
+	char capx[16];
 	int k = 0;
 	if (j->kernel) {
 		/* boot the variant's kernel; any suite but smoke is the quick one */
@@ -227,6 +230,16 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
 		argv[k++] = "--accel";
 		argv[k++] = j->ag->accel;
+		/*
+		 * A boot that keeps making progress may run past its 300 s
+		 * deadline up to --cap-x deadlines; the cap leaves one deadline
+		 * of this run's wall-clock limit to the locktorture boots, so
+		 * the agent's own limit never cuts a progressing guest short.
+		 */
+		long cap = (j->ag->cfg.run_timeout_s - KERNEL_BOOT_DEADLINE_S) / KERNEL_BOOT_DEADLINE_S;
+		snprintf(capx, sizeof(capx), "%ld", cap < 1 ? 1 : cap > 100 ? 100 : cap);
+		argv[k++] = "--cap-x";
+		argv[k++] = capx;
 	} else {
 		argv[k++] = v->bin;
 		argv[k++] = "run";
