@@ -230,25 +230,6 @@ static int stepped_wait_parked(struct lctx *c, int n, char *err, size_t errlen)
 	return -1;
 }
 
-/*
- * hot in lockstep (lockstep.h): the workers of this side run only in its
- * turns of LOCKSTEP_HOT_SLICE_US, and the other side's workers in the
- * others', so both see the same machine modes (base and patched alternate
- * every ms instead of every 30 ms sample).  A turn: wait for it, let the
- * workers run, read the progress counters at the start and the end of the
- * slice, stop them and wait until every one has parked (at the top of its
- * loop: none parks holding the lock; ops done while they drain fall in no
- * slice), pass the turn.  The slices' ops/s go to out->slices; the time from
- * wake to parked is the run's elapsed time for the per-thread figures.
- *
- * The sample is the mean of its slices' ops/s (the ops in this side's turns
- * over their time), not their median as run_rep's 10 ms slices: a 1 ms
- * turn's rate is bimodal at 2 and 4 threads on 2 vCPUs, and the median
- * jumps between the modes.  Same-binary pairs, 30 turns a sample (load 12):
- * per-sample spread of log(A/B) 12% (2 threads) and 13% (4) as the mean,
- * 21% and 28% as the median; one side after the other (no lockstep) 52%
- * and 39% (MAD-based).
- */
 struct hot_turn {
 	struct lctx *c;
 	int n;
@@ -283,6 +264,25 @@ static int hot_turn(void *arg, uint64_t turn_ns, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * hot in lockstep (lockstep.h): the workers of this side run only in its
+ * turns of LOCKSTEP_HOT_SLICE_US, and the other side's workers in the
+ * others', so both see the same machine modes (base and patched alternate
+ * every ms instead of every 30 ms sample).  A turn: wait for it, let the
+ * workers run, read the progress counters at the start and the end of the
+ * slice, stop them and wait until every one has parked (at the top of its
+ * loop: none parks holding the lock; ops done while they drain fall in no
+ * slice), pass the turn.  The slices' ops/s go to out->slices; the time from
+ * wake to parked is the run's elapsed time for the per-thread figures.
+ *
+ * The sample is the mean of its slices' ops/s (the ops in this side's turns
+ * over their time), not their median as run_rep's 10 ms slices: a 1 ms
+ * turn's rate is bimodal at 2 and 4 threads on 2 vCPUs, and the median
+ * jumps between the modes.  Same-binary pairs, 30 turns a sample (load 12):
+ * per-sample spread of log(A/B) 12% (2 threads) and 13% (4) as the mean,
+ * 21% and 28% as the median; one side after the other (no lockstep) 52%
+ * and 39% (MAD-based).
+ */
 static int hot_stepped(struct lctx *c, int n, struct rep *out, char *err, size_t errlen)
 {
 	long slices = (long)c->p->duration_ms * 1000 / LOCKSTEP_HOT_SLICE_US;
@@ -689,23 +689,6 @@ __attribute__((noinline)) static void unc_slice_at(struct unc_ctx *u, void *l, d
 	pad[shift] = 0;
 }
 
-/*
- * One sample: duration_ms of this thread's own time in slices of
- * LOCKSTEP_SLICE_US, the batches of every slice into batch.
- *
- * Each slice runs at a random stack offset (a multiple of 64 bytes within
- * 4 KiB).  A process's stack lands at a random offset in its page, and one
- * offset in a few made every lock/unlock pair of that process slower: the
- * same binary measured 35.5 ns in one process where its partner measured
- * 22.5 ns in the same 0.5 ms turns (a 4 KiB alias of the stack with the
- * lock's line, most likely).  Offsets drawn per slice put a few of those
- * slices into every sample instead of every slice into a few processes, and
- * the median over batches does not see them.
- *
- * In lockstep (lockstep.h) each slice waits for this side's turn and passes
- * it after; the other side's turns are not this thread's wall time (m1).
- * Returns 0, or -1 with u->err set.
- */
 struct unc_turn {
 	struct unc_ctx *u;
 	void *l;
@@ -725,6 +708,24 @@ static int unc_turn(void *arg, uint64_t t0, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * One sample: duration_ms of this thread's own time in slices of
+ * LOCKSTEP_SLICE_US, the batches of every slice into batch.
+ *
+ * Each slice runs at a random stack offset (a multiple of 64 bytes within
+ * 4 KiB).  A process's stack lands at a random offset in its page, and one
+ * offset in a few made every lock/unlock pair of that process slower: the
+ * same binary measured 35.5 ns in one process where its partner measured
+ * 22.5 ns in the same 0.5 ms turns (a 4 KiB alias of the stack with the
+ * lock's line, most likely).  Offsets drawn per slice put a few of those
+ * slices into every sample instead of every slice into a few processes, and
+ * the median over batches does not see them.
+ *
+ * In lockstep (lockstep.h) lockstep_take_turns runs each slice in this
+ * side's turn and passes the turn after; the other side's turns are not
+ * this thread's wall time (m1).
+ * Returns 0, or -1 with u->err set.
+ */
 static int unc_sample(struct unc_ctx *u, void *l, double *batch, size_t *nb, unsigned long *pairs,
                       int cpu, struct disturb_mark *m1)
 {
