@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,8 +17,8 @@
 
 /* The shared page: whose turn it is, and which sides are done. */
 struct lockstep_page {
-	_Atomic uint32_t turn; /* 0 or 1; a fresh (zeroed) file starts with side 0 */
-	_Atomic uint32_t done[2];
+	_Atomic int turn; /* 0 or 1; a fresh (zeroed) file starts with side 0 */
+	_Atomic int done[2];
 };
 
 /*
@@ -30,8 +28,10 @@ struct lockstep_page {
  */
 struct lockstep_own {
 	_Atomic long turns, alone;
-	_Atomic int broken; /* a wait timed out: every later wait fails at once */
+	_Atomic int broken; /* a BROKEN_ reason: every later wait fails at once */
 };
+
+enum { BROKEN_NOT, BROKEN_WAIT, BROKEN_TURN };
 
 struct lockstep {
 	struct lockstep_page *pg;
@@ -42,91 +42,112 @@ struct lockstep {
 struct lockstep *lockstep_open(const char *path, int side, char *err, size_t errlen)
 {
 	struct lockstep *ls = calloc(1, sizeof(*ls));
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = -1;
 	struct stat st;
 
-	if (!ls || fd < 0) {
-		snprintf(err, errlen, "--lockstep %s: %s", path, strerror(ls ? errno : ENOMEM));
+	if (!ls) {
+		errno = ENOMEM;
 		goto fail;
 	}
+	ls->pg = MAP_FAILED;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	/* both sides may grow it at once: the same size either way */
-	if (fstat(fd, &st) || (st.st_size < (off_t)sizeof(struct lockstep_page) &&
-	                       ftruncate(fd, (off_t)sizeof(struct lockstep_page)))) {
-		snprintf(err, errlen, "--lockstep %s: %s", path, strerror(errno));
+	if (fd < 0 || fstat(fd, &st) ||
+	    (st.st_size < (off_t)sizeof(struct lockstep_page) &&
+	     ftruncate(fd, (off_t)sizeof(struct lockstep_page))))
 		goto fail;
-	}
 	ls->pg =
 	    mmap(NULL, sizeof(struct lockstep_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ls->pg == MAP_FAILED)
+		goto fail;
 	ls->own = mmap(NULL, sizeof(struct lockstep_own), PROT_READ | PROT_WRITE,
 	               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ls->pg == MAP_FAILED || ls->own == MAP_FAILED) {
-		snprintf(err, errlen, "--lockstep %s: %s", path, strerror(errno));
-		if (ls->pg != MAP_FAILED)
-			munmap(ls->pg, sizeof(struct lockstep_page));
+	if (ls->own == MAP_FAILED)
 		goto fail;
-	}
 	close(fd);
 	ls->side = side;
 	return ls;
 fail:
+	snprintf(err, errlen, "--lockstep %s: %s", path, strerror(errno));
+	if (ls && ls->pg != MAP_FAILED)
+		munmap(ls->pg, sizeof(struct lockstep_page));
 	if (fd >= 0)
 		close(fd);
 	free(ls);
 	return NULL;
 }
 
-/* A shared (not process-private) futex: the other side is another process. */
-static void futex_wait(_Atomic uint32_t *w, uint32_t val, long ns)
-{
-	struct timespec ts = {ns / 1000000000l, ns % 1000000000l};
-	syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
-static void futex_wake(_Atomic uint32_t *w)
-{
-	syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
-}
-
 int lockstep_wait(struct lockstep *ls, atomic_ulong *beat, char *err, size_t errlen)
 {
 	uint64_t deadline = lb_now_ns() + (uint64_t)LOCKSTEP_WAIT_MS * 1000000;
-	uint32_t other = (uint32_t)!ls->side;
+	int other = !ls->side, broken;
 
-	for (;;) {
-		uint32_t t = atomic_load(&ls->pg->turn);
-		if (atomic_load(&ls->own->broken))
-			break;
-		if (t == (uint32_t)ls->side) {
+	while (!(broken = atomic_load(&ls->own->broken))) {
+		int t = atomic_load(&ls->pg->turn);
+		if (t == ls->side) {
 			atomic_fetch_add(&ls->own->turns, 1);
 			return 0;
 		}
 		/* done, or anything but a turn number: the other side is not taking turns */
-		if (atomic_load(&ls->pg->done[other]) || t > 1) {
+		if (atomic_load(&ls->pg->done[other]) || (t != 0 && t != 1)) {
 			atomic_fetch_add(&ls->own->turns, 1);
 			atomic_fetch_add(&ls->own->alone, 1);
 			return 1;
 		}
 		uint64_t now = lb_now_ns();
 		if (now >= deadline) {
-			atomic_store(&ls->own->broken, 1);
-			break;
+			atomic_store(&ls->own->broken, BROKEN_WAIT);
+			continue;
 		}
 		/* waiting on the other side is not a stall of this one (runner.c) */
 		if (beat)
 			atomic_fetch_add_explicit(beat, 1, memory_order_relaxed);
 		/* wake at least every 100 ms to look at done[] and the deadline */
-		long ns = (long)(deadline - now);
-		futex_wait(&ls->pg->turn, t, ns < 100000000l ? ns : 100000000l);
+		uint64_t ns = deadline - now;
+		lb_futex_wait_ns(&ls->pg->turn, t, ns < 100000000u ? ns : 100000000u, true);
 	}
-	snprintf(err, errlen, "lockstep: the other side did not pass the turn within %d ms",
-	         LOCKSTEP_WAIT_MS);
+	if (broken == BROKEN_TURN)
+		snprintf(err, errlen,
+		         "lockstep: this side takes no more turns after a turn failed");
+	else
+		snprintf(err, errlen, "lockstep: the other side did not pass the turn within %d ms",
+		         LOCKSTEP_WAIT_MS);
 	return -1;
 }
 
 void lockstep_pass(struct lockstep *ls)
 {
-	atomic_store(&ls->pg->turn, (uint32_t)!ls->side);
-	futex_wake(&ls->pg->turn);
+	atomic_store(&ls->pg->turn, !ls->side);
+	lb_futex_wake_shared(&ls->pg->turn, 1);
+}
+
+void lockstep_stop(struct lockstep *ls)
+{
+	atomic_store(&ls->own->broken, BROKEN_TURN);
+}
+
+int lockstep_take_turns(struct lockstep *ls, long n, atomic_ulong *beat, lockstep_slice_fn *slice,
+                        void *arg, uint64_t *waited, char *err, size_t errlen)
+{
+	uint64_t w = 0;
+
+	for (long k = 0; k < (n > 0 ? n : 1); k++) {
+		uint64_t w0 = lb_now_ns();
+		if (ls && lockstep_wait(ls, beat, err, errlen) < 0)
+			return -1;
+		uint64_t t0 = lb_now_ns();
+		w += t0 - w0;
+		if (slice(arg, t0, err, errlen)) {
+			if (ls)
+				lockstep_stop(ls);
+			return -1;
+		}
+		if (ls)
+			lockstep_pass(ls);
+	}
+	if (waited)
+		*waited = w;
+	return 0;
 }
 
 void lockstep_done(struct lockstep *ls)

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "result.h"
 
@@ -52,6 +53,28 @@ struct lockstep *lockstep_open(const char *path, int side, char *err, size_t err
 int lockstep_wait(struct lockstep *ls, atomic_ulong *beat, char *err, size_t errlen);
 /* Give the turn to the other side. */
 void lockstep_pass(struct lockstep *ls);
+/*
+ * This side failed mid-point and takes no more turns: it keeps the turn
+ * (the other side's wait times out, and both runs fail) and its own later
+ * waits fail at once, so the two sides never run different points in turns.
+ */
+void lockstep_stop(struct lockstep *ls);
+
+/*
+ * One slice of a side's work, run in its turn: t0 is the instant the turn
+ * came (lb_now_ns).  0, or -1 with err set.
+ */
+typedef int lockstep_slice_fn(void *arg, uint64_t t0, char *err, size_t errlen);
+/*
+ * Take n turns (at least one), the one way both stepped workloads take them
+ * (workload_lock.c: unc_sample, hot_stepped): wait for this side's turn
+ * (lockstep_wait, beat as there), run slice(arg, t0), pass the turn.  ls
+ * NULL: the slices run one after the other, no turns.  Returns 0 with the
+ * ns spent waiting for the turns in *waited (may be NULL); -1 with err set
+ * when a turn did not come, or when a slice failed (then lockstep_stop).
+ */
+int lockstep_take_turns(struct lockstep *ls, long n, atomic_ulong *beat, lockstep_slice_fn *slice,
+                        void *arg, uint64_t *waited, char *err, size_t errlen);
 /* This side is done: the other runs alone from now on. */
 void lockstep_done(struct lockstep *ls);
 /* How many turns this side took (all points, all children), and how many it ran alone. */

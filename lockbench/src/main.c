@@ -726,7 +726,7 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (a.start_at_ns)
-		lb_sleep_until_realtime(a.start_at_ns);
+		lb_sleep_until(CLOCK_REALTIME, (uint64_t)a.start_at_ns);
 	result_fill_machine(&res);
 	res.suite = strdup(a.suite);
 	res.variant = strdup(a.variant);

@@ -328,6 +328,11 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
+		if (sh->note[0]) {
+			size_t len = strlen(msg);
+			snprintf(msg + len, sizeof(msg) - len, "; %.*s", (int)sizeof(sh->note) - 1,
+			         sh->note);
+		}
 		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
 		workload_record_params(w, p, run);
 		run_set_lockup(run, kind, msg, stacks);

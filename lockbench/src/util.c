@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,35 @@ long lb_futex_wait_shared(_Atomic int *word, int expected)
 long lb_futex_wake_shared(_Atomic int *word, int count)
 {
 	return syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
+static struct timespec ns_timespec(uint64_t ns)
+{
+	return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
+
+long lb_futex_wait_ns(_Atomic int *word, int expected, uint64_t ns, bool shared)
+{
+	struct timespec ts = ns_timespec(ns);
+	return syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected, &ts,
+	               NULL, 0);
+}
+
+int lb_wait_reaches(_Atomic int *word, int target, int ms, int *last)
+{
+	uint64_t deadline = lb_now_ns() + (uint64_t)ms * 1000000;
+	int k;
+
+	while ((k = atomic_load(word)) < target) {
+		uint64_t now = lb_now_ns();
+		if (now >= deadline) {
+			if (last)
+				*last = k;
+			return -1;
+		}
+		lb_futex_wait_ns(word, k, deadline - now, false);
+	}
+	return 0;
 }
 
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
@@ -201,10 +231,10 @@ long long lb_realtime_ns(void)
 	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-void lb_sleep_until_realtime(long long ns)
+void lb_sleep_until(clockid_t clock, uint64_t ns)
 {
-	struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	struct timespec ts = ns_timespec(ns);
+	while (clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 

@@ -32,6 +32,14 @@ long lb_futex_wake(_Atomic int *word, int count);
 /* The same on a word that processes share (MAP_SHARED): not private futexes. */
 long lb_futex_wait_shared(_Atomic int *word, int expected);
 long lb_futex_wake_shared(_Atomic int *word, int count);
+/* lb_futex_wait (lb_futex_wait_shared when shared) for at most ns nanoseconds. */
+long lb_futex_wait_ns(_Atomic int *word, int expected, uint64_t ns, bool shared);
+/*
+ * Wait until *word >= target, woken through lb_futex_wake (threads of one
+ * process), at most ms milliseconds: 0 when it got there, -1 when ms passed
+ * first (the word as it was then in *last, if not NULL).
+ */
+int lb_wait_reaches(_Atomic int *word, int target, int ms, int *last);
 
 /* The largest thread count --threads (and --writers) accept. */
 #define LB_THREADS_MAX 4096
@@ -69,8 +77,11 @@ int lb_cpus_parse(const char *list, void *set, char *err, size_t errlen);
 int lb_cpus_pin(const char *list, char *err, size_t errlen);
 /* CLOCK_REALTIME in ns since the epoch. */
 long long lb_realtime_ns(void);
-/* Sleep until CLOCK_REALTIME reaches ns since the epoch (at once when past). */
-void lb_sleep_until_realtime(long long ns);
+/*
+ * Sleep until clock (CLOCK_MONOTONIC: lb_now_ns; CLOCK_REALTIME: ns since
+ * the epoch) reaches ns; at once when past.
+ */
+void lb_sleep_until(clockid_t clock, uint64_t ns);
 
 /*
  * snprintf that refuses to truncate: paths and command lines must be whole.

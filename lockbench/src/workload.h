@@ -41,6 +41,12 @@ struct wl_counter {
 struct wl_shared {
 	struct wl_counter progress[WL_MAX_THREADS + 1]; /* last slot: the coordinator */
 	atomic_int phase;                               /* enum wl_phase, for messages */
+	/*
+	 * What the coordinator gave up waiting for, when the child may then hang
+	 * (hot in lockstep: workers that did not stop); a lockup's message ends
+	 * with it.  Written once by the child, read after it is gone.
+	 */
+	char note[192];
 };
 
 enum wl_phase { WL_PHASE_SETUP, WL_PHASE_MEASURE, WL_PHASE_STOPPING, WL_PHASE_DONE };

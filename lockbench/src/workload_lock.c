@@ -209,19 +209,59 @@ static unsigned long progress_sum(struct lctx *c, int n)
 	return s;
 }
 
-/* Lockstep: until every worker has parked since the last stop. */
-static void stepped_wait_parked(struct lctx *c, int n)
+/*
+ * Lockstep: until every worker has parked since the last stop, at most
+ * LOCKSTEP_WAIT_MS (a lockstep side never waits unbounded): 0, or -1 with
+ * err set.  A worker that hangs in the lock is still a lockup: it stops the
+ * progress counters (this wait does not bump them) and run_rep's join waits
+ * for it, so the runner's stall watch reports it with the stacks and this
+ * error (wl_shared's note).
+ */
+static int stepped_wait_parked(struct lctx *c, int n, char *err, size_t errlen)
 {
-	int k;
-	while ((k = atomic_load(&c->parked)) < n)
-		lb_futex_wait(&c->parked, k);
+	int parked;
+
+	if (!lb_wait_reaches(&c->parked, n, LOCKSTEP_WAIT_MS, &parked))
+		return 0;
+	snprintf(err, errlen, "lockstep: %d of %d threads of %s did not stop within %d ms",
+	         n - parked, n, c->ops->name, LOCKSTEP_WAIT_MS);
+	/* run_rep's join may now hang on them: the runner's lockup message says why */
+	snprintf(c->sh->note, sizeof(c->sh->note), "%s", err);
+	return -1;
 }
 
-static void sleep_until_ns(uint64_t ns)
+struct hot_turn {
+	struct lctx *c;
+	int n;
+	struct rep *out;
+	uint64_t ran; /* ns from waking the workers to all parked, over the turns */
+};
+
+/* One turn of hot_stepped (lockstep_slice_fn). */
+static int hot_turn(void *arg, uint64_t turn_ns, char *err, size_t errlen)
 {
-	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	struct hot_turn *h = arg;
+	struct lctx *c = h->c;
+	struct rep *out = h->out;
+	int n = h->n;
+
+	int epoch = atomic_load(&c->run) + 1; /* odd */
+	atomic_store(&c->parked, 0);
+	uint64_t tw = lb_now_ns();
+	atomic_store_explicit(&c->run, epoch, memory_order_release);
+	lb_futex_wake(&c->run, n);
+	uint64_t t0 = lb_now_ns();
+	unsigned long c0 = progress_sum(c, n);
+	lb_sleep_until(CLOCK_MONOTONIC, t0 + (uint64_t)LOCKSTEP_HOT_SLICE_US * 1000);
+	uint64_t t1 = lb_now_ns();
+	unsigned long c1 = progress_sum(c, n);
+	atomic_store_explicit(&c->run, epoch + 1, memory_order_release);
+	if (stepped_wait_parked(c, n, err, errlen))
+		return -1;
+	h->ran += lb_now_ns() - tw;
+	if (out->nslices < REP_MAX_SLICES && t1 > t0)
+		out->slices[out->nslices++] = (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
+	return 0;
 }
 
 /*
@@ -246,33 +286,18 @@ static void sleep_until_ns(uint64_t ns)
 static int hot_stepped(struct lctx *c, int n, struct rep *out, char *err, size_t errlen)
 {
 	long slices = (long)c->p->duration_ms * 1000 / LOCKSTEP_HOT_SLICE_US;
-	atomic_ulong *beat = &c->sh->progress[WL_MAX_THREADS].n;
-	uint64_t ran = 0;
+	struct hot_turn h = {.c = c, .n = n, .out = out};
 
 	/* a turn 50 us late (the default timer slack) is 5% longer than the other side's */
 	prctl(PR_SET_TIMERSLACK, 1UL);
-	stepped_wait_parked(c, n);
-	for (long k = 0; k < (slices > 0 ? slices : 1); k++) {
-		if (lockstep_wait(c->p->lockstep, beat, err, errlen) < 0)
-			return -1;
-		int epoch = atomic_load(&c->run) + 1; /* odd */
-		atomic_store(&c->parked, 0);
-		uint64_t tw = lb_now_ns();
-		atomic_store_explicit(&c->run, epoch, memory_order_release);
-		lb_futex_wake(&c->run, n);
-		uint64_t t0 = lb_now_ns();
-		unsigned long c0 = progress_sum(c, n);
-		sleep_until_ns(t0 + (uint64_t)LOCKSTEP_HOT_SLICE_US * 1000);
-		uint64_t t1 = lb_now_ns();
-		unsigned long c1 = progress_sum(c, n);
-		atomic_store_explicit(&c->run, epoch + 1, memory_order_release);
-		stepped_wait_parked(c, n);
-		ran += lb_now_ns() - tw;
-		lockstep_pass(c->p->lockstep);
-		if (out->nslices < REP_MAX_SLICES && t1 > t0)
-			out->slices[out->nslices++] = (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
+	if (stepped_wait_parked(c, n, err, errlen)) {
+		lockstep_stop(c->p->lockstep);
+		return -1;
 	}
-	out->elapsed_s = (double)ran / 1e9;
+	if (lockstep_take_turns(c->p->lockstep, slices, &c->sh->progress[WL_MAX_THREADS].n,
+	                        hot_turn, &h, NULL, err, errlen))
+		return -1;
+	out->elapsed_s = (double)h.ran / 1e9;
 	return 0;
 }
 
@@ -664,6 +689,25 @@ __attribute__((noinline)) static void unc_slice_at(struct unc_ctx *u, void *l, d
 	pad[shift] = 0;
 }
 
+struct unc_turn {
+	struct unc_ctx *u;
+	void *l;
+	double *batch;
+	size_t *nb;
+	unsigned long *pairs;
+};
+
+/* One slice of unc_sample (lockstep_slice_fn), at a stack offset of its own. */
+static int unc_turn(void *arg, uint64_t t0, char *err, size_t errlen)
+{
+	struct unc_turn *s = arg;
+	struct unc_ctx *u = s->u;
+
+	u->rnd = u->rnd * 6364136223846793005ull + 1442695040888963407ull;
+	unc_slice_at(u, s->l, s->batch, s->nb, s->pairs, t0, (size_t)(u->rnd >> 58) * 64);
+	return 0;
+}
+
 /*
  * One sample: duration_ms of this thread's own time in slices of
  * LOCKSTEP_SLICE_US, the batches of every slice into batch.
@@ -677,29 +721,21 @@ __attribute__((noinline)) static void unc_slice_at(struct unc_ctx *u, void *l, d
  * slices into every sample instead of every slice into a few processes, and
  * the median over batches does not see them.
  *
- * In lockstep (lockstep.h) each slice waits for this side's turn and passes
- * it after; the other side's turns are not this thread's wall time (m1).
+ * In lockstep (lockstep.h) lockstep_take_turns runs each slice in this
+ * side's turn and passes the turn after; the other side's turns are not
+ * this thread's wall time (m1).
  * Returns 0, or -1 with u->err set.
  */
 static int unc_sample(struct unc_ctx *u, void *l, double *batch, size_t *nb, unsigned long *pairs,
                       int cpu, struct disturb_mark *m1)
 {
 	long slices = (long)u->p->duration_ms * 1000 / LOCKSTEP_SLICE_US;
-	uint64_t waited = 0, w0, t0;
+	struct unc_turn s = {.u = u, .l = l, .batch = batch, .nb = nb, .pairs = pairs};
+	uint64_t waited;
 
-	for (long s = 0; s < (slices > 0 ? slices : 1); s++) {
-		w0 = lb_now_ns();
-		if (u->p->lockstep &&
-		    lockstep_wait(u->p->lockstep, &u->sh->progress[WL_MAX_THREADS].n, u->err,
-		                  sizeof(u->err)) < 0)
-			return -1;
-		t0 = lb_now_ns();
-		waited += t0 - w0;
-		u->rnd = u->rnd * 6364136223846793005ull + 1442695040888963407ull;
-		unc_slice_at(u, l, batch, nb, pairs, t0, (size_t)(u->rnd >> 58) * 64);
-		if (u->p->lockstep)
-			lockstep_pass(u->p->lockstep);
-	}
+	if (lockstep_take_turns(u->p->lockstep, slices, &u->sh->progress[WL_MAX_THREADS].n,
+	                        unc_turn, &s, &waited, u->err, sizeof(u->err)))
+		return -1;
 	disturb_mark(m1, cpu);
 	m1->wall_ns -= waited;
 	return 0;
@@ -732,7 +768,7 @@ static void *uncontended_thread(void *arg)
 
 			/* an ABBA run: wait for this sample's slot (a retry does not) */
 			if (u->p->slot_ms && attempt == 0) {
-				lb_sleep_until_realtime(wl_slot_start_ns(u->p, r));
+				lb_sleep_until(CLOCK_REALTIME, (uint64_t)wl_slot_start_ns(u->p, r));
 				u->slot_start[r] = lb_realtime_ns();
 			}
 			disturb_mark(&m0, -1);
