@@ -99,8 +99,8 @@ maildir_deliver "$T/Maildir" "$T/rev2.eml"
 is "$(wait_for "SELECT count(*) FROM mail_trailers" 7)" 7 "a trailer for v2"
 api GET "/api/v1/submissions/$s2"
 is "$(jq -r '[.previous_id, (.versions | map("v\(.version)=#\(.id)") | join(","))] | join(" ")' <<<"$BODY")" \
-  "$s1 v1=#$s1,v2=#$s2" "the API lists both versions of the series, oldest first"
-is "$(jq -r '.versions[1].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:1,2:1" \
+  "$s1 v2=#$s2,v1=#$s1" "the API lists both versions of the series, newest first"
+is "$(jq -r '.versions[0].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:1,2:1" \
   "with the trailers each patch of each version got, the one read before the series too"
 is "$(jq -r '.trailers[] | select(.seq == 1) | "\(.kind): \(.who)"' <<<"$BODY")" "Acked-by: Early Bird <early@example.org>" \
   "v2's patch 1 shows the review read before it"
