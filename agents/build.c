@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfimage.h"
 #include "fsutil.h"
 #include "gitproto.h"
 #include "job.h"
@@ -127,6 +128,65 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	return build_ended(j, &r, false, what, log);
 }
 
+static void variant_file_of(const struct stat *st, struct variant_file *f)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+}
+
+static bool variant_file_same(const struct variant_file *a, const struct variant_file *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+void variant_hash(struct job *j, struct variant *v)
+{
+	char err[256];
+	struct stat st;
+
+	v->image[0] = 0;
+	/* the file's identity first: a change while it is read shows at the next look */
+	if (stat(v->bin, &st) != 0) {
+		agent_log("warn", j->id, "no image of %s: %s: %s", v->name, v->bin,
+		          strerror(errno));
+		return;
+	}
+	variant_file_of(&st, &v->hashed);
+	if (elfimage_sha256(v->bin, v->image, err, sizeof(err)) != 0) {
+		v->image[0] = 0;
+		agent_log("warn", j->id, "no image of %s: %s", v->name, err);
+		return;
+	}
+	agent_log("info", j->id, "image of %s: %s", v->name, v->image);
+}
+
+int variant_image(struct job *j, const struct variant *v, char out[ELFIMAGE_LEN], char *err,
+                  size_t errlen)
+{
+	struct variant_file now;
+	struct stat st;
+
+	if (stat(v->bin, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", v->bin, strerror(errno));
+		return -1;
+	}
+	variant_file_of(&st, &now);
+	if (v->image[0] && variant_file_same(&now, &v->hashed)) {
+		memcpy(out, v->image, ELFIMAGE_LEN);
+		return 0;
+	}
+	if (elfimage_sha256(v->bin, out, err, errlen) != 0)
+		return -1;
+	agent_log("warn", j->id, "image of %s hashed again: %s (the file is not the one kept)",
+	          v->name, out);
+	return 0;
+}
+
 static int keep_binary(struct job *j, const char *tree, const char *variant)
 {
 	struct variant *v = &j->v[j->nv];
@@ -142,6 +202,7 @@ static int keep_binary(struct job *j, const char *tree, const char *variant)
 		return -1;
 	}
 	snprintf(v->name, sizeof(v->name), "%s", variant);
+	variant_hash(j, v);
 	j->nv++;
 	return 0;
 }
@@ -165,6 +226,7 @@ static bool base_from_cache(struct job *j)
 		return false;
 	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
 	snprintf(v->name, sizeof(v->name), "base");
+	variant_hash(j, v);
 	j->nv++;
 	return true;
 }

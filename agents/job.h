@@ -16,8 +16,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "agent.h"
+#include "elfimage.h"
 #include "sandbox.h"
 #include "spawn.h"
 
@@ -25,9 +28,20 @@
 /* how a failure that is the machine's, not the patch's, starts its reason */
 #define INFRA "infrastructure failure, not a finding about the patch"
 
+/* The file an image was hashed from: a file with another identity is hashed again. */
+struct variant_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime; /* ctime: no one can set it back after a write */
+};
+
 struct variant {
 	char name[24];  /* base, patch-K, patched */
 	char bin[1400]; /* native: its lockbench; kernel: its bzImage */
+	/* native: bin's image (elfimage.h), hashed once when it was kept; "" if it could not be */
+	char image[ELFIMAGE_LEN];
+	struct variant_file hashed; /* what image was hashed from */
 };
 
 struct job {
@@ -92,6 +106,17 @@ void remove_worktrees(struct job *j);
 void job_policy(struct job *j, struct sandbox_policy *p);
 struct spawn_limits job_limits(struct job *j, int cpu_s);
 int job_prepare(struct job *j, json_t *desc);
+/*
+ * variant_hash: hash v->bin's image into v->image once, when the binary is
+ * kept (logged "image of NAME: sha256:..."), and note the file it came from;
+ * v->image is "" when it cannot be hashed (logged).  variant_image: the image
+ * of v->bin as it is now into out: v->image while the file is the one that
+ * was hashed (same device, inode, size, mtime and ctime), else hashed again
+ * (logged).  0, or -1 with a reason in err.
+ */
+void variant_hash(struct job *j, struct variant *v);
+int variant_image(struct job *j, const struct variant *v, char out[ELFIMAGE_LEN], char *err,
+                  size_t errlen);
 
 /*
  * run_round runs every variant of one round (ABBA order by round); with two

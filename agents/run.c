@@ -362,10 +362,11 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 			/*
 			 * So is the image (result.h): one image both sides makes the
 			 * comparison an A/A and a no-change, so it is hashed here from
-			 * the binary that ran, never taken from what that binary says.
+			 * the binary that ran, never taken from what that binary says
+			 * (once, when it was kept: variant_image).
 			 */
 			char image[ELFIMAGE_LEN], ierr[256];
-			if (d && elfimage_sha256(v->bin, image, ierr, sizeof(ierr)) == 0) {
+			if (d && variant_image(j, v, image, ierr, sizeof(ierr)) == 0) {
 				json_object_set_new(d, "image", json_string(image));
 			} else if (d) {
 				json_object_del(d, "image");

@@ -73,9 +73,9 @@ mkdir -p "$T/req"
 series=0
 # fill_queue: post submissions until SUBS jobs are queued.  Each is a series
 # of its own (its cover letter's title numbered), as a lab's submissions
-# are: the same mbox posted again would be one more version of one series,
-# whose page lists every version, and the readers would read a page that
-# grows with the run (a reply of megabytes after a few thousand versions)
+# are: the same mbox posted again would be one more version of one series
+# (whose page embeds the newest 20 versions since .../versions pages the
+# rest; it listed them all, megabytes after a few thousand versions)
 fill_queue() {
   local n
   n=$((SUBS - $(sql "SELECT count(*) FROM jobs WHERE state = 'queued'")))

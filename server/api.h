@@ -15,6 +15,8 @@
 enum handler_rc api_submission_create(struct http_request *req);
 enum handler_rc api_submission_list(struct http_request *req);
 enum handler_rc api_submission_get(struct http_request *req, long long id);
+/* GET /api/v1/submissions/{id}/versions[?limit=&before=]: its series' versions, paged */
+enum handler_rc api_submission_versions(struct http_request *req, long long id);
 
 /* reports.c */
 enum handler_rc api_submission_report(struct http_request *req, long long id);
@@ -55,6 +57,12 @@ enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
 /* api_reply_sql with one parameter, $1: id (a resource the path names). */
 enum handler_rc api_reply_sql_id(struct http_request *req, const char *sql, long long id,
                                  const char *what);
+
+/*
+ * A query argument that must be a decimal integer from 1 to max: written to
+ * buf in canonical form and true, or false when malformed (misc.c).
+ */
+bool api_query_int(const char *s, long long max, char *buf, size_t len);
 
 /* A git revision a client names: 1 to 255 bytes, no whitespace or control
  * bytes, not starting with '-' (submissions.c). */

@@ -3,6 +3,7 @@
  * needs: agents, a submission's stored results, history of a metric.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,16 +308,16 @@ enum handler_rc api_reply_sql_id(struct http_request *req, const char *sql, long
 	return api_reply_sql(req, sql, 1, p, what);
 }
 
-/* A positive decimal integer query argument into buf; false if malformed. */
-static bool misc_query_int(const char *s, long long max, char *buf, size_t len)
+bool api_query_int(const char *s, long long max, char *buf, size_t len)
 {
 	char *end;
 	long long v;
 
-	if (!s || !*s)
+	if (!s || !isdigit((unsigned char)*s))
 		return false;
+	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (*end || v < 1 || v > max)
+	if (errno || *end || v < 1 || v > max)
 		return false;
 	snprintf(buf, len, "%lld", v);
 	return true;
@@ -384,9 +385,9 @@ enum handler_rc api_history(struct http_request *req)
 		return http_reply_error(
 		    req, 400, "invalid",
 		    "history wants workload, lock and metric (or none of them)");
-	if (users && !misc_query_int(users, 1LL << 40, ubuf, sizeof(ubuf)))
+	if (users && !api_query_int(users, 1LL << 40, ubuf, sizeof(ubuf)))
 		return http_reply_error(req, 400, "invalid", "users: a number of threads or users");
-	if (limit && !misc_query_int(limit, 10000, lbuf, sizeof(lbuf)))
+	if (limit && !api_query_int(limit, 10000, lbuf, sizeof(lbuf)))
 		return http_reply_error(req, 400, "invalid", "limit: 1 to 10000");
 	p[0] = workload;
 	p[1] = lock;

@@ -33,6 +33,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/submissions/{id}/report", NULL, api_submission_report, ROUTE_ANYONE},
     {"GET", "/api/v1/submissions/{id}/reply", NULL, api_submission_reply, ROUTE_ANYONE},
     {"GET", "/api/v1/submissions/{id}/results", NULL, api_submission_results, ROUTE_ANYONE},
+    {"GET", "/api/v1/submissions/{id}/versions", NULL, api_submission_versions, ROUTE_ANYONE},
     {"GET", "/api/v1/agents", api_agent_list, NULL, ROUTE_ANYONE},
     {"POST", "/api/v1/agents/register", api_agent_register, NULL, ROUTE_ADMIN},
     {"GET", "/api/v1/history", api_history, NULL, ROUTE_ANYONE},

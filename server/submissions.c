@@ -3,6 +3,7 @@
  * parse the series, store submission, patches and jobs in one transaction.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,14 +564,8 @@ enum handler_rc api_submission_list(struct http_request *req)
 	if (state && !sub_state_ok(state))
 		return http_reply_error(req, 400, "invalid",
 		                        "state: one of queued, running, done, failed");
-	if (limit) {
-		char *end;
-		long v = strtol(limit, &end, 10);
-
-		if (*end || v < 1 || v > 1000)
-			return http_reply_error(req, 400, "invalid", "limit: 1 to 1000");
-		snprintf(lim, sizeof(lim), "%ld", v);
-	}
+	if (limit && !api_query_int(limit, 1000, lim, sizeof(lim)))
+		return http_reply_error(req, 400, "invalid", "limit: 1 to 1000");
 	p[0] = state;
 	p[1] = lim;
 	return api_reply_sql(
@@ -593,6 +588,21 @@ enum handler_rc api_submission_list(struct http_request *req)
 	    "ORDER BY s.id DESC LIMIT $2::int) x",
 	    2, p, "submissions");
 }
+
+/*
+ * A submission's page embeds the newest SUB_VERSIONS_EMBEDDED versions of its
+ * series: a series posted thousands of times would make every page megabytes
+ * (and each connection's libpq buffer with it).  The rest: .../versions.
+ */
+#define SUB_VERSIONS_EMBEDDED "20"
+/* one version (v, a row of submissions) with its patches' subjects and trailer counts */
+#define SUB_VERSION_JSON                                                                           \
+	"json_build_object('id', v.id, 'version', v.version, 'state', v.state, 'verdict', "        \
+	"v.verdict, 'subject', v.subject, 'created', v.created, 'patches', (SELECT "               \
+	"coalesce(json_agg(json_build_object('seq', vp.seq, 'subject', vp.subject, "               \
+	"'message_id', vp.message_id, 'trailers', (SELECT count(*) FROM mail_trailers t WHERE "    \
+	"t.target = vp.message_id)) ORDER BY vp.seq), '[]') FROM patches vp WHERE "                \
+	"vp.submission_id = v.id))"
 
 enum handler_rc api_submission_get(struct http_request *req, long long id)
 {
@@ -660,14 +670,59 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   t.kind, 'who', t.who, 'from', t.sender, 'reply_id', t.reply_id, 'received', "
 	    "   t.received) ORDER BY p.seq, t.received, t.kind, t.who), '[]') FROM patches p "
 	    "   JOIN mail_trailers t ON t.target = p.message_id WHERE p.submission_id = s.id),"
-	    /* every version of the series, oldest first, with its patches' subjects */
-	    " 'versions', (SELECT coalesce(json_agg(json_build_object('id', v.id, 'version', "
-	    "   v.version, 'state', v.state, 'verdict', v.verdict, 'subject', v.subject, "
-	    "   'created', v.created, 'patches', (SELECT coalesce(json_agg(json_build_object("
-	    "   'seq', vp.seq, 'subject', vp.subject, 'message_id', vp.message_id, 'trailers', "
-	    "   (SELECT count(*) FROM mail_trailers t WHERE t.target = vp.message_id)) ORDER BY "
-	    "   vp.seq), '[]') FROM patches vp WHERE vp.submission_id = v.id)) ORDER BY "
-	    "   v.version, v.id), '[]') FROM submissions v WHERE v.mail_series = s.mail_series)"
+	    /* the newest versions of the series (all of them: .../versions, paged) */
+	    " 'versions_total', (SELECT count(*) FROM submissions v WHERE v.mail_series = "
+	    "   s.mail_series),"
+	    " 'versions', (SELECT coalesce(json_agg(" SUB_VERSION_JSON " ORDER BY v.version DESC,"
+	    "   v.id DESC), '[]') FROM (SELECT * FROM submissions v WHERE v.mail_series = "
+	    "   s.mail_series ORDER BY v.version DESC, v.id DESC LIMIT " SUB_VERSIONS_EMBEDDED
+	    ") v)"
 	    ") FROM submissions s WHERE s.id = $1",
 	    id, "submission");
+}
+
+enum handler_rc api_submission_versions(struct http_request *req, long long id)
+{
+	const char *limit = http_query(req, "limit");
+	const char *before = http_query(req, "before");
+	char idbuf[24], lim[24] = SUB_VERSIONS_EMBEDDED, beforebuf[24];
+	const char *p[3] = {idbuf, lim, NULL};
+	PGresult *res;
+	enum handler_rc rc;
+
+	if (limit && !api_query_int(limit, 100, lim, sizeof(lim)))
+		return http_reply_error(req, 400, "invalid", "limit: 1 to 100");
+	if (before && !api_query_int(before, LLONG_MAX, beforebuf, sizeof(beforebuf)))
+		return http_reply_error(req, 400, "invalid",
+		                        "before: the id of a version of this series");
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	p[2] = before ? beforebuf : NULL;
+	/* one more row than the page tells whether older versions are left */
+	res = db_read(
+	    "SELECT s.id, CASE WHEN $3::bigint IS NOT NULL AND b.id IS NULL THEN NULL ELSE "
+	    " json_build_object('submission', s.id, 'total', (SELECT count(*) FROM submissions c "
+	    " WHERE c.mail_series = s.mail_series), 'versions', coalesce(p.list, '[]'), "
+	    " 'next_before', CASE WHEN p.more THEN p.oldest END) END"
+	    " FROM submissions s LEFT JOIN submissions b ON b.id = $3::bigint AND b.mail_series = "
+	    " s.mail_series LEFT JOIN LATERAL (SELECT json_agg(" SUB_VERSION_JSON
+	    " ORDER BY v.version DESC, v.id DESC) FILTER (WHERE v.rn <= $2::int) AS list,"
+	    " count(*) > $2::int AS more, (array_agg(v.id ORDER BY v.version, v.id) FILTER (WHERE"
+	    " v.rn <= $2::int))[1] AS oldest FROM (SELECT x.*, row_number() OVER (ORDER BY "
+	    " x.version DESC, x.id DESC) AS rn FROM submissions x WHERE x.mail_series = "
+	    " s.mail_series AND (b.id IS NULL OR (x.version, x.id) < (b.version, b.id)) ORDER BY"
+	    " x.version DESC, x.id DESC LIMIT $2::int + 1) v) p ON true WHERE s.id = $1",
+	    3, p);
+	if (!res)
+		return api_reply_db_error(req, "cannot read the database");
+	if (PQntuples(res) != 1)
+		rc = http_reply_error(req, 404, "not-found", "no such submission");
+	else if (PQgetisnull(res, 0, 1))
+		rc = http_reply_error(req, 400, "invalid",
+		                      "before: %s is not the id of a version of this series",
+		                      beforebuf);
+	else
+		rc = http_reply(req, 200, "application/json", PQgetvalue(res, 0, 1),
+		                (size_t)PQgetlength(res, 0, 1));
+	PQclear(res);
+	return rc;
 }

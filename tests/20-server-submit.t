@@ -99,6 +99,47 @@ is "$CODE" 400 "an unknown state is refused"
 api GET '/api/v1/submissions/999999'
 is "$CODE" 404 "an unknown submission is 404"
 
+# the versions of a series: the page embeds the newest 20, newest first, and
+# the total; .../versions pages through all of them, older by ?before=ID
+sql "INSERT INTO submissions (state, source, suites, subject, version, mail_series, reason)
+  SELECT 'failed', 'mbox', '{smoke}', 'v' || g, g, mail_series, 'test: a version made in SQL'
+  FROM submissions, generate_series(3, 44) g WHERE id = $sub" >/dev/null
+all_ids=$(sql "SELECT string_agg(v.id::text, ',' ORDER BY v.version DESC, v.id DESC) FROM submissions v
+  JOIN submissions s ON s.mail_series = v.mail_series WHERE s.id = $sub")
+is "$(tr ',' '\n' <<<"$all_ids" | wc -l)" 45 "the series of the first submission has 45 versions"
+api GET "/api/v1/submissions/$sub"
+detail=$BODY
+is "$(jq -r '[(.versions | length), .versions_total] | join(" ")' <<<"$detail")" "20 45" \
+  "its page embeds 20 versions and says there are 45"
+is "$(jq -r '[.versions[0].version, .versions[19].version] | join(" ")' <<<"$detail")" "44 25" "the newest, newest first"
+is "$(jq -r '.versions[0].patches | length' <<<"$detail")" 0 "each with its patches (none for the ones made in SQL)"
+api GET "/api/v1/submissions/$sub/versions"
+is "$CODE" 200 "the versions are served"
+is "$(jq -c '.versions' <<<"$BODY")" "$(jq -c '.versions' <<<"$detail")" "the first page is what the page embeds"
+is "$(jq -r '.total' <<<"$BODY")" 45 "with the total"
+next=$(jq -r .next_before <<<"$BODY")
+is "$next" "$(jq -r '.versions[19].id' <<<"$detail")" "next_before is the oldest version of the page"
+got=$(jq -r '[.versions[].id] | join(",")' <<<"$BODY")
+api GET "/api/v1/submissions/$sub/versions?limit=20&before=$next"
+is "$(jq -r '[(.versions | length), .versions[0].version, .versions[19].version] | join(" ")' <<<"$BODY")" "20 24 5" \
+  "?before=ID gives the next 20, older than ID"
+got="$got,$(jq -r '[.versions[].id] | join(",")' <<<"$BODY")"
+next=$(jq -r .next_before <<<"$BODY")
+api GET "/api/v1/submissions/$sub/versions?before=$next&limit=100"
+is "$(jq -r '[(.versions | length), .next_before] | join(" ")' <<<"$BODY")" "5 " "the last page holds the 5 left and no next_before"
+is "$(jq -r '[.versions[].patches | length] | join(",")' <<<"$BODY")" "0,0,3,3,3" "the posted versions with their patches"
+got="$got,$(jq -r '[.versions[].id] | join(",")' <<<"$BODY")"
+is "$got" "$all_ids" "the pages hold every version once, newest first"
+for bad in limit=0 limit=101 limit=abc limit= 'limit=+5' before=0 before=-3 before=abc "before=$g" "before=999999"; do
+  api GET "/api/v1/submissions/$sub/versions?$bad"
+  is "$CODE" 400 "versions?$bad is refused with 400"
+  like "$(jq -r .detail <<<"$BODY")" "^${bad%%=*}: " "and the detail names ${bad%%=*}"
+done
+api GET "/api/v1/submissions/999999/versions"
+is "$CODE" 404 "the versions of an unknown submission are 404"
+api GET "/api/v1/submissions/$g/versions"
+is "$(jq -c '[.total, .versions, .next_before]' <<<"$BODY")" '[0,[],null]' "a submission not in a series has no versions"
+
 # the command-line client
 out=$("$BIN/locklab" submit "$T/s/series.mbox" --server "$URL" 2>&1)
 ok $? "locklab submit FILE succeeds"

@@ -47,6 +47,11 @@ is "$(jq '[.verdicts[] | select(.control != true)] | length' <<<"$BODY")" 0 "eve
 is "$(jq -r '.jobs[0].rounds_complete' <<<"$BODY")" 3 "decided at the first look"
 is "$(images base)" "$base_image" "the base documents carry the base's image"
 is "$(images patched)" "$base_image" "and so do the patched ones"
+# hashed once per binary, when it was kept, not every round
+is "$(grep -c 'msg="image of patched: ' "$T/agent-a.log")" 1 "the agent hashed the patched binary once for its 3 rounds"
+is "$(grep -c 'msg="image of base: ' "$T/agent-a.log")" 1 "and the base's once"
+like "$(grep -o 'image of patched: sha256:[0-9a-f]*' "$T/agent-a.log")" "$base_image\$" "the logged image is the one posted"
+is "$(grep -c 'hashed again' "$T/agent-a.log")" 0 "no image was hashed again (the files did not change)"
 reply=$(curl -s "$URL/api/v1/submissions/$SUB/reply")
 like "$reply" 'code[[:space:]]+identical[[:space:]]+to[[:space:]]+the[[:space:]]+base' "the reply says no code changed"
 like "$reply" '^Tested-by: ' "and carries a Tested-by"

@@ -8,7 +8,8 @@
 # trailer_days when their mail never came,
 # and shown on the dashboard's submission page beside the two versions side
 # by side (Debian's chromium driven by playwright-core, web/test/mail.mjs,
-# text nodes only).  Needs `npm ci` in web/ and /usr/bin/chromium for the
+# text nodes only); a series of 32 versions shows the newest 20 and loads
+# the older ones from .../versions (web/test/versions.mjs).  Needs `npm ci` in web/ and /usr/bin/chromium for the
 # browser part, which is reported as skipped without them.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
@@ -99,8 +100,8 @@ maildir_deliver "$T/Maildir" "$T/rev2.eml"
 is "$(wait_for "SELECT count(*) FROM mail_trailers" 7)" 7 "a trailer for v2"
 api GET "/api/v1/submissions/$s2"
 is "$(jq -r '[.previous_id, (.versions | map("v\(.version)=#\(.id)") | join(","))] | join(" ")' <<<"$BODY")" \
-  "$s1 v1=#$s1,v2=#$s2" "the API lists both versions of the series, oldest first"
-is "$(jq -r '.versions[1].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:1,2:1" \
+  "$s1 v2=#$s2,v1=#$s1" "the API lists both versions of the series, newest first"
+is "$(jq -r '.versions[0].patches | map("\(.seq):\(.trailers)") | join(",")' <<<"$BODY")" "0:0,1:1,2:1" \
   "with the trailers each patch of each version got, the one read before the series too"
 is "$(jq -r '.trailers[] | select(.seq == 1) | "\(.kind): \(.who)"' <<<"$BODY")" "Acked-by: Early Bird <early@example.org>" \
   "v2's patch 1 shows the review read before it"
@@ -116,4 +117,12 @@ like "$(cat "$SERVER_LOG")" 'mail trailers: dropped 1 trailer\(s\) older than 30
 # the dashboard, in a real browser
 browser_run "the submission page shows the versions side by side and the trailers" \
   mail.mjs "$URL" "$s1" "$s2"
+
+# a series of 32 versions: v2's page shows the newest 20 and loads the rest on request
+sql "INSERT INTO submissions (state, source, suites, subject, version, mail_series, reason)
+  SELECT 'failed', 'mbox', '{smoke}', '[PATCH v' || g || '] locking: handoff and pickup', g, mail_series,
+  'test: a version made in SQL' FROM submissions, generate_series(3, 32) g WHERE id = $s2" >/dev/null
+api GET "/api/v1/submissions/$s2"
+is "$(jq -r '[(.versions | length), .versions_total] | join(" ")' <<<"$BODY")" "20 32" "the API embeds the newest 20 of 32 versions"
+browser_run "the submission page shows 20 of 32 versions and loads the older ones" versions.mjs "$URL" "$s2" 32
 done_testing

@@ -284,11 +284,35 @@ export function render(main, params, match) {
           el('td', { class: 'reason' }, m.last_error || ''))))));
   }
 
-  // every version of the series side by side: a column per version, a row per patch
+  // The versions of the series side by side, oldest on the left: a column per
+  // version, a row per patch.  The submission embeds the newest 20 (newest
+  // first) and their total; older ones are loaded 20 at a time from
+  // .../versions and kept across the page's refreshes.
+  let olderVersions = [];
+  let lastVersions = null;
+  async function loadOlderVersions(button, before) {
+    button.disabled = true;
+    try {
+      const page = await getJSON(`${api}/versions?limit=20&before=${encodeURIComponent(before)}`);
+      const have = new Set(olderVersions.map((v) => v.id));
+      olderVersions = olderVersions.concat((page.versions || []).filter((v) => !have.has(v.id)));
+      if (lastVersions) drawVersions(lastVersions);
+    } catch (err) {
+      button.disabled = false;
+      button.after(errorBox(err, 'The older versions could not be loaded'));
+    }
+  }
+
   function drawVersions(s) {
-    const vs = s.versions || [];
-    versionBox.hidden = vs.length < 2;
-    if (vs.length < 2) return;
+    lastVersions = s;
+    const newest = s.versions || [];
+    const ids = new Set(newest.map((v) => v.id));
+    const shown = newest.concat(olderVersions.filter((v) => !ids.has(v.id)))
+      .sort((a, b) => b.version - a.version || b.id - a.id);
+    const total = Math.max(s.versions_total ?? shown.length, shown.length);
+    versionBox.hidden = total < 2;
+    if (total < 2) return;
+    const vs = shown.slice().reverse();
     const seqs = [...new Set(vs.flatMap((v) => v.patches.map((p) => p.seq)))].sort((a, b) => a - b);
     const title = (p) => (p ? p.subject.replace(/^(\[[^\]]*\]\s*)+/, '') : null);
     const cell = (v, seq, i) => {
@@ -300,7 +324,14 @@ export function render(main, params, match) {
         el('span', { class: 'title' }, title(p)), changed ? el('span', { class: 'muted' }, ' (new or retitled)') : null,
         p.trailers ? el('span', { class: 'muted' }, ` · ${p.trailers} trailer${p.trailers > 1 ? 's' : ''}`) : null);
     };
-    clear(versionBox, el('h2', {}, `Versions of this series (${vs.length})`),
+    const left = total - shown.length;
+    const more = left > 0 ? el('p', { id: 'versions-more' },
+      el('span', { id: 'versions-count' }, `${shown.length} of ${total} versions shown, the newest.`), ' ',
+      el('button', { type: 'button', id: 'versions-load', onclick: (e) => loadOlderVersions(e.currentTarget, shown[shown.length - 1].id) },
+        `Load ${Math.min(20, left)} older`),
+      ' ', el('a', { href: `${api}/versions?limit=100` }, 'all versions (JSON, paged)')) : null;
+    clear(versionBox, el('h2', {}, left > 0 ? `Versions of this series (${shown.length} of ${total})` : `Versions of this series (${total})`),
+      more,
       el('div', { class: 'table-wrap' }, el('table', { class: 'versions' },
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, ''),
           vs.map((v) => el('th', { scope: 'col', class: v.id === s.id ? 'current' : null, dataset: { version: v.version } },
