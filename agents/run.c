@@ -236,7 +236,8 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		 * of this run's wall-clock limit to the locktorture boots, so
 		 * the agent's own limit never cuts a progressing guest short.
 		 */
-		long cap = (j->ag->cfg.run_timeout_s - KERNEL_BOOT_DEADLINE_S) / KERNEL_BOOT_DEADLINE_S;
+		long cap =
+		    (j->ag->cfg.run_timeout_s - KERNEL_BOOT_DEADLINE_S) / KERNEL_BOOT_DEADLINE_S;
 		snprintf(capx, sizeof(capx), "%ld", cap < 1 ? 1 : cap > 100 ? 100 : cap);
 		argv[k++] = "--cap-x";
 		argv[k++] = capx;
