@@ -27,6 +27,9 @@
 # with its threads on every CPU (aa: uncontended and hot so, the rest of the
 # quick suite one side after the other, as the agent does); PAIRING=rounds
 # one side after the other (the agent with --lockstep off).
+# Samples: DURATION_MS=30 for the single-thread cases (the quick suite runs
+# 80: these are the harder case), HOT_DURATION_MS=100 for hot, the quick
+# suite's own (session 8 measured hot at 30 ms: 14 of 20 at a 6.7% loss).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -57,8 +60,10 @@ bench_machine_header
 lb_run() {
   local delay=$1 variant=$2 round=$3 out=$4 wl=$5 threads=$6
   shift 6
+  local ms=${DURATION_MS:-30}
+  [[ $wl == hot ]] && ms=${HOT_DURATION_MS:-100}
   LOCKBENCH_DELAY_LOOPS=$delay "$LB" run --locks delay-pthread --workloads "$wl" --threads "$threads" \
-    --duration-ms "${DURATION_MS:-30}" --repeat "${REPEAT:-3}" --variant "$variant" --round "$round" \
+    --duration-ms "$ms" --repeat "${REPEAT:-3}" --variant "$variant" --round "$round" \
     --json "$out" --quiet "$@"
 }
 run1() { lb_run "$1" "$4" "$5" "$6" "$2" "$3"; } # run1 DELAY WORKLOAD THREADS VARIANT ROUND OUT
