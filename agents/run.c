@@ -30,8 +30,6 @@
  */
 #define DUET_WORKLOADS     "uncontended"
 #define LOCKSTEP_WORKLOADS "uncontended,hot"
-/* the deadline of `lockbench kernel run`'s quick and smoke boots (its --timeout-s) */
-#define KERNEL_BOOT_DEADLINE_S 300
 
 struct stack_arg {
 	char path[4096];
@@ -217,7 +215,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
 	snprintf(rs, sizeof(rs), "%d", round);
 	const char *argv[24];
-	char capx[16];
+	char budget[16];
 	int k = 0;
 	if (j->kernel) {
 		/* boot the variant's kernel; any suite but smoke is the quick one */
@@ -231,16 +229,16 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		argv[k++] = "--accel";
 		argv[k++] = j->ag->accel;
 		/*
-		 * A boot that keeps making progress may run past its 300 s
-		 * deadline up to --cap-x deadlines; the cap leaves one deadline
-		 * of this run's wall-clock limit to the locktorture boots, so
-		 * the agent's own limit never cuts a progressing guest short.
+		 * A boot that keeps making progress may run past its deadline up
+		 * to lockbench's cap; --budget-s ends it before this run's limit
+		 * (what the locktorture boots left of it, less 30 s to write the
+		 * result), so the limit never cuts short a guest that progresses
 		 */
-		long cap =
-		    (j->ag->cfg.run_timeout_s - KERNEL_BOOT_DEADLINE_S) / KERNEL_BOOT_DEADLINE_S;
-		snprintf(capx, sizeof(capx), "%ld", cap < 1 ? 1 : cap > 100 ? 100 : cap);
-		argv[k++] = "--cap-x";
-		argv[k++] = capx;
+		snprintf(budget, sizeof(budget), "%d",
+		         j->ag->cfg.run_timeout_s > 60 ? j->ag->cfg.run_timeout_s - 30
+		                                       : j->ag->cfg.run_timeout_s);
+		argv[k++] = "--budget-s";
+		argv[k++] = budget;
 	} else {
 		argv[k++] = v->bin;
 		argv[k++] = "run";

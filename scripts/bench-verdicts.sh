@@ -139,6 +139,13 @@ compare_once() { # compare_once SIDE_FUNCTION
 
 # the pair runner of a single-thread case: FUNCTION in lockstep (PAIRING=lockstep, as
 # the agent does by default), nothing (one side after the other) with PAIRING=rounds
+# the image rule judges two builds; every case but aa runs one binary both sides
+for c in $CASES; do
+  if [[ $c != aa && " $COMPARE_TESTS " == *" image "* ]]; then
+    echo "bench-verdicts: COMPARE_TESTS=image is for the aa case alone ($c runs one binary both sides: one image)" >&2
+    exit 2
+  fi
+done
 PAIRING=${PAIRING:-lockstep}
 pairing() { if [[ $PAIRING == lockstep ]]; then echo "$1"; fi; }
 case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is lockstep or rounds" >&2; exit 2 ;; esac

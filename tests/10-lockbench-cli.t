@@ -192,4 +192,9 @@ out=$("$LB" run --disturb-limit 101 2>&1); is $? 2 "--disturb-limit past 100 is 
 out=$("$LB" run --cpus 0-x 2>&1); is $? 2 "a bad --cpus list is bad usage"
 like "$out" "not a list of CPUs" "and says what a list is"
 out=$("$LB" run --start-at $(($(date +%s) * 1000000000 + 7200000000000)) 2>&1); is $? 2 "--start-at two hours ahead is bad usage"
+# kernel run's limits on a boot: checked before anything boots
+for bad in "--budget-s 0" "--budget-s x" "--cap-x 0" "--cap-x 101"; do
+  out=$("$LB" kernel run --kernel /nonexistent $bad 2>&1); is $? 2 "kernel run $bad is bad usage"
+  like "$out" "${bad%% *}" "and names ${bad%% *}"
+done
 done_testing

@@ -290,6 +290,9 @@ void kernel_print_help(FILE *f)
 	    "                       --cap-x times it from the start\n"
 	    "  --cap-x N            a lockbench boot ends N x its deadline after its start,\n"
 	    "                       however it progresses [4; 1: the deadline from the start]\n"
+	    "  --budget-s N         the whole run's time (an agent's limit): a lockbench\n"
+	    "                       boot's cap ends it by then, or at its deadline from the\n"
+	    "                       start if that is later [none]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
 	    "                       [3; the seeds suite's lockbench boot: 120, under TCG a\n"
 	    "                       third of its deadline, as its RCU stall and soft lockup\n"
@@ -314,7 +317,8 @@ struct run_args {
 	char **types;
 	int ntypes;
 	int round, timeout_s, torture_s, hung_s, cpus, stall_ms;
-	int cap_x; /* a lockbench boot's hard cap, in deadlines */
+	int cap_x;    /* a lockbench boot's hard cap, in deadlines */
+	int budget_s; /* the whole run's time (the agent's limit), 0: none */
 	bool no_torture, no_lockbench, hung_given;
 	bool debug; /* a debug kernel: lockups and splats only, no figures */
 };
@@ -477,6 +481,7 @@ static int cmd_run(int argc, char **argv)
 		O_EXTRA,
 		O_CPUS,
 		O_CAP_X,
+		O_BUDGET,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -504,6 +509,7 @@ static int cmd_run(int argc, char **argv)
 	    {"cmdline", required_argument, NULL, O_EXTRA},
 	    {"cpus", required_argument, NULL, O_CPUS},
 	    {"cap-x", required_argument, NULL, O_CAP_X},
+	    {"budget-s", required_argument, NULL, O_BUDGET},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -621,10 +627,12 @@ static int cmd_run(int argc, char **argv)
 		case O_TORTURE_S:
 		case O_TIMEOUT:
 		case O_HUNG:
+		case O_BUDGET:
 		case O_ROUND: {
 			const char *what = c == O_TORTURE_S ? "--torture-s"
 			                   : c == O_TIMEOUT ? "--timeout-s"
 			                   : c == O_HUNG    ? "--hung-task-s"
+			                   : c == O_BUDGET  ? "--budget-s"
 			                                    : "--round";
 			if (lb_parse_int(optarg, c == O_ROUND ? 0 : 1, 1000000, &v, what, err,
 			                 sizeof(err))) {
@@ -635,6 +643,7 @@ static int cmd_run(int argc, char **argv)
 			*(c == O_TORTURE_S ? &a.torture_s
 			  : c == O_TIMEOUT ? &a.timeout_s
 			  : c == O_HUNG    ? &a.hung_s
+			  : c == O_BUDGET  ? &a.budget_s
 			                   : &a.round) = (int)v;
 			break;
 		}
@@ -868,6 +877,16 @@ static int cmd_run(int argc, char **argv)
 		/* the deadline counts from the guest's last finished point, up to a cap */
 		b.progress = console_guest_progress;
 		b.cap_s = b.deadline_s * a.cap_x;
+		/*
+		 * --budget-s: the cap ends the boot by the run's own end (the
+		 * agent kills the run there and posts a lockup), but never before
+		 * the deadline counted from the start, the rule without progress
+		 */
+		if (a.budget_s) {
+			double left = t_all + a.budget_s - boot_now_s();
+			if (left < b.cap_s)
+				b.cap_s = left > b.deadline_s ? left : b.deadline_s;
+		}
 		/*
 		 * seeds: 2000 users queue on one kernel mutex, and on an emulated
 		 * CPU the last of them waits seconds in D state: the hung-task

@@ -38,6 +38,12 @@
 #define LOCKSTEP_HOT_SLICE_US ((int)(LB_LOCKSTEP_HOT_SLICE_MS * 1000))
 /* How long a side waits for its turn before it gives up. */
 #define LOCKSTEP_WAIT_MS 5000
+/*
+ * How long hot waits for its own threads to park after a turn: well inside
+ * LOCKSTEP_WAIT_MS, so the side whose threads hang says so before its
+ * partner's wait for the turn ends (and blames the wrong side).
+ */
+#define LOCKSTEP_PARK_MS 2000
 
 struct lockstep;
 

@@ -211,7 +211,7 @@ static unsigned long progress_sum(struct lctx *c, int n)
 
 /*
  * Lockstep: until every worker has parked since the last stop, at most
- * LOCKSTEP_WAIT_MS (a lockstep side never waits unbounded): 0, or -1 with
+ * LOCKSTEP_PARK_MS (a lockstep side never waits unbounded): 0, or -1 with
  * err set.  A worker that hangs in the lock is still a lockup: it stops the
  * progress counters (this wait does not bump them) and run_rep's join waits
  * for it, so the runner's stall watch reports it with the stacks and this
@@ -221,10 +221,10 @@ static int stepped_wait_parked(struct lctx *c, int n, char *err, size_t errlen)
 {
 	int parked;
 
-	if (!lb_wait_reaches(&c->parked, n, LOCKSTEP_WAIT_MS, &parked))
+	if (!lb_wait_reaches(&c->parked, n, LOCKSTEP_PARK_MS, &parked))
 		return 0;
 	snprintf(err, errlen, "lockstep: %d of %d threads of %s did not stop within %d ms",
-	         n - parked, n, c->ops->name, LOCKSTEP_WAIT_MS);
+	         n - parked, n, c->ops->name, LOCKSTEP_PARK_MS);
 	/* run_rep's join may now hang on them: the runner's lockup message says why */
 	snprintf(c->sh->note, sizeof(c->sh->note), "%s", err);
 	return -1;
