@@ -4,7 +4,7 @@
  * runs argv[0] with execvp, as any program) that prints what a guest's
  * console would, with sleeps.  It checks why a boot ended, in order and in
  * ranges of seconds wide enough for a loaded host, never exact times.  About
- * 20 s in all; a script boot_run did not end ends by itself within 80 s.
+ * 25 s in all; a script boot_run did not end ends by itself within 80 s.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -100,8 +100,10 @@ static size_t progress_lines(const struct boot *b)
 }
 
 /*
- * Progress every second for 4 s, then nothing: a 3 s limit ends it about
- * 3 s after the last point, long before the 20 s cap, having seen all five.
+ * Progress every second for 4 s, then nothing: a 4 s limit ends it about
+ * 4 s after the last point, long before the 20 s cap, having seen all five.
+ * (Upper bounds on seconds are loose: they tell a deadline from the
+ * script's own end, not how fast a loaded machine wakes.)
  */
 static void test_no_progress(void **state)
 {
@@ -110,13 +112,13 @@ static void test_no_progress(void **state)
 	assert_true(console_guest_progress(POINT_LINE));
 	fake_qemu("echo 'lockbench: suite seeds, 4 points'\n"
 	          "for i in 1 2 3 4; do sleep 1; echo '" POINT_LINE "'; done");
-	boot_init(&b, 3, 20);
+	boot_init(&b, 4, 20);
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);
 	assert_int_equal(progress_lines(&b), 5);
 	assert_true(b.timed_out && !b.ended && !b.reported && !b.no_output);
 	assert_int_equal(b.ended_by, BOOT_DEADLINE_NO_PROGRESS);
 	assert_true(b.last_progress_s >= 3.5 && b.last_progress_s < 12);
-	assert_true(b.secs - b.last_progress_s >= 3 && b.secs - b.last_progress_s < 5);
+	assert_true(b.secs - b.last_progress_s >= 4 && b.secs - b.last_progress_s < 12);
 	/* the wait it ended in is the longest; the points came 1 s apart */
 	assert_true(b.longest_wait_s == b.secs - b.last_progress_s);
 	assert_true(b.secs < 20);
@@ -125,18 +127,18 @@ static void test_no_progress(void **state)
 	strutil_buf_release(&b.console);
 }
 
-/* Progress every 0.4 s for up to 16 s: the 6 s cap ends it, never the 3 s limit. */
+/* Progress every 0.4 s for up to 16 s: the 8 s cap ends it, never the 4 s limit. */
 static void test_cap(void **state)
 {
 	struct boot b;
 	char said[256];
 	fake_qemu(EVERY_0_4_S("'" POINT_LINE "'"));
-	boot_init(&b, 3, 6);
+	boot_init(&b, 4, 8);
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);
 	assert_true(b.timed_out && !b.ended);
 	assert_int_equal(b.ended_by, BOOT_DEADLINE_CAP);
-	assert_true(b.secs >= 6 && b.secs < 9);
-	assert_true(b.longest_wait_s < 3);
+	assert_true(b.secs >= 8 && b.secs < 15);
+	assert_true(b.longest_wait_s < 4);
 	assert_true(progress_lines(&b) > 3 && progress_lines(&b) < 40);
 	boot_deadline_say(&b, said, sizeof(said));
 	assert_non_null(strstr(said, "; ended by the cap, last progress "));
@@ -151,7 +153,7 @@ static void test_old_rule(void **state)
 	boot_init(&b, 2, 20);
 	b.progress = NULL;
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);
-	assert_true(b.timed_out && b.secs >= 2 && b.secs < 5);
+	assert_true(b.timed_out && b.secs >= 2 && b.secs < 12);
 	assert_int_equal(b.ended_by, BOOT_DEADLINE_CAP);
 	assert_true(b.last_progress_s == 0 && b.longest_wait_s == 0);
 	strutil_buf_release(&b.console);
@@ -166,7 +168,7 @@ static void test_end(void **state)
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);
 	assert_true(b.ended && !b.timed_out && !b.reported);
 	assert_int_equal(b.ended_by, BOOT_DEADLINE_NONE);
-	assert_true(b.secs < 5);
+	assert_true(b.secs < 15);
 	strutil_buf_release(&b.console);
 }
 
@@ -180,7 +182,7 @@ static void test_lockup(void **state)
 	boot_init(&b, 10, 40);
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);
 	assert_true(b.reported && !b.timed_out && !b.ended);
-	assert_true(b.secs >= BOOT_LOCKUP_GRACE_S && b.secs < 10);
+	assert_true(b.secs >= BOOT_LOCKUP_GRACE_S && b.secs < 20);
 	strutil_buf_release(&b.console);
 }
 
@@ -205,7 +207,7 @@ static void test_probe(void **state)
 	boot_init(&b, 10, 40);
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_KVM, 1000), 0);
 	assert_true(b.no_output && !b.timed_out);
-	assert_true(b.secs >= 1 && b.secs < 5);
+	assert_true(b.secs >= 1 && b.secs < 12);
 	strutil_buf_release(&b.console);
 }
 
