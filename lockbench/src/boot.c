@@ -21,8 +21,6 @@
 #include "console.h"
 #include "util.h"
 
-/* after a lockup report, keep reading this long for the call traces */
-#define LOCKUP_GRACE_MS 4000
 /* a KVM guest that prints nothing this long is taken as hung: use TCG */
 #define KVM_PROBE_MS 5000
 
@@ -109,19 +107,85 @@ double boot_deadline_at(double limit_s, double cap_s, double last_progress_s,
 	return quiet < cap ? quiet : cap;
 }
 
-enum boot_deadline_why boot_deadline_replay(const double *t, size_t n, double limit_s, double cap_s,
-                                            double *end_s, double *last_s, size_t *seen)
+void boot_clock_init(struct boot_clock *c, double limit_s, double cap_s, bool follows,
+                     double probe_s)
 {
-	enum boot_deadline_why why;
-	double last = 0;
+	*c = (struct boot_clock){.limit_s = limit_s,
+	                         .cap_s = follows ? cap_s : 0,
+	                         .probe_s = probe_s,
+	                         .follows = follows,
+	                         .lockup_s = -1,
+	                         .end_s = -1};
+}
+
+void boot_clock_line(struct boot_clock *c, double t, unsigned what)
+{
+	if ((what & BOOT_LINE_LOCKUP) && c->lockup_s < 0)
+		c->lockup_s = t;
+	if ((what & BOOT_LINE_END) && c->end_s < 0)
+		c->end_s = t;
+	if ((what & BOOT_LINE_PROGRESS) && c->follows) {
+		if (t - c->last_progress_s > c->longest_wait_s)
+			c->longest_wait_s = t - c->last_progress_s;
+		c->last_progress_s = t;
+	}
+}
+
+double boot_clock_until(struct boot_clock *c, bool printed)
+{
+	double until = boot_deadline_at(c->limit_s, c->cap_s, c->last_progress_s, &c->why);
+	if (c->lockup_s >= 0 && c->lockup_s + BOOT_LOCKUP_GRACE_S < until)
+		until = c->lockup_s + BOOT_LOCKUP_GRACE_S;
+	if (c->end_s >= 0 && c->end_s + BOOT_END_GRACE_S < until)
+		until = c->end_s + BOOT_END_GRACE_S; /* the end marker came; power-off is near */
+	if (c->probe_s > 0 && !printed && c->probe_s < until)
+		until = c->probe_s;
+	return until;
+}
+
+bool boot_clock_expired(struct boot_clock *c, double now, bool printed)
+{
+	if (now < boot_clock_until(c, printed))
+		return false;
+	if (c->probe_s > 0 && !printed) {
+		c->no_output = true;
+	} else if (c->lockup_s < 0 && c->end_s < 0) {
+		/* only the deadline was left: why says which half */
+		c->timed_out = true;
+		c->ended_by = c->why;
+	}
+	return true;
+}
+
+void boot_clock_finish(struct boot_clock *c, double secs)
+{
+	if (c->follows && secs - c->last_progress_s > c->longest_wait_s)
+		c->longest_wait_s = secs - c->last_progress_s;
+}
+
+enum boot_deadline_why boot_deadline_replay(const double *t, size_t n, double limit_s, double cap_s,
+                                            double *end_s, double *last_s, size_t *seen,
+                                            double *longest_s)
+{
+	struct boot_clock c;
 	size_t k = 0;
-	/* as boot_run: a line is read only while the deadline has not passed */
-	for (; k < n && t[k] < boot_deadline_at(limit_s, cap_s, last, &why); k++)
-		last = t[k];
-	*end_s = boot_deadline_at(limit_s, cap_s, last, &why);
-	*last_s = last;
+	double now;
+	boot_clock_init(&c, limit_s, cap_s, true, 0);
+	/* as boot_run: it wakes at the next line or when the wait ends */
+	for (;;) {
+		double until = boot_clock_until(&c, true);
+		now = k < n && t[k] < until ? t[k] : until;
+		if (boot_clock_expired(&c, now, true))
+			break;
+		boot_clock_line(&c, now, BOOT_LINE_PROGRESS);
+		k++;
+	}
+	boot_clock_finish(&c, now);
+	*end_s = now;
+	*last_s = c.last_progress_s;
 	*seen = k;
-	return why;
+	*longest_s = c.longest_wait_s;
+	return c.ended_by;
 }
 
 void boot_deadline_say(const struct boot *b, char *out, size_t len)
@@ -189,7 +253,7 @@ static void qemu_words(const char *log, char *out, size_t len)
 /*
  * Boot once; the console (ttyS0, the guest's words only) goes to b->console
  * and qemu's own stderr to b->qemu_log.  Ends qemu on "reboot: Power down",
- * LOCKUP_GRACE_MS after a lockup report, or at the deadline
+ * BOOT_LOCKUP_GRACE_S after a lockup report, or at the deadline
  * (boot_deadline_at: b->deadline_s after the last line b->progress takes,
  * or b->cap_s after the start).
  * probe_ms > 0: give up (b->no_output) when nothing is printed that long.
@@ -206,19 +270,17 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	int pfd[2] = {-1, -1}, rc = -1, status = 0;
 	pid_t pid = -1;
 	size_t scanned = 0;
-	double start = boot_now_s(), lockup_at = 0, ended_at = 0;
+	double start = boot_now_s();
 	bool powered_off = false, by_itself = false;
+	struct boot_clock clk;
 
 	b->console.len = 0;
 	if (b->console.buf)
 		b->console.buf[0] = 0;
-	b->ended = b->timed_out = b->no_output = b->reported = false;
-	b->ended_by = BOOT_DEADLINE_NONE;
-	b->last_progress_s = b->longest_wait_s = 0;
 	b->qemu_error[0] = 0;
 	/* no progress rule: the deadline counts from the start alone */
-	double cap_s = b->progress ? b->cap_s : 0;
-	enum boot_deadline_why why = BOOT_DEADLINE_NONE;
+	boot_clock_init(&clk, b->deadline_s, b->cap_s, b->progress != NULL,
+	                probe_ms > 0 ? probe_ms / 1000.0 : 0);
 	if (pipe2(pfd, O_CLOEXEC)) {
 		snprintf(b->qemu_error, sizeof(b->qemu_error), "pipe: %s", strerror(errno));
 		goto out;
@@ -296,27 +358,11 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	close(pfd[1]);
 	pfd[1] = -1;
 	for (;;) {
-		double now = boot_now_s();
-		double until =
-		    start + boot_deadline_at(b->deadline_s, cap_s, b->last_progress_s, &why);
-		if (lockup_at > 0 && lockup_at + LOCKUP_GRACE_MS / 1000.0 < until)
-			until = lockup_at + LOCKUP_GRACE_MS / 1000.0;
-		if (ended_at > 0 && ended_at + 2 < until)
-			until = ended_at + 2; /* the end marker came; power-off is near */
-		if (probe_ms > 0 && b->console.len == 0 && start + probe_ms / 1000.0 < until)
-			until = start + probe_ms / 1000.0;
-		if (now >= until) {
-			if (probe_ms > 0 && b->console.len == 0)
-				b->no_output = true;
-			else if (!lockup_at && !ended_at) {
-				/* only the deadline is left: why says which half */
-				b->timed_out = true;
-				b->ended_by = why;
-			}
+		double now = boot_now_s() - start;
+		if (boot_clock_expired(&clk, now, b->console.len > 0))
 			break;
-		}
 		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-		int ms = (int)((until - now) * 1000) + 1;
+		int ms = (int)((boot_clock_until(&clk, b->console.len > 0) - now) * 1000) + 1;
 		int n = poll(&p, 1, ms);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -338,25 +384,21 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 			if (strstr(line, "reboot: Power down") ||
 			    strstr(line, "reboot: System halted"))
 				powered_off = true;
-			if (!lockup_at && console_lockup_kind(line))
-				lockup_at = boot_now_s();
-			if (!ended_at && strstr(line, b->end_tag))
-				ended_at = boot_now_s();
-			if (b->progress && b->progress(line)) {
-				double t = boot_now_s() - start;
-				if (t - b->last_progress_s > b->longest_wait_s)
-					b->longest_wait_s = t - b->last_progress_s;
-				b->last_progress_s = t;
-			}
+			unsigned what = 0;
+			if (clk.lockup_s < 0 && console_lockup_kind(line))
+				what |= BOOT_LINE_LOCKUP;
+			if (strstr(line, b->end_tag))
+				what |= BOOT_LINE_END;
+			if (b->progress && b->progress(line))
+				what |= BOOT_LINE_PROGRESS;
+			boot_clock_line(&clk, boot_now_s() - start, what);
 			*nl = '\n';
 			scanned = (size_t)(nl - b->console.buf) + 1;
 		}
 		if (powered_off)
 			break;
 	}
-	b->ended = ended_at > 0;
-	b->reported = lockup_at > 0;
-	if (!powered_off && !lockup_at && !ended_at && !b->timed_out && !b->no_output)
+	if (!powered_off && clk.lockup_s < 0 && clk.end_s < 0 && !clk.timed_out && !clk.no_output)
 		usleep(100 * 1000); /* qemu closed its output: let it finish exiting */
 	by_itself = end_qemu(pid, &status);
 	pid = -1;
@@ -378,20 +420,25 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 		         "qemu-system-x86_64 (-accel %s) exited with status %d%s%s",
 		         accel == ACCEL_KVM ? "kvm" : "tcg", WEXITSTATUS(status),
 		         *words ? ": " : "", words);
-	else if (b->console.len == 0 && !b->no_output)
+	else if (b->console.len == 0 && !clk.no_output)
 		snprintf(b->qemu_error, sizeof(b->qemu_error),
 		         "qemu-system-x86_64 (-accel %s) showed no guest output in %.0f s%s%s",
 		         accel == ACCEL_KVM ? "kvm" : "tcg", boot_now_s() - start,
 		         *words ? ": " : "", words);
 	/* a report the guest made before qemu died is still the guest's report */
-	rc = b->qemu_error[0] && !b->reported ? -1 : 0;
+	rc = b->qemu_error[0] && clk.lockup_s < 0 ? -1 : 0;
 out:
 	if (pid > 0)
 		end_qemu(pid, &status);
 	b->secs = boot_now_s() - start;
-	/* the wait the boot ended in counts too */
-	if (b->progress && b->secs - b->last_progress_s > b->longest_wait_s)
-		b->longest_wait_s = b->secs - b->last_progress_s;
+	boot_clock_finish(&clk, b->secs);
+	b->ended = clk.end_s >= 0;
+	b->reported = clk.lockup_s >= 0;
+	b->timed_out = clk.timed_out;
+	b->no_output = clk.no_output;
+	b->ended_by = clk.ended_by;
+	b->last_progress_s = clk.last_progress_s;
+	b->longest_wait_s = clk.longest_wait_s;
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)

@@ -39,15 +39,82 @@ enum boot_deadline_why {
 double boot_deadline_at(double limit_s, double cap_s, double last_progress_s,
                         enum boot_deadline_why *why);
 
+/* after a lockup report, boot_run keeps reading this long for the call traces */
+#define BOOT_LOCKUP_GRACE_S 4.0
+/* after the end marker, this long for the guest's power-off */
+#define BOOT_END_GRACE_S 2.0
+
+/* What a console line is to a boot's clock (or-ed). */
+enum boot_line {
+	BOOT_LINE_PROGRESS = 1, /* progress (struct boot's progress() takes it) */
+	BOOT_LINE_LOCKUP = 2,   /* a lockup report of the guest's (console_lockup_kind) */
+	BOOT_LINE_END = 4,      /* the end marker (struct boot's end_tag) */
+};
+
 /*
- * The rule over a whole boot: progress lines at t[0..n) (seconds after the
- * start, ascending) and no end of its own; a line at or after the time the
- * rule ends the boot is not seen (qemu was already ended).  Returns why it
- * ends, with when in *end_s, the last progress seen in *last_s (0: none) and
- * how many lines were seen in *seen.
+ * A boot's clock: when boot_run stops waiting for the console, apart from
+ * qemu and the pipe, so that tests run the same bookkeeping
+ * (boot_deadline_replay).  Times are seconds after the boot's start.  The
+ * caller tells it each console line (boot_clock_line), asks it how long to
+ * wait (boot_clock_until) and whether the wait is over (boot_clock_expired),
+ * and ends with boot_clock_finish.  No resources: nothing to release.
+ */
+struct boot_clock {
+	/* the rule, from boot_clock_init */
+	double limit_s, cap_s; /* boot_deadline_at's; cap_s 0 without the progress rule */
+	double probe_s;        /* > 0: give up when nothing is printed that long */
+	bool follows;          /* progress lines count (struct boot's progress set) */
+	/* what came */
+	double lockup_s, end_s; /* the first lockup report, the end marker; -1: none */
+	double last_progress_s; /* 0: none (the start counts) */
+	double longest_wait_s;  /* the longest time without progress, so far */
+	/* how the wait ended, from boot_clock_expired */
+	bool timed_out;                  /* the deadline (ended_by says which half) */
+	bool no_output;                  /* the probe: nothing printed in probe_s */
+	enum boot_deadline_why why;      /* the deadline's half at the last boot_clock_until */
+	enum boot_deadline_why ended_by; /* when timed_out */
+};
+
+/*
+ * Start a clock for a boot with limit_s and cap_s (struct boot's
+ * deadline_s and cap_s), follows: whether progress lines count (false: the
+ * deadline counts from the start alone), probe_s > 0: the KVM probe.
+ */
+void boot_clock_init(struct boot_clock *c, double limit_s, double cap_s, bool follows,
+                     double probe_s);
+
+/* A console line at t; what: enum boot_line bits (0: none of them). */
+void boot_clock_line(struct boot_clock *c, double t, unsigned what);
+
+/*
+ * When the wait ends (seconds after the start): the deadline
+ * (boot_deadline_at, its half in c->why), brought forward by the lockup
+ * grace, the end marker's grace and, while nothing is printed (printed
+ * false), the probe.
+ */
+double boot_clock_until(struct boot_clock *c, bool printed);
+
+/*
+ * Whether the wait is over at now.  When it is: c->no_output for the probe,
+ * else c->timed_out and c->ended_by when only the deadline was left (no
+ * lockup report nor end marker).
+ */
+bool boot_clock_expired(struct boot_clock *c, double now, bool printed);
+
+/* The boot ended at secs: the wait it ended in counts in longest_wait_s. */
+void boot_clock_finish(struct boot_clock *c, double secs);
+
+/*
+ * A whole boot on a clock, as boot_run waits: progress lines at t[0..n)
+ * (seconds after the start, ascending) and no end of its own; a line at or
+ * after the time the rule ends the boot is not seen (qemu was already
+ * ended).  Returns why it ends, with when in *end_s, the last progress seen
+ * in *last_s (0: none), how many lines were seen in *seen and the longest
+ * wait in *longest_s.
  */
 enum boot_deadline_why boot_deadline_replay(const double *t, size_t n, double limit_s, double cap_s,
-                                            double *end_s, double *last_s, size_t *seen);
+                                            double *end_s, double *last_s, size_t *seen,
+                                            double *longest_s);
 
 /* One boot: the caller fills the first block, boot_run the second. */
 /* guest memory unless struct boot says otherwise */

@@ -2,7 +2,9 @@
  * test_boot_deadline.c - when a boot's deadline ends it (boot.h): the
  * lines of a real console that are the guest's progress
  * (console_guest_progress), the rule (boot_deadline_at, replayed over a
- * boot by boot_deadline_replay), the words of a boot it ended
+ * boot by boot_deadline_replay on boot_run's own clock, struct boot_clock,
+ * whose other reasons to stop waiting are tested here too), the words of a
+ * boot it ended
  * (console_detect_lockup, boot_deadline_say).
  *
  * The captured consoles (lockbench/tests/data) carry no host times: the
@@ -126,30 +128,32 @@ static void test_replay_real_console(void **state)
 	struct strutil_buf text = STRUTIL_BUF_INIT;
 	size_t n, seen;
 	char **lines = read_console(STALL_CONSOLE, &text, &n);
-	double t[16], end, last;
+	double t[16], end, last, longest;
 	size_t k = progress_times(lines, n, t, 16);
 
 	assert_int_equal(k, 4);
 	assert_true(t[0] == 210 && t[1] == 360 && t[2] == 390 && t[3] == 420);
 
-	assert_int_equal(boot_deadline_replay(t, k, 300, 0, &end, &last, &seen), BOOT_DEADLINE_CAP);
-	assert_true(end == 300 && last == 210);
+	assert_int_equal(boot_deadline_replay(t, k, 300, 0, &end, &last, &seen, &longest),
+	                 BOOT_DEADLINE_CAP);
+	assert_true(end == 300 && last == 210 && longest == 210);
 	assert_int_equal(seen, 1);
 
-	assert_int_equal(boot_deadline_replay(t, k, 300, 4 * 300, &end, &last, &seen),
+	assert_int_equal(boot_deadline_replay(t, k, 300, 4 * 300, &end, &last, &seen, &longest),
 	                 BOOT_DEADLINE_NO_PROGRESS);
-	assert_true(end == 720 && last == 420);
+	/* the longest wait: the last point's 300 s (the start's 210 s before it) */
+	assert_true(end == 720 && last == 420 && longest == 300);
 	assert_int_equal(seen, 4);
 
-	assert_int_equal(boot_deadline_replay(t, k, 300, 400, &end, &last, &seen),
+	assert_int_equal(boot_deadline_replay(t, k, 300, 400, &end, &last, &seen, &longest),
 	                 BOOT_DEADLINE_CAP);
-	assert_true(end == 400 && last == 390);
+	assert_true(end == 400 && last == 390 && longest == 210);
 	assert_int_equal(seen, 3);
 
 	/* a wait longer than the limit (here the guest lockbench's start) ends it there */
-	assert_int_equal(boot_deadline_replay(t, k, 200, 4 * 200, &end, &last, &seen),
+	assert_int_equal(boot_deadline_replay(t, k, 200, 4 * 200, &end, &last, &seen, &longest),
 	                 BOOT_DEADLINE_NO_PROGRESS);
-	assert_true(end == 200 && last == 0);
+	assert_true(end == 200 && last == 0 && longest == 200);
 	assert_int_equal(seen, 0);
 	free(lines);
 	strutil_buf_release(&text);
@@ -165,18 +169,74 @@ static void test_replay_real_console(void **state)
 static void test_slow_band(void **state)
 {
 	const double t[] = {400, 800, 1200, 1600}, guest_end = 1650;
-	double end, last;
+	double end, last, longest;
 	size_t seen;
 
-	boot_deadline_replay(t, 4, 1500, 0, &end, &last, &seen);
+	boot_deadline_replay(t, 4, 1500, 0, &end, &last, &seen, &longest);
 	assert_true(end < guest_end);
 	assert_int_equal(seen, 3);
-	boot_deadline_replay(t, 4, 1500, BOOT_CAP_X * 1500, &end, &last, &seen);
-	assert_true(end == 3100 && end > guest_end);
+	boot_deadline_replay(t, 4, 1500, BOOT_CAP_X * 1500, &end, &last, &seen, &longest);
+	assert_true(end == 3100 && end > guest_end && longest == 1500);
 	assert_int_equal(seen, 4);
-	assert_int_equal(boot_deadline_replay(t, 1, 1500, BOOT_CAP_X * 1500, &end, &last, &seen),
-	                 BOOT_DEADLINE_NO_PROGRESS);
+	assert_int_equal(
+	    boot_deadline_replay(t, 1, 1500, BOOT_CAP_X * 1500, &end, &last, &seen, &longest),
+	    BOOT_DEADLINE_NO_PROGRESS);
 	assert_true(end == 1900);
+}
+
+/*
+ * boot_run's other reasons to stop waiting, on its clock: a lockup report
+ * keeps the boot BOOT_LOCKUP_GRACE_S for its call traces and the end marker
+ * BOOT_END_GRACE_S for the power-off, neither of them the deadline; the KVM
+ * probe gives up on a guest that printed nothing; without the progress
+ * rule, progress lines move nothing.
+ */
+static void test_clock_other_ends(void **state)
+{
+	struct boot_clock c;
+
+	boot_clock_init(&c, 300, 1200, true, 0);
+	boot_clock_line(&c, 10, BOOT_LINE_PROGRESS);
+	assert_true(boot_clock_until(&c, true) == 310);
+	assert_int_equal(c.why, BOOT_DEADLINE_NO_PROGRESS);
+	boot_clock_line(&c, 50, BOOT_LINE_LOCKUP);
+	/* the first report's grace counts; progress still counts */
+	boot_clock_line(&c, 52, BOOT_LINE_LOCKUP | BOOT_LINE_PROGRESS);
+	assert_true(boot_clock_until(&c, true) == 50 + BOOT_LOCKUP_GRACE_S);
+	assert_false(boot_clock_expired(&c, 53.9, true));
+	assert_true(boot_clock_expired(&c, 54, true));
+	assert_false(c.timed_out || c.no_output);
+	assert_int_equal(c.ended_by, BOOT_DEADLINE_NONE);
+	boot_clock_finish(&c, 54.5);
+	assert_true(c.last_progress_s == 52 && c.longest_wait_s == 42);
+
+	boot_clock_init(&c, 300, 1200, true, 0);
+	boot_clock_line(&c, 100, BOOT_LINE_END);
+	assert_true(boot_clock_until(&c, true) == 100 + BOOT_END_GRACE_S);
+	assert_true(boot_clock_expired(&c, 102.5, true));
+	assert_false(c.timed_out);
+	boot_clock_finish(&c, 102.5);
+	assert_true(c.longest_wait_s == 102.5);
+
+	/* the probe: nothing printed in 5 s; once something is, the deadline holds */
+	boot_clock_init(&c, 300, 0, false, 5);
+	assert_true(boot_clock_until(&c, false) == 5 && boot_clock_until(&c, true) == 300);
+	assert_true(boot_clock_expired(&c, 5, false));
+	assert_true(c.no_output && !c.timed_out);
+	boot_clock_init(&c, 300, 0, false, 5);
+	assert_false(boot_clock_expired(&c, 5, true));
+	assert_true(boot_clock_expired(&c, 300, true));
+	assert_true(c.timed_out && !c.no_output);
+	assert_int_equal(c.ended_by, BOOT_DEADLINE_CAP);
+
+	/* no progress rule (locktorture): the limit from the start, no waits counted */
+	boot_clock_init(&c, 60, 1200, false, 0);
+	boot_clock_line(&c, 50, BOOT_LINE_PROGRESS);
+	assert_true(boot_clock_until(&c, true) == 60 && c.last_progress_s == 0);
+	assert_true(boot_clock_expired(&c, 60, true));
+	assert_int_equal(c.ended_by, BOOT_DEADLINE_CAP);
+	boot_clock_finish(&c, 60);
+	assert_true(c.longest_wait_s == 0);
 }
 
 /*
@@ -244,7 +304,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_progress_lines), cmocka_unit_test(test_progress_raw_lines),
 	    cmocka_unit_test(test_rule),           cmocka_unit_test(test_replay_real_console),
-	    cmocka_unit_test(test_slow_band),      cmocka_unit_test(test_words),
+	    cmocka_unit_test(test_slow_band),      cmocka_unit_test(test_clock_other_ends),
+	    cmocka_unit_test(test_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
