@@ -377,7 +377,8 @@ export function render(main, params, match) {
     };
     const left = total - shown.length;
     const own = newest.find((v) => v.current);
-    const apart = own && newestFirst(own, runOldest()) > 0; // older than the run from the newest
+    const oldest = runOldest();
+    const apart = own && oldest && newestFirst(own, oldest) > 0; // older than the run from the newest
     const more = left > 0 ? el('p', { id: 'versions-more' },
       el('span', { id: 'versions-count' }, `${shown.length} of ${total} versions shown: `,
         apart ? `the newest ${shown.length - 1} and this one (v${own.version}).` : 'the newest.'), ' ',
