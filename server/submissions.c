@@ -591,18 +591,20 @@ enum handler_rc api_submission_list(struct http_request *req)
 
 /*
  * A submission's page embeds the newest SUB_VERSIONS_EMBEDDED versions of its
- * series: a series posted thousands of times would make every page megabytes
+ * series, and its own version when it is older (marked current, as on every
+ * page): a series posted thousands of times would make every page megabytes
  * (and each connection's libpq buffer with it).  The rest: .../versions.
  */
 #define SUB_VERSIONS_EMBEDDED "20"
-/* one version (v, a row of submissions) with its patches' subjects and trailer counts */
+/* one version (v, a row of submissions) with its patches' subjects and trailer counts;
+ * current: it is the submission asked for (s) */
 #define SUB_VERSION_JSON                                                                           \
 	"json_build_object('id', v.id, 'version', v.version, 'state', v.state, 'verdict', "        \
 	"v.verdict, 'subject', v.subject, 'created', v.created, 'patches', (SELECT "               \
 	"coalesce(json_agg(json_build_object('seq', vp.seq, 'subject', vp.subject, "               \
 	"'message_id', vp.message_id, 'trailers', (SELECT count(*) FROM mail_trailers t WHERE "    \
 	"t.target = vp.message_id)) ORDER BY vp.seq), '[]') FROM patches vp WHERE "                \
-	"vp.submission_id = v.id))"
+	"vp.submission_id = v.id), 'current', v.id = s.id)"
 
 enum handler_rc api_submission_get(struct http_request *req, long long id)
 {
@@ -670,13 +672,13 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   t.kind, 'who', t.who, 'from', t.sender, 'reply_id', t.reply_id, 'received', "
 	    "   t.received) ORDER BY p.seq, t.received, t.kind, t.who), '[]') FROM patches p "
 	    "   JOIN mail_trailers t ON t.target = p.message_id WHERE p.submission_id = s.id),"
-	    /* the newest versions of the series (all of them: .../versions, paged) */
+	    /* the newest versions of the series and its own (all of them: .../versions, paged) */
 	    " 'versions_total', (SELECT count(*) FROM submissions v WHERE v.mail_series = "
 	    "   s.mail_series),"
 	    " 'versions', (SELECT coalesce(json_agg(" SUB_VERSION_JSON " ORDER BY v.version DESC,"
-	    "   v.id DESC), '[]') FROM (SELECT * FROM submissions v WHERE v.mail_series = "
-	    "   s.mail_series ORDER BY v.version DESC, v.id DESC LIMIT " SUB_VERSIONS_EMBEDDED
-	    ") v)"
+	    "   v.id DESC), '[]') FROM submissions v WHERE v.mail_series = s.mail_series AND "
+	    "   (v.id = s.id OR v.id IN (SELECT n.id FROM submissions n WHERE n.mail_series = "
+	    "   s.mail_series ORDER BY n.version DESC, n.id DESC LIMIT " SUB_VERSIONS_EMBEDDED ")))"
 	    ") FROM submissions s WHERE s.id = $1",
 	    id, "submission");
 }

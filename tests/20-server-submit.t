@@ -109,13 +109,17 @@ all_ids=$(sql "SELECT string_agg(v.id::text, ',' ORDER BY v.version DESC, v.id D
 is "$(tr ',' '\n' <<<"$all_ids" | wc -l)" 45 "the series of the first submission has 45 versions"
 api GET "/api/v1/submissions/$sub"
 detail=$BODY
-is "$(jq -r '[(.versions | length), .versions_total] | join(" ")' <<<"$detail")" "20 45" \
-  "its page embeds 20 versions and says there are 45"
+# the first submission is an old version: its page holds it too, after the newest 20
+is "$(jq -r '[(.versions | length), .versions_total] | join(" ")' <<<"$detail")" "21 45" \
+  "the page of an old version embeds the newest 20 and itself, and says there are 45"
 is "$(jq -r '[.versions[0].version, .versions[19].version] | join(" ")' <<<"$detail")" "44 25" "the newest, newest first"
+is "$(jq -r '.versions[20] | [.id, .version, .current, (.patches | length)] | join(" ")' <<<"$detail")" \
+  "$sub $(sql "SELECT version FROM submissions WHERE id = $sub") true 3" "then its own version, marked current, with its patches"
+is "$(jq -r '[.versions[] | select(.current)] | length' <<<"$detail")" 1 "only that one is current"
 is "$(jq -r '.versions[0].patches | length' <<<"$detail")" 0 "each with its patches (none for the ones made in SQL)"
 api GET "/api/v1/submissions/$sub/versions"
 is "$CODE" 200 "the versions are served"
-is "$(jq -c '.versions' <<<"$BODY")" "$(jq -c '.versions' <<<"$detail")" "the first page is what the page embeds"
+is "$(jq -c '.versions' <<<"$BODY")" "$(jq -c '.versions[:20]' <<<"$detail")" "the first page is the newest 20 the page embeds"
 is "$(jq -r '.total' <<<"$BODY")" 45 "with the total"
 next=$(jq -r .next_before <<<"$BODY")
 is "$next" "$(jq -r '.versions[19].id' <<<"$detail")" "next_before is the oldest version of the page"
@@ -130,6 +134,14 @@ is "$(jq -r '[(.versions | length), .next_before] | join(" ")' <<<"$BODY")" "5 "
 is "$(jq -r '[.versions[].patches | length] | join(",")' <<<"$BODY")" "0,0,3,3,3" "the posted versions with their patches"
 got="$got,$(jq -r '[.versions[].id] | join(",")' <<<"$BODY")"
 is "$got" "$all_ids" "the pages hold every version once, newest first"
+new_id=$(cut -d, -f1 <<<"$all_ids") mid_id=$(cut -d, -f10 <<<"$all_ids")
+api GET "/api/v1/submissions/$mid_id"
+is "$(jq -r '[(.versions | length), .versions_total, ([.versions[] | select(.current) | .id] | join(","))] | join(" ")' <<<"$BODY")" \
+  "20 45 $mid_id" "a version among the newest 20 is embedded once, marked current"
+api GET "/api/v1/submissions/$new_id"
+newest=$(jq -c '.versions' <<<"$BODY")
+api GET "/api/v1/submissions/$new_id/versions"
+is "$(jq -c '.versions' <<<"$BODY")" "$newest" "the first page of the newest version is what its page embeds"
 for bad in limit=0 limit=101 limit=abc limit= 'limit=+5' before=0 before=-3 before=abc "before=$g" "before=999999"; do
   api GET "/api/v1/submissions/$sub/versions?$bad"
   is "$CODE" 400 "versions?$bad is refused with 400"

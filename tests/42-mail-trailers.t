@@ -8,8 +8,9 @@
 # trailer_days when their mail never came,
 # and shown on the dashboard's submission page beside the two versions side
 # by side (Debian's chromium driven by playwright-core, web/test/mail.mjs,
-# text nodes only); a series of 32 versions shows the newest 20 and loads
-# the older ones from .../versions (web/test/versions.mjs).  Needs `npm ci` in web/ and /usr/bin/chromium for the
+# text nodes only); on the page of v2 of a series of 32 versions it shows
+# the newest 20 and v2 and loads the older ones from .../versions, also
+# while new versions come (web/test/versions.mjs).  Needs `npm ci` in web/ and /usr/bin/chromium for the
 # browser part, which is reported as skipped without them.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
@@ -118,11 +119,21 @@ like "$(cat "$SERVER_LOG")" 'mail trailers: dropped 1 trailer\(s\) older than 30
 browser_run "the submission page shows the versions side by side and the trailers" \
   mail.mjs "$URL" "$s1" "$s2"
 
-# a series of 32 versions: v2's page shows the newest 20 and loads the rest on request
-sql "INSERT INTO submissions (state, source, suites, subject, version, mail_series, reason)
+# a series of 32 versions: v2's page shows the newest 20 and v2 and loads the
+# rest on request; versions that come while it is open leave no gap
+# (versions.mjs adds them with this SQL, psql variables :from and :to)
+add_versions="INSERT INTO submissions (state, source, suites, subject, version, mail_series, reason)
   SELECT 'failed', 'mbox', '{smoke}', '[PATCH v' || g || '] locking: handoff and pickup', g, mail_series,
-  'test: a version made in SQL' FROM submissions, generate_series(3, 32) g WHERE id = $s2" >/dev/null
+  'test: a version made in SQL' FROM submissions, generate_series(:from, :to) g WHERE id = $s2"
+psql -X -q -v ON_ERROR_STOP=1 -v from=3 -v to=32 <<<"$add_versions"
+is "$(sql "SELECT state FROM submissions WHERE id = $s2")" queued "v2 is still queued: its page follows it"
 api GET "/api/v1/submissions/$s2"
-is "$(jq -r '[(.versions | length), .versions_total] | join(" ")' <<<"$BODY")" "20 32" "the API embeds the newest 20 of 32 versions"
-browser_run "the submission page shows 20 of 32 versions and loads the older ones" versions.mjs "$URL" "$s2" 32
+is "$(jq -r '[(.versions | length), .versions_total, .versions[20].version, .versions[20].current] | join(" ")' <<<"$BODY")" \
+  "21 32 2 true" "the API embeds the newest 20 of 32 versions and v2, this one"
+browser_run "the page of v2 shows 21 of 32 versions and loads the older ones, without a gap when new ones come" \
+  versions.mjs "$URL" "$s2" 32 "$add_versions"
+mail_doc=$(tr '\n' ' ' <"$TOP/docs/mail.md")
+like "$mail_doc" 'the newest 20 and the page.s own version when it is older than those, and a button loads the older ones' \
+  "docs/mail.md says what the page of a version shows"
+unlike "$mail_doc" 'shows every version side by side' "and no longer that it shows every version"
 done_testing

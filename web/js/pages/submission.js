@@ -286,32 +286,83 @@ export function render(main, params, match) {
 
   // The versions of the series side by side, oldest on the left: a column per
   // version, a row per patch.  The submission embeds the newest 20 (newest
-  // first) and their total; older ones are loaded 20 at a time from
-  // .../versions and kept across the page's refreshes.
-  let olderVersions = [];
+  // first), its own version when that is older (marked current) and their
+  // total.  Older ones are loaded 20 at a time from .../versions, before the
+  // oldest of the run that reaches down from the newest, and kept across the
+  // page's refreshes; when a refresh moved the embedded window up past them
+  // (newer versions came), the versions that fell between are fetched once.
+  const newestFirst = (a, b) => b.version - a.version || b.id - a.id;
+  const versionErr = el('div', { id: 'versions-error' });
+  let older = []; // loaded from .../versions, newest first, one run without a gap
+  let olderTop = null; // the version they were loaded before: the run goes on above it
+  let exhausted = false; // a page came back with next_before null: none older is left
+  let loading = false;
+  let filling = false;
   let lastVersions = null;
-  async function loadOlderVersions(button, before) {
-    button.disabled = true;
+  // the embedded newest versions; the page's own one is left out (it may stand apart)
+  const embeddedRun = (s) => (s.versions || []).filter((v) => !v.current);
+  const runOldest = () => (older.length ? older[older.length - 1] : embeddedRun(lastVersions).at(-1));
+
+  function keepOlder(page) {
+    const ids = new Set(older.map((v) => v.id));
+    older = older.concat((page.versions || []).filter((v) => !ids.has(v.id))).sort(newestFirst);
+    if (page.next_before === null) exhausted = true;
+  }
+
+  async function loadOlderVersions() {
+    const before = runOldest();
+    loading = true;
+    drawVersions(lastVersions);
     try {
-      const page = await getJSON(`${api}/versions?limit=20&before=${encodeURIComponent(before)}`);
-      const have = new Set(olderVersions.map((v) => v.id));
-      olderVersions = olderVersions.concat((page.versions || []).filter((v) => !have.has(v.id)));
-      if (lastVersions) drawVersions(lastVersions);
+      const page = await getJSON(`${api}/versions?limit=20&before=${encodeURIComponent(before.id)}`);
+      if (!older.length) olderTop = before;
+      keepOlder(page);
+      clear(versionErr);
     } catch (err) {
-      button.disabled = false;
-      button.after(errorBox(err, 'The older versions could not be loaded'));
+      clear(versionErr, errorBox(err, 'The older versions could not be loaded'));
+    } finally {
+      loading = false;
+      drawVersions(lastVersions);
     }
+  }
+
+  // the window moved up past the loaded versions: fetch the ones in between
+  async function fillVersionGap() {
+    const run = lastVersions ? embeddedRun(lastVersions) : [];
+    if (filling || !older.length || !run.length || run.some((v) => v.id === olderTop.id)) return;
+    filling = true;
+    const top = run[run.length - 1];
+    let before = top;
+    try {
+      for (;;) {
+        const limit = Math.min(100, Math.max(1, before.version - olderTop.version));
+        const page = await getJSON(`${api}/versions?limit=${limit}&before=${encodeURIComponent(before.id)}`);
+        const got = page.versions || [];
+        const reached = got.some((v) => v.id === olderTop.id || older.some((o) => o.id === v.id));
+        keepOlder(page);
+        if (reached || page.next_before === null || !got.length) break;
+        before = got[got.length - 1];
+      }
+      olderTop = top;
+      clear(versionErr);
+    } catch (err) {
+      clear(versionErr, errorBox(err, 'The versions between the newest and the older ones could not be loaded'));
+      return;
+    } finally {
+      filling = false;
+    }
+    drawVersions(lastVersions);
   }
 
   function drawVersions(s) {
     lastVersions = s;
     const newest = s.versions || [];
     const ids = new Set(newest.map((v) => v.id));
-    const shown = newest.concat(olderVersions.filter((v) => !ids.has(v.id)))
-      .sort((a, b) => b.version - a.version || b.id - a.id);
+    const shown = newest.concat(older.filter((v) => !ids.has(v.id))).sort(newestFirst);
     const total = Math.max(s.versions_total ?? shown.length, shown.length);
     versionBox.hidden = total < 2;
     if (total < 2) return;
+    fillVersionGap();
     const vs = shown.slice().reverse();
     const seqs = [...new Set(vs.flatMap((v) => v.patches.map((p) => p.seq)))].sort((a, b) => a - b);
     const title = (p) => (p ? p.subject.replace(/^(\[[^\]]*\]\s*)+/, '') : null);
@@ -325,13 +376,17 @@ export function render(main, params, match) {
         p.trailers ? el('span', { class: 'muted' }, ` · ${p.trailers} trailer${p.trailers > 1 ? 's' : ''}`) : null);
     };
     const left = total - shown.length;
+    const own = newest.find((v) => v.current);
+    const oldest = runOldest();
+    const apart = own && oldest && newestFirst(own, oldest) > 0; // older than the run from the newest
     const more = left > 0 ? el('p', { id: 'versions-more' },
-      el('span', { id: 'versions-count' }, `${shown.length} of ${total} versions shown, the newest.`), ' ',
-      el('button', { type: 'button', id: 'versions-load', onclick: (e) => loadOlderVersions(e.currentTarget, shown[shown.length - 1].id) },
+      el('span', { id: 'versions-count' }, `${shown.length} of ${total} versions shown: `,
+        apart ? `the newest ${shown.length - 1} and this one (v${own.version}).` : 'the newest.'), ' ',
+      exhausted ? null : el('button', { type: 'button', id: 'versions-load', disabled: loading, onclick: loadOlderVersions },
         `Load ${Math.min(20, left)} older`),
       ' ', el('a', { href: `${api}/versions?limit=100` }, 'all versions (JSON, paged)')) : null;
     clear(versionBox, el('h2', {}, left > 0 ? `Versions of this series (${shown.length} of ${total})` : `Versions of this series (${total})`),
-      more,
+      more, versionErr,
       el('div', { class: 'table-wrap' }, el('table', { class: 'versions' },
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, ''),
           vs.map((v) => el('th', { scope: 'col', class: v.id === s.id ? 'current' : null, dataset: { version: v.version } },
