@@ -36,6 +36,8 @@
 # compare's --test values in turn, the later ones reusing the rounds the
 # earlier ones ran (more are run when a policy asks for more): one table row
 # per test, the same documents judged each way.  Default: log (compare's).
+# A test named X-cont (log-cont) is X under a policy experiment: a change that
+# the fresh rounds did not confirm is looked at again later (verdict-policy.sh).
 # The aa case always adds the server's rule (image); COMPARE_TESTS=image
 # judges it by that rule alone (5 rounds a comparison instead of about 20:
 # N_AA=50 in under an hour).
@@ -210,7 +212,7 @@ collect_rows() { # collect_rows CASE: from the rounds policy_verdict left in $tm
   ps=$(ls "$tmp"/r-p*.json | paste -sd,)
   for test in $COMPARE_TESTS; do
     [[ $test == image ]] && continue # the intervals are the tests' (an image rule has none)
-    "$LB" compare "$bs" "$ps" --format json --test "$test" --ignore-image 2>/dev/null | CASE=$1 TEST_LABEL=$(label "" "$test" | tr -d ' ') perl -MJSON::PP -0777 -ne '
+    "$LB" compare "$bs" "$ps" --format json --test "${test%-cont}" --ignore-image 2>/dev/null | CASE=$1 TEST_LABEL=$(label "" "$test" | tr -d ' ') perl -MJSON::PP -0777 -ne '
       for my $r (@{ decode_json($_)->{rows} }) {
         next if $r->{control} || !$r->{headline} || !defined $r->{change_lo} || $r->{pairs} < 3;
         printf "%s %s %s %s %s%s %g %g %d %g %s\n", $ENV{CASE}, $r->{workload}, $r->{lock}, join(",", grep { !/^duration_ms=/ } split /,/, $r->{params}),

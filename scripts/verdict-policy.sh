@@ -17,17 +17,22 @@
 # still tested, which is what an A/A of the tests needs); TEST=image is
 # what the server does: the log test, and one image both sides is a
 # no-change of controls (lockbench image).  With
+# TEST=log-cont (raw-cont) is an experiment on the policy, not the server's:
+# a found change that the fresh rounds do not confirm buys MIN_ROUNDS more
+# like an inconclusive look (up to MAX_ROUNDS) instead of ending
+# inconclusive; it plans one look more for it.  With
 # PAIR_RUNNER set (a function: ROUND BASE_OUT PATCHED_OUT), a round's two
 # sides are run by it together (lockstep) instead of one RUNNER call each.
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
 policy_verdict() {
-  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i
+  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i cont=0
   local -a opt=()
   case ${TEST:-} in
   image) ;;
   '') opt=(--ignore-image) ;;
+  *-cont) cont=1 opt=(--test "${TEST%-cont}" --ignore-image) ;;
   *) opt=(--test "$TEST" --ignore-image) ;;
   esac
   [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
@@ -47,7 +52,7 @@ policy_verdict() {
     bs=$dir/r-b0.json ps=$dir/r-p0.json
     for ((i = 1; i < r; i++)); do bs+=",$dir/r-b$i.json" ps+=",$dir/r-p$i.json"; done
     # the looks the server plans: one every MIN_ROUNDS up to MAX_ROUNDS, one to confirm
-    looks=$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1))
+    looks=$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1 + cont))
     if ((confirm)); then
       json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" --confirm-from "$confirm" "${opt[@]}")
     else
@@ -63,6 +68,10 @@ policy_verdict() {
       }
       print "$d->{overall} ", ($lockup ? 0 : $found), "\n"' <<<"$json")
     if ((!confirm && $2)); then confirm=$r; want=$((2 * r)); continue; fi
+    # -cont: a change the fresh rounds did not confirm is looked at again later
+    if ((cont && confirm)) && [[ $1 == inconclusive ]] && ((r < MAX_ROUNDS)); then
+      confirm=0; want=$((r + MIN_ROUNDS)); continue
+    fi
     if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < MAX_ROUNDS)); then
       want=$((want + MIN_ROUNDS)); continue
     fi
