@@ -17,9 +17,13 @@
 #            where aa takes minutes): flagged rate
 #   slow3    a calibrated 3% slowdown of delay-pthread's uncontended pair
 #   slow5    the same at 5%
-#   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads)
+#   hot10    a calibrated 10% loss of hot ops/s (2 and 4 threads): a longer
+#            hold by default (HOT_KNOB below)
 #   aahot    A/A of hot (delay-pthread, 2 and 4 threads), one binary both
 #            sides: flagged rate (not in the default CASES)
+#   knobs    not a goal: what each HOT_KNOB costs hot at 2 and 4 threads
+#            (KNOB_UNITS, default "512 2048"), and in how many pairs it was a
+#            loss (not in the default CASES)
 #   fair     kmutex without its handoff (kmutex-2009's long-hold run as
 #            kmutex's): a fairness change, regression rate
 # PAIRING=lockstep (default: the agent's) runs a round's two sides together:
@@ -58,13 +62,24 @@ cp "$LB" "$tmp/lockbench-test" && LB=$tmp/lockbench-test
 . "$top/scripts/bench-machine.sh"
 bench_machine_header
 
+# HOT_KNOB: what slows delay-pthread's hot points.  hold (the default): a
+# longer hold (LOCKBENCH_HOLD_LOOPS, serial work every waiter pays; a loss in
+# every mode); atomic: extra atomics on the lock's line (LOCKBENCH_DELAY_LOOPS,
+# session 9's: on a quiet host they made hot at 2 threads 6.2% faster, so no
+# calibrated loss).
+HOT_KNOB=${HOT_KNOB:-hold}
+case $HOT_KNOB in hold | atomic) ;; *) echo "bench-verdicts: HOT_KNOB is hold or atomic" >&2; exit 2 ;; esac
+
 # one side of one round: lb_run DELAY VARIANT ROUND OUT WORKLOAD THREADS [lockbench options]
 lb_run() {
   local delay=$1 variant=$2 round=$3 out=$4 wl=$5 threads=$6
   shift 6
   local ms=${DURATION_MS:-30}
   [[ $wl == hot ]] && ms=${HOT_DURATION_MS:-100}
-  LOCKBENCH_DELAY_LOOPS=$delay "$LB" run --locks delay-pthread --workloads "$wl" --threads "$threads" \
+  # hot's knob is the hold (HOT_KNOB), every other point's the atomics
+  local knob=LOCKBENCH_DELAY_LOOPS
+  [[ $wl == hot && $HOT_KNOB == hold ]] && knob=LOCKBENCH_HOLD_LOOPS
+  env "$knob=$delay" "$LB" run --locks delay-pthread --workloads "$wl" --threads "$threads" \
     --duration-ms "$ms" --repeat "${REPEAT:-3}" --variant "$variant" --round "$round" \
     --json "$out" --quiet "$@"
 }
@@ -99,6 +114,11 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 # session 8's "10%" calibration landed on 6.7%.
 CAL_PAIRS_HOT=${CAL_PAIRS_HOT:-31}
 ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
+  local n=9
+  [[ $2 == hot ]] && n=$CAL_PAIRS_HOT
+  ratio_list "$@" | sort -g | sed -n "$(((n + 1) / 2))p"
+}
+ratio_list() { # ratio_list LOOPS WORKLOAD THREADS METRIC -> each pair's cost ratio, a line each
   local i a b n=9
   [[ $2 == hot ]] && n=$CAL_PAIRS_HOT
   for ((i = 1; i <= n; i++)); do
@@ -110,14 +130,17 @@ ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
     fi
     a=$(metric "$tmp/c0.json" "$4") b=$(metric "$tmp/c1.json" "$4")
     if [[ $4 == ops_per_sec ]]; then echo "$a $b"; else echo "$b $a"; fi | awk '{ print $1 / $2 }'
-  done | sort -g | sed -n "$(((n + 1) / 2))p"
+  done
 }
 calibrate() { # calibrate WORKLOAD THREADS METRIC TARGET -> prints LOOPS
   local lo=0 hi=16 mid
   # a cost ratio (ns up; ops/s: base over patched, so a loss t is 1 / (1 - t))
   below() { ratio_at "$1" "$2" "$3" "$4" | awk -v t="$5" -v m="$4" '{ print ($1 < (m == "ops_per_sec" ? 1 / (1 - t) : 1 + t)) }'; }
-  # 4096: 16 atomics a call, far past any target here
-  while [[ $(below $hi "$1" "$2" "$3" "$4") == 1 && $hi -lt 4096 ]]; do hi=$((hi * 2)); done
+  # 4096: 16 atomics a call, far past any target here; 16384: 64 steps of
+  # the hold's chain (about 256 cycles), past 10% of hot in every mode seen
+  local cap=4096
+  [[ $1 == hot && $HOT_KNOB == hold ]] && cap=16384
+  while [[ $(below $hi "$1" "$2" "$3" "$4") == 1 && $hi -lt $cap ]]; do hi=$((hi * 2)); done
   for _ in 1 2 3 4 5 6 7; do
     mid=$(((lo + hi) / 2))
     if [[ $(below $mid "$1" "$2" "$3" "$4") == 1 ]]; then lo=$mid; else hi=$mid; fi
@@ -314,7 +337,7 @@ for c in $CASES; do
   hot10)
     # HOT10_DELAY skips the calibration (two pairings compared at one patch)
     DELAY=${HOT10_DELAY:-$(calibrate hot 2 ops_per_sec 0.10)}
-    echo "calibration: $DELAY loops of extra work cost delay-pthread $(ratio_at "$DELAY" hot 2 ops_per_sec | awk '{ printf "%.1f%%", (1 - 1 / $1) * 100 }') of its hot ops/s at 2 threads (median of $CAL_PAIRS_HOT pairs)"
+    echo "calibration: $DELAY units of $HOT_KNOB (HOT_KNOB) cost delay-pthread $(ratio_at "$DELAY" hot 2 ops_per_sec | awk '{ printf "%.1f%%", (1 - 1 / $1) * 100 }') of its hot ops/s at 2 threads (median of $CAL_PAIRS_HOT pairs)"
     hot_side() { if [[ $1 == base ]]; then run1 0 hot 2,4 base "$2" "$3"; else run1 "$DELAY" hot 2,4 patched "$2" "$3"; fi; }
     hot_pair() { run_pair 0 "$DELAY" hot 2,4 "$@"; }
     PAIR_RUNNER=$(pairing hot_pair)
@@ -322,6 +345,21 @@ for c in $CASES; do
     PAIR_RUNNER=""
     for t in $COMPARE_TESTS; do
       row "$(label "calibrated 10% loss of hot ops/s (2-4 threads) is a regression" "$t")" "$N" "${V_reg[$t]}" 90 ">=" "$(why "$t")"
+    done
+    ;;
+  knobs)
+    # the lever behind hot10, measured: each knob's cost of hot ops/s at 2 and
+    # 4 threads in hot's pairing (median of CAL_PAIRS_HOT pairs, and in how
+    # many pairs it was a loss at all), with the host's load beside it
+    for knob in atomic hold; do
+      for u in ${KNOB_UNITS:-512 2048}; do
+        for th in 2 4; do
+          HOT_KNOB=$knob ratio_list "$u" hot "$th" ops_per_sec | sort -g | awk -v k="$knob" -v u="$u" -v th="$th" \
+            -v load="$(cut -d' ' -f1-3 /proc/loadavg)" '{ r[NR] = $1; loss += ($1 > 1) }
+            END { printf "knob %-6s %5d units, hot %d threads: %+6.1f%% ops/s (median of %d pairs), a loss in %d of %d pairs; load %s\n",
+                  k, u, th, (1 / r[int((NR + 1) / 2)] - 1) * 100, NR, loss, NR, load }'
+        done
+      done
     done
     ;;
   aahot)
@@ -356,7 +394,7 @@ for c in $CASES; do
     done
     FAIR_RAN=1
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 aahot fair)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 aahot fair knobs)" >&2; exit 2 ;;
   esac
 done
 

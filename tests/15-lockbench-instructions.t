@@ -42,7 +42,7 @@ run1 0 "$T/probe.json"
 [[ -z $why ]] && why=$(sed -n 's/.*instructions_per_pair left out (no instrument): //p' "$T/probe.json.err")
 if [[ -n $why ]]; then
   for c in "counted in the quick suite" "same binary, same count" "added work counts more" \
-    "the other lock's count is unchanged" "compare: slowdown is a regression" "compare: A/A is no-change"; do
+    "the other lock's count is unchanged" "a longer hold counts more" "compare: slowdown is a regression" "compare: A/A is no-change"; do
     skip "$c" "$why"
   done
   done_testing
@@ -67,6 +67,12 @@ more=$(awk -v a="$a" -v c="$c" 'BEGIN { print ((c >= a + 2) ? "yes" : "no") }')
 is "$more" yes "added work counts more (20 units of extra atomics in lock(): $a -> $c)"
 is "$(value "$T/c.json" pthread instructions_per_pair)" "$(value "$T/a.json" pthread instructions_per_pair)" \
   "the other lock's count is unchanged"
+# the other knob, a longer hold (hot10's): 2560 units are 10 steps of a
+# multiply-add chain in every lock(), at least 2 instructions a step
+LOCKBENCH_HOLD_LOOPS=2560 run1 0 "$T/h.json"
+h=$(value "$T/h.json" delay-pthread instructions_per_pair)
+more=$(awk -v a="$a" -v h="$h" 'BEGIN { print ((h >= a + 20) ? "yes" : "no") }')
+is "$more" yes "a longer hold counts more (LOCKBENCH_HOLD_LOOPS=2560, 10 chain steps in lock(): $a -> $h)"
 
 # compare, five rounds a side: the counts decide by their 0.5% margin
 for r in 1 2 3 4 5; do
