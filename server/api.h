@@ -36,11 +36,19 @@ enum handler_rc api_noise_post(struct http_request *req);
 /* GET /api/v1/noise[?machine_class=&suite=]: the stored profiles */
 enum handler_rc api_noise_get(struct http_request *req);
 
-/* misc.c */
+/* trees.c */
 enum handler_rc api_tree_list(struct http_request *req);
 enum handler_rc api_tree_create(struct http_request *req);
+/* A tree's name: API_TREE_NAME_RULE says it for error replies. */
+bool api_tree_name_ok(const char *s);
+#define API_TREE_NAME_RULE                                                                         \
+	"a name of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+/* health.c */
 enum handler_rc api_healthz(struct http_request *req);
 enum handler_rc api_metrics(struct http_request *req);
+
+/* views.c */
 /* GET /api/v1/agents: agents with machine (latest result) and running job */
 enum handler_rc api_agent_list(struct http_request *req);
 /* GET /api/v1/submissions/{id}/results: the stored lockbench-result/1 documents */
@@ -48,9 +56,10 @@ enum handler_rc api_submission_results(struct http_request *req, long long id);
 /* GET /api/v1/history[?workload&lock&metric[&tree][&users][&limit]] */
 enum handler_rc api_history(struct http_request *req);
 
+/* apireply.c: shared by the handlers */
 /*
- * Shared by the handlers (misc.c): reply with the one JSON value that sql
- * selects (built by PostgreSQL); no row or NULL is a 404 "no such what".
+ * Reply with the one JSON value that sql selects (built by PostgreSQL); no
+ * row or NULL is a 404 "no such what".
  */
 enum handler_rc api_reply_sql(struct http_request *req, const char *sql, int n,
                               const char *const *p, const char *what);
@@ -60,18 +69,9 @@ enum handler_rc api_reply_sql_id(struct http_request *req, const char *sql, long
 
 /*
  * A query argument that must be a decimal integer from 1 to max: written to
- * buf in canonical form and true, or false when malformed (misc.c).
+ * buf in canonical form and true, or false when malformed.
  */
 bool api_query_int(const char *s, long long max, char *buf, size_t len);
-
-/* A git revision a client names: 1 to 255 bytes, no whitespace or control
- * bytes, not starting with '-' (submissions.c). */
-bool api_git_ref_ok(const char *s);
-
-/* A tree's name (misc.c): API_TREE_NAME_RULE says it for error replies. */
-bool api_tree_name_ok(const char *s);
-#define API_TREE_NAME_RULE                                                                         \
-	"a name of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 /*
  * The reply to a failed database call, by whose fault db_last_fault() says
@@ -81,5 +81,9 @@ bool api_tree_name_ok(const char *s);
  * 503 and 500 bodies carry no libpq text (the log has it).
  */
 enum handler_rc api_reply_db_error(struct http_request *req, const char *what);
+
+/* A git revision a client names: 1 to 255 bytes, no whitespace or control
+ * bytes, not starting with '-' (submissions.c). */
+bool api_git_ref_ok(const char *s);
 
 #endif
