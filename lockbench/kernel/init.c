@@ -9,8 +9,10 @@
  *                           command line parameters and powers the machine
  *                           off after locktorture.shutdown_secs
  *   locklab.mode=lockbench  run /lockbench run --suite S --workloads W
- *                           --locks L [--threads U] [--stall-ms N] [--emulated] --json - with its
- *                           output (--emulated when locklab.accel=tcg, which the host adds) on the
+ *                           --locks L [--threads U] [--stall-ms N] [--progress-s P] [--emulated]
+ *                           --json - with its output (--emulated when locklab.accel=tcg, which
+ *                           the host adds; --progress-s from locklab.progress_s, only with a
+ *                           ttyS1) on the
  * second serial port (ttyS1), where no kernel message can interleave, then power off; without a
  * ttyS1 the document goes to the console between LOCKLAB-JSON-BEGIN and LOCKLAB-JSON-END
  *
@@ -127,14 +129,15 @@ static int run_lockbench(void)
 	const char *w = cmdline_get("locklab.workloads", workloads, sizeof(workloads),
 	                            "futex-wake,futex-hash,vfs-creat-unlink,hot");
 	const char *l = cmdline_get("locklab.locks", locks, sizeof(locks), "pthread,kmutex");
-	char users[256], stall[32], accel[16];
+	char users[256], stall[32], accel[16], progress[32];
 	const char *u = cmdline_get("locklab.users", users, sizeof(users), NULL);
 	const char *st = cmdline_get("locklab.stall_ms", stall, sizeof(stall), NULL);
 	const char *ac = cmdline_get("locklab.accel", accel, sizeof(accel), "");
-	char *argv[] = {"/lockbench",  "run",     "--suite", (char *)s, "--workloads",
-	                (char *)w,     "--locks", (char *)l, "--dir",   "/dev/shm",
-	                "--no-stacks", "--json",  "-",       NULL,      NULL,
-	                NULL,          NULL,      NULL,      NULL,      NULL};
+	const char *pr = cmdline_get("locklab.progress_s", progress, sizeof(progress), NULL);
+	char *argv[] = {"/lockbench", "run",     "--suite", (char *)s,  "--workloads", (char *)w,
+	                "--locks",    (char *)l, "--dir",   "/dev/shm", "--no-stacks", "--json",
+	                "-",          NULL,      NULL,      NULL,       NULL,          NULL,
+	                NULL,         NULL,      NULL,      NULL,       NULL};
 	int next = 13;
 	int status = 0, rc = 127;
 
@@ -155,6 +158,15 @@ static int run_lockbench(void)
 	if (st) {
 		argv[next++] = "--stall-ms";
 		argv[next++] = (char *)st;
+	}
+	/*
+	 * a line on the console every P s of a long point (2000 aim7 users
+	 * under TCG), which the host counts as progress; only beside the
+	 * table: without ttyS1 the console carries the document
+	 */
+	if (pr && out >= 0) {
+		argv[next++] = "--progress-s";
+		argv[next++] = (char *)pr;
 	}
 	/* under TCG the watchdog allows for an emulated CPU on a loaded host */
 	if (!strcmp(ac, "tcg"))

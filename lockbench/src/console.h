@@ -158,7 +158,8 @@ size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, c
  * Whether a console line (as qemu gave it: a '\r' and a printk time stamp
  * are allowed) is a sign that the guest lockbench's work moved on: a
  * finished point's table line (a figure or "LOCKUP (kind): ..."), or a line
- * of its own ("lockbench: suite ...", a point that failed).  The guest
+ * of its own ("lockbench: suite ...", a point that failed, a long point's
+ * "lockbench: ... operations so far" from --progress-s).  The guest
  * init's LOCKLAB-MEM lines (a timer's, every 20 s), its markers and the
  * kernel's messages are not.  boot.c's deadline counts from the last such
  * line.

@@ -84,6 +84,16 @@ void kernel_thresholds_cmdline(const struct kernel_thresholds *t, char *out, siz
 void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t len);
 
 /*
+ * locklab.progress_s of a lockbench boot: the guest lockbench's
+ * --progress-s, a fifth of the boot's no-progress limit deadline_s, at
+ * most KERNEL_PROGRESS_MAX_S, at least 1 s.  One aim7-mix point of 2000
+ * users under TCG runs past 800 s without a table line; its progress
+ * lines keep the boot alive while its users' jobs advance.
+ */
+#define KERNEL_PROGRESS_MAX_S 60
+int kernel_progress_s(double deadline_s);
+
+/*
  * A lockbench boot that locked up before the guest's document came.  The
  * points the guest's table on the console shows finished go into res
  * (console_guest_table_runs), and the lockup (kind, the kernel's line msg,

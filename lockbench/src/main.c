@@ -88,6 +88,10 @@ static void print_help(FILE *f)
 	        "                       stall time and the per-thread deadline are x 5\n"
 	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
 	        "                       + 100 x threads x repeat]\n"
+	        "  --progress-s N       every N s of a point, a line on stderr if its workers\n"
+	        "                       made progress meanwhile ('lockbench: WORKLOAD LOCK\n"
+	        "                       4 threads: OPS operations so far (T s)'), with or\n"
+	        "                       without --quiet (off unless asked for); 0 off [0]\n"
 	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
 	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
 	        "  --controls a,b       locks the change did not touch: compare reports their\n"
@@ -329,6 +333,7 @@ enum {
 	OPT_DIR,
 	OPT_STALL,
 	OPT_DEADLINE,
+	OPT_PROGRESS,
 	OPT_NO_STACKS,
 	OPT_EMULATED,
 	OPT_VARIANT,
@@ -373,6 +378,7 @@ static const struct option run_options[] = {
     {"dir", required_argument, NULL, OPT_DIR},
     {"stall-ms", required_argument, NULL, OPT_STALL},
     {"deadline-ms", required_argument, NULL, OPT_DEADLINE},
+    {"progress-s", required_argument, NULL, OPT_PROGRESS},
     {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
     {"emulated", no_argument, NULL, OPT_EMULATED},
     {"variant", required_argument, NULL, OPT_VARIANT},
@@ -471,6 +477,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			INT_OPT(OPT_FUTEXES, "--futexes", 1, 1000000, a->ov.futexes)
 			INT_OPT(OPT_STALL, "--stall-ms", 10, 3600000, a->ro.stall_ms)
 			INT_OPT(OPT_DEADLINE, "--deadline-ms", 10, 86400000, a->ro.deadline_ms)
+			INT_OPT(OPT_PROGRESS, "--progress-s", 0, RUNNER_PROGRESS_S_MAX,
+			        a->ro.progress_s)
 			INT_OPT(OPT_ROUND, "--round", 0, 1000000, a->round)
 			INT_OPT(OPT_DISTURB_RETRIES, "--disturb-retries", 0, 100,
 			        a->disturb_retries)

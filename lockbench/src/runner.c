@@ -33,6 +33,26 @@ uint64_t runner_stall_credit_ns(uint64_t gap_ns)
 	return gap_ns < max ? gap_ns : max;
 }
 
+bool runner_progress_look(int progress_s, uint64_t now_ns, uint64_t last_look_ns)
+{
+	return progress_s > 0 && now_ns >= last_look_ns &&
+	       now_ns - last_look_ns >= (uint64_t)progress_s * 1000000000u;
+}
+
+bool runner_progress_due(int progress_s, uint64_t now_ns, uint64_t last_look_ns, unsigned long ops,
+                         unsigned long ops_at_last_look)
+{
+	return runner_progress_look(progress_s, now_ns, last_look_ns) && ops > ops_at_last_look;
+}
+
+int runner_progress_format(char *buf, size_t len, const char *workload, const char *lock,
+                           int threads, unsigned long ops, uint64_t elapsed_ns)
+{
+	return snprintf(buf, len, "lockbench: %s %s %d %s: %lu operations so far (%.1f s)\n",
+	                workload, lock ? lock : "kernel", threads,
+	                strcmp(workload, "aim7-mix") ? "threads" : "users", ops, elapsed_ns / 1e9);
+}
+
 /* Stacks text: strutil_buf appends, capped at STACKS_MAX (the rest is cut). */
 static void buf_add(struct strutil_buf *b, const char *data, size_t n)
 {
@@ -276,6 +296,12 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 
 	uint64_t start = lb_now_ns(), last_change = start, last_look = start, stalled_ns = 0;
 	unsigned long last = 0;
+	/*
+	 * done: what the counters counted since the start.  A workload resets
+	 * them to 0 between repetitions, so a drop counts from 0 again.
+	 */
+	uint64_t progress_look = start;
+	unsigned long done = 0, done_at_look = 0;
 	for (;;) {
 		struct pollfd pfd = {fds[0], POLLIN, 0};
 		int pr = poll(&pfd, 1, 20);
@@ -299,9 +325,23 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		stalled_ns += runner_stall_credit_ns(now - last_look);
 		last_look = now;
 		if (cur != last) {
+			done += cur > last ? cur - last : cur;
 			last = cur;
 			last_change = now;
 			stalled_ns = 0;
+		}
+		if (runner_progress_look(o->progress_s, now, progress_look)) {
+			if (runner_progress_due(o->progress_s, now, progress_look, done,
+			                        done_at_look)) {
+				char line[512];
+				runner_progress_format(line, sizeof(line), w->name,
+				                       ops ? ops->name : NULL, p->threads, done,
+				                       now - start);
+				fputs(line, stderr);
+				fflush(stderr);
+			}
+			progress_look = now;
+			done_at_look = done;
 		}
 		if (stalled_ns / 1000000 >= (uint64_t)stall_ms) {
 			snprintf(kind, sizeof(kind), "stall");

@@ -31,12 +31,15 @@ struct runner_opts {
 	int deadline_ms;     /* 0: derived from duration, repeat and threads */
 	bool capture_stacks; /* default true */
 	bool emulated;       /* an emulated CPU (TCG): the stall time is x RUNNER_EMULATED_STALL */
+	int progress_s;      /* > 0: a progress line on stderr every this many s (below); 0 off */
 };
 
 #define RUNNER_OPTS_DEFAULT                                                                        \
 	{                                                                                          \
-		2000, 0, true, false                                                               \
+		2000, 0, true, false, 0                                                            \
 	}
+
+#define RUNNER_PROGRESS_S_MAX 86400
 
 #define RUNNER_EMULATED_STALL  5
 #define RUNNER_STALL_CREDIT_MS 250
@@ -53,6 +56,43 @@ int runner_stall_ms(const struct runner_opts *o, int threads);
 
 /* What a gap of gap_ns between two looks of the watchdog adds to the stall clock. */
 uint64_t runner_stall_credit_ns(uint64_t gap_ns);
+
+/*
+ * Progress lines.  With progress_s > 0 the watchdog looks every progress_s
+ * seconds and writes one line to stderr when the workers' counters grew
+ * since its previous look (a hung point prints nothing):
+ *
+ *   lockbench: <workload> <lock> <N> threads|users: <ops> operations so far (<T> s)
+ *
+ * <ops> counts what the workers' progress counters counted since the start
+ * of the point (operations, or aim7-mix's job steps), T the seconds since
+ * the start.  The host side of a kernel boot takes any "lockbench: " line
+ * on the console as progress, so a long point keeps its boot alive.
+ */
+
+/*
+ * True when a progress line is due at a look at now_ns: progress_s > 0,
+ * progress_s seconds have passed since the previous look (last_look_ns,
+ * the start of the point at first) and ops grew past ops_at_last_look.
+ * The caller moves its look time to now_ns whenever the period passed,
+ * line or not.
+ */
+bool runner_progress_due(int progress_s, uint64_t now_ns, uint64_t last_look_ns, unsigned long ops,
+                         unsigned long ops_at_last_look);
+
+/*
+ * The period passed: progress_s > 0 and progress_s seconds since
+ * last_look_ns.  runner_progress_due is this and "ops grew".
+ */
+bool runner_progress_look(int progress_s, uint64_t now_ns, uint64_t last_look_ns);
+
+/*
+ * Format the progress line (with its newline) into buf: workload and lock
+ * names (lock NULL: "kernel"), the thread count (users for aim7-mix), ops
+ * and the ns since the point started.  Returns snprintf's value.
+ */
+int runner_progress_format(char *buf, size_t len, const char *workload, const char *lock,
+                           int threads, unsigned long ops, uint64_t elapsed_ns);
 
 /*
  * Run the point and append its run to res (ops NULL for kernel workloads:

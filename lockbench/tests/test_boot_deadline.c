@@ -86,6 +86,9 @@ static void test_progress_raw_lines(void **state)
 	    "aim7-mix          kernel            duration_ms=200,users=2000          LOCKUP "
 	    "(stall): no thread made progress for 150.0 s\r"));
 	assert_true(console_guest_progress("[   12.345678] lockbench: suite seeds, 1 points\r"));
+	/* a point's progress line (--progress-s): a long aim7-mix point is alive */
+	assert_true(console_guest_progress(
+	    "lockbench: aim7-mix kernel 2000 users: 81234 operations so far (840.0 s)\r"));
 	/* the init's memory line every 20 s is a timer's, not work */
 	assert_false(console_guest_progress("LOCKLAB-MEM available_kb=1400000 total_kb=1500000\r"));
 	assert_false(console_guest_progress("LOCKLAB-JSON-BEGIN ttyS1"));

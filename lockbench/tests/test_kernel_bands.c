@@ -308,6 +308,7 @@ static void test_table_runs_rejects(void **state)
 	    "1.0% n=2\n"
 	    "LOCKLAB-JSON-BEGIN ttyS1\n"
 	    "lockbench: suite seeds, 2 points, 2 CPUs (QEMU), kernel 6.1\n"
+	    "lockbench: pipe-mutex kernel 10 users: 5123 operations so far (60.0 s)\n"
 	    "pipe-mutex        kernel            duration_ms=200,users=10   ops_per_sec 2,5rcu: "
 	    "INFO: x\n"
 	    "epoll-ctl         kernel            duration_ms=200,users=10   ops_per_sec 12.5 "
@@ -336,6 +337,17 @@ static void test_table_runs_rejects(void **state)
 	assert_string_equal(r.runs[2].lockup->message, "no progress for 5.0 s");
 	result_release(&r);
 	free(lines);
+}
+
+/* locklab.progress_s: a fifth of the boot's limit, 1 to 60 s. */
+static void test_progress_period(void **state)
+{
+	assert_int_equal(kernel_progress_s(1500), KERNEL_PROGRESS_MAX_S);
+	assert_int_equal(kernel_progress_s(300), 60);
+	assert_int_equal(kernel_progress_s(200), 40);
+	assert_int_equal(kernel_progress_s(12), 2);
+	assert_int_equal(kernel_progress_s(3), 1);
+	assert_int_equal(kernel_progress_s(0), 1);
 }
 
 /* TCG: the longest thresholds 6.1 takes, within a third of the deadline. */
@@ -395,6 +407,7 @@ int main(void)
 	    cmocka_unit_test(test_recover_hung_band),
 	    cmocka_unit_test(test_table_runs_rejects),
 	    cmocka_unit_test(test_guest_thresholds),
+	    cmocka_unit_test(test_progress_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,15 @@
-/* test_runner.c - the watchdog's stall time and stall clock (runner.h). */
+/*
+ * test_runner.c - the watchdog's stall time and stall clock, and when it
+ * prints a progress line and what the line says (runner.h).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include <string.h>
 
 #include "../src/runner.h"
 
@@ -44,12 +49,49 @@ static void test_stall_credit(void **state)
 	assert_int_equal(stalled, 2000 * ms);
 }
 
+/* A line every period in which the counters grew, never without growth. */
+static void test_progress_due(void **state)
+{
+	uint64_t s = 1000000000;
+	/* off */
+	assert_false(runner_progress_due(0, 100 * s, 0, 10, 0));
+	assert_false(runner_progress_look(0, 100 * s, 0));
+	/* the period has not passed */
+	assert_false(runner_progress_look(5, 4 * s, 0));
+	assert_false(runner_progress_due(5, 4 * s, 0, 10, 0));
+	/* it has, and the counters grew */
+	assert_true(runner_progress_look(5, 5 * s, 0));
+	assert_true(runner_progress_due(5, 5 * s, 0, 10, 0));
+	assert_true(runner_progress_due(5, 11 * s, 6 * s, 11, 10));
+	/* a hung point: the period passed, nothing grew, no line */
+	assert_true(runner_progress_look(5, 11 * s, 6 * s));
+	assert_false(runner_progress_due(5, 11 * s, 6 * s, 10, 10));
+	/* a clock that went back is no period */
+	assert_false(runner_progress_due(5, 1 * s, 6 * s, 11, 10));
+}
+
+static void test_progress_format(void **state)
+{
+	char line[256];
+	int n =
+	    runner_progress_format(line, sizeof(line), "hot", "pthread", 4, 123456, 2345000000u);
+	assert_string_equal(line, "lockbench: hot pthread 4 threads: 123456 operations so far "
+	                          "(2.3 s)\n");
+	assert_int_equal(n, (int)strlen(line));
+	/* kernel workloads have no lock; aim7-mix counts users */
+	runner_progress_format(line, sizeof(line), "aim7-mix", NULL, 2000, 7, 812400000000u);
+	assert_string_equal(
+	    line, "lockbench: aim7-mix kernel 2000 users: 7 operations so far (812.4 s)\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stall_scales_with_threads),
 	    cmocka_unit_test(test_stall_emulated),
 	    cmocka_unit_test(test_stall_credit),
+	    cmocka_unit_test(test_progress_due),
+	    cmocka_unit_test(test_progress_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
