@@ -67,6 +67,11 @@ void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool 
 	}
 }
 
+bool kernel_many_users(const char *suite, int users_max)
+{
+	return !strcmp(suite, "seeds") || users_max > KERNEL_MANY_USERS;
+}
+
 int kernel_progress_s(double deadline_s)
 {
 	double p = deadline_s / 5;
@@ -283,8 +288,8 @@ void kernel_print_help(FILE *f)
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
 	    "  --users 10,2000      guest thread or user counts, instead of the suite's (seeds:\n"
 	    "                       all in one boot, no table by bands)\n"
-	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds: 5000;\n"
-	    "                       x 5 under TCG]\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds or\n"
+	    "                       --users past 256: 5000 (and 1536 MB); x 5 under TCG]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
@@ -301,9 +306,9 @@ void kernel_print_help(FILE *f)
 	    "                       boot's cap ends it by then, or at its deadline from the\n"
 	    "                       start if that is later [none]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
-	    "                       [3; the seeds suite's lockbench boot: 120, under TCG a\n"
-	    "                       third of its deadline, as its RCU stall and soft lockup\n"
-	    "                       thresholds (any lockbench boot's under TCG)]\n"
+	    "                       [3; the seeds suite's lockbench boot or --users past 256:\n"
+	    "                       120, under TCG a third of its deadline, as its RCU stall\n"
+	    "                       and soft lockup thresholds (any lockbench boot's under TCG)]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
 	    "  --accel A            auto, kvm or tcg [auto: KVM when a guest boots, else TCG]\n"
 	    "  --guest-dir DIR      holds locklab-init and lockbench-static [this program's "
@@ -324,8 +329,9 @@ struct run_args {
 	char **types;
 	int ntypes;
 	int round, timeout_s, torture_s, hung_s, cpus, stall_ms;
-	int cap_x;    /* a lockbench boot's hard cap, in deadlines */
-	int budget_s; /* the whole run's time (the agent's limit), 0: none */
+	int users_max; /* the largest of --users, 0 without it */
+	int cap_x;     /* a lockbench boot's hard cap, in deadlines */
+	int budget_s;  /* the whole run's time (the agent's limit), 0: none */
 	bool no_torture, no_lockbench, hung_given;
 	bool debug; /* a debug kernel: lockups and splats only, no figures */
 };
@@ -595,11 +601,15 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case O_USERS: {
 			int *u = NULL;
-			if (lb_parse_int_list(optarg, 1, WL_MAX_THREADS, &u, "--users", err,
-			                      sizeof(err)) < 0) {
+			int nu = lb_parse_int_list(optarg, 1, WL_MAX_THREADS, &u, "--users", err,
+			                           sizeof(err));
+			if (nu < 0) {
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
+			for (int i = 0; i < nu; i++)
+				if (u[i] > a.users_max)
+					a.users_max = u[i];
 			free(u);
 			a.users = optarg;
 			break;
@@ -877,6 +887,8 @@ static int cmd_run(int argc, char **argv)
 		b.label = label;
 		b.end_tag = "LOCKLAB-END";
 		bool seeds = !strcmp(a.suite, "seeds");
+		/* many users, in any suite: the seeds' allowances (kernel.h) */
+		bool many = kernel_many_users(a.suite, band ? band->users : a.users_max);
 		b.deadline_s = a.timeout_s ? a.timeout_s
 		               : band      ? band->limit_s
 		               : seeds     ? 1500
@@ -900,14 +912,14 @@ static int cmd_run(int argc, char **argv)
 		 * timeout and the guest watchdog allow for that (a waiter never
 		 * woken still blocks its point's end, which the watchdog reports)
 		 */
-		int hung_s = a.hung_given || !seeds ? a.hung_s : SEEDS_HUNG_S;
+		int hung_s = a.hung_given || !many ? a.hung_s : SEEDS_HUNG_S;
 		/*
 		 * 2000 aim7 users, each its own process with a child in flight,
 		 * hold about 0.1 MB each of page tables, kernel stack and anon
 		 * memory: 512 MB ran out (the OOM killer) at 2000 users
 		 */
-		b.mem_mb = seeds ? SEEDS_MEM_MB : 0;
-		int stall_ms = a.stall_ms ? a.stall_ms : seeds ? SEEDS_STALL_MS : 0;
+		b.mem_mb = many ? SEEDS_MEM_MB : 0;
+		int stall_ms = a.stall_ms ? a.stall_ms : many ? SEEDS_STALL_MS : 0;
 		char watch[96] = "";
 		if (stall_ms)
 			lb_pathf(watch, sizeof(watch), " locklab.stall_ms=%d", stall_ms);
@@ -943,7 +955,7 @@ static int cmd_run(int argc, char **argv)
 		 * under TCG the kernel's stall, soft lockup and (the seeds suite's
 		 * default) hung-task thresholds allow for an emulated CPU
 		 */
-		bool scale_hung = seeds && !a.hung_given;
+		bool scale_hung = many && !a.hung_given;
 		struct kernel_thresholds th;
 		kernel_guest_thresholds(true, b.deadline_s, hung_s, scale_hung, &th);
 		kernel_thresholds_cmdline(&th, b.tcg_cmdline, sizeof(b.tcg_cmdline));

@@ -94,6 +94,18 @@ void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t 
 int kernel_progress_s(double deadline_s);
 
 /*
+ * Whether a lockbench boot gets the seeds suite's allowances for many users
+ * (a hung-task timeout of minutes, a 5 s stall, 1536 MB): the seeds suite,
+ * or a largest user count past KERNEL_MANY_USERS in any suite.  They follow
+ * the count, not the suite's name: `--users 2000` on the default suite had a
+ * 3 s hung-task timeout and 512 MB, and under TCG its aim7 users' waits on a
+ * kernel mutex (2000 of them, seconds each in D state) ended the boot in 43 s
+ * as a hung-task lockup.  users_max 0: the suite's own counts.
+ */
+#define KERNEL_MANY_USERS 256
+bool kernel_many_users(const char *suite, int users_max);
+
+/*
  * A lockbench boot that locked up before the guest's document came.  The
  * points the guest's table on the console shows finished go into res
  * (console_guest_table_runs), and the lockup (kind, the kernel's line msg,

@@ -350,6 +350,17 @@ static void test_progress_period(void **state)
 	assert_int_equal(kernel_progress_s(0), 1);
 }
 
+/* The seeds' allowances follow the user count, in any suite. */
+static void test_many_users(void **state)
+{
+	assert_true(kernel_many_users("seeds", 0));
+	assert_true(kernel_many_users("seeds", 10));
+	assert_false(kernel_many_users("quick", 0));
+	assert_false(kernel_many_users("smoke", KERNEL_MANY_USERS));
+	assert_true(kernel_many_users("smoke", KERNEL_MANY_USERS + 1));
+	assert_true(kernel_many_users("quick", 2000));
+}
+
 /* TCG: the longest thresholds 6.1 takes, within a third of the deadline. */
 static void test_guest_thresholds(void **state)
 {
@@ -408,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(test_table_runs_rejects),
 	    cmocka_unit_test(test_guest_thresholds),
 	    cmocka_unit_test(test_progress_period),
+	    cmocka_unit_test(test_many_users),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
