@@ -79,7 +79,8 @@ lb_run() {
   # hot's knob is the hold (HOT_KNOB), every other point's the atomics
   local knob=LOCKBENCH_DELAY_LOOPS
   [[ $wl == hot && $HOT_KNOB == hold ]] && knob=LOCKBENCH_HOLD_LOOPS
-  env "$knob=$delay" "$LB" run --locks delay-pthread --workloads "$wl" --threads "$threads" \
+  # the other knob is 0 whatever the caller's environment holds
+  env -u LOCKBENCH_DELAY_LOOPS -u LOCKBENCH_HOLD_LOOPS "$knob=$delay" "$LB" run --locks delay-pthread --workloads "$wl" --threads "$threads" \
     --duration-ms "$ms" --repeat "${REPEAT:-3}" --variant "$variant" --round "$round" \
     --json "$out" --quiet "$@"
 }
@@ -105,7 +106,8 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 }
 
 # calibrate WORKLOAD THREADS METRIC TARGET: the delay (delay-pthread's knob:
-# an extra atomic on the lock's line in n of 256 lock() calls) that moves
+# an extra atomic on the lock's line in n of 256 lock() calls; for hot with
+# HOT_KNOB=hold, a step of the hold's chain in n of 256) that moves
 # METRIC by TARGET (0.03 = 3% slower: ns up, ops/s down), from the median
 # ratio of interleaved pairs (in lockstep, when that is the pairing: the
 # effect measured as the bench's own comparisons see it).  Pairs: 9 for a

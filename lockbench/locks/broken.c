@@ -134,11 +134,10 @@ static int delay_init(void *p)
  * points.  The extra atomics above are no loss there: on a quiet host they
  * made hot at 2 threads 6.2% faster (they keep the line with the holder).
  * The hold is a dependent chain of multiply-adds (about 4 cycles a step),
- * n / 256 steps a call on average as above.  It starts from a load of the
- * mutex's word, which x86 cannot do before the acquiring atomic, and ends in a
- * plain store to the padding, which it cannot do after the releasing one: the
- * chain lies inside the hold in every mode, and the hold is serial work that
- * every waiter pays.  Nothing else of the lock changes.
+ * LOCKBENCH_HOLD_LOOPS / 256 steps a call on average, spread as above.  It starts from a load of
+ * the mutex's word, which x86 cannot do before the acquiring atomic, and ends in a plain store to
+ * the padding, which it cannot do after the releasing one: the chain lies inside the hold in every
+ * mode, and the hold is serial work that every waiter pays.  Nothing else of the lock changes.
  */
 static void hold_chain(void *p, unsigned k)
 {

@@ -295,7 +295,8 @@ void kernel_print_help(FILE *f)
 	    "splats, "
 	    "not figures\n"
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
-	    "                       seeds: 600, 900, 1500 for its bands; with --users 1500];\n"
+	    "                       seeds: 600, 900, 1500 for its bands; with --users 1500;\n"
+	    "                       --users past 256 in any suite: 1500];\n"
 	    "                       a lockbench boot's counts from the guest's last finished\n"
 	    "                       point or progress line (every fifth of it, at most\n"
 	    "                       60 s: a slow guest that progresses goes on), up to\n"
@@ -607,6 +608,7 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
+			a.users_max = 0; /* the last --users given is the one run */
 			for (int i = 0; i < nu; i++)
 				if (u[i] > a.users_max)
 					a.users_max = u[i];
@@ -886,13 +888,9 @@ static int cmd_run(int argc, char **argv)
 		}
 		b.label = label;
 		b.end_tag = "LOCKLAB-END";
-		bool seeds = !strcmp(a.suite, "seeds");
 		/* many users, in any suite: the seeds' allowances (kernel.h) */
 		bool many = kernel_many_users(a.suite, band ? band->users : a.users_max);
-		b.deadline_s = a.timeout_s ? a.timeout_s
-		               : band      ? band->limit_s
-		               : seeds     ? 1500
-		                           : 300;
+		b.deadline_s = a.timeout_s ? a.timeout_s : band ? band->limit_s : many ? 1500 : 300;
 		/* the deadline counts from the guest's last finished point, up to a cap */
 		b.progress = console_guest_progress;
 		b.cap_s = b.deadline_s * a.cap_x;

@@ -95,7 +95,8 @@ int kernel_progress_s(double deadline_s);
 
 /*
  * Whether a lockbench boot gets the seeds suite's allowances for many users
- * (a hung-task timeout of minutes, a 5 s stall, 1536 MB): the seeds suite,
+ * (a hung-task timeout of minutes, a 5 s stall, 1536 MB, a 1500 s limit
+ * without progress unless a band or --timeout-s sets one): the seeds suite,
  * or a largest user count past KERNEL_MANY_USERS in any suite.  They follow
  * the count, not the suite's name: `--users 2000` on the default suite had a
  * 3 s hung-task timeout and 512 MB, and under TCG its aim7 users' waits on a

@@ -246,6 +246,23 @@ static void child_main(int fd, const struct workload *w, const struct lock_ops *
 	_exit(0);
 }
 
+/*
+ * What the counters counted since the previous call, counter by counter
+ * (prev: their values then): a workload resets its workers' counters to 0
+ * between repetitions, one at a time, so a counter below its previous value
+ * counted from 0 again; the sum alone would count the others twice.
+ */
+static unsigned long progress_grown(struct wl_shared *sh, unsigned long *prev)
+{
+	unsigned long grown = 0;
+	for (int i = 0; i <= WL_MAX_THREADS; i++) {
+		unsigned long v = atomic_load_explicit(&sh->progress[i].n, memory_order_relaxed);
+		grown += v >= prev[i] ? v - prev[i] : v;
+		prev[i] = v;
+	}
+	return grown;
+}
+
 static unsigned long progress_sum(struct wl_shared *sh)
 {
 	unsigned long s = 0;
@@ -296,12 +313,9 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 
 	uint64_t start = lb_now_ns(), last_change = start, last_look = start, stalled_ns = 0;
 	unsigned long last = 0;
-	/*
-	 * done: what the counters counted since the start.  A workload resets
-	 * them to 0 between repetitions, so a drop counts from 0 again.
-	 */
+	/* done: what the counters counted since the start (progress_grown) */
 	uint64_t progress_look = start;
-	unsigned long done = 0, done_at_look = 0;
+	unsigned long done = 0, done_at_look = 0, prev[WL_MAX_THREADS + 1] = {0};
 	for (;;) {
 		struct pollfd pfd = {fds[0], POLLIN, 0};
 		int pr = poll(&pfd, 1, 20);
@@ -324,8 +338,9 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 		unsigned long cur = progress_sum(sh);
 		stalled_ns += runner_stall_credit_ns(now - last_look);
 		last_look = now;
+		if (o->progress_s > 0)
+			done += progress_grown(sh, prev);
 		if (cur != last) {
-			done += cur > last ? cur - last : cur;
 			last = cur;
 			last_change = now;
 			stalled_ns = 0;

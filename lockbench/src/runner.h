@@ -64,9 +64,10 @@ uint64_t runner_stall_credit_ns(uint64_t gap_ns);
  *
  *   lockbench: <workload> <lock> <N> threads|users: <ops> operations so far (<T> s)
  *
- * <ops> counts what the workers' progress counters counted since the start
- * of the point (operations, or aim7-mix's job steps), T the seconds since
- * the start.  The host side of a kernel boot takes any "lockbench: " line
+ * <ops> counts what the progress counters counted since the start of the
+ * point, counter by counter (operations, or aim7-mix's job steps, plus the
+ * coordinator's own steps: threads started and joined, repetitions), T the
+ * seconds since the start.  The host side of a kernel boot takes any "lockbench: " line
  * on the console as progress, so a long point keeps its boot alive.
  */
 
