@@ -41,23 +41,32 @@ unlike "$(runs "$T/q.json")" "oversub tas" "a spin lock is not oversubscribed in
 "$LB" run --suite quick --locks tas --workloads long-hold --no-instructions --json "$T/named.json" --quiet
 like "$(runs "$T/named.json")" "long-hold tas" "a spin lock runs long-hold when --workloads names it"
 
-# five rounds a side: kmutex as base, kmutex-2009's figures as the same lock patched
-for r in 1 2 3 4 5; do
-  "$LB" run --suite quick --workloads long-hold --locks kmutex,kmutex-2009 --variant base \
-    --round "$r" --json "$T/r$r.json" --quiet || echo "run $r failed" >&2
-  perl -MJSON::PP -0777 -e 'open my $h, "<", $ARGV[0] or die; local $/; my $d = decode_json(<$h>);
-    my $base = {%$d, runs => [grep { $_->{lock} eq "kmutex" } @{$d->{runs}}]};
-    # the patched side is another lock relabelled: it stands for another build, not this image
-    my $pat = {%$d, variant => "patched", runs => [map { {%$_, lock => "kmutex"} } grep { $_->{lock} eq "kmutex-2009" } @{$d->{runs}}]};
-    delete $pat->{image};
-    for ([$ARGV[1], $base], [$ARGV[2], $pat]) { open my $o, ">", $_->[0] or die; print $o encode_json($_->[1]) }' \
-    "$T/r$r.json" "$T/b$r.json" "$T/p$r.json"
+# kmutex as base, kmutex-2009's long-hold run as the same lock patched (it
+# stands for another build: no image), in rounds as the server plans them
+# (scripts/verdict-policy.sh: 5 rounds, a change found confirmed on 5 fresh
+# ones, 5 more while inconclusive, at most 20).  Five fixed rounds were not
+# enough: kmutex-2009's index is bimodal (0.95 in one round of five, 0.73-0.79
+# in the others), and one such round left the row inconclusive in a CI run;
+# make bench-verdicts' fair case, this policy, found it in 50 of 50.
+fair_side() { # VARIANT ROUND OUT
+  local lock=kmutex
+  [[ $1 == patched ]] && lock=kmutex-2009
+  "$LB" run --suite quick --workloads long-hold --locks "$lock" --no-instructions \
+    --variant "$1" --round "$2" --json "$3.raw" --quiet || return 1
+  perl -MJSON::PP -0777 -ne 'my $d = decode_json($_); delete $d->{image};
+    $_->{lock} = "kmutex" for @{$d->{runs}}; print encode_json($d)' "$3.raw" >"$3"
+  rm -f "$3.raw"
+}
+. "$TOP/scripts/verdict-policy.sh"
+mkdir -p "$T/fair"
+read -r overall rounds found <<<"$(MIN_ROUNDS=5 MAX_ROUNDS=20 TEST=image policy_verdict fair_side "$T/fair")"
+for f in "$T"/fair/r-b*.json; do
+  r=${f##*r-b}
+  diag "round ${r%.json}: kmutex $(jain "$f" kmutex | cut -d' ' -f1), kmutex-2009 $(jain "$T/fair/r-p$r" kmutex | cut -d' ' -f1)"
 done
 list() { local f out=""; for f in "$@"; do out+="$f,"; done; echo "${out%,}"; }
-for r in 1 2 3 4 5; do diag "round $r: kmutex $(jain "$T/r$r.json" kmutex | cut -d' ' -f1), kmutex-2009 $(jain "$T/r$r.json" kmutex-2009 | cut -d' ' -f1)"; done
-out=$("$LB" compare "$(list "$T"/b{1,2,3,4,5}.json)" "$(list "$T"/p{1,2,3,4,5}.json)" --format json)
+out=$("$LB" compare "$(list "$T"/fair/r-b*.json)" "$(list "$T"/fair/r-p*.json)" --format json)
 row=$(perl -MJSON::PP -0777 -ne 'for (@{decode_json($_)->{rows}}) { print "$_->{verdict} margin=$_->{margin}\n" if $_->{metric} eq "jain" }' <<<"$out")
-is "$row" "regression margin=0.1" "compare: taking away the handoff is a regression of the jain row"
-overall=$(perl -MJSON::PP -0777 -ne 'print decode_json($_)->{overall}' <<<"$out")
-is "$overall" regression "and of the comparison"
+is "$row" "regression margin=0.1" "compare: taking away the handoff is a regression of the jain row ($rounds rounds a side)"
+is "$overall" regression "and the server's rounds end in a regression (found at round $found)"
 done_testing
