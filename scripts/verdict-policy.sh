@@ -78,3 +78,18 @@ policy_verdict() {
     echo "$1 $r $confirm"; return
   done
 }
+
+# fair_side VARIANT ROUND OUT: one side of the fairness case (bench-verdicts'
+# fair, tests/16): kmutex hands the lock to a waiter that starves (the 2016
+# rewrite's handoff, seeds 003); kmutex-2009 has no handoff.  The patched side
+# is kmutex-2009's long-hold run named kmutex, without an image (it is other
+# code): what taking the handoff away from kmutex would measure.
+fair_side() {
+  local lock=kmutex
+  [[ $1 == patched ]] && lock=kmutex-2009
+  "$LB" run --suite quick --workloads long-hold --locks "$lock" --no-instructions \
+    --variant "$1" --round "$2" --json "$3.raw" --quiet || return 1
+  perl -MJSON::PP -0777 -ne 'my $d = decode_json($_); delete $d->{image};
+    $_->{lock} = "kmutex" for @{$d->{runs}}; print encode_json($d)' "$3.raw" >"$3"
+  rm -f "$3.raw"
+}

@@ -47,16 +47,8 @@ like "$(runs "$T/named.json")" "long-hold tas" "a spin lock runs long-hold when 
 # ones, 5 more while inconclusive, at most 20).  Five fixed rounds were not
 # enough: kmutex-2009's index is bimodal (0.95 in one round of five, 0.73-0.79
 # in the others), and one such round left the row inconclusive in a CI run;
-# make bench-verdicts' fair case, this policy, found it in 50 of 50.
-fair_side() { # VARIANT ROUND OUT
-  local lock=kmutex
-  [[ $1 == patched ]] && lock=kmutex-2009
-  "$LB" run --suite quick --workloads long-hold --locks "$lock" --no-instructions \
-    --variant "$1" --round "$2" --json "$3.raw" --quiet || return 1
-  perl -MJSON::PP -0777 -ne 'my $d = decode_json($_); delete $d->{image};
-    $_->{lock} = "kmutex" for @{$d->{runs}}; print encode_json($d)' "$3.raw" >"$3"
-  rm -f "$3.raw"
-}
+# make bench-verdicts' fair case, this policy, found it in 50 of 50.  The
+# sides are that case's (fair_side, verdict-policy.sh).
 . "$TOP/scripts/verdict-policy.sh"
 mkdir -p "$T/fair"
 read -r overall rounds found <<<"$(MIN_ROUNDS=5 MAX_ROUNDS=20 TEST=image policy_verdict fair_side "$T/fair")"
