@@ -88,7 +88,10 @@ check() {
 }
 
 # --- 1. the server killed and restarted while agents post and readers read
-queue 30
+# 100 jobs, 1000 documents: the kill must land mid-load, and with 300 a CI run
+# here saw all of them stored before its poll (psql every 0.1 s, slow under
+# load) saw the first 60
+queue 100
 load
 wait_results 60 || diag "fewer than 60 results before the kill"
 before=$(sql "SELECT count(*) FROM results")
@@ -100,7 +103,7 @@ wait "$LOAD_PID"
 diag "killed with $before results stored; $(jq -c '{results_stored, expected}' "$T/load.json")"
 leftovers
 diag "jobs left leased by a lost claim answer, finished after their lease: $LEFT"
-ok "$([[ $before -lt 300 ]]; echo $?)" "the kill came mid-load ($before of 300 documents stored)"
+ok "$([[ $before -lt 1000 ]]; echo $?)" "the kill came mid-load ($before of 1000 documents stored)"
 check "server killed"
 
 # --- 2. PostgreSQL restarted under load: 503 with a reason meanwhile, recovered without a restart
