@@ -579,7 +579,7 @@ static int run_duet(struct job *j, const struct variant v[2], int round, char pa
 	else if (mode == PAIR_LOCKSTEP)
 		agent_log("info", j->id,
 		          "round %d: lockstep of %s on CPU %s (hot on every CPU), turns of 0.5 ms "
-		          "(hot 1 ms): %s side %s, %s side %s",
+		          "(hot 1 ms, longer past 2 threads a CPU): %s side %s, %s side %s",
 		          round, LOCKSTEP_WORKLOADS, last, v[0].name, s[0].side, v[1].name,
 		          s[1].side);
 	else

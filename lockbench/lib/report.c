@@ -305,9 +305,11 @@ static void legend_noise(FILE *out, const struct comparison *c)
 		fprintf(
 		    out,
 		    "lockstep: %zu row(s) measured base and patched in turns of %g ms on one "
-		    "CPU (%g ms on every CPU for hot), each side timing only its own turns (the "
-		    "pair shares the machine's modes)\n",
-		    lockstep, LB_LOCKSTEP_SLICE_MS, LB_LOCKSTEP_HOT_SLICE_MS);
+		    "CPU (%g ms on every CPU for hot; past 2 threads a CPU, %g ms a thread per "
+		    "CPU, at most %g), each side timing only its own turns (the pair shares the "
+		    "machine's modes)\n",
+		    lockstep, LB_LOCKSTEP_SLICE_MS, LB_LOCKSTEP_HOT_SLICE_MS,
+		    LB_LOCKSTEP_HOT_SLICE_MS, LB_LOCKSTEP_HOT_SLICE_MAX_MS);
 	if (recorded && limit > 0)
 		fprintf(out,
 		        "disturbance: %ld sample(s) of %zu row(s) taken again because their thread "

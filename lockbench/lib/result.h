@@ -49,8 +49,10 @@ struct lb_disturb {
 /* A lockstep turn, in ms (lockbench/src/lockstep.h says why this long). */
 #define LB_LOCKSTEP_SLICE_MS 0.5
 /* A turn of a multi-thread (hot) point: its threads' wake and park take a share of it. */
-#define LB_LOCKSTEP_HOT_SLICE_MS   1.0
-#define LB_INSTRUMENT_INSTRUCTIONS "instructions"
+#define LB_LOCKSTEP_HOT_SLICE_MS 1.0
+/* ... up to this long past 2 threads a CPU (lockbench/src/lockstep.h, lockstep_hot_slice_us). */
+#define LB_LOCKSTEP_HOT_SLICE_MAX_MS 8.0
+#define LB_INSTRUMENT_INSTRUCTIONS   "instructions"
 
 struct lb_metric {
 	char *name;         /* e.g. "ops_per_sec", "wake_ms", "jpm" */

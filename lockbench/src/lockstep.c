@@ -121,6 +121,14 @@ void lockstep_pass(struct lockstep *ls)
 	lb_futex_wake_shared(&ls->pg->turn, 1);
 }
 
+int lockstep_hot_slice_us(int threads, int ncpus)
+{
+	if (ncpus <= 0 || threads <= 2 * ncpus)
+		return LOCKSTEP_HOT_SLICE_US;
+	long us = (long)LOCKSTEP_HOT_SLICE_US * threads / ncpus;
+	return us < LOCKSTEP_HOT_SLICE_MAX_US ? (int)us : LOCKSTEP_HOT_SLICE_MAX_US;
+}
+
 void lockstep_stop(struct lockstep *ls)
 {
 	atomic_store(&ls->own->broken, BROKEN_TURN);

@@ -36,6 +36,8 @@
  * parking its threads (tens of us on this VM) is a small share of it.
  */
 #define LOCKSTEP_HOT_SLICE_US ((int)(LB_LOCKSTEP_HOT_SLICE_MS * 1000))
+/* The longest turn of an oversubscribed hot point (lockstep_hot_slice_us). */
+#define LOCKSTEP_HOT_SLICE_MAX_US ((int)(LB_LOCKSTEP_HOT_SLICE_MAX_MS * 1000))
 /* How long a side waits for its turn before it gives up. */
 #define LOCKSTEP_WAIT_MS 5000
 /*
@@ -59,6 +61,20 @@ struct lockstep *lockstep_open(const char *path, int side, char *err, size_t err
 int lockstep_wait(struct lockstep *ls, atomic_ulong *beat, char *err, size_t errlen);
 /* Give the turn to the other side. */
 void lockstep_pass(struct lockstep *ls);
+/*
+ * The turn of a hot point of threads workers on ncpus CPUs, in us:
+ * LOCKSTEP_HOT_SLICE_US while the threads are at most twice the CPUs;
+ * past that, LOCKSTEP_HOT_SLICE_US a thread per CPU, at most
+ * LOCKSTEP_HOT_SLICE_MAX_US (8 threads on 2 CPUs: 4 ms).  Parking more
+ * threads than CPUs takes time slices, not tens of us: measured on this VM
+ * (2 CPUs, load 7-8, pthread and kmutex, same binary both sides), quick's
+ * hot at 8 threads took 13.5-14.9 s a round (both sides) in turns of 1 ms,
+ * 7.6 s in turns of 2 ms and 4.4-4.5 s in turns of 4 ms; the sd of the
+ * per-sample log(A/B) went from 24-28% to 32-34% (kmutex) and from 4.3% to
+ * 6.6-8.3% (pthread).  At 4 threads turns of 2 ms were no faster than the
+ * spread allows (6.0 -> 3.9 s, sd 13.6 -> 14.6% kmutex): 4 keeps 1 ms.
+ */
+int lockstep_hot_slice_us(int threads, int ncpus);
 /*
  * This side failed mid-point and takes no more turns: it keeps the turn
  * (the other side's wait times out, and both runs fail) and its own later

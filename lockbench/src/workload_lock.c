@@ -235,6 +235,7 @@ struct hot_turn {
 	int n;
 	struct rep *out;
 	uint64_t ran; /* ns from waking the workers to all parked, over the turns */
+	int us;       /* a turn (lockstep_hot_slice_us) */
 };
 
 /* One turn of hot_stepped (lockstep_slice_fn). */
@@ -252,7 +253,7 @@ static int hot_turn(void *arg, uint64_t turn_ns, char *err, size_t errlen)
 	lb_futex_wake(&c->run, n);
 	uint64_t t0 = lb_now_ns();
 	unsigned long c0 = progress_sum(c, n);
-	lb_sleep_until(CLOCK_MONOTONIC, t0 + (uint64_t)LOCKSTEP_HOT_SLICE_US * 1000);
+	lb_sleep_until(CLOCK_MONOTONIC, t0 + (uint64_t)h->us * 1000);
 	uint64_t t1 = lb_now_ns();
 	unsigned long c1 = progress_sum(c, n);
 	atomic_store_explicit(&c->run, epoch + 1, memory_order_release);
@@ -266,7 +267,8 @@ static int hot_turn(void *arg, uint64_t turn_ns, char *err, size_t errlen)
 
 /*
  * hot in lockstep (lockstep.h): the workers of this side run only in its
- * turns of LOCKSTEP_HOT_SLICE_US, and the other side's workers in the
+ * turns (lockstep_hot_slice_us: 1 ms up to 2 threads a CPU, longer past
+ * that), and the other side's workers in the
  * others', so both see the same machine modes (base and patched alternate
  * every ms instead of every 30 ms sample).  A turn: wait for it, let the
  * workers run, read the progress counters at the start and the end of the
@@ -285,8 +287,9 @@ static int hot_turn(void *arg, uint64_t turn_ns, char *err, size_t errlen)
  */
 static int hot_stepped(struct lctx *c, int n, struct rep *out, char *err, size_t errlen)
 {
-	long slices = (long)c->p->duration_ms * 1000 / LOCKSTEP_HOT_SLICE_US;
-	struct hot_turn h = {.c = c, .n = n, .out = out};
+	int us = lockstep_hot_slice_us(n, c->ncpus);
+	long slices = (long)c->p->duration_ms * 1000 / us;
+	struct hot_turn h = {.c = c, .n = n, .out = out, .us = us};
 
 	/* a turn 50 us late (the default timer slack) is 5% longer than the other side's */
 	prctl(PR_SET_TIMERSLACK, 1UL);
@@ -535,7 +538,7 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 		violations += rr.violations;
 		total_ops += rr.total;
 		total_cpu += rr.cpu_s;
-		/* lockstep: the mean over the side's 1 ms turns (hot_stepped says why) */
+		/* lockstep: the mean over the side's turns (hot_stepped says why) */
 		struct stats_summary sum;
 		stats_summarize(rr.slices, rr.nslices, &sum);
 		if (c.stepped)

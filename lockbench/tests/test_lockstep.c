@@ -203,6 +203,22 @@ static void test_take_turns_slice_fails(void **state)
 	munmap(log, sizeof(*log));
 }
 
+/* A hot point's turn: 1 ms up to 2 threads a CPU, then 1 ms a thread per CPU, at most 8 ms. */
+static void test_hot_slice(void **state)
+{
+	(void)state;
+	assert_int_equal(lockstep_hot_slice_us(2, 2), 1000);
+	assert_int_equal(lockstep_hot_slice_us(4, 2), 1000);
+	assert_int_equal(lockstep_hot_slice_us(5, 2), 2500);
+	assert_int_equal(lockstep_hot_slice_us(8, 2), 4000);
+	assert_int_equal(lockstep_hot_slice_us(16, 2), 8000);
+	assert_int_equal(lockstep_hot_slice_us(64, 2), 8000);
+	assert_int_equal(lockstep_hot_slice_us(4, 1), 4000);
+	assert_int_equal(lockstep_hot_slice_us(8, 8), 1000);
+	/* no CPUs known (the affinity could not be read): the plain turn */
+	assert_int_equal(lockstep_hot_slice_us(8, 0), 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +227,7 @@ int main(void)
 	    cmocka_unit_test(test_take_turns_alone),
 	    cmocka_unit_test(test_take_turns_two_sides),
 	    cmocka_unit_test(test_take_turns_slice_fails),
+	    cmocka_unit_test(test_hot_slice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
