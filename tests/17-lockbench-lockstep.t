@@ -9,13 +9,15 @@ LB="$BIN/lockbench"
 cpu=$(($(nproc) - 1))
 
 # pair A B ARGS...: sides 0 (base, $T/A.json) and 1 (patched, $T/B.json) of ARGS at
-# once; their exit codes in ra and rb
+# once, each under the command in the array run_on (none by default); their exit codes
+# in ra and rb
+run_on=()
 pair() {
   local a=$1 b=$2 pid
   shift 2
-  "$LB" "$@" --lockstep-side 0 --variant base --json "$T/$a.json" >"$T/$a.out" 2>"$T/$a.err" &
+  "${run_on[@]}" "$LB" "$@" --lockstep-side 0 --variant base --json "$T/$a.json" >"$T/$a.out" 2>"$T/$a.err" &
   pid=$!
-  "$LB" "$@" --lockstep-side 1 --variant patched --json "$T/$b.json" >"$T/$b.out" 2>"$T/$b.err"
+  "${run_on[@]}" "$LB" "$@" --lockstep-side 1 --variant patched --json "$T/$b.json" >"$T/$b.out" 2>"$T/$b.err"
   rb=$?
   wait $pid
   ra=$?
@@ -102,12 +104,9 @@ garbage "$T/hturn" hf 0 120 hot "${hargs[@]}"
 rm -f "$T/hturn"
 oargs=(run --workloads hot --threads 2,4 --locks pthread --repeat 2 --duration-ms 40 --no-instructions
   --lockstep "$T/hturn")
-taskset -c "$cpu" "$LB" "${oargs[@]}" --lockstep-side 0 --variant base --json "$T/oa.json" >"$T/oa.out" 2>"$T/oa.err" &
-pid=$!
-taskset -c "$cpu" "$LB" "${oargs[@]}" --lockstep-side 1 --variant patched --json "$T/ob.json" >"$T/ob.out" 2>"$T/ob.err"
-rb=$?
-wait $pid
-ra=$?
+run_on=(taskset -c "$cpu")
+pair oa ob "${oargs[@]}"
+run_on=()
 is "$ra $rb" "0 0" "hot on one CPU: both sides ran"
 # 2 threads: 2 samples x 40 turns of 1 ms; 4 threads: 2 samples x 10 turns of 4 ms
 took oa ob 100 "hot, 2 threads on one CPU in turns of 1 ms, 4 in turns of 4 ms"

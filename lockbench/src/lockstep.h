@@ -33,7 +33,8 @@
 #define LOCKSTEP_SLICE_US ((int)(LB_LOCKSTEP_SLICE_MS * 1000))
 /*
  * A turn of hot (workload_lock.c, hot_stepped): 1 ms, so that waking and
- * parking its threads (tens of us on this VM) is a small share of it.
+ * parking its threads (tens of us on this VM, up to 2 threads a CPU) is a
+ * small share of it; longer past that (lockstep_hot_slice_us).
  */
 #define LOCKSTEP_HOT_SLICE_US ((int)(LB_LOCKSTEP_HOT_SLICE_MS * 1000))
 /* The longest turn of an oversubscribed hot point (lockstep_hot_slice_us). */
@@ -71,8 +72,9 @@ void lockstep_pass(struct lockstep *ls);
  * hot at 8 threads took 13.5-14.9 s a round (both sides) in turns of 1 ms,
  * 7.6 s in turns of 2 ms and 4.4-4.5 s in turns of 4 ms; the sd of the
  * per-sample log(A/B) went from 24-28% to 32-34% (kmutex) and from 4.3% to
- * 6.6-8.3% (pthread).  At 4 threads turns of 2 ms were no faster than the
- * spread allows (6.0 -> 3.9 s, sd 13.6 -> 14.6% kmutex): 4 keeps 1 ms.
+ * 6.6-8.3% (pthread).  At 4 threads turns of 2 ms were faster (6.0 -> 3.9 s)
+ * at about the same spread (kmutex sd 13.6 -> 14.6%, n=12), but 4 threads
+ * is hot10's row, measured at N=50 in turns of 1 ms: it keeps them.
  */
 int lockstep_hot_slice_us(int threads, int ncpus);
 /*
