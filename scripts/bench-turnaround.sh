@@ -3,17 +3,31 @@
 # on the default (quick) suite, the way a list's patch meets the service: the
 # real server (its default round limits), PostgreSQL, git and one agent
 # polling the queue, each series submitted when the queue is empty (issue 12:
-# median <= 5 minutes).  Three series, N times each (default 2):
+# median <= 5 minutes).  SERIES (default "comment slow fence"), N times each
+# (default 2):
 #   comment  a comment added to kmutex.c (one image both sides: an A/A)
 #   slow     a volatile loop of 2 in kmutex's lock() (30 -> 46 instructions)
 #   fence    full fences on kmutex's lock and unlock
+#   layout   a function nothing calls, added to kmutex.c: the code differs
+#            (two images, so the tests judge it) but no timed path changes
+#            (not in the default SERIES)
 # Time runs from the POST to the submission's done (or failed) state: queue,
 # fetch, apply, both builds, every round, comparison and reply.  The agent's
-# scheduled A/A noise measurement (once a day) is off, as in the tests.
+# scheduled A/A noise measurement (once a day) is off, as in the tests;
+# LOCKLAB_NOISE_INTERVAL=86400 turns it on as an agent runs by default (the
+# first job then measures it, and the server plans every job's rounds from it).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD=${BUILD:-build}
 N=${N:-2}
+SERIES=${SERIES:-comment slow fence}
+for kind in $SERIES; do
+  case $kind in comment | slow | fence | layout) ;; *)
+    echo "bench-turnaround: SERIES is some of comment slow fence layout, not '$kind'" >&2
+    exit 2
+    ;;
+  esac
+done
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/pg.sh"
 . "$top/tests/lib/server.sh"
@@ -35,11 +49,15 @@ s/(static void kmutex_lock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence
 s/(static void kmutex_unlock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence(memory_order_seq_cst);\n/;
 PL
 make_series fence "perl -0pi '$T/fence.pl' lockbench/locks/kmutex.c" >/dev/null
+cat >"$T/layout.pl" <<'PL'
+s/(static void kmutex_lock\(void \*p\)\n)/__attribute__((used, noinline)) static int kmutex_layout(int x)\n{\n\treturn x * 3 + 1;\n}\n\n$1/;
+PL
+make_series layout "perl -0pi '$T/layout.pl' lockbench/locks/kmutex.c" >/dev/null
 agent_spawn a
 
 : >"$T/times"
 for ((i = 1; i <= N; i++)); do
-  for kind in comment slow fence; do
+  for kind in $SERIES; do
     t0=$(date +%s.%N)
     submit_mbox "$T/$kind.mbox" quick >/dev/null
     wait_state "$SUB" done failed 3600 >/dev/null
@@ -48,16 +66,22 @@ for ((i = 1; i <= N; i++)); do
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     v=$(jq -r '.verdict // .state' <<<"$BODY")
     r=$(jq -r '[.jobs[].rounds_complete] | add' <<<"$BODY")
-    echo "$kind $secs $v $r" >>"$T/times"
-    printf '  %s %d/%d: %s after %s rounds, %s s (load %s)\n' "$kind" "$i" "$N" "$v" "$r" "$secs" \
-      "$(cut -d' ' -f1 /proc/loadavg)" >&2
+    # the rows the plan (a noise profile) said this machine cannot resolve
+    unres=$(jq -r '[.jobs[].plan.unresolvable // [] | .[]] | join("; ")' <<<"$BODY")
+    tb=no
+    grep -q '^Tested-by: ' <<<"$(curl -s "$URL/api/v1/submissions/$SUB/reply")" && tb=yes
+    v_tb=$v
+    [[ $tb == yes ]] && v_tb="$v+Tested-by"
+    echo "$kind $secs $v_tb $r" >>"$T/times"
+    printf '  %s %d/%d: %s after %s rounds, %s s, Tested-by %s (load %s)%s\n' "$kind" "$i" "$N" "$v" "$r" \
+      "$secs" "$tb" "$(cut -d' ' -f1 /proc/loadavg)" "${unres:+; plan: $unres}" >&2
   done
 done
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }'; }
 echo
 printf '%-8s %3s %9s %9s %9s  %s\n' series n median min max verdicts
-for kind in comment slow fence; do
+for kind in $SERIES; do
   grep "^$kind " "$T/times" >"$T/k"
   printf '%-8s %3d %8ss %8ss %8ss  %s\n' "$kind" "$(wc -l <"$T/k")" "$(cut -d' ' -f2 "$T/k" | median)" \
     "$(cut -d' ' -f2 "$T/k" | sort -g | head -1)" "$(cut -d' ' -f2 "$T/k" | sort -g | tail -1)" \

@@ -278,6 +278,55 @@ bad:
 	return NULL;
 }
 
+/* A posted profile: machine class, suite, rounds, round seconds, agent, points. */
+struct noise_store {
+	const char *p[6];
+};
+
+/*
+ * Store a profile (db_tx body), then plan the jobs of its suite that its
+ * agent holds and that have neither a plan nor a result: an agent measures
+ * a suite's noise at the first job of that suite, after the claim that
+ * would have planned it, so without this that first job ran on the
+ * server's default rounds.
+ */
+static int noise_store_body(PGconn *c, void *arg)
+{
+	const struct noise_store *x = arg;
+	PGresult *jobs;
+	int rc;
+
+	rc = db_run(c,
+	            "INSERT INTO noise_profiles (machine_class, suite, workload, lock, "
+	            "params_key, metric, users, sd, rounds, round_seconds, agent_id) SELECT "
+	            "$1, $2, x.workload, x.lock, x.params_key, x.metric, x.users, x.sd, "
+	            "$3::int, $4::float8, $5::bigint FROM jsonb_to_recordset($6::jsonb) AS "
+	            "x(workload text, lock text, params_key text, metric text, users bigint, "
+	            "sd float8) ON CONFLICT (machine_class, suite, workload, lock, params_key, "
+	            "metric) DO UPDATE SET users = excluded.users, sd = excluded.sd, rounds = "
+	            "excluded.rounds, round_seconds = excluded.round_seconds, agent_id = "
+	            "excluded.agent_id, measured = now()",
+	            6, x->p);
+	if (rc != DB_OK)
+		return rc;
+	{
+		const char *p[3] = {x->p[4], x->p[1], x->p[0]};
+
+		jobs =
+		    db_exec(c,
+		            "SELECT id FROM jobs WHERE claimed_by = $1::bigint AND suite = $2 AND "
+		            "machine_class = $3 AND state = 'running' AND plan IS NULL ORDER BY "
+		            "id FOR UPDATE",
+		            3, p);
+	}
+	if (!jobs)
+		return db_failure();
+	for (int i = 0; i < PQntuples(jobs) && rc == DB_OK; i++)
+		rc = plan_job(c, strtoll(PQgetvalue(jobs, i, 0), NULL, 10));
+	PQclear(jobs);
+	return rc;
+}
+
 enum handler_rc api_noise_post(struct http_request *req)
 {
 	const char *suite;
@@ -286,7 +335,6 @@ enum handler_rc api_noise_post(struct http_request *req)
 	json_t *doc = NULL, *points = NULL, *rows = NULL;
 	json_error_t jerr;
 	char why[256], rounds_s[16], secs_s[32], agent_s[24], *text = NULL;
-	PGconn *c;
 	enum handler_rc rc;
 
 	if (req->body_len > NOISE_MAX_BODY)
@@ -320,8 +368,7 @@ enum handler_rc api_noise_post(struct http_request *req)
 		goto out;
 	}
 	text = json_dumps(rows, JSON_COMPACT);
-	c = db_conn();
-	if (!text || !c) {
+	if (!text) {
 		rc = api_reply_db_error(req, "cannot store the noise profile");
 		goto out;
 	}
@@ -329,21 +376,10 @@ enum handler_rc api_noise_post(struct http_request *req)
 	snprintf(secs_s, sizeof(secs_s), "%.17g", round_s);
 	snprintf(agent_s, sizeof(agent_s), "%lld", req->caller.id);
 	{
-		const char *p[6] = {
-		    req->caller.machine_class, suite, rounds_s, secs_s, agent_s, text};
+		struct noise_store x = {
+		    {req->caller.machine_class, suite, rounds_s, secs_s, agent_s, text}};
 
-		if (db_run(
-		        c,
-		        "INSERT INTO noise_profiles (machine_class, suite, workload, lock, "
-		        "params_key, metric, users, sd, rounds, round_seconds, agent_id) SELECT "
-		        "$1, $2, x.workload, x.lock, x.params_key, x.metric, x.users, x.sd, "
-		        "$3::int, $4::float8, $5::bigint FROM jsonb_to_recordset($6::jsonb) AS "
-		        "x(workload text, lock text, params_key text, metric text, users bigint, "
-		        "sd float8) ON CONFLICT (machine_class, suite, workload, lock, params_key, "
-		        "metric) DO UPDATE SET users = excluded.users, sd = excluded.sd, rounds = "
-		        "excluded.rounds, round_seconds = excluded.round_seconds, agent_id = "
-		        "excluded.agent_id, measured = now()",
-		        6, p) != DB_OK) {
+		if (db_tx(noise_store_body, &x) != DB_OK) {
 			rc = api_reply_db_error(req, "cannot store the noise profile");
 			goto out;
 		}

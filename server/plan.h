@@ -5,12 +5,14 @@
  * few paired rounds) and post it per suite point: the standard deviation of
  * the per-round paired relative change (POST /api/v1/noise).  The server
  * keeps the latest figure per (machine class, suite, point) in
- * noise_profiles.  When a job of a class with a profile is first claimed,
- * plan_job works out for every headline point the rounds that bring its
- * minimum detectable effect (MDE: alpha two-sided, power 0.8) down to the
- * target (--plan-mde-latency for single-thread rows, --plan-mde-contended
- * for contended throughput and fairness), within --plan-budget seconds and
- * --max-rounds, and sets the job's first rounds and its own limit from it.
+ * noise_profiles.  When a job of a class with a profile is first claimed
+ * (or, for a job claimed before its class had one, when its agent posts
+ * the profile and no result of the job is in yet), plan_job works out for
+ * every headline point the rounds that bring its minimum detectable effect
+ * (MDE: alpha two-sided, power 0.8) down to the target (--plan-mde-latency
+ * for single-thread rows, --plan-mde-contended for contended throughput and
+ * fairness), within --plan-budget seconds and --max-rounds, and sets the
+ * job's first rounds and its own limit from it.
  * A point whose MDE at that limit is still above its margin
  * (compare_row_margin) cannot reach no-change on this machine: the plan
  * says so up front ("this machine cannot resolve less than X% on <row>"),

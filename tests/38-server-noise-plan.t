@@ -194,4 +194,33 @@ is "$(jq -r '.job.rounds' <<<"$BODY")" 4 "and keeps the rounds it was planned wi
 api GET /api/v1/noise
 is "$(jq -r '[.profiles[].machine_class] | unique | join(",")' <<<"$BODY")" small2 "GET without a class lists every class's profile"
 
+# an agent measures a suite's noise at its first job of that suite, after the
+# claim (which found no profile to plan from): the profile it then posts plans
+# that job, which has no result yet; a job with a result is left alone
+register_agent '{"name": "late", "machine_class": "late2"}'
+L=$AGENT_TOKEN
+submit_one 3
+claim "$L"
+jl=$JOB
+is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a first job claimed before its class had a profile asks for --min-rounds"
+api POST /api/v1/noise -H "Authorization: Bearer $L" -d @"$T/p1.json"
+is "$CODE" 201 "its agent then posts the class's first profile"
+is "$(sql "SELECT rounds_wanted || ',' || max_rounds FROM jobs WHERE id = $jl")" "6,12" \
+  "which plans that job: 6 rounds, at most 12 (as the first plan above)"
+like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $jl")" "less than 44\.4% on hot" \
+  "and says up front what this class cannot resolve"
+run_job "$jl" "$L"
+is "$POSTED" 6 "the job was done after its 6 planned rounds"
+is "$(sql "SELECT verdict FROM jobs WHERE id = $jl")" no-change "and decided (no-change), where unplanned it ran to 12 inconclusive"
+register_agent '{"name": "later", "machine_class": "late3"}'
+M=$AGENT_TOKEN
+submit_one 4
+claim "$M"
+jm=$JOB
+post "$jm" "$M" base 0
+api POST /api/v1/noise -H "Authorization: Bearer $M" -d @"$T/p2.json"
+is "$CODE" 201 "a first profile posted while its agent holds a job with a result in is stored"
+is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || rounds_wanted FROM jobs WHERE id = $jm")" "none,5" \
+  "but that job is not planned: it keeps the rounds it began with"
+
 done_testing

@@ -2,9 +2,9 @@
 # The agent measures its machine's noise (issue 12): at its first job of a
 # suite it runs the job's base lockbench against itself for --noise-rounds
 # paired rounds, through the path the job's rounds take, compares them and
-# posts each point's spread to POST /api/v1/noise; the next job of its
-# machine class is planned from that profile; within --noise-interval it
-# does not measure again.
+# posts each point's spread to POST /api/v1/noise; that job (claimed before
+# the profile, no result in yet) and the next job of its machine class are
+# planned from that profile; within --noise-interval it does not measure again.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -40,7 +40,10 @@ is "$(jq -r '[.profiles[] | select(.workload == "uncontended" and .lock == "kmut
 ok "$(jq -e '.profiles[0].round_seconds > 0' <<<"$BODY" >/dev/null; echo $?)" "with the seconds a paired round took"
 api GET "/api/v1/submissions/$one"
 is "$(jq -r '.state' <<<"$BODY")" done "the first job ran to the end"
-is "$(jq -r '.jobs[0].plan' <<<"$BODY")" null "it was claimed before any profile: not planned"
+ok "$(jq -e '.jobs[0].plan.rows | length > 0' <<<"$BODY" >/dev/null; echo $?)" \
+  "it was claimed before any profile, and planned from the profile it posted"
+is "$(jq -r '.jobs[0].plan.rounds >= 3 and .jobs[0].plan.max_rounds <= 6' <<<"$BODY")" true \
+  "its rounds lie within the paired minimum and --max-rounds"
 rc1=$(jq -r '.jobs[0].rounds_complete' <<<"$BODY")
 api GET "/api/v1/submissions/$one/results"
 is "$(jq '.results | length' <<<"$BODY")" "$((2 * rc1))" "the A/A documents were not posted as the job's results ($rc1 rounds, 2 documents each)"
