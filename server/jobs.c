@@ -686,8 +686,9 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds)
  * a small one), where a fixed --min-rounds confirmed 10 of 31 real 5%
  * slowdowns found on this machine (make bench-verdicts).  After that the job finishes
  * whatever the rows say.  Inconclusive rows without a finding ask for
- * --min-rounds more up to --max-rounds, as before; a lockup finishes the job
- * at once.
+ * --min-rounds more up to --max-rounds, as before, or, in a planned job
+ * that looked first at --min-rounds (plan_job), for the rounds its plan
+ * asks for; a lockup finishes the job at once.
  */
 static int results_evaluate(PGconn *c, struct results_ctx *x, long long submission, int wanted)
 {
@@ -732,8 +733,9 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		const char *q[3] = {idbuf, add, max};
 
 		rc = db_run(c,
-		            "UPDATE jobs SET rounds_wanted = least(rounds_wanted + $2::int, "
-		            "$3::int), updated = now() WHERE id = $1",
+		            "UPDATE jobs SET rounds_wanted = least(CASE WHEN coalesce((plan->>"
+		            "'rounds')::int, 0) > rounds_wanted THEN (plan->>'rounds')::int ELSE "
+		            "rounds_wanted + $2::int END, $3::int), updated = now() WHERE id = $1",
 		            3, q);
 	} else if (rc == DB_OK) {
 		const char *q[2] = {idbuf, verdict_name(comparison_overall(&cmp))};

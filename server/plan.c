@@ -160,7 +160,17 @@ int plan_job(PGconn *c, long long job_id)
 		rc = DB_FAIL;
 		goto out;
 	}
-	snprintf(first_s, sizeof(first_s), "%d", first);
+	/*
+	 * A plan far past --min-rounds keeps the first look at --min-rounds: a
+	 * change large enough to be found there is confirmed as in an unplanned
+	 * job, and the planned rounds are the next look (results_evaluate).
+	 * Only past twice --min-rounds, so a planned job never looks more often
+	 * than an unplanned one (verdicts_looks).
+	 */
+	snprintf(first_s, sizeof(first_s), "%d",
+	         first > 2 * srv_cfg.min_rounds && srv_cfg.min_rounds >= COMPARE_MIN_PAIRS
+	             ? srv_cfg.min_rounds
+	             : first);
 	snprintf(cap_s, sizeof(cap_s), "%d", cap);
 	{
 		const char *p[4] = {idbuf, text, first_s, cap_s};

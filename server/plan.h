@@ -12,7 +12,8 @@
  * (MDE: alpha two-sided, power 0.8) down to the target (--plan-mde-latency
  * for single-thread rows, --plan-mde-contended for contended throughput and
  * fairness), within --plan-budget seconds and --max-rounds, and sets the
- * job's first rounds and its own limit from it.
+ * job's first rounds and its own limit from it (a plan past twice
+ * --min-rounds looks first at --min-rounds, then at its rounds).
  * A point whose MDE at that limit is still above its margin
  * (compare_row_margin) cannot reach no-change on this machine: the plan
  * says so up front ("this machine cannot resolve less than X% on <row>"),

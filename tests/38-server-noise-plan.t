@@ -26,13 +26,20 @@ make_series "$T/s" || { echo "Bail out! git format-patch failed"; exit 1; }
 # doc VARIANT ROUND: a copy of the template for one side of one round
 doc() {
   python3 - "$T/template.json" "$1" "$2" <<'PY'
-import json, random, sys
+import json, os, random, sys
 d = json.load(open(sys.argv[1]))
 variant, rnd = sys.argv[2], int(sys.argv[3])
 rng = random.Random("%s-%d" % (variant, rnd))
+# UNC_SPREAD: uncontended's spread instead of +-0.3%; SLOW: patched's
+# uncontended cost that much higher (a fraction)
+unc = float(os.environ.get("UNC_SPREAD", "0.003"))
+slow = float(os.environ.get("SLOW", "0")) if variant == "patched" else 0.0
 for run in d["runs"]:
     for m, xs in run.get("samples", {}).items():
         spread = 0.40 if (run["workload"] == "hot" and m == "ops_per_sec") else 0.003
+        if run["workload"] == "uncontended" and m == "ns_per_pair":
+            spread = unc
+            xs[:] = [x * (1 + slow) for x in xs]
         xs[:] = [x * (1 + rng.uniform(-spread, spread)) for x in xs]
         if xs:
             run["metrics"][m] = sum(xs) / len(xs)
@@ -222,5 +229,31 @@ api POST /api/v1/noise -H "Authorization: Bearer $M" -d @"$T/p2.json"
 is "$CODE" 201 "a first profile posted while its agent holds a job with a result in is stored"
 is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || rounds_wanted FROM jobs WHERE id = $jm")" "none,5" \
   "but that job is not planned: it keeps the rounds it began with"
+
+# a plan far past --min-rounds (uncontended sd 3.2%: 11 rounds, more than
+# twice 5) looks first at --min-rounds and then at its planned rounds; a
+# change found at the first look is confirmed on as many rounds again
+register_agent '{"name": "wide", "machine_class": "wide2"}'
+W=$AGENT_TOKEN
+profile 0.032 0.5 20 >"$T/p3.json"
+api POST /api/v1/noise -H "Authorization: Bearer $W" -d @"$T/p3.json"
+submit_one 5
+claim "$W"
+jw=$JOB
+is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a plan of 11 rounds (past twice --min-rounds) looks first at --min-rounds"
+is "$(sql "SELECT (plan->>'rounds') || ',' || max_rounds FROM jobs WHERE id = $jw")" "11,12" \
+  "and keeps its planned rounds (11) and its limit (12)"
+for ((r = 0; r < 5; r++)); do
+  UNC_SPREAD=0.05 post "$jw" "$W" base "$r"
+  UNC_SPREAD=0.05 post "$jw" "$W" patched "$r"
+done
+is "$(sql "SELECT rounds_wanted || ',' || coalesce(verdict, 'none') FROM jobs WHERE id = $jw")" "11,none" \
+  "inconclusive at 5 rounds (uncontended spread +-5%), it asks for the planned 11"
+submit_one 6
+claim "$W"
+jz=$JOB
+SLOW=0.10 run_job "$jz" "$W"
+is "$POSTED" 10 "a 10% slowdown found at the first look is confirmed on 5 more (10 in all, not 11 + 11)"
+is "$(sql "SELECT verdict FROM jobs WHERE id = $jz")" regression "and is a regression"
 
 done_testing
