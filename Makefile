@@ -47,7 +47,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
 	demo demo-stop clean
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
@@ -175,6 +175,9 @@ bench-duet: all
 # make bench-abba: uncontended's A/A spread, paired by round against ABBA per sample (issue 12)
 bench-abba: all
 	@BUILD=$(BUILD) scripts/bench-abba.sh
+
+bench-hot-shape: all
+	@BUILD=$(BUILD) scripts/bench-hot-shape.sh
 
 # make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
 bench-bisect: all

@@ -113,6 +113,43 @@ static json_t *plan_build(PGresult *prof, int *first, int *cap)
 	return plan;
 }
 
+/*
+ * The first look of a job planned for rounds: a plan past --min-rounds
+ * keeps the first look at --min-rounds, so that a change large enough to be
+ * found there is confirmed as in an unplanned job (on the 2-vCPU VM a
+ * kmutex plan of 16 rounds saw a regression first at 16 and confirmed it at
+ * 32); the planned rounds are the next look (results_evaluate).
+ */
+static int plan_first_look(int rounds)
+{
+	return rounds > srv_cfg.min_rounds && srv_cfg.min_rounds >= COMPARE_MIN_PAIRS
+	           ? srv_cfg.min_rounds
+	           : rounds;
+}
+
+int plan_looks(const char *plan_text)
+{
+	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
+	int rounds = (int)json_integer_value(json_object_get(plan, "rounds"));
+	int cap = (int)json_integer_value(json_object_get(plan, "max_rounds"));
+	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1, looks = 0;
+
+	json_decref(plan);
+	if (rounds <= 0 || cap <= 0)
+		return 0;
+	/* as results_evaluate asks: the first look, the planned rounds, then a step at a time */
+	for (int w = plan_first_look(rounds);; looks++) {
+		if (w >= cap) {
+			looks++;
+			break;
+		}
+		w = rounds > w ? rounds : w + step;
+		if (w > cap)
+			w = cap;
+	}
+	return looks + 1; /* and a confirmation */
+}
+
 int plan_job(PGconn *c, long long job_id)
 {
 	char idbuf[24], first_s[16], cap_s[16];
@@ -160,17 +197,7 @@ int plan_job(PGconn *c, long long job_id)
 		rc = DB_FAIL;
 		goto out;
 	}
-	/*
-	 * A plan far past --min-rounds keeps the first look at --min-rounds: a
-	 * change large enough to be found there is confirmed as in an unplanned
-	 * job, and the planned rounds are the next look (results_evaluate).
-	 * Only past twice --min-rounds, so a planned job never looks more often
-	 * than an unplanned one (verdicts_looks).
-	 */
-	snprintf(first_s, sizeof(first_s), "%d",
-	         first > 2 * srv_cfg.min_rounds && srv_cfg.min_rounds >= COMPARE_MIN_PAIRS
-	             ? srv_cfg.min_rounds
-	             : first);
+	snprintf(first_s, sizeof(first_s), "%d", plan_first_look(first));
 	snprintf(cap_s, sizeof(cap_s), "%d", cap);
 	{
 		const char *p[4] = {idbuf, text, first_s, cap_s};

@@ -12,8 +12,8 @@
  * (MDE: alpha two-sided, power 0.8) down to the target (--plan-mde-latency
  * for single-thread rows, --plan-mde-contended for contended throughput and
  * fairness), within --plan-budget seconds and --max-rounds, and sets the
- * job's first rounds and its own limit from it (a plan past twice
- * --min-rounds looks first at --min-rounds, then at its rounds).
+ * job's first rounds and its own limit from it (a plan past --min-rounds
+ * looks first at --min-rounds, then at its rounds).
  * A point whose MDE at that limit is still above its margin
  * (compare_row_margin) cannot reach no-change on this machine: the plan
  * says so up front ("this machine cannot resolve less than X% on <row>"),
@@ -50,6 +50,14 @@ int plan_job(PGconn *c, long long job_id);
  * to the MDE at the job's limit.
  */
 void plan_mark_rows(const char *plan_text, struct comparison *cmp);
+
+/*
+ * The looks a job planned by plan_text takes at most (its first look, its
+ * planned rounds, a --min-rounds step at a time to its limit) and one for a
+ * confirmation; 0 without a plan.  verdicts_compute shares alpha over them
+ * when they are more than an unplanned job's (verdicts_looks).
+ */
+int plan_looks(const char *plan_text);
 
 /* The plan's first rounds (its "rounds"), 0 without a plan. */
 int plan_first_rounds(const char *plan_text);

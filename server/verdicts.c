@@ -95,6 +95,9 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.min_effect = srv_cfg.min_effect;
 	opts.confirm_from = confirm_from;
 	opts.looks = verdicts_looks();
+	/* a planned job may look once more than an unplanned one (plan_looks) */
+	if (PQntuples(plan) == 1 && plan_looks(db_value(plan, 0, 0)) > opts.looks)
+		opts.looks = plan_looks(db_value(plan, 0, 0));
 	/*
 	 * A row needs the rounds the job asks for first, at most the default
 	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "../config.h"
 #include "../plan.h"
 #include "compare.h"
 
@@ -80,11 +81,35 @@ static void test_mark_rows(void **state)
 	comparison_release(&c);
 }
 
+/*
+ * The looks of a planned job, worked by hand with --min-rounds 5: the first
+ * look (at 5 when the plan is past it), the planned rounds, then 5 at a
+ * time to the limit, and one for a confirmation.
+ */
+static void test_looks(void **state)
+{
+	(void)state;
+	srv_cfg.min_rounds = 5;
+	/* 5, 16, 20 */
+	assert_int_equal(plan_looks("{\"rounds\": 16, \"max_rounds\": 20}"), 4);
+	/* 5, 8, 13, 18, 20 */
+	assert_int_equal(plan_looks("{\"rounds\": 8, \"max_rounds\": 20}"), 6);
+	/* 3, 8, 13, 18, 20: a plan at or under --min-rounds looks first at its rounds */
+	assert_int_equal(plan_looks("{\"rounds\": 3, \"max_rounds\": 20}"), 6);
+	/* 5, 6 (the limit) */
+	assert_int_equal(plan_looks("{\"rounds\": 6, \"max_rounds\": 6}"), 3);
+	/* 4 (the limit) */
+	assert_int_equal(plan_looks("{\"rounds\": 4, \"max_rounds\": 4}"), 2);
+	assert_int_equal(plan_looks(NULL), 0);
+	assert_int_equal(plan_looks("not json"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mde),
 	    cmocka_unit_test(test_mark_rows),
+	    cmocka_unit_test(test_looks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
