@@ -132,17 +132,13 @@ int plan_looks(const char *plan_text)
 	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
 	int rounds = (int)json_integer_value(json_object_get(plan, "rounds"));
 	int cap = (int)json_integer_value(json_object_get(plan, "max_rounds"));
-	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1, looks = 0;
+	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1, looks = 1, w;
 
 	json_decref(plan);
 	if (rounds <= 0 || cap <= 0)
 		return 0;
 	/* as results_evaluate asks: the first look, the planned rounds, then a step at a time */
-	for (int w = plan_first_look(rounds);; looks++) {
-		if (w >= cap) {
-			looks++;
-			break;
-		}
+	for (w = plan_first_look(rounds); w < cap; looks++) {
 		w = rounds > w ? rounds : w + step;
 		if (w > cap)
 			w = cap;

@@ -51,7 +51,7 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	size_t nbase = 0, npatched = 0;
 	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
 	PGresult *res, *plan;
-	int i, n, rc = -3, first;
+	int i, n, rc = -3, first, planned_looks;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
 	plan = db_exec(c, "SELECT plan::text FROM jobs WHERE id = $1", 1, p);
@@ -96,8 +96,9 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.confirm_from = confirm_from;
 	opts.looks = verdicts_looks();
 	/* a planned job may look once more than an unplanned one (plan_looks) */
-	if (PQntuples(plan) == 1 && plan_looks(db_value(plan, 0, 0)) > opts.looks)
-		opts.looks = plan_looks(db_value(plan, 0, 0));
+	planned_looks = PQntuples(plan) == 1 ? plan_looks(db_value(plan, 0, 0)) : 0;
+	if (planned_looks > opts.looks)
+		opts.looks = planned_looks;
 	/*
 	 * A row needs the rounds the job asks for first, at most the default
 	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a
