@@ -86,6 +86,13 @@ static void *heartbeat_thread(void *arg)
 		long st = api_post(&a, path, NULL, NULL, &reply, err, sizeof(err));
 		json_decref(reply);
 		if (st == 403 || st == 404 || st == 409) {
+			/* a result posted meanwhile may have ended the job: its
+			 * reply is read under post_lock, so wait for it first */
+			pthread_mutex_lock(&j->post_lock);
+			bool finished = atomic_load(&j->done);
+			pthread_mutex_unlock(&j->post_lock);
+			if (finished)
+				break;
 			agent_log("warn", j->id, "lease lost: %s", err);
 			atomic_store(&j->lost, 1);
 			spawn_request_stop();
@@ -171,6 +178,7 @@ static int run_job(struct agent *ag, json_t *desc)
 	if (!j)
 		return -1;
 	j->ag = ag;
+	pthread_mutex_init(&j->post_lock, NULL);
 	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
 	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next, "claim",
 	                &claim)) {
@@ -241,6 +249,7 @@ out:
 	if (j->hb_started)
 		pthread_join(j->hb, NULL);
 	remove_worktrees(j);
+	pthread_mutex_destroy(&j->post_lock);
 	free(j);
 	return rc;
 }

@@ -71,6 +71,12 @@ struct job {
 	int lease_s;
 	atomic_int lost; /* heartbeat said the job is no longer ours */
 	atomic_int done; /* stop the heartbeat thread */
+	/*
+	 * Held across a result's post and the reading of its reply: a heartbeat
+	 * refused because that post ended the job takes it before calling the
+	 * lease lost, and then sees done instead.
+	 */
+	pthread_mutex_t post_lock;
 	pthread_t hb;
 	bool hb_started;
 	/* progress as the server last said it */

@@ -27,6 +27,8 @@ static void update_progress(struct job *j, json_t *reply)
 	if (reply && !json_unpack(reply, "{s:I, s:I}", "more_rounds", &more, "next_round", &next)) {
 		j->more_rounds = (int)more;
 		j->next_round = (int)next;
+		if (more == 0)
+			atomic_store(&j->done, 1); /* the server holds every round it wants */
 	}
 	if (json_is_integer(from) && json_integer_value(from) > 0 && !j->confirm_from) {
 		j->confirm_from = (int)json_integer_value(from);
@@ -50,9 +52,12 @@ int post_result(struct job *j, const char *variant, int round, const char *doc)
 	bool spooled = false, warned = false;
 	for (;;) {
 		json_t *reply = NULL;
+		pthread_mutex_lock(&j->post_lock);
 		long st = api_post(&j->ag->api, path, doc, key, &reply, err, sizeof(err));
-		if (st >= 200 && st < 300) {
+		if (st >= 200 && st < 300)
 			update_progress(j, reply);
+		pthread_mutex_unlock(&j->post_lock);
+		if (st >= 200 && st < 300) {
 			json_decref(reply);
 			if (spooled) {
 				char f[4096];
