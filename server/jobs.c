@@ -655,12 +655,12 @@ struct results_ctx {
  * The job's confirm_from (0 while it has none) and its most rounds (its
  * plan's, else --max-rounds); -1 on a database failure.
  */
-static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds)
+static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *planned)
 {
 	const char *q[1] = {idbuf};
 	PGresult *res = db_exec(c,
-	                        "SELECT coalesce(confirm_from, 0), max_rounds FROM jobs WHERE "
-	                        "id = $1",
+	                        "SELECT coalesce(confirm_from, 0), max_rounds, "
+	                        "coalesce((plan->>'rounds')::int, 0) FROM jobs WHERE id = $1",
 	                        1, q);
 	int v;
 
@@ -670,6 +670,7 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds)
 	}
 	v = atoi(PQgetvalue(res, 0, 0));
 	*max_rounds = PQgetisnull(res, 0, 1) ? srv_cfg.max_rounds : atoi(PQgetvalue(res, 0, 1));
+	*planned = atoi(PQgetvalue(res, 0, 2));
 	PQclear(res);
 	return v;
 }
@@ -692,14 +693,14 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds)
  */
 static int results_evaluate(PGconn *c, struct results_ctx *x, long long submission, int wanted)
 {
-	char idbuf[24], add[16], max[16], from[16];
+	char idbuf[24], next[16], from[16];
 	struct comparison cmp;
 	char err[256];
-	int rc, confirm_from, max_rounds;
+	int rc, confirm_from, max_rounds, planned;
 	bool confirm = false, more = false;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
-	if ((confirm_from = job_confirm_from(c, idbuf, &max_rounds)) < 0)
+	if ((confirm_from = job_confirm_from(c, idbuf, &max_rounds, &planned)) < 0)
 		return db_failure();
 	comparison_init(&cmp);
 	rc = verdicts_compute(c, x->id, confirm_from, &cmp, err, sizeof(err));
@@ -719,8 +720,7 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		more = !confirm && verdicts_want_more(&cmp) && wanted < max_rounds;
 	}
 	rc = verdicts_store(c, x->id, &cmp, !confirm && !more);
-	snprintf(add, sizeof(add), "%d", srv_cfg.min_rounds);
-	snprintf(max, sizeof(max), "%d", max_rounds);
+	snprintf(next, sizeof(next), "%d", plan_next_look(planned, wanted, max_rounds));
 	snprintf(from, sizeof(from), "%d", wanted);
 	if (rc == DB_OK && confirm) {
 		const char *q[2] = {idbuf, from};
@@ -730,13 +730,11 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		            "updated = now() WHERE id = $1",
 		            2, q);
 	} else if (rc == DB_OK && more) {
-		const char *q[3] = {idbuf, add, max};
+		const char *q[2] = {idbuf, next};
 
-		rc = db_run(c,
-		            "UPDATE jobs SET rounds_wanted = least(CASE WHEN coalesce((plan->>"
-		            "'rounds')::int, 0) > rounds_wanted THEN (plan->>'rounds')::int ELSE "
-		            "rounds_wanted + $2::int END, $3::int), updated = now() WHERE id = $1",
-		            3, q);
+		rc = db_run(
+		    c, "UPDATE jobs SET rounds_wanted = $2::int, updated = now() WHERE id = $1", 2,
+		    q);
 	} else if (rc == DB_OK) {
 		const char *q[2] = {idbuf, verdict_name(comparison_overall(&cmp))};
 

@@ -127,22 +127,26 @@ static int plan_first_look(int rounds)
 	           : rounds;
 }
 
+int plan_next_look(int planned, int wanted, int cap)
+{
+	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1;
+	int w = planned > wanted ? planned : wanted + step;
+
+	return w < cap ? w : cap;
+}
+
 int plan_looks(const char *plan_text)
 {
 	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
 	int rounds = (int)json_integer_value(json_object_get(plan, "rounds"));
 	int cap = (int)json_integer_value(json_object_get(plan, "max_rounds"));
-	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1, looks = 1, w;
+	int looks = 1;
 
 	json_decref(plan);
 	if (rounds <= 0 || cap <= 0)
 		return 0;
-	/* as results_evaluate asks: the first look, the planned rounds, then a step at a time */
-	for (w = plan_first_look(rounds); w < cap; looks++) {
-		w = rounds > w ? rounds : w + step;
-		if (w > cap)
-			w = cap;
-	}
+	for (int w = plan_first_look(rounds); w < cap; looks++)
+		w = plan_next_look(rounds, w, cap);
 	return looks + 1; /* and a confirmation */
 }
 

@@ -59,6 +59,14 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp);
  */
 int plan_looks(const char *plan_text);
 
+/*
+ * The rounds a job that looked at wanted and wants more asks for next:
+ * its plan's rounds (planned, 0 without a plan) when it has not reached
+ * them, else --min-rounds more; never past cap.  The one schedule that
+ * results_evaluate asks by and plan_looks counts.
+ */
+int plan_next_look(int planned, int wanted, int cap);
+
 /* The plan's first rounds (its "rounds"), 0 without a plan. */
 int plan_first_rounds(const char *plan_text);
 

@@ -104,12 +104,26 @@ static void test_looks(void **state)
 	assert_int_equal(plan_looks("not json"), 0);
 }
 
+/* The next look, by hand with --min-rounds 5: the one schedule results_evaluate asks by. */
+static void test_next_look(void **state)
+{
+	(void)state;
+	srv_cfg.min_rounds = 5;
+	assert_int_equal(plan_next_look(16, 5, 20), 16);  /* first look done: the plan's rounds */
+	assert_int_equal(plan_next_look(16, 16, 20), 20); /* then a step, capped */
+	assert_int_equal(plan_next_look(8, 8, 20), 13);
+	assert_int_equal(plan_next_look(0, 5, 20), 10); /* no plan: a step at a time */
+	assert_int_equal(plan_next_look(0, 18, 20), 20);
+	assert_int_equal(plan_next_look(30, 5, 20), 20); /* never past the limit */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mde),
 	    cmocka_unit_test(test_mark_rows),
 	    cmocka_unit_test(test_looks),
+	    cmocka_unit_test(test_next_look),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
