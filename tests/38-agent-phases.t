@@ -33,12 +33,9 @@ phase() {
   register_agent "{\"name\": \"$name\"}"
   local token=$AGENT_TOKEN
   if [[ $name == posting ]]; then
-    local p
-    p=$(free_port)
-    python3 "$TOP/tests/lib/swallowproxy.py" "$p" "${direct##*:}" "$T/proxy.log" /results 1 &
-    at_exit "kill $!"
-    for ((i = 0; i < 50; i++)); do [[ -e $T/proxy.log ]] && break; sleep 0.1; done
-    URL="http://127.0.0.1:$p" agent_spawn "$name"
+    local lossy
+    URL=$direct answer_proxy lossy "$T/proxy.log" /results 1
+    URL=$lossy agent_spawn "$name"
     for ((i = 0; i < 3000; i++)); do grep -q swallowed "$T/proxy.log" && break; sleep 0.1; done
     kill -9 "$AGENT_PID"
     hit=$(grep swallowed "$T/proxy.log")

@@ -13,16 +13,7 @@
 pg_start || { echo "Bail out! no postgres"; exit 1; }
 server_start --lease-seconds 3 --min-rounds 1 --max-rounds 1 || { echo "Bail out! no server"; exit 1; }
 direct=$URL
-# proxy PORT_VAR LOG [MATCH COUNT]: a swallowing proxy in front of the server
-proxy() {
-  local p
-  p=$(free_port)
-  python3 "$TOP/tests/lib/swallowproxy.py" "$p" "${direct##*:}" "$2" "${@:3}" &
-  at_exit "kill $!"
-  for ((i = 0; i < 50; i++)); do [[ -e $2 ]] && break; sleep 0.1; done
-  printf -v "$1" '%s' "http://127.0.0.1:$p"
-}
-proxy lossy "$T/proxy.log"
+URL=$direct answer_proxy lossy "$T/proxy.log"
 tree_init
 make_series c1 "sed -i '1s|^|/* one */\\n|' lockbench/locks/kmutex.c"
 for i in 1 2 3; do submit_mbox "$T/c1.mbox"; done
@@ -78,7 +69,7 @@ api POST "/api/v1/jobs/$JOB/release" -H "Authorization: Bearer $A"
 # 4. a real agent behind a proxy that loses its first claim's answer
 sql "UPDATE jobs SET state = 'failed', reason = 'not this test' WHERE state <> 'done'" >/dev/null
 submit_mbox "$T/c1.mbox"; s=$SUB
-proxy once "$T/proxy-once.log" '/api/v1/jobs/claim' 1
+URL=$direct answer_proxy once "$T/proxy-once.log" '/api/v1/jobs/claim' 1
 register_agent '{"name": "c"}'
 URL=$once agent_spawn c --once
 wait "$AGENT_PID"; ok $? "the agent ends its run with status 0"

@@ -8,6 +8,9 @@
 #   wait_state SUB STATE... [SECONDS]  wait until the submission is in a state
 #   listen_loopback FILE  a listener on a free loopback port (LPORT) that
 #                        writes one line per connection to FILE
+#   answer_proxy VAR LOG [MATCH COUNT | --hold REGEX SECONDS]
+#                        tests/lib/swallowproxy.py in front of the server
+#                        ($URL) on a free loopback port; sets VAR to its URL
 AGENT_FLAGS=${AGENT_FLAGS:-}
 
 tree_init() {
@@ -77,4 +80,13 @@ while True:
 PY
   at_exit "kill $!"
   for ((i = 0; i < 50; i++)); do [[ -e $1 ]] && break; sleep 0.1; done
+}
+
+answer_proxy() {
+  local p i
+  p=$(free_port)
+  python3 "$TOP/tests/lib/swallowproxy.py" "$p" "${URL##*:}" "$2" "${@:3}" &
+  at_exit "kill $!"
+  for ((i = 0; i < 50; i++)); do [[ -e $2 ]] && break; sleep 0.1; done
+  printf -v "$1" '%s' "http://127.0.0.1:$p"
 }

@@ -1,25 +1,36 @@
 #!/usr/bin/env python3
-"""swallowproxy.py PORT UPSTREAM_PORT LOG [MATCH COUNT]: a loopback HTTP
+"""swallowproxy.py PORT UPSTREAM_PORT LOG [MATCH COUNT | --hold REGEX SECONDS]: a loopback HTTP
 proxy that loses answers.  Each request (headers and Content-Length body,
 one per connection) is sent to 127.0.0.1:UPSTREAM_PORT and the upstream's
 whole answer is read; the answer is thrown away and the client's connection
 closed with nothing sent -- what a client sees when the server dies after
 committing its work -- for every request, or with MATCH and COUNT only for
 the first COUNT requests whose request line holds MATCH (the others get
-their answer).  One line per request ("METHOD PATH -> upstream STATUS,
-swallowed|passed") goes to LOG.  Only loopback; runs until killed."""
+their answer).  With --hold, nothing is swallowed: an answer whose bytes
+match REGEX is held SECONDS before it is sent (what a client sees when the
+answer to its request is slow), every other answer passes at once.  One
+line per request ("METHOD PATH -> upstream STATUS, swallowed|passed|held")
+goes to LOG, written when the answer is sent.  Only loopback; runs until
+killed."""
+import re
 import socket
 import sys
 import threading
+import time
 
 port, upstream, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-match = sys.argv[4].encode() if len(sys.argv) > 5 else None
-left = [int(sys.argv[5]) if len(sys.argv) > 5 else -1]
+hold = None
+if len(sys.argv) > 6 and sys.argv[4] == "--hold":
+    hold = (re.compile(sys.argv[5].encode()), float(sys.argv[6]))
+match = sys.argv[4].encode() if len(sys.argv) > 5 and hold is None else None
+left = [int(sys.argv[5]) if len(sys.argv) > 5 and hold is None else -1]
 lock = threading.Lock()
 
 
 def to_swallow(line):
     with lock:
+        if hold is not None:
+            return False
         if match is None:
             return True
         if match in line and left[0] > 0:
@@ -67,12 +78,15 @@ def serve(c):
         u.close()
         line = req.split(b"\r\n", 1)[0]
         swallow = to_swallow(line)
+        held = hold is not None and hold[0].search(answer) is not None
+        if held:
+            time.sleep(hold[1])
         if not swallow:
             c.sendall(answer)
         status = answer.split(b"\r\n", 1)[0].decode(errors="replace")
+        what = "swallowed" if swallow else "held" if held else "passed"
         with lock, open(log, "a") as f:
-            f.write("%s -> upstream %s, %s\n" % (line.decode(errors="replace"), status,
-                                                "swallowed" if swallow else "passed"))
+            f.write("%s -> upstream %s, %s\n" % (line.decode(errors="replace"), status, what))
     finally:
         c.close()
 
