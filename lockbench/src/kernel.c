@@ -468,7 +468,11 @@ static void print_bands(FILE *tbl, const struct lb_result *res, const char *work
 	lb_free_list(names);
 }
 
-static int cmd_run(int argc, char **argv)
+/*
+ * The options of `lockbench kernel run` into a, with the defaults of its
+ * suite; -1 to run, else the exit status (usage printed).
+ */
+static int run_parse(int argc, char **argv, struct run_args *a)
 {
 	enum {
 		O_KERNEL = 256,
@@ -527,37 +531,16 @@ static int cmd_run(int argc, char **argv)
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
-	struct run_args a = {.suite = "smoke",
-	                     .variant = "base",
-	                     .accel_name = "auto",
-	                     .workloads = "futex-wake,futex-hash,vfs-creat-unlink,hot",
-	                     .locks = "pthread,kmutex",
-	                     .hung_s = 3,
-	                     .cap_x = BOOT_CAP_X,
-	                     .cpus = 2};
-	struct lb_result res, guest, build;
-	struct boot b = {0};
-	enum accel accel = ACCEL_AUTO;
-	char err[1024], guest_dir[PATH_MAX], initrd[PATH_MAX], tmpdir[PATH_MAX] = "";
+	char err[1024];
 	long long v;
-	int c, rc = 1, lockups = 0, failures = 0, nboots = 0;
-	size_t splats = 0;
+	int c, rc = 1;
 	bool workloads_given = false;
-	bool qemu_down = false;
-	bool torture_said = false; /* the locktorture boots' thresholds are in emulated */
-	bool *booted = NULL;       /* per band: its boot ran */
-	/* under TCG, the thresholds of the guest kernel's lockup detectors, per boot */
-	struct strutil_buf emulated = STRUTIL_BUF_INIT;
-	double t_all = boot_now_s();
 
-	result_init(&res);
-	result_init(&guest);
-	result_init(&build);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_KERNEL:
-			a.kernel = optarg;
+			a->kernel = optarg;
 			break;
 		case O_SUITE:
 			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick") &&
@@ -566,39 +549,39 @@ static int cmd_run(int argc, char **argv)
 				                  optarg);
 				goto out;
 			}
-			a.suite = optarg;
+			a->suite = optarg;
 			break;
 		case O_WRITERS:
-			free(a.writers);
-			a.nwriters = lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a.writers,
-			                               "--writers", err, sizeof(err));
-			if (a.nwriters < 0) {
+			free(a->writers);
+			a->nwriters = lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a->writers,
+			                                "--writers", err, sizeof(err));
+			if (a->nwriters < 0) {
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
 			break;
 		case O_TYPES:
-			lb_free_list(a.types);
-			a.types = lb_split_list(optarg, "--types", &a.ntypes, err, sizeof(err));
-			if (!a.types) {
+			lb_free_list(a->types);
+			a->types = lb_split_list(optarg, "--types", &a->ntypes, err, sizeof(err));
+			if (!a->types) {
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
-			for (int i = 0; i < a.ntypes; i++)
-				if (!valid_torture_type(a.types[i])) {
+			for (int i = 0; i < a->ntypes; i++)
+				if (!valid_torture_type(a->types[i])) {
 					rc = kernel_usage(
 					    "unknown locktorture type '%s' (e.g. mutex_lock, "
 					    "rwsem_lock, spin_lock)",
-					    a.types[i]);
+					    a->types[i]);
 					goto out;
 				}
 			break;
 		case O_WORKLOADS:
-			a.workloads = optarg;
+			a->workloads = optarg;
 			workloads_given = true;
 			break;
 		case O_LOCKS:
-			a.locks = optarg;
+			a->locks = optarg;
 			break;
 		case O_USERS: {
 			int *u = NULL;
@@ -608,22 +591,22 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
-			a.users_max = 0; /* the last --users given is the one run */
+			a->users_max = 0; /* the last --users given is the one run */
 			for (int i = 0; i < nu; i++)
-				if (u[i] > a.users_max)
-					a.users_max = u[i];
+				if (u[i] > a->users_max)
+					a->users_max = u[i];
 			free(u);
-			a.users = optarg;
+			a->users = optarg;
 			break;
 		}
 		case O_NO_TORTURE:
-			a.no_torture = true;
+			a->no_torture = true;
 			break;
 		case O_NO_LB:
-			a.no_lockbench = true;
+			a->no_lockbench = true;
 			break;
 		case O_DEBUG:
-			a.debug = true;
+			a->debug = true;
 			break;
 		case O_CPUS:
 		case O_CAP_X: {
@@ -633,7 +616,7 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
-			*(cpus ? &a.cpus : &a.cap_x) = (int)v;
+			*(cpus ? &a->cpus : &a->cap_x) = (int)v;
 			break;
 		}
 		case O_STALL:
@@ -641,7 +624,7 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
-			a.stall_ms = (int)v;
+			a->stall_ms = (int)v;
 			break;
 		case O_TORTURE_S:
 		case O_TIMEOUT:
@@ -658,12 +641,12 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("%s", err);
 				goto out;
 			}
-			a.hung_given |= c == O_HUNG;
-			*(c == O_TORTURE_S ? &a.torture_s
-			  : c == O_TIMEOUT ? &a.timeout_s
-			  : c == O_HUNG    ? &a.hung_s
-			  : c == O_BUDGET  ? &a.budget_s
-			                   : &a.round) = (int)v;
+			a->hung_given |= c == O_HUNG;
+			*(c == O_TORTURE_S ? &a->torture_s
+			  : c == O_TIMEOUT ? &a->timeout_s
+			  : c == O_HUNG    ? &a->hung_s
+			  : c == O_BUDGET  ? &a->budget_s
+			                   : &a->round) = (int)v;
 			break;
 		}
 		case O_ACCEL:
@@ -672,19 +655,19 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("--accel: '%s' is not auto, kvm or tcg", optarg);
 				goto out;
 			}
-			a.accel_name = optarg;
+			a->accel_name = optarg;
 			break;
 		case O_GUEST:
-			a.guest_dir = optarg;
+			a->guest_dir = optarg;
 			break;
 		case O_CONSOLE:
-			a.console_dir = optarg;
+			a->console_dir = optarg;
 			break;
 		case O_BUILD_JSON:
-			a.build_json = optarg;
+			a->build_json = optarg;
 			break;
 		case O_VARIANT:
-			if (kernel_opt_variant(optarg, &a.variant, &rc))
+			if (kernel_opt_variant(optarg, &a->variant, &rc))
 				goto out;
 			break;
 		case O_JSON:
@@ -692,10 +675,10 @@ static int cmd_run(int argc, char **argv)
 				rc = kernel_usage("--json: empty path%s", "");
 				goto out;
 			}
-			a.json = optarg;
+			a->json = optarg;
 			break;
 		case O_EXTRA:
-			a.extra = optarg;
+			a->extra = optarg;
 			break;
 		default: /* --help too */
 			rc = kernel_opt_other(c, O_HELP);
@@ -704,35 +687,35 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (kernel_opt_rest(argc, argv, &rc))
 		goto out;
-	if (!a.kernel) {
+	if (!a->kernel) {
 		rc = kernel_usage("run needs --kernel bzImage%s", "");
 		goto out;
 	}
-	if (!lb_is_file(a.kernel)) {
-		fprintf(stderr, "%s: no kernel image at %s\n", prog, a.kernel);
+	if (!lb_is_file(a->kernel)) {
+		fprintf(stderr, "%s: no kernel image at %s\n", prog, a->kernel);
 		goto out;
 	}
-	bool quick = !strcmp(a.suite, "quick");
+	bool quick = !strcmp(a->suite, "quick");
 	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
-	if (!strcmp(a.suite, "seeds") && !workloads_given)
-		a.workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
+	if (!strcmp(a->suite, "seeds") && !workloads_given)
+		a->workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
 	/*
 	 * the debug kernel checks correctness, not figures: lockdep, the mutex
 	 * debugging and might_sleep see a patch's lock paths at 4 writers (2 per
 	 * CPU: fast path, slow path and handoff) as well as at 1, 2 and 4, and
 	 * two boots fewer per type keep patch -> verdict within its 15 minutes
 	 */
-	if (!a.nwriters) {
+	if (!a->nwriters) {
 		static const int smoke_w[] = {2}, quick_w[] = {1, 2, 4}, debug_w[] = {4};
-		const int *w = !quick ? smoke_w : a.debug ? debug_w : quick_w;
-		a.nwriters = !quick ? 1 : a.debug ? 1 : 3;
-		a.writers = strutil_xreallocarray(NULL, (size_t)a.nwriters, sizeof(int));
-		memcpy(a.writers, w, sizeof(int) * (size_t)a.nwriters);
+		const int *w = !quick ? smoke_w : a->debug ? debug_w : quick_w;
+		a->nwriters = !quick ? 1 : a->debug ? 1 : 3;
+		a->writers = strutil_xreallocarray(NULL, (size_t)a->nwriters, sizeof(int));
+		memcpy(a->writers, w, sizeof(int) * (size_t)a->nwriters);
 	}
-	if (!a.ntypes) {
-		a.types = lb_split_list("mutex_lock,rwsem_lock,spin_lock", "--types", &a.ntypes,
-		                        err, sizeof(err));
-		if (!a.types) {
+	if (!a->ntypes) {
+		a->types = lb_split_list("mutex_lock,rwsem_lock,spin_lock", "--types", &a->ntypes,
+		                         err, sizeof(err));
+		if (!a->types) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			goto out;
 		}
@@ -741,16 +724,332 @@ static int cmd_run(int argc, char **argv)
 	 * locktorture's end wakes every writer (kthread_stop), which hides a lost
 	 * wakeup: the test must outlast the hung-task timeout plus a check
 	 */
-	if (!a.torture_s)
-		a.torture_s = quick ? 8 : 6;
-	if (a.torture_s < a.hung_s + 3)
+	if (!a->torture_s)
+		a->torture_s = quick ? 8 : 6;
+	if (a->torture_s < a->hung_s + 3)
 		fprintf(stderr,
 		        "%s: warning: --torture-s %d is less than --hung-task-s + 3: a writer that "
 		        "is never woken can go unseen\n",
-		        prog, a.torture_s);
-	accel = !strcmp(a.accel_name, "kvm")   ? ACCEL_KVM
-	        : !strcmp(a.accel_name, "tcg") ? ACCEL_TCG
-	                                       : ACCEL_AUTO;
+		        prog, a->torture_s);
+	return -1;
+out:
+	return rc;
+}
+
+/* What the boots of one `lockbench kernel run` share (cmd_run). */
+struct run_state {
+	const struct run_args *a;
+	struct lb_result res, guest;
+	struct boot b;
+	enum accel accel;
+	FILE *tbl;
+	char initrd[PATH_MAX], common[512];
+	/* under TCG, the thresholds of the guest kernel's lockup detectors, per boot */
+	struct strutil_buf emulated;
+	int lockups, failures, nboots, nplanned;
+	size_t splats;
+	bool qemu_down;
+	bool torture_said; /* the locktorture boots' thresholds are in emulated */
+	double t_all;
+};
+
+/* One locktorture boot of type at writers writers. */
+static void run_torture_boot(struct run_state *s, const char *type, int writers)
+{
+	const struct run_args *a = s->a;
+	char label[128], name[128];
+	lb_pathf(label, sizeof(label), "locktorture %s writers=%d", type, writers);
+	lb_pathf(name, sizeof(name), "locktorture-%s-w%d", type, writers);
+	s->b.label = label;
+	s->b.end_tag = "End of test:";
+	s->b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
+	s->b.deadline_s = a->timeout_s ? a->timeout_s : a->torture_s + 60;
+	/* seconds of torture: the deadline from the start (docs/kernel.md) */
+	s->b.progress = NULL;
+	lb_pathf(s->b.cmdline, sizeof(s->b.cmdline),
+	         "%s sysctl.kernel.hung_task_timeout_secs=%d "
+	         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "
+	         "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
+	         "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
+	         "locktorture.stutter=0 locktorture.verbose=0",
+	         s->common, a->hung_s, type, writers, a->torture_s);
+	if (boot_with_accel(&s->b, a->kernel, s->initrd, &s->accel, s->tbl)) {
+		s->failures++;
+		s->qemu_down = true; /* twice in a row: the rest would fail alike */
+		return;
+	}
+	s->nboots++;
+	if (s->accel == ACCEL_TCG && !s->torture_said) {
+		struct kernel_thresholds th;
+		char said[128];
+		kernel_guest_thresholds(false, s->b.deadline_s, a->hung_s, false, &th);
+		kernel_thresholds_say(&th, said, sizeof(said));
+		strutil_buf_addf(&s->emulated, "%slocktorture boots: %s",
+		                 s->emulated.len ? "; " : "", said);
+		s->torture_said = true;
+	}
+	if (a->console_dir)
+		save_console(a->console_dir, name, &s->b.console);
+	size_t n;
+	char **lines = console_lines(s->b.console.buf, &n);
+	struct lb_run *run = result_add_run(&s->res, "locktorture", type);
+	run_set_param_num(run, "writers", writers);
+	console_note_guest(&s->res, lines, n, s->accel == ACCEL_KVM ? "KVM" : "TCG");
+	const char *kind;
+	char msg[512];
+	struct strutil_buf stacks = STRUTIL_BUF_INIT;
+	struct console_end end = {
+	    .ended = s->b.ended, .timed_out = s->b.timed_out, .secs = s->b.secs};
+	if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks)) {
+		run_set_lockup(run, kind, msg, stacks.buf);
+		s->lockups++;
+	} else {
+		console_add_torture_metrics(run, lines, n, "Writes:", "writes_per_sec", "writes/s",
+		                            1, a->torture_s);
+		console_add_torture_metrics(run, lines, n, "Reads :", "reads_per_sec", "reads/s", 1,
+		                            a->torture_s);
+		if (!run->nmetrics) {
+			fprintf(stderr, "%s: %s: no locktorture statistics on the console\n", prog,
+			        label);
+			s->failures++;
+		}
+	}
+	fprintf(s->tbl, "boot %d/%d %s: %.1f s (%s)\n", s->nboots, s->nplanned, label, s->b.secs,
+	        s->accel == ACCEL_KVM ? "kvm" : "tcg");
+	print_run_line(s->tbl, run);
+	s->splats += note_splats(&s->res, lines, n, label, s->tbl);
+	fflush(s->tbl);
+	strutil_buf_release(&stacks);
+	free(lines);
+}
+
+/*
+ * One boot of the static lockbench on the guest workloads: band's users, or
+ * --users without a band; false when qemu did not start.
+ */
+static bool run_lockbench_boot(struct run_state *s, const struct suite_band *band)
+{
+	const struct run_args *a = s->a;
+	char err[1024];
+	char label[64] = "lockbench", name[64] = "lockbench", users[16];
+	const char *u = a->users;
+	if (band) {
+		lb_pathf(users, sizeof(users), "%d", band->users);
+		u = users;
+		lb_pathf(label, sizeof(label), "lockbench users=%d", band->users);
+		lb_pathf(name, sizeof(name), "lockbench-users-%d", band->users);
+	}
+	s->b.label = label;
+	s->b.end_tag = "LOCKLAB-END";
+	/* many users, in any suite: the seeds' allowances (kernel.h) */
+	bool many = kernel_many_users(a->suite, band ? band->users : a->users_max);
+	s->b.deadline_s = a->timeout_s ? a->timeout_s : band ? band->limit_s : many ? 1500 : 300;
+	/* the deadline counts from the guest's last finished point, up to a cap */
+	s->b.progress = console_guest_progress;
+	s->b.cap_s = s->b.deadline_s * a->cap_x;
+	/*
+	 * --budget-s: the cap ends the boot by the run's own end (the
+	 * agent kills the run there and posts a lockup), but never before
+	 * the deadline counted from the start, the rule without progress
+	 */
+	if (a->budget_s) {
+		double left = s->t_all + a->budget_s - boot_now_s();
+		if (left < s->b.cap_s)
+			s->b.cap_s = left > s->b.deadline_s ? left : s->b.deadline_s;
+	}
+	/*
+	 * seeds: 2000 users queue on one kernel mutex, and on an emulated
+	 * CPU the last of them waits seconds in D state: the hung-task
+	 * timeout and the guest watchdog allow for that (a waiter never
+	 * woken still blocks its point's end, which the watchdog reports)
+	 */
+	int hung_s = a->hung_given || !many ? a->hung_s : SEEDS_HUNG_S;
+	/*
+	 * 2000 aim7 users, each its own process with a child in flight,
+	 * hold about 0.1 MB each of page tables, kernel stack and anon
+	 * memory: 512 MB ran out (the OOM killer) at 2000 users
+	 */
+	s->b.mem_mb = many ? SEEDS_MEM_MB : 0;
+	int stall_ms = a->stall_ms ? a->stall_ms : many ? SEEDS_STALL_MS : 0;
+	char watch[96] = "";
+	if (stall_ms)
+		lb_pathf(watch, sizeof(watch), " locklab.stall_ms=%d", stall_ms);
+	/*
+	 * a point can run longer than the limit without a table line (2000
+	 * aim7 users under TCG: 800 s and more): the guest says every
+	 * fifth of the limit how far its point got, which is progress
+	 */
+	size_t wl = strlen(watch);
+	lb_pathf(watch + wl, sizeof(watch) - wl, " locklab.progress_s=%d",
+	         kernel_progress_s(s->b.deadline_s));
+	/*
+	 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
+	 * users each with a child in flight come close to that; threads-max
+	 * is an eighth of the memory's worth of kernel stacks, 4096 in 512 MB,
+	 * and 2000 users with their children and the kernel's threads pass
+	 * it (fork fails with EAGAIN even for root); with thousands of
+	 * runnable users on two emulated CPUs, CFS leaves RCU's grace-period
+	 * kthread unscheduled past the 21 s stall warning ("kthread starved"):
+	 * rcutree.kthread_prio=1 runs it SCHED_FIFO, as on loaded servers (a
+	 * CPU stuck with interrupts off is still reported)
+	 */
+	lb_pathf(s->b.cmdline, sizeof(s->b.cmdline),
+	         "%s sysctl.kernel.hung_task_timeout_secs=%d "
+	         "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
+	         "sysctl.kernel.threads-max=32768 rcutree.kthread_prio=1 "
+	         "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
+	         "locklab.workloads=%s locklab.locks=%s%s%s%s",
+	         s->common, hung_s, a->suite, a->workloads, a->locks, u ? " locklab.users=" : "",
+	         u ? u : "", watch);
+	/*
+	 * under TCG the kernel's stall, soft lockup and (the seeds suite's
+	 * default) hung-task thresholds allow for an emulated CPU
+	 */
+	bool scale_hung = many && !a->hung_given;
+	struct kernel_thresholds th;
+	kernel_guest_thresholds(true, s->b.deadline_s, hung_s, scale_hung, &th);
+	kernel_thresholds_cmdline(&th, s->b.tcg_cmdline, sizeof(s->b.tcg_cmdline));
+	if (boot_with_accel(&s->b, a->kernel, s->initrd, &s->accel, s->tbl)) {
+		s->failures++;
+		s->qemu_down = true;
+		return false;
+	}
+	if (s->accel == ACCEL_KVM)
+		kernel_guest_thresholds(false, s->b.deadline_s, hung_s, false, &th);
+	char said[128];
+	kernel_thresholds_say(&th, said, sizeof(said));
+	if (s->accel == ACCEL_TCG)
+		strutil_buf_addf(&s->emulated, "%s%s: %s", s->emulated.len ? "; " : "", label,
+		                 said);
+	s->nboots++;
+	if (a->console_dir)
+		save_console(a->console_dir, name, &s->b.console);
+	size_t n;
+	int lb_rc;
+	char **lines = console_lines(s->b.console.buf, &n);
+	console_note_guest(&s->res, lines, n, s->accel == ACCEL_KVM ? "KVM" : "TCG");
+	char *doc = console_guest_json(lines, n, &lb_rc);
+	struct strutil_buf ttys1 = STRUTIL_BUF_INIT;
+	if (doc && strutil_read_file(s->b.guest_out, &ttys1) == 0 && ttys1.len) {
+		free(doc);
+		doc = strutil_buf_detach(&ttys1); /* the document came over ttyS1 */
+	} else {
+		strutil_buf_release(&ttys1);
+	}
+	size_t before = s->res.nruns;
+	if (doc && *doc && result_load_buffer(doc, strlen(doc), &s->guest, err, sizeof(err))) {
+		fprintf(stderr, "%s: guest lockbench document unreadable: %s\n", prog, err);
+		s->failures++;
+	} else if (doc && *doc) {
+		copy_runs(&s->res, &s->guest);
+		for (size_t r = before; r < s->res.nruns; r++)
+			if (s->res.runs[r].lockup)
+				s->lockups++;
+	}
+	const char *kind;
+	char msg[512];
+	struct strutil_buf stacks = STRUTIL_BUF_INIT;
+	struct console_end end = {.ended = s->b.ended,
+	                          .timed_out = s->b.timed_out,
+	                          .secs = s->b.secs,
+	                          .progress_rule = s->b.cap_s > s->b.deadline_s,
+	                          .capped = s->b.ended_by == BOOT_DEADLINE_CAP,
+	                          .since_progress_s = s->b.secs - s->b.last_progress_s};
+	size_t recovered = 0;
+	const struct lb_run *running = NULL;
+	if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks) &&
+	    (!doc || !*doc)) {
+		/*
+		 * the kernel hung or died under the guest workloads before their
+		 * document came: the points that finished are on the console, the
+		 * lockup is the running point's
+		 */
+		struct kernel_guest_plan g = {.suite = a->suite,
+		                              .workloads = a->workloads,
+		                              .locks = a->locks,
+		                              .users = u,
+		                              .band_users = band ? band->users : 0};
+		recovered =
+		    kernel_recover_boot(&s->res, lines, n, &g, kind, msg, stacks.buf, &running);
+		for (size_t r = before; r < s->res.nruns; r++)
+			if (s->res.runs[r].lockup)
+				s->lockups++; /* the running point's, and any the guest reported */
+	} else if (kind) {
+		/* the guest's document came, then the kernel hung or died */
+		struct lb_run *run = result_add_run(&s->res, "lockbench-guest", "kernel");
+		run_set_param_str(run, "workloads", a->workloads);
+		if (band)
+			run_set_param_num(run, "users", band->users);
+		run_set_lockup(run, kind, msg, stacks.buf);
+		s->lockups++;
+	} else if (!doc || !*doc) {
+		fprintf(stderr, "%s: the guest lockbench printed no result (rc %d)\n", prog, lb_rc);
+		s->failures++;
+	} else if (lb_rc != 0 && lb_rc != EXIT_LOCKUP) {
+		fprintf(stderr, "%s: the guest lockbench exited %d\n", prog, lb_rc);
+		s->failures++;
+	}
+	strutil_buf_release(&stacks);
+	free(doc);
+	char limit[256];
+	boot_deadline_say(&s->b, limit, sizeof(limit));
+	fprintf(s->tbl, "boot %d/%d %s: %.1f s (%s, %s; %s)\n", s->nboots, s->nplanned, label,
+	        s->b.secs, s->accel == ACCEL_KVM ? "kvm" : "tcg", limit, said);
+	for (size_t r = before; r < s->res.nruns; r++)
+		print_run_line(s->tbl, &s->res.runs[r]);
+	long avail_kb = 0, total_kb = 0;
+	size_t nmem = console_guest_memory(lines, n, &avail_kb, &total_kb);
+	if (nmem)
+		fprintf(s->tbl,
+		        "  guest memory: at least %ld of %ld MB available (MemAvailable, %zu "
+		        "look(s) 20 s apart; qemu -m %d)\n",
+		        avail_kb / 1024, total_kb / 1024, nmem,
+		        s->b.mem_mb ? s->b.mem_mb : BOOT_MEM_MB);
+	if (running && strcmp(running->workload, "lockbench-guest"))
+		fprintf(s->tbl,
+		        "  the boot locked up during %s; %zu finished point(s) recovered from "
+		        "the guest's table on the console (the mean as printed, no samples)\n",
+		        running->workload, recovered);
+	else if (recovered)
+		fprintf(s->tbl,
+		        "  the boot locked up after the guest's points; %zu finished point(s) "
+		        "recovered from its table on the console (the mean as printed, no "
+		        "samples)\n",
+		        recovered);
+	s->splats += note_splats(&s->res, lines, n, label, s->tbl);
+	fflush(s->tbl);
+	free(lines);
+	return true;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {.suite = "smoke",
+	                     .variant = "base",
+	                     .accel_name = "auto",
+	                     .workloads = "futex-wake,futex-hash,vfs-creat-unlink,hot",
+	                     .locks = "pthread,kmutex",
+	                     .hung_s = 3,
+	                     .cap_x = BOOT_CAP_X,
+	                     .cpus = 2};
+	struct run_state st = {.a = &a, .accel = ACCEL_AUTO, .emulated = STRUTIL_BUF_INIT};
+	struct run_state *s = &st;
+	struct lb_result build;
+	char err[1024], guest_dir[PATH_MAX], tmpdir[PATH_MAX] = "";
+	int rc;
+	bool *booted = NULL; /* per band: its boot ran */
+
+	s->t_all = boot_now_s();
+	result_init(&s->res);
+	result_init(&s->guest);
+	result_init(&build);
+	rc = run_parse(argc, argv, &a);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
+	s->accel = !strcmp(a.accel_name, "kvm")   ? ACCEL_KVM
+	           : !strcmp(a.accel_name, "tcg") ? ACCEL_TCG
+	                                          : ACCEL_AUTO;
 	if (a.guest_dir)
 		lb_pathf(guest_dir, sizeof(guest_dir), "%s", a.guest_dir);
 	else
@@ -771,353 +1070,84 @@ static int cmd_run(int argc, char **argv)
 		tmpdir[0] = 0;
 		goto out;
 	}
-	lb_pathf(initrd, sizeof(initrd), "%s/initramfs.cpio", tmpdir);
-	if (boot_make_initramfs(guest_dir, initrd))
+	lb_pathf(s->initrd, sizeof(s->initrd), "%s/initramfs.cpio", tmpdir);
+	if (boot_make_initramfs(guest_dir, s->initrd))
 		goto out;
 
-	b.cpus = a.cpus;
-	lb_pathf(b.guest_out, sizeof(b.guest_out), "%s/ttyS1.out", tmpdir);
-	lb_pathf(b.qemu_log, sizeof(b.qemu_log), "%s/qemu.err", tmpdir);
-	result_fill_machine(&res);
+	s->b.cpus = a.cpus;
+	lb_pathf(s->b.guest_out, sizeof(s->b.guest_out), "%s/ttyS1.out", tmpdir);
+	lb_pathf(s->b.qemu_log, sizeof(s->b.qemu_log), "%s/qemu.err", tmpdir);
+	result_fill_machine(&s->res);
 	char suite_name[64];
 	lb_pathf(suite_name, sizeof(suite_name), "kernel-%s%s", a.debug ? "debug-" : "", a.suite);
-	res.suite = strutil_xstrdup(suite_name);
-	res.variant = strutil_xstrdup(a.variant);
-	res.round = a.round;
-	copy_runs(&res, &build);
-	FILE *tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
-	char common[512], tsc[64] = "";
+	s->res.suite = strutil_xstrdup(suite_name);
+	s->res.variant = strutil_xstrdup(a.variant);
+	s->res.round = a.round;
+	copy_runs(&s->res, &build);
+	s->tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
+	char tsc[64] = "";
 	long khz = boot_host_tsc_khz();
 	if (khz > 0)
 		lb_pathf(tsc, sizeof(tsc), " tsc_early_khz=%ld", khz);
-	lb_pathf(common, sizeof(common),
+	lb_pathf(s->common, sizeof(s->common),
 	         "console=ttyS0 loglevel=7 panic=-1 nokaslr tsc=reliable%s%s%s", tsc,
 	         a.extra ? " " : "", a.extra ? a.extra : "");
 	/* seeds without --users: a boot per band, each at its one user count */
 	const struct suite_band *bands = NULL;
 	size_t nbands = a.users ? 0 : suite_bands(a.suite, &bands);
 	int nlb = a.no_lockbench ? 0 : nbands ? (int)nbands : 1;
-	int nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + nlb;
+	s->nplanned = (a.no_torture ? 0 : a.ntypes * a.nwriters) + nlb;
 	booted = strutil_xcalloc(nbands ? nbands : 1, sizeof(bool));
 
-	for (int i = 0; !a.no_torture && !qemu_down && i < a.ntypes; i++) {
-		for (int k = 0; k < a.nwriters; k++) {
-			char label[128], name[128];
-			const char *type = a.types[i];
-			lb_pathf(label, sizeof(label), "locktorture %s writers=%d", type,
-			         a.writers[k]);
-			lb_pathf(name, sizeof(name), "locktorture-%s-w%d", type, a.writers[k]);
-			b.label = label;
-			b.end_tag = "End of test:";
-			b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
-			b.deadline_s = a.timeout_s ? a.timeout_s : a.torture_s + 60;
-			/* seconds of torture: the deadline from the start (docs/kernel.md) */
-			b.progress = NULL;
-			lb_pathf(
-			    b.cmdline, sizeof(b.cmdline),
-			    "%s sysctl.kernel.hung_task_timeout_secs=%d "
-			    "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "
-			    "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
-			    "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
-			    "locktorture.stutter=0 locktorture.verbose=0",
-			    common, a.hung_s, type, a.writers[k], a.torture_s);
-			if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
-				failures++;
-				qemu_down = true; /* twice in a row: the rest would fail alike */
-				break;
-			}
-			nboots++;
-			if (accel == ACCEL_TCG && !torture_said) {
-				struct kernel_thresholds th;
-				char said[128];
-				kernel_guest_thresholds(false, b.deadline_s, a.hung_s, false, &th);
-				kernel_thresholds_say(&th, said, sizeof(said));
-				strutil_buf_addf(&emulated, "%slocktorture boots: %s",
-				                 emulated.len ? "; " : "", said);
-				torture_said = true;
-			}
-			if (a.console_dir)
-				save_console(a.console_dir, name, &b.console);
-			size_t n;
-			char **lines = console_lines(b.console.buf, &n);
-			struct lb_run *run = result_add_run(&res, "locktorture", type);
-			run_set_param_num(run, "writers", a.writers[k]);
-			console_note_guest(&res, lines, n, accel == ACCEL_KVM ? "KVM" : "TCG");
-			const char *kind;
-			char msg[512];
-			struct strutil_buf stacks = STRUTIL_BUF_INIT;
-			struct console_end end = {
-			    .ended = b.ended, .timed_out = b.timed_out, .secs = b.secs};
-			if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg),
-			                          &stacks)) {
-				run_set_lockup(run, kind, msg, stacks.buf);
-				lockups++;
-			} else {
-				console_add_torture_metrics(run, lines, n,
-				                            "Writes:", "writes_per_sec", "writes/s",
-				                            1, a.torture_s);
-				console_add_torture_metrics(run, lines, n,
-				                            "Reads :", "reads_per_sec", "reads/s",
-				                            1, a.torture_s);
-				if (!run->nmetrics) {
-					fprintf(stderr,
-					        "%s: %s: no locktorture statistics on the "
-					        "console\n",
-					        prog, label);
-					failures++;
-				}
-			}
-			fprintf(tbl, "boot %d/%d %s: %.1f s (%s)\n", nboots, nplanned, label,
-			        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg");
-			print_run_line(tbl, run);
-			splats += note_splats(&res, lines, n, label, tbl);
-			fflush(tbl);
-			strutil_buf_release(&stacks);
-			free(lines);
-		}
-	}
-	for (int bi = 0; bi < nlb && !qemu_down; bi++) {
-		const struct suite_band *band = nbands ? &bands[bi] : NULL;
-		char label[64] = "lockbench", name[64] = "lockbench", users[16];
-		const char *u = a.users;
-		if (band) {
-			lb_pathf(users, sizeof(users), "%d", band->users);
-			u = users;
-			lb_pathf(label, sizeof(label), "lockbench users=%d", band->users);
-			lb_pathf(name, sizeof(name), "lockbench-users-%d", band->users);
-		}
-		b.label = label;
-		b.end_tag = "LOCKLAB-END";
-		/* many users, in any suite: the seeds' allowances (kernel.h) */
-		bool many = kernel_many_users(a.suite, band ? band->users : a.users_max);
-		b.deadline_s = a.timeout_s ? a.timeout_s : band ? band->limit_s : many ? 1500 : 300;
-		/* the deadline counts from the guest's last finished point, up to a cap */
-		b.progress = console_guest_progress;
-		b.cap_s = b.deadline_s * a.cap_x;
-		/*
-		 * --budget-s: the cap ends the boot by the run's own end (the
-		 * agent kills the run there and posts a lockup), but never before
-		 * the deadline counted from the start, the rule without progress
-		 */
-		if (a.budget_s) {
-			double left = t_all + a.budget_s - boot_now_s();
-			if (left < b.cap_s)
-				b.cap_s = left > b.deadline_s ? left : b.deadline_s;
-		}
-		/*
-		 * seeds: 2000 users queue on one kernel mutex, and on an emulated
-		 * CPU the last of them waits seconds in D state: the hung-task
-		 * timeout and the guest watchdog allow for that (a waiter never
-		 * woken still blocks its point's end, which the watchdog reports)
-		 */
-		int hung_s = a.hung_given || !many ? a.hung_s : SEEDS_HUNG_S;
-		/*
-		 * 2000 aim7 users, each its own process with a child in flight,
-		 * hold about 0.1 MB each of page tables, kernel stack and anon
-		 * memory: 512 MB ran out (the OOM killer) at 2000 users
-		 */
-		b.mem_mb = many ? SEEDS_MEM_MB : 0;
-		int stall_ms = a.stall_ms ? a.stall_ms : many ? SEEDS_STALL_MS : 0;
-		char watch[96] = "";
-		if (stall_ms)
-			lb_pathf(watch, sizeof(watch), " locklab.stall_ms=%d", stall_ms);
-		/*
-		 * a point can run longer than the limit without a table line (2000
-		 * aim7 users under TCG: 800 s and more): the guest says every
-		 * fifth of the limit how far its point got, which is progress
-		 */
-		size_t wl = strlen(watch);
-		lb_pathf(watch + wl, sizeof(watch) - wl, " locklab.progress_s=%d",
-		         kernel_progress_s(b.deadline_s));
-		/*
-		 * pid_max: tinyconfig's BASE_SMALL makes it 4096, and 2000 aim7
-		 * users each with a child in flight come close to that; threads-max
-		 * is an eighth of the memory's worth of kernel stacks, 4096 in 512 MB,
-		 * and 2000 users with their children and the kernel's threads pass
-		 * it (fork fails with EAGAIN even for root); with thousands of
-		 * runnable users on two emulated CPUs, CFS leaves RCU's grace-period
-		 * kthread unscheduled past the 21 s stall warning ("kthread starved"):
-		 * rcutree.kthread_prio=1 runs it SCHED_FIFO, as on loaded servers (a
-		 * CPU stuck with interrupts off is still reported)
-		 */
-		lb_pathf(
-		    b.cmdline, sizeof(b.cmdline),
-		    "%s sysctl.kernel.hung_task_timeout_secs=%d "
-		    "sysctl.kernel.hung_task_check_interval_secs=1 sysctl.kernel.pid_max=32768 "
-		    "sysctl.kernel.threads-max=32768 rcutree.kthread_prio=1 "
-		    "locklab.mode=lockbench locktorture.nwriters_stress=0 locklab.suite=%s "
-		    "locklab.workloads=%s locklab.locks=%s%s%s%s",
-		    common, hung_s, a.suite, a.workloads, a.locks, u ? " locklab.users=" : "",
-		    u ? u : "", watch);
-		/*
-		 * under TCG the kernel's stall, soft lockup and (the seeds suite's
-		 * default) hung-task thresholds allow for an emulated CPU
-		 */
-		bool scale_hung = many && !a.hung_given;
-		struct kernel_thresholds th;
-		kernel_guest_thresholds(true, b.deadline_s, hung_s, scale_hung, &th);
-		kernel_thresholds_cmdline(&th, b.tcg_cmdline, sizeof(b.tcg_cmdline));
-		if (boot_with_accel(&b, a.kernel, initrd, &accel, tbl)) {
-			failures++;
-			qemu_down = true;
-			goto write;
-		}
-		if (accel == ACCEL_KVM)
-			kernel_guest_thresholds(false, b.deadline_s, hung_s, false, &th);
-		char said[128];
-		kernel_thresholds_say(&th, said, sizeof(said));
-		if (accel == ACCEL_TCG)
-			strutil_buf_addf(&emulated, "%s%s: %s", emulated.len ? "; " : "", label,
-			                 said);
-		nboots++;
-		booted[bi] = true;
-		if (a.console_dir)
-			save_console(a.console_dir, name, &b.console);
-		size_t n;
-		int lb_rc;
-		char **lines = console_lines(b.console.buf, &n);
-		console_note_guest(&res, lines, n, accel == ACCEL_KVM ? "KVM" : "TCG");
-		char *doc = console_guest_json(lines, n, &lb_rc);
-		struct strutil_buf ttys1 = STRUTIL_BUF_INIT;
-		if (doc && strutil_read_file(b.guest_out, &ttys1) == 0 && ttys1.len) {
-			free(doc);
-			doc = strutil_buf_detach(&ttys1); /* the document came over ttyS1 */
-		} else {
-			strutil_buf_release(&ttys1);
-		}
-		size_t before = res.nruns;
-		if (doc && *doc && result_load_buffer(doc, strlen(doc), &guest, err, sizeof(err))) {
-			fprintf(stderr, "%s: guest lockbench document unreadable: %s\n", prog, err);
-			failures++;
-		} else if (doc && *doc) {
-			copy_runs(&res, &guest);
-			for (size_t r = before; r < res.nruns; r++)
-				if (res.runs[r].lockup)
-					lockups++;
-		}
-		const char *kind;
-		char msg[512];
-		struct strutil_buf stacks = STRUTIL_BUF_INIT;
-		struct console_end end = {.ended = b.ended,
-		                          .timed_out = b.timed_out,
-		                          .secs = b.secs,
-		                          .progress_rule = b.cap_s > b.deadline_s,
-		                          .capped = b.ended_by == BOOT_DEADLINE_CAP,
-		                          .since_progress_s = b.secs - b.last_progress_s};
-		size_t recovered = 0;
-		const struct lb_run *running = NULL;
-		if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks) &&
-		    (!doc || !*doc)) {
-			/*
-			 * the kernel hung or died under the guest workloads before their
-			 * document came: the points that finished are on the console, the
-			 * lockup is the running point's
-			 */
-			struct kernel_guest_plan g = {.suite = a.suite,
-			                              .workloads = a.workloads,
-			                              .locks = a.locks,
-			                              .users = u,
-			                              .band_users = band ? band->users : 0};
-			recovered = kernel_recover_boot(&res, lines, n, &g, kind, msg, stacks.buf,
-			                                &running);
-			for (size_t r = before; r < res.nruns; r++)
-				if (res.runs[r].lockup)
-					lockups++; /* the running point's, and any the guest
-					              reported */
-		} else if (kind) {
-			/* the guest's document came, then the kernel hung or died */
-			struct lb_run *run = result_add_run(&res, "lockbench-guest", "kernel");
-			run_set_param_str(run, "workloads", a.workloads);
-			if (band)
-				run_set_param_num(run, "users", band->users);
-			run_set_lockup(run, kind, msg, stacks.buf);
-			lockups++;
-		} else if (!doc || !*doc) {
-			fprintf(stderr, "%s: the guest lockbench printed no result (rc %d)\n", prog,
-			        lb_rc);
-			failures++;
-		} else if (lb_rc != 0 && lb_rc != EXIT_LOCKUP) {
-			fprintf(stderr, "%s: the guest lockbench exited %d\n", prog, lb_rc);
-			failures++;
-		}
-		strutil_buf_release(&stacks);
-		free(doc);
-		char limit[256];
-		boot_deadline_say(&b, limit, sizeof(limit));
-		fprintf(tbl, "boot %d/%d %s: %.1f s (%s, %s; %s)\n", nboots, nplanned, label,
-		        b.secs, accel == ACCEL_KVM ? "kvm" : "tcg", limit, said);
-		for (size_t r = before; r < res.nruns; r++)
-			print_run_line(tbl, &res.runs[r]);
-		long avail_kb = 0, total_kb = 0;
-		size_t nmem = console_guest_memory(lines, n, &avail_kb, &total_kb);
-		if (nmem)
-			fprintf(
-			    tbl,
-			    "  guest memory: at least %ld of %ld MB available (MemAvailable, %zu "
-			    "look(s) 20 s apart; qemu -m %d)\n",
-			    avail_kb / 1024, total_kb / 1024, nmem,
-			    b.mem_mb ? b.mem_mb : BOOT_MEM_MB);
-		if (running && strcmp(running->workload, "lockbench-guest"))
-			fprintf(
-			    tbl,
-			    "  the boot locked up during %s; %zu finished point(s) recovered from "
-			    "the guest's table on the console (the mean as printed, no samples)\n",
-			    running->workload, recovered);
-		else if (recovered)
-			fprintf(
-			    tbl,
-			    "  the boot locked up after the guest's points; %zu finished point(s) "
-			    "recovered from its table on the console (the mean as printed, no "
-			    "samples)\n",
-			    recovered);
-		splats += note_splats(&res, lines, n, label, tbl);
-		fflush(tbl);
-		free(lines);
-	}
-write:
+	for (int i = 0; !a.no_torture && !s->qemu_down && i < a.ntypes; i++)
+		for (int k = 0; k < a.nwriters && !s->qemu_down; k++)
+			run_torture_boot(s, a.types[i], a.writers[k]);
+	for (int bi = 0; bi < nlb && !s->qemu_down; bi++)
+		booted[bi] = run_lockbench_boot(s, nbands ? &bands[bi] : NULL);
 	if (nbands)
-		print_bands(tbl, &res, a.workloads, a.variant, bands, nbands, booted);
+		print_bands(s->tbl, &s->res, a.workloads, a.variant, bands, nbands, booted);
 	/*
 	 * a debug kernel (lockdep, DEBUG_MUTEXES, might_sleep) runs for
 	 * correctness only: its figures were checked above, not recorded
 	 */
-	for (size_t r = 0; a.debug && r < res.nruns; r++)
-		run_clear_metrics(&res.runs[r]);
-	if (accel == ACCEL_TCG) {
-		fprintf(tbl, "%s\n", report_emulated_note);
-		if (emulated.len) {
-			res.machine.guest_thresholds = strutil_xstrdup(emulated.buf);
-			fprintf(tbl, "%s%s\n", report_thresholds_lead, emulated.buf);
+	for (size_t r = 0; a.debug && r < s->res.nruns; r++)
+		run_clear_metrics(&s->res.runs[r]);
+	if (s->accel == ACCEL_TCG) {
+		fprintf(s->tbl, "%s\n", report_emulated_note);
+		if (s->emulated.len) {
+			s->res.machine.guest_thresholds = strutil_xstrdup(s->emulated.buf);
+			fprintf(s->tbl, "%s%s\n", report_thresholds_lead, s->emulated.buf);
 		}
 	}
 	if (a.debug)
 		fputs("debug kernel: figures above are for correctness only and are not recorded\n",
-		      tbl);
-	if (qemu_down && nplanned - nboots - failures > 0)
-		fprintf(tbl, "qemu failed twice: %d planned boots not run\n",
-		        nplanned - nboots - failures);
-	if (a.json && result_write_file(&res, a.json, err, sizeof(err))) {
+		      s->tbl);
+	if (s->qemu_down && s->nplanned - s->nboots - s->failures > 0)
+		fprintf(s->tbl, "qemu failed twice: %d planned boots not run\n",
+		        s->nplanned - s->nboots - s->failures);
+	if (a.json && result_write_file(&s->res, a.json, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;
 	}
-	fprintf(tbl, "%d boots, %zu runs, %d locked up, %zu splats, %d failed, %.1f s\n", nboots,
-	        res.nruns, lockups, splats, failures, boot_now_s() - t_all);
-	rc = failures ? 1 : lockups ? EXIT_LOCKUP : 0;
+	fprintf(s->tbl, "%d boots, %zu runs, %d locked up, %zu splats, %d failed, %.1f s\n",
+	        s->nboots, s->res.nruns, s->lockups, s->splats, s->failures,
+	        boot_now_s() - s->t_all);
+	rc = s->failures ? 1 : s->lockups ? EXIT_LOCKUP : 0;
 out:
 	if (tmpdir[0]) {
-		unlink(initrd);
-		unlink(b.guest_out);
-		unlink(b.qemu_log);
+		unlink(s->initrd);
+		unlink(s->b.guest_out);
+		unlink(s->b.qemu_log);
 		rmdir(tmpdir);
 	}
 	free(booted);
-	strutil_buf_release(&emulated);
-	strutil_buf_release(&b.console);
+	strutil_buf_release(&s->emulated);
+	strutil_buf_release(&s->b.console);
 	lb_free_list(a.types);
 	free(a.writers);
 	result_release(&build);
-	result_release(&guest);
-	result_release(&res);
+	result_release(&s->guest);
+	result_release(&s->res);
 	return rc;
 }
 
