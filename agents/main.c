@@ -39,60 +39,146 @@ static const char *env_or(const char *name, const char *def)
 	return v && *v ? v : def;
 }
 
+static struct agent_cfg cfg = {
+    .duet = false,    /* see agent.h: not shown to help on this machine kind yet */
+    .abba = false,    /* nor this (README, Measured) */
+    .lockstep = true, /* A/A spread 4.1% -> 0.13% per sample (README, Measured) */
+};
+static bool unsandboxed;
+static char host[256], cpus[16];
+
+enum opt_type {
+	OPT_STR,    /* const char * */
+	OPT_INT,    /* int, at least min */
+	OPT_LONG,   /* long, at least min */
+	OPT_ON_OFF, /* bool, "on" or "off" */
+	OPT_FLAG,   /* bool, no value (its variable: "1" sets it) */
+};
+
+/*
+ * Every option in one row: flag, variable (NULL: none), type, where it
+ * goes, its default (NULL: unset; shown in --help), the least value of a
+ * number, the value's name in --help and the help.  A flag wins over its
+ * variable, an empty variable is unset.
+ */
+struct opt {
+	const char *name;
+	const char *env;
+	enum opt_type type;
+	void *ptr;
+	const char *def;
+	long min;
+	const char *arg;
+	const char *help;
+};
+
+static struct opt opts[] = {
+    {"server", "LOCKLAB_SERVER", OPT_STR, &cfg.server, "http://127.0.0.1:8080", 0, "URL",
+     "locklab-server base URL"},
+    {"token", "LOCKLAB_AGENT_TOKEN", OPT_STR, &cfg.token, NULL, 0, "T",
+     "agent token from POST /api/v1/agents/register"},
+    {"token-file", "LOCKLAB_AGENT_TOKEN_FILE", OPT_STR, &cfg.token_file, NULL, 0, "PATH",
+     "read the token from this file (hidden from submitted code)"},
+    {"workdir", "LOCKLAB_WORKDIR", OPT_STR, &cfg.workdir, "var/agent", 0, "DIR",
+     "mirrors, worktrees, builds and the spool"},
+    {"name", "LOCKLAB_AGENT_NAME", OPT_STR, &cfg.name, host, 0, "N",
+     "name shown in logs (default: this host's name)"},
+    {"native-tree", "LOCKLAB_NATIVE_TREE", OPT_STR, &cfg.native_tree, LOCKLAB_SOURCE_DIR, 0, "URL",
+     "tree holding lockbench when a job names none"},
+    {"once", NULL, OPT_FLAG, &cfg.once, NULL, 0, NULL, "run at most one job, then exit"},
+    {"build-timeout", "LOCKLAB_BUILD_TIMEOUT", OPT_INT, &cfg.build_timeout_s, "1800", 1, "S",
+     "wall-clock limit of one build"},
+    {"run-timeout", "LOCKLAB_RUN_TIMEOUT", OPT_INT, &cfg.run_timeout_s, "900", 1, "S",
+     "wall-clock limit of one lockbench run"},
+    {"max-prefixes", "LOCKLAB_MAX_PREFIXES", OPT_INT, &cfg.max_prefixes, "5", 1, "N",
+     "measure every prefix of series up to N patches"},
+    {"poll", "LOCKLAB_POLL", OPT_INT, &cfg.poll_s, "5", 1, "S",
+     "seconds between claims when the queue is empty"},
+    {"jobs", "LOCKLAB_JOBS", OPT_INT, &cfg.jobs, cpus, 1, "N",
+     "make -j for builds (default: this host's CPUs)"},
+    {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench,
+     LOCKLAB_SOURCE_DIR "/build/lockbench", 0, "PATH",
+     "trusted lockbench for kernel trees (kernel build/run)"},
+    {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
+     "base kernel builds kept by commit (unset: WORKDIR/kernel-cache)"},
+    {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
+     "internal addresses a submitted git URL may reach: host:port or CIDR entries, "
+     "comma-separated"},
+    {"sandbox-mem", "LOCKLAB_SANDBOX_MEM", OPT_LONG, &cfg.sandbox_mem_mb, "8192", 1, "MB",
+     "address space of each process built from a submission"},
+    {"sandbox-procs", "LOCKLAB_SANDBOX_PROCS", OPT_INT, &cfg.sandbox_procs, "4096", 1, "N",
+     "processes and threads it may have at once"},
+    {"sandbox-fsize", "LOCKLAB_SANDBOX_FSIZE", OPT_LONG, &cfg.sandbox_fsize_mb, "4096", 1, "MB",
+     "largest file it may write"},
+    {"sandbox-tmp", "LOCKLAB_SANDBOX_TMP", OPT_LONG, &cfg.sandbox_tmp_mb, "512", 1, "MB",
+     "size of its private /tmp"},
+    {"duet", "LOCKLAB_DUET", OPT_ON_OFF, &cfg.duet, "off", 0, "on|off",
+     "run single-thread points of base and patched at the same time, each on its own half of "
+     "the CPUs"},
+    {"lockstep", "LOCKLAB_LOCKSTEP", OPT_ON_OFF, &cfg.lockstep, "on", 0, "on|off",
+     "(without a duet) run them in turns of 0.5 ms on one CPU, and hot in turns of 1 ms on "
+     "every CPU, each side timing only its own turns"},
+    {"abba", "LOCKLAB_ABBA", OPT_ON_OFF, &cfg.abba, "off", 0, "on|off",
+     "(without a duet or lockstep) run them in turns, a sample (~0.1 s) a side, A B B A"},
+    {"noise-interval", "LOCKLAB_NOISE_INTERVAL", OPT_INT, &cfg.noise_interval_s, "86400", 0, "S",
+     "measure this machine's A/A spread per suite point (the job's base lockbench on both "
+     "sides) at the first job of a suite and again after S seconds; the server plans rounds "
+     "from it; 0: never"},
+    {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "3", 3, "N",
+     "paired A/A rounds of one measurement"},
+    {"allow-unsandboxed", "LOCKLAB_ALLOW_UNSANDBOXED", OPT_FLAG, &unsandboxed, NULL, 0, NULL,
+     "run submitted code even when bubblewrap does not work here (it can then read and write "
+     "all the agent can)"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+/* text after a 27-column margin (the first line's is already printed), in lines of 80 */
+static void put_wrapped(FILE *f, const char *text)
+{
+	int col = 27;
+
+	while (*text) {
+		size_t w = strcspn(text, " ");
+
+		if (col > 27 && col + 1 + (int)w > 80) {
+			fprintf(f, "\n%27s", "");
+			col = 27;
+		}
+		if (col > 27) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)w, text);
+		col += (int)w;
+		text += w;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: locklab-agent --server URL --token T --workdir DIR [options]\n"
-	    "\n"
-	    "  --server URL        locklab-server base URL [$LOCKLAB_SERVER, "
-	    "http://127.0.0.1:8080]\n"
-	    "  --token T           agent token from POST /api/v1/agents/register "
-	    "[$LOCKLAB_AGENT_TOKEN]\n"
-	    "  --workdir DIR       mirrors, worktrees, builds and the spool "
-	    "[$LOCKLAB_WORKDIR, var/agent]\n"
-	    "  --name N            name shown in logs [$LOCKLAB_AGENT_NAME, hostname]\n"
-	    "  --native-tree URL   tree holding lockbench when a job names none "
-	    "[$LOCKLAB_NATIVE_TREE, %s]\n"
-	    "  --once              run at most one job, then exit\n"
-	    "  --build-timeout S   wall-clock limit of one build [$LOCKLAB_BUILD_TIMEOUT, 1800]\n"
-	    "  --run-timeout S     wall-clock limit of one lockbench run "
-	    "[$LOCKLAB_RUN_TIMEOUT, 900]\n"
-	    "  --max-prefixes N    measure every prefix of series up to N patches "
-	    "[$LOCKLAB_MAX_PREFIXES, 5]\n"
-	    "  --poll S            seconds between claims when the queue is empty [5]\n"
-	    "  --jobs N            make -j for builds [number of CPUs]\n"
-	    "  --lockbench PATH    trusted lockbench for kernel trees (kernel build/run)\n"
-	    "                      [$LOCKLAB_LOCKBENCH, %s/build/lockbench]\n"
-	    "  --kernel-cache DIR  base kernel builds kept by commit [$LOCKLAB_KERNEL_CACHE,\n"
-	    "                      WORKDIR/kernel-cache]\n"
-	    "  $LOCKLAB_FETCH_ALLOW  internal addresses a submitted git URL may reach: host:port\n"
-	    "                      or CIDR entries, comma-separated (default none)\n"
-	    "  --token-file PATH   read the token from this file (hidden from submitted code)\n"
-	    "                      [$LOCKLAB_AGENT_TOKEN_FILE]\n"
-	    "  --sandbox-mem MB    address space of each process built from a submission [8192]\n"
-	    "  --sandbox-procs N   processes and threads it may have at once [4096]\n"
-	    "  --sandbox-fsize MB  largest file it may write [4096]\n"
-	    "  --sandbox-tmp MB    size of its private /tmp [512]\n"
-	    "  --duet on|off       run single-thread points of base and patched at the same\n"
-	    "                      time, each on its own half of the CPUs [$LOCKLAB_DUET, off]\n"
-	    "  --lockstep on|off   (without a duet) run them in turns of 0.5 ms on one CPU,\n"
-	    "                      and hot in turns of 1 ms on every CPU, each side timing\n"
-	    "                      only its own turns [$LOCKLAB_LOCKSTEP, on]\n"
-	    "  --abba on|off       (without a duet or lockstep) run them in turns, a sample\n"
-	    "                      (~0.1 s) a side, A B B A [$LOCKLAB_ABBA, off]\n"
-	    "  --noise-interval S  measure this machine's A/A spread per suite point (the job's\n"
-	    "                      base lockbench on both sides) at the first job of a suite\n"
-	    "                      and again after S seconds; the server plans rounds from it;\n"
-	    "                      0: never [$LOCKLAB_NOISE_INTERVAL, 86400]\n"
-	    "  --noise-rounds N    paired A/A rounds of one measurement, at least 3\n"
-	    "                      [$LOCKLAB_NOISE_ROUNDS, 3]\n"
-	    "  --allow-unsandboxed run submitted code even when bubblewrap does not work here\n"
-	    "                      (it can then read and write all the agent can) "
-	    "[$LOCKLAB_ALLOW_UNSANDBOXED=1]\n"
-	    "\n"
-	    "SIGTERM finishes the current run and hands the job back.\n",
-	    LOCKLAB_SOURCE_DIR, LOCKLAB_SOURCE_DIR);
+	fprintf(f, "usage: locklab-agent --server URL --token T --workdir DIR [options]\n\n"
+	           "Every option but --once can also be set by its variable; flags win.\n\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "--%s%s%s", o->name, o->arg ? " " : "",
+		         o->arg ? o->arg : "");
+		fprintf(f, "  %-24s ", flag);
+		put_wrapped(f, o->help);
+		if (o->env && o->type == OPT_FLAG)
+			fprintf(f, "  %-24s [$%s=1]\n", "", o->env);
+		else if (o->env && o->def)
+			fprintf(f, "  %-24s [$%s, %s]\n", "", o->env, *o->def ? o->def : "''");
+		else if (o->env)
+			fprintf(f, "  %-24s [$%s]\n", "", o->env);
+	}
+	fprintf(f,
+	        "  %-24s this text\n\nSIGTERM finishes the current run and hands the job back.\n",
+	        "--help");
 }
 
 /* path made absolute against the working folder, in buf (which it returns) */
@@ -106,258 +192,106 @@ static const char *absolute(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-static int parse_on_off(const char *s, const char *what, bool *out)
-{
-	if (strcmp(s, "on") && strcmp(s, "off")) {
-		fprintf(stderr, "locklab-agent: %s: '%s' is not on or off\n", what, s);
-		return -1;
-	}
-	*out = !strcmp(s, "on");
-	return 0;
-}
-
-static int parse_min(const char *s, const char *what, long min, int *out)
+/* Set o from text (what: "--flag" or "$VARIABLE"); 0, or -1 with a message. */
+static int opt_set(const struct opt *o, const char *text, const char *what)
 {
 	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < min || v > INT_MAX) {
-		if (min == 1)
-			fprintf(stderr, "locklab-agent: %s: '%s' is not a positive whole number\n",
-			        what, s);
+	long v;
+
+	switch (o->type) {
+	case OPT_STR:
+		*(const char **)o->ptr = text;
+		return 0;
+	case OPT_FLAG:
+		if (text && strcmp(text, "1") && strcmp(text, "0")) {
+			fprintf(stderr, "locklab-agent: %s: '%s' is not 1 or 0\n", what, text);
+			return -1;
+		}
+		*(bool *)o->ptr = !text || !strcmp(text, "1");
+		return 0;
+	case OPT_ON_OFF:
+		if (strcmp(text, "on") && strcmp(text, "off")) {
+			fprintf(stderr, "locklab-agent: %s: '%s' is not on or off\n", what, text);
+			return -1;
+		}
+		*(bool *)o->ptr = !strcmp(text, "on");
+		return 0;
+	case OPT_INT:
+	case OPT_LONG:
+		errno = 0;
+		v = strtol(text, &end, 10);
+		if (!*text || *end || errno || v < o->min || v > INT_MAX) {
+			if (o->min == 1)
+				fprintf(stderr,
+				        "locklab-agent: %s: '%s' is not a positive whole number\n",
+				        what, text);
+			else
+				fprintf(stderr,
+				        "locklab-agent: %s: '%s' is not a whole number of at least "
+				        "%ld\n",
+				        what, text, o->min);
+			return -1;
+		}
+		if (o->type == OPT_INT)
+			*(int *)o->ptr = (int)v;
 		else
-			fprintf(stderr,
-			        "locklab-agent: %s: '%s' is not a whole number of at least %ld\n",
-			        what, s, min);
-		return -1;
+			*(long *)o->ptr = v;
+		return 0;
 	}
-	*out = (int)v;
-	return 0;
+	return -1;
 }
 
-static int parse_pos(const char *s, const char *what, int *out)
+/* Defaults, then variables, then flags into cfg; -1 to run, else the exit status. */
+static int parse_options(int argc, char **argv)
 {
-	return parse_min(s, what, 1, out);
-}
-
-static int agent_main(int argc, char **argv)
-{
-	static char host[256];
-	struct agent_cfg cfg = {
-	    .server = env_or("LOCKLAB_SERVER", "http://127.0.0.1:8080"),
-	    .token = env_or("LOCKLAB_AGENT_TOKEN", NULL),
-	    .workdir = env_or("LOCKLAB_WORKDIR", "var/agent"),
-	    .native_tree = env_or("LOCKLAB_NATIVE_TREE", LOCKLAB_SOURCE_DIR),
-	    .build_timeout_s = 1800,
-	    .run_timeout_s = 900,
-	    .max_prefixes = 5,
-	    .duet = false,    /* see agent.h: not shown to help on this machine kind yet */
-	    .abba = false,    /* nor this (README, Measured) */
-	    .lockstep = true, /* A/A spread 4.1% -> 0.13% per sample (README, Measured) */
-	    .noise_interval_s = 86400,
-	    .noise_rounds = 3,
-	    .poll_s = 5,
-	    .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN),
-	    .lockbench = env_or("LOCKLAB_LOCKBENCH", LOCKLAB_SOURCE_DIR "/build/lockbench"),
-	    .kernel_cache = env_or("LOCKLAB_KERNEL_CACHE", NULL),
-	    .token_file = env_or("LOCKLAB_AGENT_TOKEN_FILE", NULL),
-	    .fetch_allow = env_or("LOCKLAB_FETCH_ALLOW", ""),
-	    .sandbox_mem_mb = 8192,
-	    .sandbox_procs = 4096,
-	    .sandbox_fsize_mb = 4096,
-	    .sandbox_tmp_mb = 512,
-	};
-	bool unsandboxed = !strcmp(env_or("LOCKLAB_ALLOW_UNSANDBOXED", "0"), "1");
-	int mb;
-	struct agent ag;
-	enum {
-		O_SERVER = 256,
-		O_TOKEN,
-		O_WORKDIR,
-		O_NAME,
-		O_TREE,
-		O_ONCE,
-		O_BT,
-		O_RT,
-		O_PREF,
-		O_POLL,
-		O_JOBS,
-		O_LB,
-		O_KCACHE,
-		O_TOKEN_FILE,
-		O_SB_MEM,
-		O_SB_PROCS,
-		O_SB_FSIZE,
-		O_SB_TMP,
-		O_UNSANDBOXED,
-		O_DUET,
-		O_ABBA,
-		O_LOCKSTEP,
-		O_NOISE_INTERVAL,
-		O_NOISE_ROUNDS,
-		O_HELP
-	};
-	static const struct option opts[] = {
-	    {"server", required_argument, NULL, O_SERVER},
-	    {"token", required_argument, NULL, O_TOKEN},
-	    {"workdir", required_argument, NULL, O_WORKDIR},
-	    {"name", required_argument, NULL, O_NAME},
-	    {"native-tree", required_argument, NULL, O_TREE},
-	    {"once", no_argument, NULL, O_ONCE},
-	    {"build-timeout", required_argument, NULL, O_BT},
-	    {"run-timeout", required_argument, NULL, O_RT},
-	    {"max-prefixes", required_argument, NULL, O_PREF},
-	    {"poll", required_argument, NULL, O_POLL},
-	    {"jobs", required_argument, NULL, O_JOBS},
-	    {"lockbench", required_argument, NULL, O_LB},
-	    {"kernel-cache", required_argument, NULL, O_KCACHE},
-	    {"token-file", required_argument, NULL, O_TOKEN_FILE},
-	    {"sandbox-mem", required_argument, NULL, O_SB_MEM},
-	    {"sandbox-procs", required_argument, NULL, O_SB_PROCS},
-	    {"sandbox-fsize", required_argument, NULL, O_SB_FSIZE},
-	    {"sandbox-tmp", required_argument, NULL, O_SB_TMP},
-	    {"allow-unsandboxed", no_argument, NULL, O_UNSANDBOXED},
-	    {"duet", required_argument, NULL, O_DUET},
-	    {"abba", required_argument, NULL, O_ABBA},
-	    {"lockstep", required_argument, NULL, O_LOCKSTEP},
-	    {"noise-interval", required_argument, NULL, O_NOISE_INTERVAL},
-	    {"noise-rounds", required_argument, NULL, O_NOISE_ROUNDS},
-	    {"help", no_argument, NULL, O_HELP},
-	    {NULL, 0, NULL, 0},
-	};
-	int c, rc = 1;
+	struct option lopts[NOPTS + 2];
+	char what[80];
+	int c;
 
 	gethostname(host, sizeof(host) - 1);
-	cfg.name = env_or("LOCKLAB_AGENT_NAME", host);
-	if (getenv("LOCKLAB_BUILD_TIMEOUT") &&
-	    parse_pos(getenv("LOCKLAB_BUILD_TIMEOUT"), "LOCKLAB_BUILD_TIMEOUT",
-	              &cfg.build_timeout_s))
-		return 2;
-	if (getenv("LOCKLAB_RUN_TIMEOUT") &&
-	    parse_pos(getenv("LOCKLAB_RUN_TIMEOUT"), "LOCKLAB_RUN_TIMEOUT", &cfg.run_timeout_s))
-		return 2;
-	if (getenv("LOCKLAB_DUET") &&
-	    parse_on_off(getenv("LOCKLAB_DUET"), "LOCKLAB_DUET", &cfg.duet))
-		return 2;
-	if (getenv("LOCKLAB_LOCKSTEP") &&
-	    parse_on_off(getenv("LOCKLAB_LOCKSTEP"), "LOCKLAB_LOCKSTEP", &cfg.lockstep))
-		return 2;
-	if (getenv("LOCKLAB_ABBA") &&
-	    parse_on_off(getenv("LOCKLAB_ABBA"), "LOCKLAB_ABBA", &cfg.abba))
-		return 2;
-	if (getenv("LOCKLAB_NOISE_INTERVAL") &&
-	    parse_min(getenv("LOCKLAB_NOISE_INTERVAL"), "LOCKLAB_NOISE_INTERVAL", 0,
-	              &cfg.noise_interval_s))
-		return 2;
-	if (getenv("LOCKLAB_NOISE_ROUNDS") &&
-	    parse_min(getenv("LOCKLAB_NOISE_ROUNDS"), "LOCKLAB_NOISE_ROUNDS", 3, &cfg.noise_rounds))
-		return 2;
-	if (getenv("LOCKLAB_MAX_PREFIXES") &&
-	    parse_pos(getenv("LOCKLAB_MAX_PREFIXES"), "LOCKLAB_MAX_PREFIXES", &cfg.max_prefixes))
-		return 2;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_SERVER:
-			cfg.server = optarg;
-			break;
-		case O_TOKEN:
-			cfg.token = optarg;
-			break;
-		case O_WORKDIR:
-			cfg.workdir = optarg;
-			break;
-		case O_NAME:
-			cfg.name = optarg;
-			break;
-		case O_TREE:
-			cfg.native_tree = optarg;
-			break;
-		case O_ONCE:
-			cfg.once = true;
-			break;
-		case O_BT:
-			if (parse_pos(optarg, "--build-timeout", &cfg.build_timeout_s))
-				return 2;
-			break;
-		case O_RT:
-			if (parse_pos(optarg, "--run-timeout", &cfg.run_timeout_s))
-				return 2;
-			break;
-		case O_PREF:
-			if (parse_pos(optarg, "--max-prefixes", &cfg.max_prefixes))
-				return 2;
-			break;
-		case O_POLL:
-			if (parse_pos(optarg, "--poll", &cfg.poll_s))
-				return 2;
-			break;
-		case O_JOBS:
-			if (parse_pos(optarg, "--jobs", &cfg.jobs))
-				return 2;
-			break;
-		case O_LB:
-			cfg.lockbench = optarg;
-			break;
-		case O_KCACHE:
-			cfg.kernel_cache = optarg;
-			break;
-		case O_TOKEN_FILE:
-			cfg.token_file = optarg;
-			break;
-		case O_SB_MEM:
-			if (parse_pos(optarg, "--sandbox-mem", &mb))
-				return 2;
-			cfg.sandbox_mem_mb = mb;
-			break;
-		case O_SB_PROCS:
-			if (parse_pos(optarg, "--sandbox-procs", &cfg.sandbox_procs))
-				return 2;
-			break;
-		case O_SB_FSIZE:
-			if (parse_pos(optarg, "--sandbox-fsize", &mb))
-				return 2;
-			cfg.sandbox_fsize_mb = mb;
-			break;
-		case O_SB_TMP:
-			if (parse_pos(optarg, "--sandbox-tmp", &mb))
-				return 2;
-			cfg.sandbox_tmp_mb = mb;
-			break;
-		case O_DUET:
-			if (parse_on_off(optarg, "--duet", &cfg.duet))
-				return 2;
-			break;
-		case O_ABBA:
-			if (parse_on_off(optarg, "--abba", &cfg.abba))
-				return 2;
-			break;
-		case O_LOCKSTEP:
-			if (parse_on_off(optarg, "--lockstep", &cfg.lockstep))
-				return 2;
-			break;
-		case O_NOISE_INTERVAL:
-			if (parse_min(optarg, "--noise-interval", 0, &cfg.noise_interval_s))
-				return 2;
-			break;
-		case O_NOISE_ROUNDS:
-			if (parse_min(optarg, "--noise-rounds", 3, &cfg.noise_rounds))
-				return 2;
-			break;
-		case O_UNSANDBOXED:
-			unsandboxed = true;
-			break;
-		case O_HELP:
+	snprintf(cpus, sizeof(cpus), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+		const char *env = o->env ? env_or(o->env, NULL) : NULL;
+
+		lopts[i] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+		                           256 + (int)i};
+		if (o->def && opt_set(o, o->def, o->name))
+			return 1; /* a default of the table's own that does not parse */
+		snprintf(what, sizeof(what), "$%s", o->env ? o->env : "");
+		if (env && opt_set(o, env, what))
+			return 2;
+	}
+	lopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[NOPTS + 1] = (struct option){NULL, 0, NULL, 0};
+	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
+		}
+		if (c < 256 || c >= 256 + (int)NOPTS) {
 			usage(stderr);
 			return 2;
 		}
+		snprintf(what, sizeof(what), "--%s", opts[c - 256].name);
+		if (opt_set(&opts[c - 256], optarg, what))
+			return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "locklab-agent: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	return -1;
+}
+
+static int agent_main(int argc, char **argv)
+{
+	struct agent ag;
+	int rc = parse_options(argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	rc = 1;
 	static char file_token[512];
 	if (!cfg.token && cfg.token_file) {
 		FILE *tf = fopen(cfg.token_file, "r");
@@ -385,7 +319,7 @@ static int agent_main(int argc, char **argv)
 	struct addrpolicy allow = ADDRPOLICY_INIT;
 	char aerr[256];
 	if (addrpolicy_init(&allow, cfg.fetch_allow, aerr, sizeof(aerr))) {
-		fprintf(stderr, "locklab-agent: LOCKLAB_FETCH_ALLOW: %s\n", aerr);
+		fprintf(stderr, "locklab-agent: --fetch-allow or LOCKLAB_FETCH_ALLOW: %s\n", aerr);
 		return 2;
 	}
 	addrpolicy_release(&allow);
