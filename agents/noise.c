@@ -4,7 +4,6 @@
  * the rounds of this machine class's jobs from it (job.h, server/plan.h).
  */
 #include <errno.h>
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "job.h"
 #include "log.h"
 #include "result.h"
+#include "roundplan.h"
 
 /* where the time of the suite's last measurement is kept (its mtime) */
 static void noise_stamp_path(const struct job *j, char *out, size_t len)
@@ -52,34 +52,14 @@ static void noise_stamp(const struct job *j)
 }
 
 /*
- * The posted profile of a comparison of k paired A/A rounds: per row with a
- * paired interval, the spread of the per-round relative change recovered
- * from it, sd = halfwidth * sqrt(k) / t(1 - alpha/2, k - 1).
+ * The posted profile of a comparison of k paired A/A rounds: its points
+ * (plan_profile_points) with the suite, k and the seconds a round took.
  */
 static json_t *noise_profile(const struct job *j, const struct comparison *cmp, int k,
                              double round_s)
 {
-	json_t *points = json_array();
-
-	for (size_t i = 0; i < cmp->nrows; i++) {
-		const struct compare_row *r = &cmp->rows[i];
-		double half = (r->change_hi - r->change_lo) / 2, t, sd;
-
-		if (r->verdict == VERDICT_LOCKUP || r->pairs < COMPARE_MIN_PAIRS ||
-		    !(r->change_hi > r->change_lo))
-			continue;
-		t = gsl_cdf_tdist_Qinv(cmp->opts.alpha / 2, (double)r->pairs - 1);
-		sd = half * sqrt((double)r->pairs) / t;
-		if (!isfinite(sd) || sd < 0 || sd > 10)
-			continue;
-		json_array_append_new(
-		    points,
-		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:f}", "workload", r->workload, "lock",
-		              r->lock, "params", r->params_key ? r->params_key : "", "metric",
-		              r->metric, "users", (json_int_t)r->users, "sd", sd));
-	}
 	return json_pack("{s:s, s:i, s:f, s:o}", "suite", j->suite, "rounds", k, "round_seconds",
-	                 round_s, "points", points);
+	                 round_s, "points", plan_profile_points(cmp));
 }
 
 /* Load the documents and compare the two sides; 0 or -1 with a log line. */

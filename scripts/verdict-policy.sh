@@ -23,11 +23,18 @@
 # inconclusive; it plans one look more for it.  With
 # PAIR_RUNNER set (a function: ROUND BASE_OUT PATCHED_OUT), a round's two
 # sides are run by it together (lockstep) instead of one RUNNER call each.
+# PLAN set (a file: `lockbench plan`'s output), the rounds follow that plan
+# as the server's do for a planned job: the first look at
+# min(MIN_ROUNDS, the plan's rounds), then the plan's rounds, then
+# MIN_ROUNDS more at a time up to the plan's max_rounds (plan_next_look in
+# lockbench/lib/roundplan.h), and compare judges with --plan (its looks,
+# first rounds, and the rows the plan says this machine cannot resolve).
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
 policy_verdict() {
   local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i cont=0
+  local planned=0 cap=$MAX_ROUNDS
   local -a opt=()
   case ${TEST:-} in
   image) ;;
@@ -35,6 +42,12 @@ policy_verdict() {
   *-cont) cont=1 opt=(--test "${TEST%-cont}" --ignore-image) ;;
   *) opt=(--test "$TEST" --ignore-image) ;;
   esac
+  if [[ -n ${PLAN:-} ]]; then
+    read -r planned cap < <(perl -MJSON::PP -0777 -ne '$p = decode_json($_); print "$p->{rounds} $p->{max_rounds}\n"' "$PLAN")
+    want=$planned
+    ((planned > MIN_ROUNDS && MIN_ROUNDS >= 3)) && want=$MIN_ROUNDS
+    opt+=(--plan "$PLAN" --min-rounds "$MIN_ROUNDS")
+  fi
   [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do
@@ -69,11 +82,14 @@ policy_verdict() {
       print "$d->{overall} ", ($lockup ? 0 : $found), "\n"' <<<"$json")
     if ((!confirm && $2)); then confirm=$r; want=$((2 * r)); continue; fi
     # -cont: a change the fresh rounds did not confirm is looked at again later
-    if ((cont && confirm)) && [[ $1 == inconclusive ]] && ((r < MAX_ROUNDS)); then
+    if ((cont && confirm)) && [[ $1 == inconclusive ]] && ((r < cap)); then
       confirm=0; want=$((r + MIN_ROUNDS)); continue
     fi
-    if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < MAX_ROUNDS)); then
-      want=$((want + MIN_ROUNDS)); continue
+    if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < cap)); then
+      # the plan's rounds when not reached yet, else MIN_ROUNDS more; never past the cap
+      want=$((planned > want ? planned : want + MIN_ROUNDS))
+      ((want > cap)) && want=$cap
+      continue
     fi
     echo "$1 $r $confirm"; return
   done

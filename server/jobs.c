@@ -720,7 +720,8 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		more = !confirm && verdicts_want_more(&cmp) && wanted < max_rounds;
 	}
 	rc = verdicts_store(c, x->id, &cmp, !confirm && !more);
-	snprintf(next, sizeof(next), "%d", plan_next_look(planned, wanted, max_rounds));
+	snprintf(next, sizeof(next), "%d",
+	         plan_next_look(planned, wanted, max_rounds, srv_cfg.min_rounds));
 	snprintf(from, sizeof(from), "%d", wanted);
 	if (rc == DB_OK && confirm) {
 		const char *q[2] = {idbuf, from};

@@ -4,7 +4,6 @@
  */
 #include "plan.h"
 
-#include <gsl/gsl_cdf.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,135 +18,41 @@
 #define NOISE_MAX_BODY   (1024 * 1024)
 #define NOISE_MAX_POINTS 4096
 
-double plan_mde(double sd, int n, double alpha)
+/* The settings a plan is made for: the server's options. */
+static struct plan_settings plan_settings(void)
 {
-	double df = (double)n - 1;
-
-	if (n < 2 || !(sd >= 0))
-		return INFINITY;
-	return (gsl_cdf_tdist_Qinv(alpha / 2, df) + gsl_cdf_tdist_Qinv(0.2, df)) * sd /
-	       sqrt((double)n);
-}
-
-/* "hot kmutex threads=2 ops_per_sec": how the plan names a row to people */
-static void plan_row_name(char *out, size_t len, const char *workload, const char *lock,
-                          const char *params, const char *metric)
-{
-	snprintf(out, len, "%s %s%s%s %s", workload, lock, *params ? " " : "", params, metric);
-}
-
-/* The target MDE of a row: the contended one where its margin is the contended one. */
-static double plan_target(double margin)
-{
-	return margin > COMPARE_MARGIN_LATENCY ? srv_cfg.plan_mde_contended
-	                                       : srv_cfg.plan_mde_latency;
+	return (struct plan_settings){
+	    srv_cfg.alpha,       srv_cfg.min_rounds,       srv_cfg.max_rounds,
+	    srv_cfg.plan_budget, srv_cfg.plan_mde_latency, srv_cfg.plan_mde_contended};
 }
 
 /*
  * The plan of one profile (rows of noise_profiles: workload, lock,
- * params_key, metric, users, sd, rounds, round_seconds, measured): a new
- * JSON object, *first and *cap set to the rounds to ask for first and the
- * job's limit.
+ * params_key, metric, users, sd, rounds, round_seconds, measured):
+ * roundplan's, from the server's settings.
  */
-static json_t *plan_build(PGresult *prof, int *first, int *cap)
+static json_t *plan_of_profile(PGresult *prof, int *first, int *cap)
 {
-	json_t *plan, *rows, *notes;
+	int n = PQntuples(prof);
+	struct profile_point *pts = calloc((size_t)n + 1, sizeof(*pts));
+	struct plan_settings s = plan_settings();
 	double round_s = 0;
-	int n = PQntuples(prof), resolvable_need = 0;
+	json_t *plan;
 
-	for (int i = 0; i < n; i++)
-		round_s = fmax(round_s, strtod(PQgetvalue(prof, i, 7), NULL));
-	*cap = srv_cfg.max_rounds;
-	if (round_s > 0 && (double)srv_cfg.plan_budget / round_s < *cap)
-		*cap = (int)((double)srv_cfg.plan_budget / round_s);
-	if (*cap < COMPARE_MIN_PAIRS)
-		*cap = COMPARE_MIN_PAIRS; /* fewer rounds cannot test at all */
-	rows = json_array();
-	notes = json_array();
+	if (!pts)
+		return NULL;
 	for (int i = 0; i < n; i++) {
-		const char *wl = PQgetvalue(prof, i, 0), *lock = PQgetvalue(prof, i, 1),
-		           *params = PQgetvalue(prof, i, 2), *metric = PQgetvalue(prof, i, 3);
-		long long users = strtoll(PQgetvalue(prof, i, 4), NULL, 10);
-		double sd = strtod(PQgetvalue(prof, i, 5), NULL);
-		double margin = compare_row_margin(metric, users, NULL),
-		       target = plan_target(margin);
-		double mde_max = plan_mde(sd, *cap, srv_cfg.alpha);
-		bool resolvable = mde_max <= margin;
-		int need = 0;
-		char name[512];
-
-		if (!compare_row_is_headline(wl, metric) || !strcmp(metric, "lockup"))
-			continue;
-		for (int k = COMPARE_MIN_PAIRS; k <= *cap && !need; k++)
-			if (plan_mde(sd, k, srv_cfg.alpha) <= target)
-				need = k;
-		if (resolvable && need > resolvable_need)
-			resolvable_need = need;
-		if (resolvable && !need)
-			resolvable_need = *cap; /* inside its margin only at the limit */
-		json_array_append_new(
-		    rows,
-		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:f, s:b}", "workload",
-		              wl, "lock", lock, "params", params, "metric", metric, "users",
-		              (json_int_t)users, "sd", sd, "target", target, "margin", margin,
-		              "rounds", need ? json_integer(need) : json_null(), "mde_at_max",
-		              isfinite(mde_max) ? mde_max : 0.0, "resolvable", resolvable));
-		if (!resolvable) {
-			plan_row_name(name, sizeof(name), wl, lock, params, metric);
-			json_array_append_new(
-			    notes,
-			    json_sprintf("this machine cannot resolve less than %.1f%% on %s "
-			                 "(margin +-%g%%, at %d rounds)",
-			                 mde_max * 100, name, margin * 100, *cap));
-		}
+		pts[i] = (struct profile_point){PQgetvalue(prof, i, 0),
+		                                PQgetvalue(prof, i, 1),
+		                                PQgetvalue(prof, i, 2),
+		                                PQgetvalue(prof, i, 3),
+		                                strtoll(PQgetvalue(prof, i, 4), NULL, 10),
+		                                strtod(PQgetvalue(prof, i, 5), NULL)};
+		round_s = fmax(round_s, strtod(PQgetvalue(prof, i, 7), NULL));
 	}
-	*first = resolvable_need ? resolvable_need
-	                         : (srv_cfg.min_rounds < *cap ? srv_cfg.min_rounds : *cap);
-	if (*first < COMPARE_MIN_PAIRS)
-		*first = COMPARE_MIN_PAIRS;
-	plan = json_pack("{s:i, s:i, s:f, s:i, s:f, s:f, s:s, s:o, s:o}", "rounds", *first,
-	                 "max_rounds", *cap, "round_seconds", round_s, "budget_seconds",
-	                 srv_cfg.plan_budget, "target_latency", srv_cfg.plan_mde_latency,
-	                 "target_contended", srv_cfg.plan_mde_contended, "measured",
-	                 n ? PQgetvalue(prof, 0, 8) : "", "rows", rows, "unresolvable", notes);
+	plan = plan_build(pts, (size_t)n, round_s, n ? PQgetvalue(prof, 0, 8) : "", &s, first, cap);
+	free(pts);
 	return plan;
-}
-
-/*
- * The first look of a job planned for rounds: a plan past --min-rounds
- * keeps the first look at --min-rounds, so that a change large enough to be
- * found there is confirmed as in an unplanned job (on the 2-vCPU VM a
- * kmutex plan of 16 rounds saw a regression first at 16 and confirmed it at
- * 32); the planned rounds are the next look (results_evaluate).
- */
-static int plan_first_look(int rounds)
-{
-	return rounds > srv_cfg.min_rounds && srv_cfg.min_rounds >= COMPARE_MIN_PAIRS
-	           ? srv_cfg.min_rounds
-	           : rounds;
-}
-
-int plan_next_look(int planned, int wanted, int cap)
-{
-	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1;
-	int w = planned > wanted ? planned : wanted + step;
-
-	return w < cap ? w : cap;
-}
-
-int plan_looks(const char *plan_text)
-{
-	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
-	int rounds = (int)json_integer_value(json_object_get(plan, "rounds"));
-	int cap = (int)json_integer_value(json_object_get(plan, "max_rounds"));
-	int looks = 1;
-
-	json_decref(plan);
-	if (rounds <= 0 || cap <= 0)
-		return 0;
-	for (int w = plan_first_look(rounds); w < cap; looks++)
-		w = plan_next_look(rounds, w, cap);
-	return looks + 1; /* and a confirmation */
 }
 
 int plan_job(PGconn *c, long long job_id)
@@ -191,13 +96,13 @@ int plan_job(PGconn *c, long long job_id)
 	}
 	if (PQntuples(prof) == 0)
 		goto out; /* no profile: the server's defaults */
-	plan = plan_build(prof, &first, &cap);
+	plan = plan_of_profile(prof, &first, &cap);
 	text = plan ? json_dumps(plan, JSON_COMPACT) : NULL;
 	if (!text) {
 		rc = DB_FAIL;
 		goto out;
 	}
-	snprintf(first_s, sizeof(first_s), "%d", plan_first_look(first));
+	snprintf(first_s, sizeof(first_s), "%d", plan_first_look(first, srv_cfg.min_rounds));
 	snprintf(cap_s, sizeof(cap_s), "%d", cap);
 	{
 		const char *p[4] = {idbuf, text, first_s, cap_s};
@@ -213,44 +118,6 @@ out:
 	json_decref(plan);
 	free(text);
 	return rc;
-}
-
-void plan_mark_rows(const char *plan_text, struct comparison *cmp)
-{
-	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
-	json_t *rows = json_object_get(plan, "rows"), *o;
-	size_t i;
-
-	json_array_foreach(rows, i, o)
-	{
-		const char *wl = NULL, *lock = NULL, *params = NULL, *metric = NULL;
-		double mde = 0;
-		int resolvable = 1;
-
-		if (json_unpack(o, "{s:s, s:s, s:s, s:s, s:F, s:b}", "workload", &wl, "lock", &lock,
-		                "params", &params, "metric", &metric, "mde_at_max", &mde,
-		                "resolvable", &resolvable) != 0 ||
-		    resolvable)
-			continue;
-		for (size_t k = 0; k < cmp->nrows; k++) {
-			struct compare_row *r = &cmp->rows[k];
-
-			if (!strcmp(r->workload, wl) && !strcmp(r->lock, lock) &&
-			    !strcmp(r->params_key ? r->params_key : "", params) &&
-			    !strcmp(r->metric, metric))
-				r->unresolvable = mde > 0 ? mde : INFINITY;
-		}
-	}
-	json_decref(plan);
-}
-
-int plan_first_rounds(const char *plan_text)
-{
-	json_t *plan = plan_text ? json_loads(plan_text, 0, NULL) : NULL;
-	int n = (int)json_integer_value(json_object_get(plan, "rounds"));
-
-	json_decref(plan);
-	return n;
 }
 
 /* A name of a suite point: 1 to 200 bytes of printable ASCII, no spaces. */

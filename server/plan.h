@@ -27,14 +27,7 @@
 
 #include <libpq-fe.h>
 
-#include "compare.h"
-
-/*
- * MDE of a paired test over n rounds whose per-round relative change has
- * standard deviation sd: (t(1 - alpha/2, n-1) + t(0.8, n-1)) * sd / sqrt(n).
- * Infinity below two rounds.
- */
-double plan_mde(double sd, int n, double alpha);
+#include "roundplan.h"
 
 /*
  * Plan job_id's rounds from its machine class's profile, inside the
@@ -43,31 +36,5 @@ double plan_mde(double sd, int n, double alpha);
  * Returns DB_OK or a db_tx code.
  */
 int plan_job(PGconn *c, long long job_id);
-
-/*
- * Mark the rows of cmp that plan_text (jobs.plan as text, may be NULL)
- * says this machine cannot resolve: their compare_row.unresolvable is set
- * to the MDE at the job's limit.
- */
-void plan_mark_rows(const char *plan_text, struct comparison *cmp);
-
-/*
- * The looks a job planned by plan_text takes at most (its first look, its
- * planned rounds, a --min-rounds step at a time to its limit) and one for a
- * confirmation; 0 without a plan.  verdicts_compute shares alpha over them
- * when they are more than an unplanned job's (verdicts_looks).
- */
-int plan_looks(const char *plan_text);
-
-/*
- * The rounds a job that looked at wanted and wants more asks for next:
- * its plan's rounds (planned, 0 without a plan) when it has not reached
- * them, else --min-rounds more; never past cap.  The one schedule that
- * results_evaluate asks by and plan_looks counts.
- */
-int plan_next_look(int planned, int wanted, int cap);
-
-/* The plan's first rounds (its "rounds"), 0 without a plan. */
-int plan_first_rounds(const char *plan_text);
 
 #endif

@@ -51,7 +51,8 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	size_t nbase = 0, npatched = 0;
 	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
 	PGresult *res, *plan;
-	int i, n, rc = -3, first, planned_looks;
+	int i, n, rc = -3;
+	const char *plan_text;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
 	plan = db_exec(c, "SELECT plan::text FROM jobs WHERE id = $1", 1, p);
@@ -95,10 +96,6 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.min_effect = srv_cfg.min_effect;
 	opts.confirm_from = confirm_from;
 	opts.looks = verdicts_looks();
-	/* a planned job may look once more than an unplanned one (plan_looks) */
-	planned_looks = PQntuples(plan) == 1 ? plan_looks(db_value(plan, 0, 0)) : 0;
-	if (planned_looks > opts.looks)
-		opts.looks = planned_looks;
 	/*
 	 * A row needs the rounds the job asks for first, at most the default
 	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a
@@ -108,14 +105,12 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS
 		                       ? (size_t)srv_cfg.min_rounds
 		                       : COMPARE_MIN_PAIRS;
-	/* a planned job tests from the rounds its plan asks for first */
-	first = PQntuples(plan) == 1 ? plan_first_rounds(db_value(plan, 0, 0)) : 0;
-	if (first >= COMPARE_MIN_PAIRS && (size_t)first < opts.min_samples)
-		opts.min_samples = (size_t)first;
+	/* a planned job may look more often, and tests from its first rounds */
+	plan_text = PQntuples(plan) == 1 ? db_value(plan, 0, 0) : NULL;
+	plan_compare_opts(plan_text, srv_cfg.min_rounds, &opts);
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
-	if (PQntuples(plan) == 1)
-		plan_mark_rows(db_value(plan, 0, 0), out);
+	plan_mark_rows(plan_text, out);
 	rc = 0;
 out:
 	PQclear(plan);

@@ -1252,6 +1252,9 @@ static int render_json(const struct comparison *c, FILE *out)
 		json_object_set_new(row, "headline", json_boolean(r->headline));
 		json_object_set_new(row, "instrument", json_string(row_instrument(r)));
 		json_object_set_new(row, "repeated", json_integer(r->repeated));
+		/* a row the plan says this machine cannot resolve: its MDE at the limit */
+		if (r->unresolvable > 0)
+			json_object_set_new(row, "unresolvable", jnum(r->unresolvable));
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",

@@ -7,6 +7,8 @@
  *                 [--duration-ms N] [--repeat N] [--json FILE|-] ...
  *   lockbench validate [--locks a,b] [--duration-ms N]
  *   lockbench compare BASE.json PATCHED.json [--format aim7|perf|lkp|text|json]
+ *                     [--plan PLAN.json [--min-rounds N]]
+ *   lockbench plan BASE.json PATCHED.json [--round-seconds S] ...
  *
  * Exit status: 0 success, 1 a run or file failed, 2 bad usage, 3 the run
  * finished but at least one point locked up (validate: a lock failed).
@@ -31,6 +33,7 @@
 #include "lockstep.h"
 #include "report.h"
 #include "result.h"
+#include "roundplan.h"
 #include "runner.h"
 #include "stats.h"
 #include "strutil.h"
@@ -64,6 +67,9 @@ static void print_help(FILE *f)
 	        "                                (a,b,c.json: several rounds of one side)\n"
 	        "  image FILE...                 the image of each executable: two builds\n"
 	        "                                with one image run the same code\n"
+	        "  plan BASE.json PATCHED.json   the rounds a job plans from these A/A rounds\n"
+	        "                                (the same lockbench both sides), as the server\n"
+	        "                                plans from an agent's noise profile\n"
 	        "  changepoint [FILE]            steps in a series of numbers (one per commit),\n"
 	        "                                E-Divisive as the server's tracker runs it\n"
 	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
@@ -135,6 +141,18 @@ static void print_help(FILE *f)
 	        "  --ignore-image       judge by statistics even when base and patched ran\n"
 	        "                       one image (by default such a comparison is an A/A:\n"
 	        "                       every row a control, verdict no-change)\n"
+	        "  --plan FILE          judge as the server judges a job with this plan\n"
+	        "                       (lockbench plan's output, or a job's \"plan\"): its\n"
+	        "                       looks, its first rounds, and rows it cannot resolve\n"
+	        "  --min-rounds N       the server's --min-rounds, the plan's step [5]\n"
+	        "\n"
+	        "plan options (the server's option of the same name in brackets):\n"
+	        "  --alpha A            [0.05]     --min-rounds N [5]   --max-rounds N [20]\n"
+	        "  --budget S           seconds a job's rounds may take [3600]\n"
+	        "  --round-seconds S    seconds one round of both sides takes [0: unknown,\n"
+	        "                       no budget]\n"
+	        "  --mde-latency X      target MDE of single-thread rows [0.03]\n"
+	        "  --mde-contended X    target MDE of contended rows [0.10]\n"
 	        "\n"
 	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
 	        "failed)\n");
@@ -359,6 +377,13 @@ enum {
 	OPT_LOOKS,
 	OPT_TEST,
 	OPT_IGNORE_IMAGE,
+	OPT_PLAN,
+	OPT_MIN_ROUNDS,
+	OPT_MAX_ROUNDS,
+	OPT_BUDGET,
+	OPT_ROUND_SECONDS,
+	OPT_MDE_LATENCY,
+	OPT_MDE_CONTENDED,
 	OPT_HELP,
 };
 
@@ -944,6 +969,20 @@ static const struct option compare_options[] = {
     {"looks", required_argument, NULL, OPT_LOOKS},
     {"test", required_argument, NULL, OPT_TEST},
     {"ignore-image", no_argument, NULL, OPT_IGNORE_IMAGE},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"min-rounds", required_argument, NULL, OPT_MIN_ROUNDS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option plan_options[] = {
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"min-rounds", required_argument, NULL, OPT_MIN_ROUNDS},
+    {"max-rounds", required_argument, NULL, OPT_MAX_ROUNDS},
+    {"budget", required_argument, NULL, OPT_BUDGET},
+    {"round-seconds", required_argument, NULL, OPT_ROUND_SECONDS},
+    {"mde-latency", required_argument, NULL, OPT_MDE_LATENCY},
+    {"mde-contended", required_argument, NULL, OPT_MDE_CONTENDED},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1091,6 +1130,191 @@ out:
 	return rc;
 }
 
+/*
+ * The plan in FILE (lockbench plan's output, or a job's "plan" from the
+ * server) as compact text in *text; 0, or -1 with a message.  A plan has
+ * integer "rounds" of at least COMPARE_MIN_PAIRS, "max_rounds" not below
+ * them, and a "rows" list.
+ */
+static int load_plan(const char *path, char **text)
+{
+	json_error_t jerr;
+	json_t *plan = json_load_file(path, 0, &jerr), *rounds, *cap;
+	int rc = -1;
+
+	*text = NULL;
+	if (!plan) {
+		fprintf(stderr, "%s: --plan %s: %s (line %d)\n", prog, path, jerr.text, jerr.line);
+		return -1;
+	}
+	rounds = json_object_get(plan, "rounds");
+	cap = json_object_get(plan, "max_rounds");
+	if (!json_is_integer(rounds) || json_integer_value(rounds) < COMPARE_MIN_PAIRS ||
+	    !json_is_integer(cap) || json_integer_value(cap) < json_integer_value(rounds) ||
+	    json_integer_value(cap) > 100000 || !json_is_array(json_object_get(plan, "rows"))) {
+		fprintf(stderr,
+		        "%s: --plan %s: not a plan (an object with integer \"rounds\" >= %d, "
+		        "\"max_rounds\" >= rounds and a \"rows\" list)\n",
+		        prog, path, COMPARE_MIN_PAIRS);
+		goto out;
+	}
+	*text = json_dumps(plan, JSON_COMPACT);
+	rc = *text ? 0 : -1;
+out:
+	json_decref(plan);
+	return rc;
+}
+
+/* A count option: an integer in [min, max] into *out, or a usage error. */
+static int parse_count(const char *arg, const char *name, long long min, long long max, int *out)
+{
+	char err[256];
+	long long v;
+
+	if (lb_parse_int(arg, min, max, &v, name, err, sizeof(err)))
+		return usage_error("%s", err);
+	*out = (int)v;
+	return 0;
+}
+
+/* A positive number option (seconds, a relative MDE) into *out, or a usage error. */
+static int parse_positive(const char *arg, const char *name, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !(v >= 0 && v <= max)) {
+		fprintf(stderr, "%s: %s: '%s' is not a number from 0 to %g\n", prog, name, arg,
+		        max);
+		return EXIT_USAGE;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * lockbench plan BASE PATCHED: the rounds a job plans on this machine, from
+ * A/A rounds (the same lockbench both sides): their profile (the spread of
+ * each headline row's per-round paired change, as the agent posts it) and
+ * the plan the server would make of it with these settings, as JSON.
+ */
+static int cmd_plan(int argc, char **argv)
+{
+	struct plan_settings ps = {0.05, 5, 20, 3600, 0.03, 0.10};
+	struct compare_opts co = COMPARE_OPTS_DEFAULT;
+	struct lb_result *base = NULL, *patched = NULL;
+	size_t nbase = 0, npatched = 0;
+	struct comparison cmp;
+	json_t *points = NULL, *plan = NULL;
+	struct profile_point *pts = NULL;
+	double round_s = 0, budget = 3600;
+	char err[1024];
+	int c, rc = 1, first, cap;
+
+	comparison_init(&cmp);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", plan_options, NULL)) != -1) {
+		int bad = 0;
+
+		switch (c) {
+		case OPT_ALPHA:
+			if (parse_fraction(optarg, &ps.alpha))
+				bad = usage_error("--alpha: '%s' is not between 0 and 1", optarg);
+			break;
+		case OPT_MIN_ROUNDS:
+			bad = parse_count(optarg, "--min-rounds", 1, 1000, &ps.min_rounds);
+			break;
+		case OPT_MAX_ROUNDS:
+			bad = parse_count(optarg, "--max-rounds", 1, 1000, &ps.max_rounds);
+			break;
+		case OPT_BUDGET:
+			bad = parse_positive(optarg, "--budget", 604800, &budget);
+			break;
+		case OPT_ROUND_SECONDS:
+			bad = parse_positive(optarg, "--round-seconds", 604800, &round_s);
+			break;
+		case OPT_MDE_LATENCY:
+			bad = parse_positive(optarg, "--mde-latency", 1, &ps.mde_latency);
+			break;
+		case OPT_MDE_CONTENDED:
+			bad = parse_positive(optarg, "--mde-contended", 1, &ps.mde_contended);
+			break;
+		case OPT_HELP:
+			print_help(stdout);
+			rc = 0;
+			goto out;
+		default:
+			bad = usage_error("bad option%s", "");
+		}
+		if (bad) {
+			rc = bad;
+			goto out;
+		}
+	}
+	ps.budget_s = (int)budget;
+	if (!(ps.mde_latency > 0 && ps.mde_contended > 0)) {
+		rc = usage_error("--mde-latency and --mde-contended must be above 0%s", "");
+		goto out;
+	}
+	if (ps.max_rounds < ps.min_rounds) {
+		rc = usage_error("--max-rounds is below --min-rounds%s", "");
+		goto out;
+	}
+	if (argc - optind != 2) {
+		rc = usage_error("plan needs BASE.json and PATCHED.json (A/A rounds)%s", "");
+		goto out;
+	}
+	if (load_side(argv[optind], &base, &nbase) ||
+	    load_side(argv[optind + 1], &patched, &npatched))
+		goto out;
+	/* the agent's noise A/A: the tests' own spread even on one image */
+	co.ignore_image = true;
+	co.alpha = ps.alpha;
+	if (compare_results(base, nbase, patched, npatched, &co, &cmp, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	points = plan_profile_points(&cmp);
+	if (!points || json_array_size(points) == 0) {
+		fprintf(stderr,
+		        "%s: plan: no row has %d paired rounds or more with an interval: "
+		        "nothing to plan from\n",
+		        prog, COMPARE_MIN_PAIRS);
+		goto out;
+	}
+	pts = calloc(json_array_size(points), sizeof(*pts));
+	if (!pts)
+		goto out;
+	for (size_t i = 0; i < json_array_size(points); i++) {
+		json_t *o = json_array_get(points, i);
+
+		pts[i] = (struct profile_point){
+		    json_string_value(json_object_get(o, "workload")),
+		    json_string_value(json_object_get(o, "lock")),
+		    json_string_value(json_object_get(o, "params")),
+		    json_string_value(json_object_get(o, "metric")),
+		    (long long)json_integer_value(json_object_get(o, "users")),
+		    json_real_value(json_object_get(o, "sd"))};
+	}
+	plan = plan_build(pts, json_array_size(points), round_s, "", &ps, &first, &cap);
+	if (!plan || json_dumpf(plan, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF ||
+	    fflush(stdout)) {
+		fprintf(stderr, "%s: cannot write the plan: %s\n", prog, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(pts);
+	json_decref(points);
+	json_decref(plan);
+	comparison_release(&cmp);
+	free_side(patched, npatched);
+	free_side(base, nbase);
+	return rc;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	enum report_format fmt = REPORT_TEXT;
@@ -1098,8 +1322,9 @@ static int cmd_compare(int argc, char **argv)
 	struct lb_result *base = NULL, *patched = NULL;
 	size_t nbase = 0, npatched = 0;
 	struct comparison cmp;
-	char err[1024];
-	int c, rc = 1;
+	const char *plan_path = NULL;
+	char err[1024], *plan_text = NULL;
+	int c, rc = 1, min_rounds = 5;
 
 	comparison_init(&cmp);
 	optind = 1;
@@ -1165,6 +1390,15 @@ static int cmd_compare(int argc, char **argv)
 		case OPT_IGNORE_IMAGE:
 			co.ignore_image = true;
 			break;
+		case OPT_PLAN:
+			plan_path = optarg;
+			break;
+		case OPT_MIN_ROUNDS:
+			if (parse_count(optarg, "--min-rounds", 1, 1000, &min_rounds)) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
 		case OPT_HELP:
 			print_help(stdout);
 			rc = 0;
@@ -1177,6 +1411,16 @@ static int cmd_compare(int argc, char **argv)
 	if (argc - optind != 2) {
 		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
 		goto out;
+	}
+	/* as the server judges (server/verdicts.c): a row needs the rounds a job asks for first */
+	if ((size_t)min_rounds < co.min_samples)
+		co.min_samples =
+		    min_rounds > COMPARE_MIN_PAIRS ? (size_t)min_rounds : COMPARE_MIN_PAIRS;
+	if (plan_path) {
+		/* and a planned job its plan's looks, first rounds and rows it cannot resolve */
+		if (load_plan(plan_path, &plan_text))
+			goto out;
+		plan_compare_opts(plan_text, min_rounds, &co);
 	}
 	if (load_side(argv[optind], &base, &nbase) ||
 	    load_side(argv[optind + 1], &patched, &npatched))
@@ -1192,6 +1436,7 @@ static int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", prog, err);
 		goto out;
 	}
+	plan_mark_rows(plan_text, &cmp);
 	/* a debug kernel's documents carry lockups and splats only, no figures */
 	bool debug = cmp.suite && !strncmp(cmp.suite, "kernel-debug", 12);
 	if (!cmp.nrows && !cmp.nsplats && !debug) {
@@ -1204,6 +1449,7 @@ static int cmd_compare(int argc, char **argv)
 	}
 	rc = 0;
 out:
+	free(plan_text);
 	comparison_release(&cmp);
 	free_side(patched, npatched);
 	free_side(base, nbase);
@@ -1242,9 +1488,11 @@ int main(int argc, char **argv)
 		return cmd_changepoint(argc - 1, argv + 1);
 	if (!strcmp(cmd, "image"))
 		return cmd_image(argc - 1, argv + 1);
+	if (!strcmp(cmd, "plan"))
+		return cmd_plan(argc - 1, argv + 1);
 	fprintf(stderr,
 	        "%s: unknown command '%s' (valid: list, run, validate, compare, kernel, "
-	        "changepoint, image)\n",
+	        "changepoint, image, plan)\n",
 	        prog, cmd);
 	return EXIT_USAGE;
 }

@@ -1,0 +1,110 @@
+/*
+ * roundplan.h - rounds planned from a machine's own noise (issue 12): the
+ * part that needs no database, shared by the server (server/plan.c keeps
+ * the profiles per machine class and plans its jobs), the agent (its noise
+ * A/A becomes a profile here) and `lockbench plan` / `lockbench compare
+ * --plan`, so that a bench or an operator judges rounds as the server does.
+ *
+ * A profile is, per headline suite point, the standard deviation of the
+ * per-round paired relative change of an A/A (the same lockbench both
+ * sides).  A plan is a JSON object: the rounds to ask for first ("rounds"),
+ * the job's limit ("max_rounds"), and per row its sd, target MDE, margin,
+ * the rounds that reach the target ("rounds", null when none within the
+ * limit), its MDE at the limit ("mde_at_max") and whether that is inside
+ * its margin ("resolvable"); "unresolvable" says in words which rows this
+ * machine cannot resolve.  docs/api.md has the contract.
+ */
+#ifndef LOCKLAB_ROUNDPLAN_H
+#define LOCKLAB_ROUNDPLAN_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "compare.h"
+
+/* What a plan is made for: the server's options, or lockbench plan's. */
+struct plan_settings {
+	double alpha;         /* two-sided, of the paired test */
+	int min_rounds;       /* the rounds a job asks for first, and its step */
+	int max_rounds;       /* a job's limit */
+	int budget_s;         /* seconds a planned job's rounds may take */
+	double mde_latency;   /* target MDE of single-thread rows, relative */
+	double mde_contended; /* target MDE of contended throughput / fairness */
+};
+
+/* One point of a profile. */
+struct profile_point {
+	const char *workload, *lock, *params, *metric;
+	long long users; /* -1 when none */
+	double sd;       /* of the per-round paired relative change */
+};
+
+/*
+ * MDE of a paired test over n rounds whose per-round relative change has
+ * standard deviation sd: (t(1 - alpha/2, n-1) + t(0.8, n-1)) * sd / sqrt(n).
+ * Infinity below two rounds.
+ */
+double plan_mde(double sd, int n, double alpha);
+
+/*
+ * The plan of a profile of n points whose rounds take round_s seconds
+ * (measured: when it was measured, UTC, or ""): a new JSON object, *first
+ * and *cap set to the rounds to ask for first (the job's first look, see
+ * plan_first_look) and the job's limit.  Points that are no headline
+ * (compare_row_is_headline) are left out.
+ */
+json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, const char *measured,
+                   const struct plan_settings *s, int *first, int *cap);
+
+/*
+ * The first look of a job planned for rounds: a plan past min_rounds looks
+ * first at min_rounds, so that a change large enough to be found there is
+ * confirmed as in an unplanned job; the planned rounds are the next look.
+ */
+int plan_first_look(int rounds, int min_rounds);
+
+/*
+ * The rounds a job that looked at wanted and wants more asks for next: its
+ * plan's rounds (planned, 0 without a plan) when it has not reached them,
+ * else min_rounds more; never past cap.  The one schedule the server asks
+ * by and plan_looks counts.
+ */
+int plan_next_look(int planned, int wanted, int cap, int min_rounds);
+
+/*
+ * The looks a job planned by plan_text takes at most (its first look, its
+ * planned rounds, a min_rounds step at a time to its limit) and one for a
+ * confirmation; 0 without a plan.
+ */
+int plan_looks(const char *plan_text, int min_rounds);
+
+/* The plan's first rounds (its "rounds"), 0 without a plan. */
+int plan_first_rounds(const char *plan_text);
+
+/* The plan's limit (its "max_rounds"), 0 without a plan. */
+int plan_max_rounds(const char *plan_text);
+
+/*
+ * The options a comparison of a job planned by plan_text (may be NULL) is
+ * judged with, from those of an unplanned one: no-change shares alpha over
+ * the plan's looks when they are more, and a row is tested from the rounds
+ * the plan asks for first when they are fewer than opts->min_samples.
+ */
+void plan_compare_opts(const char *plan_text, int min_rounds, struct compare_opts *opts);
+
+/*
+ * Mark the rows of cmp that plan_text (may be NULL) says this machine
+ * cannot resolve: their compare_row.unresolvable is set to the MDE at the
+ * job's limit.
+ */
+void plan_mark_rows(const char *plan_text, struct comparison *cmp);
+
+/*
+ * The profile points of an A/A comparison of k paired rounds (cmp), as the
+ * posted profile's "points": per row with a paired interval, the spread of
+ * the per-round relative change recovered from it, sd = halfwidth *
+ * sqrt(pairs) / t(1 - alpha/2, pairs - 1).  A new JSON array.
+ */
+json_t *plan_profile_points(const struct comparison *cmp);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * test_roundplan.c - the MDE rounds are planned with, a plan built from a
+ * profile, its looks, and the rows a plan marks as not resolvable
+ * (roundplan.h), against hand-worked figures: t
+ * quantiles from printed tables (t(0.975, 4) = 2.776445, t(0.8, 4) =
+ * 0.940965, t(0.975, 5) = 2.570582, t(0.8, 5) = 0.919544, t(0.975, 11) =
+ * 2.200985, t(0.8, 11) = 0.875530, t(0.975, 2) = 4.302653, t(0.8, 2) =
+ * 1.060660, t(0.975, 3) = 3.182446, t(0.8, 3) = 0.978472, t(0.975, 19) =
+ * 2.093024, t(0.8, 19) = 0.861310).  Nothing is connected to.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "roundplan.h"
+
+static void test_mde(void **state)
+{
+	(void)state;
+	/* (t(0.975, n-1) + t(0.8, n-1)) * sd / sqrt(n) */
+	assert_true(fabs(plan_mde(0.02, 5, 0.05) - 0.0332495) < 1e-6);
+	assert_true(fabs(plan_mde(0.02, 6, 0.05) - 0.0284968) < 1e-6);
+	assert_true(fabs(plan_mde(0.5, 12, 0.05) - 0.4440566) < 1e-6);
+	assert_true(plan_mde(0, 5, 0.05) == 0);
+	assert_true(isinf(plan_mde(0.02, 1, 0.05)));
+	assert_true(isinf(plan_mde(NAN, 5, 0.05)));
+}
+
+static void row(struct compare_row *r, const char *workload, const char *params, const char *metric,
+                enum verdict v)
+{
+	memset(r, 0, sizeof(*r));
+	r->workload = strdup(workload);
+	r->lock = strdup("pthread");
+	r->metric = strdup(metric);
+	r->params_key = strdup(params);
+	r->headline = compare_row_is_headline(workload, metric);
+	r->verdict = v;
+}
+
+static void test_mark_rows(void **state)
+{
+	struct comparison c;
+	const char *plan =
+	    "{\"rounds\": 6, \"rows\": ["
+	    "{\"workload\": \"hot\", \"lock\": \"pthread\", \"params\": \"threads=2\", "
+	    "\"metric\": \"ops_per_sec\", \"mde_at_max\": 0.444, \"resolvable\": false},"
+	    "{\"workload\": \"uncontended\", \"lock\": \"pthread\", \"params\": \"threads=1\", "
+	    "\"metric\": \"ns_per_pair\", \"mde_at_max\": 0.01, \"resolvable\": true}]}";
+
+	(void)state;
+	comparison_init(&c);
+	c.rows = calloc(4, sizeof(*c.rows));
+	c.nrows = 4;
+	row(&c.rows[0], "hot", "threads=2", "ops_per_sec", VERDICT_INCONCLUSIVE);
+	row(&c.rows[1], "uncontended", "threads=1", "ns_per_pair", VERDICT_NO_CHANGE);
+	row(&c.rows[2], "hot", "threads=4", "ops_per_sec", VERDICT_NO_CHANGE);
+	row(&c.rows[3], "hot", "threads=2", "cov", VERDICT_INCONCLUSIVE);
+	/* before the plan: the inconclusive hot row makes the comparison inconclusive */
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+	plan_mark_rows(plan, &c);
+	assert_true(fabs(c.rows[0].unresolvable - 0.444) < 1e-12);
+	assert_true(c.rows[1].unresolvable == 0); /* resolvable */
+	assert_true(c.rows[2].unresolvable == 0); /* another point */
+	assert_true(c.rows[3].unresolvable == 0); /* another metric */
+	assert_false(compare_row_decides(&c.rows[0]));
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	/* a regression found on a row the machine cannot resolve still counts */
+	c.rows[0].verdict = VERDICT_REGRESSION;
+	assert_true(compare_row_decides(&c.rows[0]));
+	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
+	assert_int_equal(plan_first_rounds(plan), 6);
+	assert_int_equal(plan_first_rounds(NULL), 0);
+	plan_mark_rows(NULL, &c); /* no plan: nothing to mark, nothing breaks */
+	plan_mark_rows("not json", &c);
+	comparison_release(&c);
+}
+
+/*
+ * The looks of a planned job, worked by hand with --min-rounds 5: the first
+ * look (at 5 when the plan is past it), the planned rounds, then 5 at a
+ * time to the limit, and one for a confirmation.
+ */
+static void test_looks(void **state)
+{
+	(void)state;
+	/* 5, 16, 20 */
+	assert_int_equal(plan_looks("{\"rounds\": 16, \"max_rounds\": 20}", 5), 4);
+	/* 5, 8, 13, 18, 20 */
+	assert_int_equal(plan_looks("{\"rounds\": 8, \"max_rounds\": 20}", 5), 6);
+	/* 3, 8, 13, 18, 20: a plan at or under --min-rounds looks first at its rounds */
+	assert_int_equal(plan_looks("{\"rounds\": 3, \"max_rounds\": 20}", 5), 6);
+	/* 5, 6 (the limit) */
+	assert_int_equal(plan_looks("{\"rounds\": 6, \"max_rounds\": 6}", 5), 3);
+	/* 4 (the limit) */
+	assert_int_equal(plan_looks("{\"rounds\": 4, \"max_rounds\": 4}", 5), 2);
+	assert_int_equal(plan_looks(NULL, 5), 0);
+	assert_int_equal(plan_looks("not json", 5), 0);
+}
+
+/* The next look, by hand with --min-rounds 5: the one schedule the server asks by. */
+static void test_next_look(void **state)
+{
+	(void)state;
+	assert_int_equal(plan_next_look(16, 5, 20, 5), 16); /* first look done: the plan's rounds */
+	assert_int_equal(plan_next_look(16, 16, 20, 5), 20); /* then a step, capped */
+	assert_int_equal(plan_next_look(8, 8, 20, 5), 13);
+	assert_int_equal(plan_next_look(0, 5, 20, 5), 10); /* no plan: a step at a time */
+	assert_int_equal(plan_next_look(0, 18, 20, 5), 20);
+	assert_int_equal(plan_next_look(30, 5, 20, 5), 20); /* never past the limit */
+}
+
+/*
+ * A plan from a profile of three points, by hand (alpha 0.05, --min-rounds
+ * 5, --max-rounds 20, 20 s a round inside a 3600 s budget: the limit is 20):
+ * - uncontended, sd 1%: MDE at 3 rounds (4.302653 + 1.060660) * 0.01 /
+ *   sqrt(3) = 3.10% > 3%, at 4 (3.182446 + 0.978472) * 0.01 / 2 = 2.08%:
+ *   4 rounds;
+ * - hot at 8 threads, sd 30%: at 20 rounds (2.093024 + 0.861310) * 0.3 /
+ *   sqrt(20) = 19.82% > its 10% margin: not resolvable, and said so;
+ * - hot's cov is no headline: left out.
+ * The first rounds are the resolvable rows' most, 4.
+ */
+static void test_build(void **state)
+{
+	const struct plan_settings s = {0.05, 5, 20, 3600, 0.03, 0.10};
+	const struct profile_point pts[] = {
+	    {"uncontended", "kmutex", "threads=1", "ns_per_pair", 1, 0.01},
+	    {"hot", "kmutex", "threads=8", "ops_per_sec", 8, 0.3},
+	    {"hot", "kmutex", "threads=8", "cov", 8, 0.5},
+	};
+	int first = 0, cap = 0;
+	json_t *plan, *rows, *r;
+	char *text;
+	struct comparison c;
+
+	(void)state;
+	plan = plan_build(pts, 3, 20, "2026-12-02T00:00:00Z", &s, &first, &cap);
+	assert_non_null(plan);
+	assert_int_equal(first, 4);
+	assert_int_equal(cap, 20);
+	assert_int_equal(json_integer_value(json_object_get(plan, "rounds")), 4);
+	assert_int_equal(json_integer_value(json_object_get(plan, "max_rounds")), 20);
+	rows = json_object_get(plan, "rows");
+	assert_int_equal(json_array_size(rows), 2);
+	r = json_array_get(rows, 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "rounds")), 4);
+	assert_true(json_is_true(json_object_get(r, "resolvable")));
+	r = json_array_get(rows, 1);
+	assert_true(json_is_null(json_object_get(r, "rounds")));
+	assert_true(json_is_false(json_object_get(r, "resolvable")));
+	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.19818) < 1e-4);
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(plan, "unresolvable"), 0)),
+	    "this machine cannot resolve less than 19.8% on hot kmutex threads=8 "
+	    "ops_per_sec (margin +-10%, at 20 rounds)");
+	/* the plan as the server stores it marks the row it cannot resolve */
+	text = json_dumps(plan, JSON_COMPACT);
+	comparison_init(&c);
+	c.rows = calloc(1, sizeof(*c.rows));
+	c.nrows = 1;
+	row(&c.rows[0], "hot", "threads=8", "ops_per_sec", VERDICT_INCONCLUSIVE);
+	free(c.rows[0].lock);
+	c.rows[0].lock = strdup("kmutex");
+	plan_mark_rows(text, &c);
+	assert_true(fabs(c.rows[0].unresolvable - 0.19818) < 1e-4);
+	comparison_release(&c);
+	free(text);
+	json_decref(plan);
+
+	/* 600 s a round in a 3600 s budget: 6 rounds at most */
+	plan = plan_build(pts, 1, 600, "", &s, &first, &cap);
+	assert_int_equal(cap, 6);
+	assert_int_equal(first, 4);
+	json_decref(plan);
+	/* 3000 s a round: never fewer than a paired test can use */
+	plan = plan_build(pts, 1, 3000, "", &s, &first, &cap);
+	assert_int_equal(cap, COMPARE_MIN_PAIRS);
+	assert_int_equal(first, COMPARE_MIN_PAIRS);
+	json_decref(plan);
+	/* nothing resolvable: the first rounds are --min-rounds */
+	plan = plan_build(&pts[1], 1, 20, "", &s, &first, &cap);
+	assert_int_equal(first, 5);
+	json_decref(plan);
+}
+
+/* The options a planned job is judged with (roundplan.h, plan_compare_opts). */
+static void test_compare_opts(void **state)
+{
+	struct compare_opts o = COMPARE_OPTS_DEFAULT;
+
+	(void)state;
+	o.looks = 5;
+	plan_compare_opts("{\"rounds\": 4, \"max_rounds\": 20}", 5, &o);
+	/* 4, 9, 14, 19, 20 and a confirmation */
+	assert_int_equal(o.looks, 6);
+	assert_int_equal(o.min_samples, 4);
+	o = (struct compare_opts)COMPARE_OPTS_DEFAULT;
+	o.looks = 5;
+	plan_compare_opts("{\"rounds\": 16, \"max_rounds\": 20}", 5, &o);
+	assert_int_equal(o.looks, 5); /* 5, 16, 20, a confirmation: fewer than unplanned */
+	assert_int_equal(o.min_samples, 5);
+	o = (struct compare_opts)COMPARE_OPTS_DEFAULT;
+	plan_compare_opts(NULL, 5, &o);
+	assert_int_equal(o.looks, 1);
+	assert_int_equal(o.min_samples, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_mde),   cmocka_unit_test(test_mark_rows),
+	    cmocka_unit_test(test_looks), cmocka_unit_test(test_next_look),
+	    cmocka_unit_test(test_build), cmocka_unit_test(test_compare_opts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# lockbench plan and compare --plan: the rounds a job plans from A/A rounds,
+# and a comparison judged as the server judges a planned job (the shared
+# lockbench/lib/roundplan.c), on documents with fixed samples so that the
+# figures do not depend on this machine's noise; and bad input of every kind.
+. "$(dirname "$0")/lib/tap.sh"
+LB="$BIN/lockbench"
+
+"$LB" run --suite smoke --locks pthread,kmutex --repeat 3 --json "$T/run.json" --quiet >/dev/null 2>&1
+ok $? "a smoke run gives a document to shape"
+# shape ROUND VARIANT: every sample of every run the same fixed figure, times
+# a factor: 1 on base; on patched, hot kmutex at 4 threads' ops_per_sec by a
+# spread of 20% (HOT), every other figure by 0.1% (SMALL), a factor a round
+shape() {
+  R=$1 V=$2 perl -MJSON::PP -0777 -ne '
+    my @hot = (1.25, 0.8, 1.2, 0.85, 1.1, 0.9); my @small = (1.001, 0.999, 1.0005, 0.9995, 1.0, 1.0002);
+    my ($r, $v) = ($ENV{R}, $ENV{V});
+    my $d = JSON::PP->new->decode($_);
+    for my $run (@{$d->{runs}}) {
+      my $hot4 = $run->{workload} eq "hot" && $run->{lock} eq "kmutex" && $run->{params}{threads} == 4;
+      for my $m (keys %{$run->{samples}}) {
+        my $f = $v eq "base" ? 1 : ($hot4 && $m eq "ops_per_sec" ? $hot[$r] : $small[$r]);
+        my $n = scalar @{$run->{samples}{$m}};
+        $run->{samples}{$m} = [map { 1000 * $f } 1 .. $n];
+        $run->{metrics}{$m} = 1000 * $f;
+      }
+    }
+    $d->{variant} = $v; $d->{round} = $r + 0;
+    delete $d->{image}; # two builds
+    print JSON::PP->new->canonical->encode($d);' "$T/run.json"
+}
+for r in 0 1 2 3 4 5; do
+  shape $r base >"$T/b$r.json"; shape $r patched >"$T/p$r.json"
+done
+B=$(echo "$T"/b[0-4].json | tr ' ' ,) P=$(echo "$T"/p[0-4].json | tr ' ' ,)
+
+# the plan of five A/A rounds: hot kmutex at 4 threads cannot be resolved
+"$LB" plan "$B" "$P" --round-seconds 20 >"$T/plan.json" 2>"$T/plan.err"
+ok $? "plan of five A/A rounds a side exits 0"
+is "$(jq -r '.max_rounds' "$T/plan.json")" 20 "20 s a round in the 3600 s budget: the limit is --max-rounds (20)"
+is "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .resolvable' "$T/plan.json")" \
+  false "a row spread 20% a round is not resolvable within its 10% margin at 20 rounds"
+like "$(jq -r '.unresolvable[]' "$T/plan.json")" "^this machine cannot resolve less than [0-9.]+% on hot kmutex .*threads=4 ops_per_sec \(margin \+-10%, at 20 rounds\)" \
+  "and the plan says so in words"
+is "$(jq -r '[.rows[] | select(.resolvable == false)] | length' "$T/plan.json")" 1 "every row spread 0.1% is resolvable"
+is "$(jq -r '.rounds' "$T/plan.json")" 3 "rows spread 0.1% reach their target at 3 rounds: the plan asks for 3 first"
+is "$(jq -r '[.rows[] | select(.metric == "cov" or .metric == "fairness")] | length' "$T/plan.json")" 0 \
+  "descriptive rows are left out of the plan"
+"$LB" plan "$B" "$P" --round-seconds 900 --budget 3600 >"$T/plan900.json"
+is "$(jq -r '.max_rounds' "$T/plan900.json")" 4 "900 s a round in a 3600 s budget: 4 rounds at most"
+
+# compare without the plan: the spread row keeps the comparison inconclusive
+out=$("$LB" compare "$B" "$P" --format json)
+is "$(jq -r .overall <<<"$out")" inconclusive "without a plan the spread row makes the comparison inconclusive"
+# with it: that row decides nothing, and every other row is inside its margin
+out=$("$LB" compare "$B" "$P" --plan "$T/plan.json" --format json)
+ok $? "compare --plan exits 0"
+is "$(jq -r .overall <<<"$out")" no-change "with the plan the row it cannot resolve decides nothing: no-change"
+like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
+  '^0\.[0-9]+' "the row carries its MDE at the limit (unresolvable)"
+is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 1 "and no other row does"
+out=$("$LB" compare "$B" "$P" --plan "$T/plan.json")
+like "$out" "threads=4 +ops_per_sec .*not resolvable on this machine: [0-9.]+%" "the text table says the row is not resolvable"
+# the plan's first rounds (3) are enough for a verdict, as in the server
+B3=$(echo "$T"/b[0-2].json | tr ' ' ,) P3=$(echo "$T"/p[0-2].json | tr ' ' ,)
+is "$("$LB" compare "$B3" "$P3" --format json | jq -r .overall)" inconclusive "three rounds without a plan: too few for a verdict"
+is "$("$LB" compare "$B3" "$P3" --plan "$T/plan.json" --format json | jq -r .overall)" no-change \
+  "three rounds of a job planned for three: a verdict"
+# a change still counts on a row the plan cannot resolve
+for r in 0 1 2 3 4; do
+  shape $r base | jq -c '(.runs[] | select(.workload == "hot" and .lock == "kmutex" and .params.threads == 4) | .samples.ops_per_sec) |= map(. * 3)' >"$T/x$r.json"
+done
+out=$("$LB" compare "$(echo "$T"/x[0-4].json | tr ' ' ,)" "$P" --plan "$T/plan.json" --format json)
+is "$(jq -r .overall <<<"$out")" regression "a 3x drop on the row the plan cannot resolve is still a regression"
+
+# bad input: a clear line and a non-zero exit
+echo '{"rounds": 2, "max_rounds": 20, "rows": []}' >"$T/bad-rounds.json"
+echo '{"rounds": 5, "max_rounds": 4, "rows": []}' >"$T/bad-cap.json"
+echo '{"rounds": 5, "max_rounds": 20}' >"$T/bad-rows.json"
+printf 'not json' >"$T/bad-text.json"
+for f in bad-rounds bad-cap bad-rows; do
+  out=$("$LB" compare "$B" "$P" --plan "$T/$f.json" 2>&1); is $? 1 "compare --plan $f exits 1"
+  like "$out" "not a plan" "and says it is not a plan"
+done
+out=$("$LB" compare "$B" "$P" --plan "$T/bad-text.json" 2>&1); is $? 1 "compare --plan of text that is no JSON exits 1"
+like "$out" "--plan .*bad-text.json" "and names the file"
+out=$("$LB" compare "$B" "$P" --plan "$T/missing.json" 2>&1); is $? 1 "compare --plan of a missing file exits 1"
+out=$("$LB" compare "$B" "$P" --min-rounds 0 2>&1); is $? 2 "compare --min-rounds 0 is bad usage"
+out=$("$LB" plan "$T/b0.json" "$T/p0.json" 2>&1); is $? 1 "plan from one round a side exits 1"
+like "$out" "nothing to plan from" "and says there is nothing to plan from"
+out=$("$LB" plan "$B" 2>&1); is $? 2 "plan with one side is bad usage"
+for bad in "--min-rounds 6 --max-rounds 5" "--round-seconds -1" "--round-seconds x" "--budget 1e9" \
+  "--mde-latency 0" "--mde-contended 2" "--alpha 1" "--nosuch"; do
+  out=$("$LB" plan "$B" "$P" $bad 2>&1); is $? 2 "plan $bad is bad usage"
+done
+out=$("$LB" plan "$B" "$T/missing.json" 2>&1); is $? 1 "plan of a missing file exits 1"
+done_testing
