@@ -29,6 +29,8 @@
 # MIN_ROUNDS more at a time up to the plan's max_rounds (plan_next_look in
 # lockbench/lib/roundplan.h), and compare judges with --plan (its looks,
 # first rounds, and the rows the plan says this machine cannot resolve).
+# With or without a plan compare gets the job's limit (--max-rounds): a row
+# whose own rounds show it cannot be resolved by then decides nothing.
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
@@ -48,6 +50,9 @@ policy_verdict() {
     ((planned > MIN_ROUNDS && MIN_ROUNDS >= 3)) && want=$MIN_ROUNDS
     opt+=(--plan "$PLAN" --min-rounds "$MIN_ROUNDS")
   fi
+  # the job's limit: an inconclusive row whose spread cannot fit inside its
+  # margin by then decides nothing (futility, as the server: compare --max-rounds)
+  opt+=(--max-rounds "$cap")
   [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do

@@ -649,11 +649,14 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "     'stddev', v.patched_stddev),"
 	    "   'change', v.change, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
 	    "   'significant', v.significant, 'control', v.control, 'pairs', v.pairs,"
-	    /* the MDE at the job's most rounds of a row its machine cannot resolve (plan.h) */
-	    "   'unresolvable', (SELECT (x->>'mde_at_max')::float8 FROM "
+	    /*
+	     * the MDE at the job's most rounds of a row its machine cannot resolve:
+	     * its plan's (plan.h), else the job's own rounds' (plan_mark_futile)
+	     */
+	    "   'unresolvable', coalesce((SELECT (x->>'mde_at_max')::float8 FROM "
 	    "     jsonb_array_elements(j.plan->'rows') x WHERE x->>'resolvable' = 'false' AND "
 	    "     x->>'workload' = v.workload AND x->>'lock' = v.lock AND x->>'params' = "
-	    "     v.params_key AND x->>'metric' = v.metric LIMIT 1))"
+	    "     v.params_key AND x->>'metric' = v.metric LIMIT 1), v.unresolvable))"
 	    "   ORDER BY c.job_id, v.idx), '[]') FROM comparisons c JOIN verdicts v ON "
 	    "   v.comparison_id = c.id JOIN jobs j ON j.id = c.job_id WHERE j.submission_id = "
 	    "   s.id),"

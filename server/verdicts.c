@@ -55,7 +55,7 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	const char *plan_text;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
-	plan = db_exec(c, "SELECT plan::text FROM jobs WHERE id = $1", 1, p);
+	plan = db_exec(c, "SELECT plan::text, max_rounds FROM jobs WHERE id = $1", 1, p);
 	if (!plan)
 		return db_failure();
 	res = db_exec(c,
@@ -111,6 +111,10 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	plan_mark_rows(plan_text, out);
+	/* and the rows the job's own rounds say it cannot resolve by its limit */
+	plan_mark_futile(out, PQntuples(plan) == 1 && !PQgetisnull(plan, 0, 1)
+	                          ? atoi(PQgetvalue(plan, 0, 1))
+	                          : srv_cfg.max_rounds);
 	rc = 0;
 out:
 	PQclear(plan);
@@ -222,6 +226,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		if (!o)
 			goto out;
 		json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
+		if (r->unresolvable > 0)
+			json_object_set_new(o, "unresolvable", json_finite(r->unresolvable));
 		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
 		json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
 		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
@@ -290,7 +296,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "lockup_message text, lockup_stacks text, tested boolean, "
 		    "significant boolean, control boolean, pairs int, measured_runs int, "
 		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8, "
-		    "lockstep_runs int)",
+		    "lockstep_runs int, unresolvable float8)",
 		    2, p);
 	}
 out:
@@ -383,7 +389,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 	    "v.base_lockups, v.patched_lockups, v.base_runs, v.patched_runs, "
 	    "v.lockup_message, v.lockup_stacks, v.tested, v.significant, v.control, v.pairs, "
 	    "v.measured_runs, v.duet_runs, v.disturb_runs, v.repeated, v.disturb_limit_pct, "
-	    "v.lockstep_runs "
+	    "v.lockstep_runs, coalesce(v.unresolvable, 0) "
 	    "FROM verdicts v "
 	    "JOIN comparisons c ON "
 	    "c.id = v.comparison_id JOIN jobs j ON j.id = c.job_id WHERE "
@@ -469,6 +475,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->repeated = atoi(PQgetvalue(vres, k, 37));
 			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
 			r->lockstep_runs = atoi(PQgetvalue(vres, k, 39));
+			r->unresolvable = strtod(PQgetvalue(vres, k, 40), NULL);
 			/*
 			 * Not stored (no column): the server compares with
 			 * COMPARE_TEST_LOG, which takes logs when every paired

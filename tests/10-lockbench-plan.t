@@ -73,6 +73,18 @@ done
 out=$("$LB" compare "$(echo "$T"/x[0-4].json | tr ' ' ,)" "$P" --plan "$T/plan.json" --format json)
 is "$(jq -r .overall <<<"$out")" regression "a 3x drop on the row the plan cannot resolve is still a regression"
 
+# futility from the rounds themselves (no plan): the spread row's paired log
+# ratios (+0.22, -0.22, +0.18, -0.16, +0.10) have sd 0.20, 0.143 at its 90%
+# lower bound (4 degrees of freedom): an MDE of 14% at 10 rounds (past its 10%
+# margin: not resolvable by then) and of 6.5% at 40 (resolvable: left alone)
+out=$("$LB" compare "$B" "$P" --max-rounds 10 --format json)
+is "$(jq -r .overall <<<"$out")" no-change "a job limited to 10 rounds cannot resolve the spread row: it decides nothing"
+like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
+  '^0\.1[0-9]*' "and carries its MDE at 10 rounds"
+out=$("$LB" compare "$B" "$P" --max-rounds 40 --format json)
+is "$(jq -r .overall <<<"$out")" inconclusive "at a limit of 40 rounds it could still be resolved: inconclusive, asking for more"
+is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 0 "and nothing is marked"
+
 # bad input: a clear line and a non-zero exit
 echo '{"rounds": 2, "max_rounds": 20, "rows": []}' >"$T/bad-rounds.json"
 echo '{"rounds": 5, "max_rounds": 4, "rows": []}' >"$T/bad-cap.json"
@@ -86,6 +98,7 @@ out=$("$LB" compare "$B" "$P" --plan "$T/bad-text.json" 2>&1); is $? 1 "compare 
 like "$out" "--plan .*bad-text.json" "and names the file"
 out=$("$LB" compare "$B" "$P" --plan "$T/missing.json" 2>&1); is $? 1 "compare --plan of a missing file exits 1"
 out=$("$LB" compare "$B" "$P" --min-rounds 0 2>&1); is $? 2 "compare --min-rounds 0 is bad usage"
+out=$("$LB" compare "$B" "$P" --max-rounds 2 2>&1); is $? 2 "compare --max-rounds below 3 is bad usage"
 out=$("$LB" plan "$T/b0.json" "$T/p0.json" 2>&1); is $? 1 "plan from one round a side exits 1"
 like "$out" "nothing to plan from" "and says there is nothing to plan from"
 out=$("$LB" plan "$B" 2>&1); is $? 2 "plan with one side is bad usage"

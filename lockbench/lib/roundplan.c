@@ -173,20 +173,52 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp)
 	json_decref(plan);
 }
 
+/*
+ * The spread of row r's per-round relative change, recovered from its
+ * paired interval at alpha over its pairs; NAN when it has none.
+ */
+static double row_round_sd(const struct compare_row *r, double alpha)
+{
+	double half = (r->change_hi - r->change_lo) / 2, t, sd;
+
+	if (r->verdict == VERDICT_LOCKUP || r->pairs < COMPARE_MIN_PAIRS ||
+	    !(r->change_hi > r->change_lo))
+		return NAN;
+	t = gsl_cdf_tdist_Qinv(alpha / 2, (double)r->pairs - 1);
+	sd = half * sqrt((double)r->pairs) / t;
+	return isfinite(sd) && sd >= 0 && sd <= 10 ? sd : NAN;
+}
+
+size_t plan_mark_futile(struct comparison *cmp, int cap)
+{
+	size_t marked = 0;
+
+	for (size_t i = 0; i < cmp->nrows; i++) {
+		struct compare_row *r = &cmp->rows[i];
+		double sd = row_round_sd(r, cmp->opts.alpha), df = (double)r->pairs - 1, sd_lo, mde;
+
+		if (r->verdict != VERDICT_INCONCLUSIVE || r->control || !r->headline ||
+		    !r->tested || r->unresolvable > 0 || isnan(sd) || cap < COMPARE_MIN_PAIRS)
+			continue;
+		sd_lo = sd * sqrt(df / gsl_cdf_chisq_Qinv(0.10, df));
+		mde = plan_mde(sd_lo, cap, cmp->opts.alpha);
+		if (isfinite(mde) && mde > r->margin) {
+			r->unresolvable = mde;
+			marked++;
+		}
+	}
+	return marked;
+}
+
 json_t *plan_profile_points(const struct comparison *cmp)
 {
 	json_t *points = json_array();
 
 	for (size_t i = 0; i < cmp->nrows; i++) {
 		const struct compare_row *r = &cmp->rows[i];
-		double half = (r->change_hi - r->change_lo) / 2, t, sd;
+		double sd = row_round_sd(r, cmp->opts.alpha);
 
-		if (r->verdict == VERDICT_LOCKUP || r->pairs < COMPARE_MIN_PAIRS ||
-		    !(r->change_hi > r->change_lo))
-			continue;
-		t = gsl_cdf_tdist_Qinv(cmp->opts.alpha / 2, (double)r->pairs - 1);
-		sd = half * sqrt((double)r->pairs) / t;
-		if (!isfinite(sd) || sd < 0 || sd > 10)
+		if (isnan(sd))
 			continue;
 		json_array_append_new(
 		    points,

@@ -100,6 +100,23 @@ void plan_compare_opts(const char *plan_text, int min_rounds, struct compare_opt
 void plan_mark_rows(const char *plan_text, struct comparison *cmp);
 
 /*
+ * Futility, from a job's own rounds: mark the rows of cmp (as unresolvable,
+ * with that MDE) that cannot reach no-change within cap rounds whatever
+ * more rounds show.  A row is looked at when it is an inconclusive,
+ * tested headline row of no control, not marked yet: the spread of its
+ * per-round paired change is recovered from its interval (as
+ * plan_profile_points does), taken at its 90% lower confidence bound
+ * (sd * sqrt(df / chi2(0.9, df)), so that a spread seen large by chance
+ * rarely stops a row), and when the MDE of that spread at cap rounds
+ * (plan_mde) is past the row's margin, its interval cannot fit inside the
+ * margin at cap rounds even around no change at all.  A profile plans from
+ * a few A/A rounds (3 by default: 2 degrees of freedom); the job's own
+ * rounds have more, and this reads them at every look.  Returns the rows
+ * marked.
+ */
+size_t plan_mark_futile(struct comparison *cmp, int cap);
+
+/*
  * The profile points of an A/A comparison of k paired rounds (cmp), as the
  * posted profile's "points": per row with a paired interval, the spread of
  * the per-round relative change recovered from it, sd = halfwidth *

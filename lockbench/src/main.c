@@ -145,6 +145,9 @@ static void print_help(FILE *f)
 	        "                       (lockbench plan's output, or a job's \"plan\"): its\n"
 	        "                       looks, its first rounds, and rows it cannot resolve\n"
 	        "  --min-rounds N       the server's --min-rounds, the plan's step [5]\n"
+	        "  --max-rounds N       the job's limit (the plan's max_rounds with --plan):\n"
+	        "                       an inconclusive row whose spread cannot fit inside\n"
+	        "                       its margin by then is not resolvable [off]\n"
 	        "\n"
 	        "plan options (the server's option of the same name in brackets):\n"
 	        "  --alpha A            [0.05]     --min-rounds N [5]   --max-rounds N [20]\n"
@@ -971,6 +974,7 @@ static const struct option compare_options[] = {
     {"ignore-image", no_argument, NULL, OPT_IGNORE_IMAGE},
     {"plan", required_argument, NULL, OPT_PLAN},
     {"min-rounds", required_argument, NULL, OPT_MIN_ROUNDS},
+    {"max-rounds", required_argument, NULL, OPT_MAX_ROUNDS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1324,7 +1328,7 @@ static int cmd_compare(int argc, char **argv)
 	struct comparison cmp;
 	const char *plan_path = NULL;
 	char err[1024], *plan_text = NULL;
-	int c, rc = 1, min_rounds = 5;
+	int c, rc = 1, min_rounds = 5, max_rounds = 0;
 
 	comparison_init(&cmp);
 	optind = 1;
@@ -1399,6 +1403,13 @@ static int cmd_compare(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_MAX_ROUNDS:
+			if (parse_count(optarg, "--max-rounds", COMPARE_MIN_PAIRS, 100000,
+			                &max_rounds)) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
 		case OPT_HELP:
 			print_help(stdout);
 			rc = 0;
@@ -1437,6 +1448,11 @@ static int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	plan_mark_rows(plan_text, &cmp);
+	/* futility needs the job's limit: given, or the plan's */
+	if (!max_rounds)
+		max_rounds = plan_max_rounds(plan_text);
+	if (max_rounds)
+		plan_mark_futile(&cmp, max_rounds);
 	/* a debug kernel's documents carry lockups and splats only, no figures */
 	bool debug = cmp.suite && !strncmp(cmp.suite, "kernel-debug", 12);
 	if (!cmp.nrows && !cmp.nsplats && !debug) {

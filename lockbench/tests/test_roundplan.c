@@ -213,12 +213,72 @@ static void test_compare_opts(void **state)
 	assert_int_equal(o.min_samples, 5);
 }
 
+/*
+ * Futility from a job's own rounds, by hand.  A row whose interval over n
+ * pairs is +-h has the per-round spread sd = h * sqrt(n) / t(0.975, n-1);
+ * its 90% lower bound is sd * sqrt(df / chi2(0.9, df)) (chi2(0.9, 7) =
+ * 12.017037, chi2(0.9, 3) = 6.251389), and the MDE at the cap of that.
+ * - hot at 8 threads, 8 pairs, +-15.9% (t(0.975, 7) = 2.364624): sd =
+ *   0.159 * sqrt(8) / 2.364624 = 19.02%, lower 19.02% * sqrt(7 / 12.017)
+ *   = 14.52%, MDE at 20 rounds (2.093024 + 0.861310) * 0.1452 / sqrt(20)
+ *   = 9.59%: inside its 10% margin, not marked; at +-17% a lower sd of
+ *   15.52% and an MDE of 10.25%: marked;
+ * - the same at a cap of 40 rounds: (2.022691 + 0.850935) * 0.1552 /
+ *   sqrt(40) = 7.05%: not marked;
+ * - a narrow row, a control, a no-change row, a descriptive row: never.
+ */
+static void test_futile(void **state)
+{
+	struct comparison c;
+
+	(void)state;
+	comparison_init(&c);
+	c.opts.alpha = 0.05;
+	c.rows = calloc(5, sizeof(*c.rows));
+	c.nrows = 5;
+	for (int i = 0; i < 5; i++) {
+		row(&c.rows[i], "hot", "threads=8", i == 4 ? "cov" : "ops_per_sec",
+		    i == 3 ? VERDICT_NO_CHANGE : VERDICT_INCONCLUSIVE);
+		c.rows[i].pairs = 8;
+		c.rows[i].tested = true;
+		c.rows[i].margin = 0.10;
+		c.rows[i].change_lo = -0.17;
+		c.rows[i].change_hi = 0.17;
+	}
+	c.rows[0].change_lo = -0.159;
+	c.rows[0].change_hi = 0.159;
+	c.rows[2].control = true;
+	assert_int_equal(plan_mark_futile(&c, 20), 1); /* row 1 alone */
+	assert_true(c.rows[0].unresolvable == 0);
+	assert_true(fabs(c.rows[1].unresolvable - 0.10248) < 2e-4);
+	assert_true(c.rows[2].unresolvable == 0 && c.rows[3].unresolvable == 0 &&
+	            c.rows[4].unresolvable == 0);
+	assert_false(compare_row_decides(&c.rows[1]));
+	/* marked once: a second look leaves it as it is */
+	assert_int_equal(plan_mark_futile(&c, 20), 0);
+	c.rows[1].unresolvable = 0;
+	assert_int_equal(plan_mark_futile(&c, 40), 0);
+	/* four pairs (df 3): the lower bound is looser, sqrt(3 / 6.251389) */
+	c.rows[1].pairs = 4;
+	c.rows[1].change_lo = -0.40;
+	c.rows[1].change_hi = 0.40;
+	/* sd 0.40 * 2 / 3.182446 = 25.14%, lower 17.41%, MDE at 20: 11.50% */
+	assert_int_equal(plan_mark_futile(&c, 20), 1);
+	assert_true(fabs(c.rows[1].unresolvable - 0.1150) < 2e-4);
+	/* an untested row (too few rounds) is left alone */
+	c.rows[1].unresolvable = 0;
+	c.rows[1].tested = false;
+	assert_int_equal(plan_mark_futile(&c, 20), 0);
+	comparison_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mde),   cmocka_unit_test(test_mark_rows),
-	    cmocka_unit_test(test_looks), cmocka_unit_test(test_next_look),
-	    cmocka_unit_test(test_build), cmocka_unit_test(test_compare_opts),
+	    cmocka_unit_test(test_mde),    cmocka_unit_test(test_mark_rows),
+	    cmocka_unit_test(test_looks),  cmocka_unit_test(test_next_look),
+	    cmocka_unit_test(test_build),  cmocka_unit_test(test_compare_opts),
+	    cmocka_unit_test(test_futile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
