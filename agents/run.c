@@ -194,29 +194,17 @@ static const char *paired_workloads(enum pairing m)
 	return m == PAIR_LOCKSTEP ? LOCKSTEP_WORKLOADS : DUET_WORKLOADS;
 }
 
-/* Run one variant for one round and post it; duet: its duet document or NULL. */
-static int run_variant_once(struct job *j, const struct variant *v, int round, const char *duet,
-                            bool *retry, char **keep)
+/*
+ * The command of one variant's round into argv (at most 24 entries): the
+ * submission's lockbench run, or, for a kernel job, the trusted lockbench
+ * booting the variant's kernel.  rs and budget are the caller's buffers the
+ * entries point into.
+ */
+static void variant_argv(const struct job *j, const struct variant *v, const char *duet,
+                         const char *out, const char *rs, char budget[16], const char *argv[24])
 {
-	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400];
-	struct stack_arg sa;
-	/* the one folder the run may write: its document goes there */
-	snprintf(outdir, sizeof(outdir), "%s/out-%s-r%d", j->dir, v->name, round);
-	fs_remove_tree(outdir);
-	if (fs_mkdirs(outdir)) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s", INFRA,
-		         outdir, strerror(errno));
-		return -1;
-	}
-	snprintf(out, sizeof(out), "%s/result.json", outdir);
-	snprintf(bindir, sizeof(bindir), "%s", v->bin);
-	*strrchr(bindir, '/') = 0;
-	snprintf(log, sizeof(log), "%s/run-%s-r%d.log", j->dir, v->name, round);
-	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
-	snprintf(rs, sizeof(rs), "%d", round);
-	const char *argv[24];
-	char budget[16];
 	int k = 0;
+
 	if (j->kernel) {
 		/* boot the variant's kernel; any suite but smoke is the quick one */
 		argv[k++] = j->ag->cfg.lockbench;
@@ -234,7 +222,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		 * (what the locktorture boots left of it, less 30 s to write the
 		 * result), so the limit never cuts short a guest that progresses
 		 */
-		snprintf(budget, sizeof(budget), "%d",
+		snprintf(budget, 16, "%d",
 		         j->ag->cfg.run_timeout_s > 60 ? j->ag->cfg.run_timeout_s - 30
 		                                       : j->ag->cfg.run_timeout_s);
 		argv[k++] = "--budget-s";
@@ -260,13 +248,171 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	argv[k++] = "--json";
 	argv[k++] = out;
 	argv[k] = NULL;
+}
+
+/*
+ * A kernel round's document as posted: `kernel run` names its suite
+ * kernel-S, the round belongs to the job's; the code under test is the
+ * kernel, so no image.  Takes doc; NULL when it does not parse.
+ */
+static char *kernel_document(struct job *j, char *doc)
+{
+	json_t *d = json_loads(doc, 0, NULL);
+	char *t = NULL;
+
+	note_accel(j, doc);
+	free(doc);
+	if (d)
+		json_object_del(d, "image");
+	if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
+		t = json_dumps(d, JSON_COMPACT);
+	json_decref(d);
+	return t;
+}
+
+/*
+ * A native round's document as posted, from what the submission's
+ * lockbench wrote (untrusted): which lock is a control and the image are
+ * the agent's word, and a duet's document (duet, or NULL) is merged in.
+ * Takes doc; NULL with j->fail_reason when the duet cannot be merged.
+ */
+static char *native_document(struct job *j, const struct variant *v, int round, char *doc,
+                             const char *duet)
+{
+	json_t *d = json_loads(doc, 0, NULL);
+	char image[ELFIMAGE_LEN], ierr[256], *t = NULL;
+
+	/* which lock is a control: set or remove "controls" */
+	if (d && j->controls[0])
+		json_object_set_new(d, "controls", json_pack("[s]", j->controls));
+	else if (d)
+		json_object_del(d, "controls");
+	/*
+	 * So is the image (result.h): one image both sides makes the
+	 * comparison an A/A and a no-change, so it is hashed here from the
+	 * binary that ran, never taken from what that binary says (once, when
+	 * it was kept: variant_image).
+	 */
+	if (d && variant_image(j, v, image, ierr, sizeof(ierr)) == 0) {
+		json_object_set_new(d, "image", json_string(image));
+	} else if (d) {
+		json_object_del(d, "image");
+		agent_log("warn", j->id, "round %d: no image of %s: %s", round, v->name, ierr);
+	}
+	if (d)
+		t = json_dumps(d, JSON_COMPACT);
+	if (t) {
+		free(doc);
+		doc = t;
+	} /* else posted as it is: the server says what is wrong with it */
+	json_decref(d);
+	if (!duet)
+		return doc;
+	t = merge_duet(doc, duet, pairing_instrument(job_pairing(j)));
+	free(doc);
+	if (!t)
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: cannot merge the duet document %s", INFRA, duet);
+	return t;
+}
+
+/*
+ * What came of one variant's run r: its document to post (a lockup's when
+ * the watchdog ended it), or NULL with j->fail_reason set, *retry when the
+ * machine, not the submission, failed it.  log: the run's output; out: its
+ * document; stacks: where capture_stacks left the hung threads' stacks.
+ */
+static char *variant_outcome(struct job *j, const struct variant *v, int round,
+                             const struct spawn_result *r, const char *log, const char *out,
+                             const char *stacks_path, const char *duet, bool *retry)
+{
+	char msg[256], *doc;
+
+	if (r->timed_out) {
+		char *stacks = strutil_file_text(stacks_path);
+
+		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
+		free(stacks);
+		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
+		return doc;
+	}
+	if (r->status == 128 + SIGXCPU || r->status == 128 + SIGXFSZ) {
+		/* the submission's code went past a limit of the sandbox: its own doing */
+		snprintf(msg, sizeof(msg), "lockbench (%s, round %d) went past the sandbox's %s",
+		         v->name, round,
+		         r->status == 128 + SIGXCPU ? "CPU time limit" : "file size limit");
+		fail_with_tail(j, msg, log, 15);
+		return NULL;
+	}
+	if (r->status >= 128) {
+		/* not the watchdog's kill: the OOM killer, an operator, a limit */
+		snprintf(msg, sizeof(msg),
+		         "%s: lockbench (%s, round %d) was killed by signal %d (%s)%s", INFRA,
+		         v->name, round, r->status - 128, strsignal(r->status - 128),
+		         r->status - 128 == SIGKILL ? "; the OOM killer? see dmesg" : "");
+		fail_with_tail(j, msg, log, 15);
+		*retry = true;
+		return NULL;
+	}
+	if (j->kernel && r->status == 1) {
+		/* a boot that qemu could not run (it says why), or a guest with no result */
+		fail_with_tail(j,
+		               "lockbench kernel run failed: qemu or the guest gave no result "
+		               "(infrastructure, not a finding about the patch)",
+		               log, 15);
+		*retry = true;
+		return NULL;
+	}
+	if (r->status == 1 && log_says(log, "a failure of the machine, not a lockup")) {
+		/* a point killed from outside (lockbench's runner says so): a partial round */
+		fail_with_tail(j, INFRA ": a benchmark point was killed from outside", log, 15);
+		*retry = true;
+		return NULL;
+	}
+	/* 0; 3: lockups inside, still a result; 1: some points failed */
+	doc = r->status == 0 || r->status == 3 || r->status == 1 ? strutil_file_text(out) : NULL;
+	if (doc && !j->kernel)
+		return native_document(j, v, round, doc, duet); /* NULL with its reason */
+	if (doc)
+		doc = kernel_document(j, doc);
+	if (!doc)
+		fail_with_tail(j, "lockbench failed", log, 15);
+	return doc;
+}
+
+/* Run one variant for one round and post it; duet: its duet document or NULL. */
+static int run_variant_once(struct job *j, const struct variant *v, int round, const char *duet,
+                            bool *retry, char **keep)
+{
+	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400], budget[16], err[512];
+	const char *argv[24];
+	struct stack_arg sa;
+	struct sandbox_policy sb;
+	struct spawn_result r;
+	char *doc;
+	int rc;
+
+	/* the one folder the run may write: its document goes there */
+	snprintf(outdir, sizeof(outdir), "%s/out-%s-r%d", j->dir, v->name, round);
+	fs_remove_tree(outdir);
+	if (fs_mkdirs(outdir)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot create %s: %s", INFRA,
+		         outdir, strerror(errno));
+		return -1;
+	}
+	snprintf(out, sizeof(out), "%s/result.json", outdir);
+	snprintf(bindir, sizeof(bindir), "%s", v->bin);
+	*strrchr(bindir, '/') = 0;
+	snprintf(log, sizeof(log), "%s/run-%s-r%d.log", j->dir, v->name, round);
+	snprintf(sa.path, sizeof(sa.path), "%s/stacks-%s-r%d.txt", j->dir, v->name, round);
+	snprintf(rs, sizeof(rs), "%d", round);
+	variant_argv(j, v, duet, out, rs, budget, argv);
 	/*
 	 * Native: the binary was built from the submission.  Kernel: the trusted
 	 * lockbench boots the submission's kernel in qemu, which is the guest's
 	 * sandbox; bubblewrap still hides the agent's folders, and qemu's large
 	 * mappings get no address-space limit.
 	 */
-	struct sandbox_policy sb;
 	job_policy(j, &sb);
 	sandbox_add(sb.writable, outdir);
 	sandbox_add(sb.readable, bindir);
@@ -281,129 +427,27 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	                      .arg = &sa};
 	if (j->kernel)
 		c.lim.mem_mb = 0;
-	struct spawn_result r;
-	char err[512];
 	agent_log("info", j->id, "round %d: running %s", round, v->name);
 	*retry = false;
-	int src = spawn_run(&c, &r, err, sizeof(err));
+	rc = spawn_run(&c, &r, err, sizeof(err));
 	spawn_result_release(&r);
-	if (src) {
+	if (rc) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "%s: cannot start lockbench in the sandbox: %s", INFRA, err);
 		return -1;
 	}
 	if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
 		return -1;
-	char *doc = NULL;
-	if (r.timed_out) {
-		char *stacks = strutil_file_text(sa.path);
-		doc = deadline_document(j, v->name, round, stacks ? stacks : "");
-		free(stacks);
-		agent_log("warn", j->id, "round %d: %s hung; posting a lockup", round, v->name);
-	} else if (r.status == 128 + SIGXCPU || r.status == 128 + SIGXFSZ) {
-		/* the submission's code went past a limit of the sandbox: its own doing */
-		char msg[256];
-		snprintf(msg, sizeof(msg), "lockbench (%s, round %d) went past the sandbox's %s",
-		         v->name, round,
-		         r.status == 128 + SIGXCPU ? "CPU time limit" : "file size limit");
-		fail_with_tail(j, msg, log, 15);
+	doc = variant_outcome(j, v, round, &r, log, out, sa.path, duet, retry);
+	if (!doc)
 		return -1;
-	} else if (r.status >= 128) {
-		/* not the watchdog's kill: the OOM killer, an operator, a limit */
-		char msg[256];
-		snprintf(msg, sizeof(msg),
-		         "%s: lockbench (%s, round %d) was killed by signal %d (%s)%s", INFRA,
-		         v->name, round, r.status - 128, strsignal(r.status - 128),
-		         r.status - 128 == SIGKILL ? "; the OOM killer? see dmesg" : "");
-		fail_with_tail(j, msg, log, 15);
-		*retry = true;
-		return -1;
-	} else if (j->kernel && r.status == 1) {
-		/* a boot that qemu could not run (it says why), or a guest with no result */
-		fail_with_tail(j,
-		               "lockbench kernel run failed: qemu or the guest gave no result "
-		               "(infrastructure, not a finding about the patch)",
-		               log, 15);
-		*retry = true;
-		return -1;
-	} else if (r.status == 1 && log_says(log, "a failure of the machine, not a lockup")) {
-		/* a point killed from outside (lockbench's runner says so): a partial round */
-		fail_with_tail(j, INFRA ": a benchmark point was killed from outside", log, 15);
-		*retry = true;
-		return -1;
-	} else if (r.status == 0 || r.status == 3 || r.status == 1) {
-		doc = strutil_file_text(
-		    out); /* 3: lockups inside, still a result; 1: some points failed */
-		if (doc && j->kernel)
-			note_accel(j, doc);
-		if (doc && j->kernel) {
-			/* `kernel run` names its suite kernel-S; the round belongs to the job's */
-			json_t *d = json_loads(doc, 0, NULL);
-			free(doc);
-			doc = NULL;
-			if (d)
-				json_object_del(d, "image"); /* the code under test is the kernel */
-			if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
-				doc = json_dumps(d, JSON_COMPACT);
-			json_decref(d);
-		} else if (doc) {
-			/*
-			 * Which lock is a control is the agent's word, not the measured
-			 * (untrusted) binary's: set or remove "controls".
-			 */
-			json_t *d = json_loads(doc, 0, NULL);
-			char *t = NULL;
-
-			if (d && j->controls[0])
-				json_object_set_new(d, "controls", json_pack("[s]", j->controls));
-			else if (d)
-				json_object_del(d, "controls");
-			/*
-			 * So is the image (result.h): one image both sides makes the
-			 * comparison an A/A and a no-change, so it is hashed here from
-			 * the binary that ran, never taken from what that binary says
-			 * (once, when it was kept: variant_image).
-			 */
-			char image[ELFIMAGE_LEN], ierr[256];
-			if (d && variant_image(j, v, image, ierr, sizeof(ierr)) == 0) {
-				json_object_set_new(d, "image", json_string(image));
-			} else if (d) {
-				json_object_del(d, "image");
-				agent_log("warn", j->id, "round %d: no image of %s: %s", round,
-				          v->name, ierr);
-			}
-			if (d)
-				t = json_dumps(d, JSON_COMPACT);
-			if (t) {
-				free(doc);
-				doc = t;
-			} /* else posted as it is: the server says what is wrong with it */
-			json_decref(d);
-			t = doc && duet ? merge_duet(doc, duet, pairing_instrument(job_pairing(j)))
-			                : NULL;
-			if (duet && !t) {
-				snprintf(j->fail_reason, sizeof(j->fail_reason),
-				         "%s: cannot merge the duet document %s", INFRA, duet);
-				free(doc);
-				return -1;
-			}
-			if (t) {
-				free(doc);
-				doc = t;
-			}
-		}
-	}
-	if (!doc) {
-		fail_with_tail(j, "lockbench failed", log, 15);
-		return -1;
-	}
 	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
 	          r.wall_s, r.status);
 	if (keep) {
 		*keep = doc;
 		return 0;
 	}
-	int rc = post_result(j, v->name, round, doc);
+	rc = post_result(j, v->name, round, doc);
 	free(doc);
 	return rc;
 }
