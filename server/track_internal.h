@@ -1,0 +1,73 @@
+/*
+ * track_internal.h - shared by the tracker's files only; the public
+ * interface is track.h.
+ *
+ * trackgit.c runs git (from an argv array, never a shell), trackrun.c makes
+ * and reads the A/B runs, track.c polls the branches and runs the thread,
+ * trackalert.c confirms steps, keeps the alerts and bisects, trackapi.c
+ * holds the HTTP handlers.  Each function's full contract is the comment
+ * above its definition.  Strings handed in are borrowed; nothing here keeps
+ * them past the call.
+ */
+#ifndef LOCKLAB_SERVER_TRACK_INTERNAL_H
+#define LOCKLAB_SERVER_TRACK_INTERNAL_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+/* ---- trackgit.c ---- */
+
+/*
+ * Run git with argv (argv[0] "git") in a cleared environment plus extra
+ * (NULL-terminated, at most 2; may be NULL).  *out (may be NULL) is new,
+ * the caller frees it; err gets git's first line of stderr.  The exit
+ * status, or -1 when git could not run.
+ */
+int track_git_env(const char *const *argv, const char *const *extra, char **out, char *err,
+                  size_t errlen);
+/* track_git_env without extra variables. */
+int track_git(const char *const *argv, char **out, char *err, size_t errlen);
+/* The commit rev names in the mirror, hex into sha (41 bytes); 0 or -1. */
+int track_rev(const char *mirror, const char *rev, char *sha);
+
+/* ---- trackrun.c ---- */
+
+/* A tracked tree as the runs need it; the strings are borrowed. */
+struct track_tree {
+	const char *id, *name, *url, *branch, *suites;
+};
+
+/* One series' verdict row of a run (track_row_of). */
+struct track_row {
+	char verdict[32];
+	double change, base_mean, patched_mean, change_lo, change_hi;
+	char unit[32];
+};
+
+/* The track_runs id of that attempt of the A/B run base -> commit, made when new; -1. */
+long long track_run_attempt(PGconn *c, const struct track_tree *t, const char *purpose,
+                            const char *base, const char *commit, int attempt, int rounds);
+/* The first A/B run base -> commit (attempt 0, --min-rounds). */
+long long track_run(PGconn *c, const struct track_tree *t, const char *purpose, const char *base,
+                    const char *commit);
+/* Submission sub's row for series into *row: 0, 1 when it has none, -1 on a database error. */
+int track_row_of(PGconn *c, const char *sub, const char *const series[5], struct track_row *row);
+/* The tree of id into *t, its strings borrowed from the result (the caller PQclears it); NULL. */
+PGresult *track_tree_of(PGconn *c, const char *id, struct track_tree *t);
+
+/* ---- track.c ---- */
+
+/* Wake the tracker thread now (a poke). */
+void track_wake(void);
+
+/* ---- trackalert.c ---- */
+
+/* Record an event of alert (state, who, note: note may be NULL). */
+void track_event(PGconn *c, const char *alert, const char *state, const char *who,
+                 const char *note);
+/* Judge the proposed steps whose A/B ended: alerts, fixes. */
+void track_judge_candidates(PGconn *c);
+/* One move of each open bisection. */
+void track_bisect(PGconn *c);
+
+#endif

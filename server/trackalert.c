@@ -1,0 +1,525 @@
+/*
+ * trackalert.c - what the tracker does with a proposed step
+ * (track_internal.h): the A/B that confirms it, the alert a confirmed
+ * regression becomes (and its events), the fix a later improvement marks,
+ * bisection to the first bad commit, and the mail of a bisected alert.  The
+ * steps are proposed by track.c; the alerts' HTTP side is trackapi.c.
+ */
+#include "track_internal.h"
+
+#include <glib.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "db.h"
+#include "mail.h"
+#include "outbox.h"
+
+/* ---- confirmation, alerts, fixes ----------------------------------------------- */
+
+/* A line of the alert's history (alert_events); note may be NULL. */
+void track_event(PGconn *c, const char *alert, const char *state, const char *who, const char *note)
+{
+	const char *p[4] = {alert, state, who, note};
+
+	db_run(c, "INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)",
+	       4, p);
+}
+
+/*
+ * The proposed steps whose A/B ended: each gets its outcome; a confirmed
+ * regression becomes an alert, a confirmed improvement fixes the open
+ * alerts of its series whose step it follows.
+ */
+void track_judge_candidates(PGconn *c)
+{
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT k.id, k.tree_id, k.branch, k.machine_class, k.workload, k.lock, k.metric, "
+	    "k.params_key, k.good, k.bad, k.expect, r.submission_id, s.state FROM track_candidates "
+	    "k JOIN track_runs r ON r.id = k.run_id JOIN submissions s ON s.id = r.submission_id "
+	    "WHERE k.outcome IS NULL AND s.state IN ('done', 'failed') ORDER BY k.id",
+	    0, NULL);
+	int i;
+
+	if (!res)
+		return;
+	for (i = 0; i < PQntuples(res); i++) {
+		const char *kid = PQgetvalue(res, i, 0), *expect = PQgetvalue(res, i, 10);
+		const char *series[5] = {PQgetvalue(res, i, 3), PQgetvalue(res, i, 4),
+		                         PQgetvalue(res, i, 5), PQgetvalue(res, i, 6),
+		                         PQgetvalue(res, i, 7)};
+		struct track_row row = {.verdict = "failed"};
+		const char *outcome = "failed";
+		int got = 1;
+
+		if (strcmp(PQgetvalue(res, i, 12), "done") == 0) {
+			got = track_row_of(c, PQgetvalue(res, i, 11), series, &row);
+			if (got < 0)
+				continue;
+			outcome = got == 0 ? row.verdict : "not-measured";
+		}
+		{
+			const char *p[2] = {kid, outcome};
+
+			if (db_run(c, "UPDATE track_candidates SET outcome = $2 WHERE id = $1", 2,
+			           p) != DB_OK)
+				continue;
+		}
+		fprintf(stderr,
+		        "locklab-server: tracker: candidate %s (%s %s %s): the A/B says %s\n", kid,
+		        series[1], series[2], series[3], outcome);
+		if (strcmp(outcome, expect) != 0)
+			continue;
+		/* $1..$9 the series and the step (good, bad), both queries; $10..$14 the alert's */
+		char change[32], before[32], after[32];
+		const char *p[14] = {PQgetvalue(res, i, 1),
+		                     PQgetvalue(res, i, 2),
+		                     series[0],
+		                     series[1],
+		                     series[2],
+		                     series[3],
+		                     series[4],
+		                     PQgetvalue(res, i, 8),
+		                     PQgetvalue(res, i, 9),
+		                     change,
+		                     before,
+		                     after,
+		                     row.unit,
+		                     kid};
+
+		if (strcmp(expect, "regression") == 0) {
+			PGresult *ins;
+
+			snprintf(change, sizeof(change), "%.6f", row.change);
+			snprintf(before, sizeof(before), "%.6g", row.base_mean);
+			snprintf(after, sizeof(after), "%.6g", row.patched_mean);
+			ins = db_exec(
+			    c,
+			    "INSERT INTO alerts (tree_id, branch, machine_class, workload, "
+			    "lock, metric, params_key, state, good, bad, bisect_good, "
+			    "bisect_bad, change, before_mean, after_mean, unit, confirm_run) "
+			    "VALUES ($1, $2, $3, $4, $5, $6, $7, 'confirmed', $8, $9, $8, $9, "
+			    "$10, $11, $12, $13, (SELECT run_id FROM track_candidates WHERE id "
+			    "= $14)) ON CONFLICT DO NOTHING RETURNING id",
+			    14, p);
+			if (ins && PQntuples(ins) == 1) {
+				const char *aid = PQgetvalue(ins, 0, 0);
+
+				track_event(c, aid, "new", "tracker",
+				            "proposed by the change-point detector");
+				track_event(c, aid, "confirmed", "tracker",
+				            "the A/B of the two commits: regression");
+				fprintf(stderr,
+				        "locklab-server: tracker: alert %s: %s %s %s %+.1f%%\n",
+				        aid, series[1], series[2], series[3], 100 * row.change);
+			}
+			PQclear(ins);
+		} else {
+			/* a confirmed improvement after an open alert's step reverses it */
+			PGresult *fx = db_exec(
+			    c,
+			    "UPDATE alerts a SET state = 'fixed', fixed_by = $9, state_by = "
+			    "'tracker', "
+			    "state_at = now() FROM track_commits ab, track_commits g WHERE "
+			    "a.tree_id = $1 "
+			    "AND a.branch = $2 AND a.machine_class = $3 AND a.workload = $4 AND "
+			    "a.lock = "
+			    "$5 AND a.metric = $6 AND a.params_key = $7 AND a.state IN ('new', "
+			    "'confirmed', 'bisected') AND ab.tree_id = a.tree_id AND ab.branch = "
+			    "a.branch AND ab.commit = a.bad AND g.tree_id = a.tree_id AND g.branch "
+			    "= "
+			    "a.branch AND g.commit = $8 AND ab.seq <= g.seq RETURNING a.id",
+			    9, p);
+			int k;
+
+			for (k = 0; fx && k < PQntuples(fx); k++)
+				track_event(c, PQgetvalue(fx, k, 0), "fixed", "tracker",
+				            "a later step reverses it (confirmed by A/B)");
+			PQclear(fx);
+		}
+	}
+	PQclear(res);
+}
+
+/* ---- the alert as a mail ------------------------------------------------------- */
+
+/*
+ * Queue the mail of a bisected alert to the commit's author, Cc the tree's
+ * list when it has one, in the kernel test robot's manner: the finding first, the commit, the
+ * before/after table, how to reproduce with lockbench.  Kept in the outbox (kind 'alert', held in a
+ * dry run) under the confirming A/B's submission.
+ */
+static void track_mail_alert(PGconn *c, const char *aid)
+{
+	const char *p[1] = {aid};
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT a.commit, a.subject, a.author, t.name, a.branch, t.url, a.good, a.bad, "
+	    "a.machine_class, a.workload, a.lock, a.metric, a.params_key, a.change, a.before_mean, "
+	    "a.after_mean, a.unit, r.submission_id, (SELECT count(*) FROM bisect_steps st WHERE "
+	    "st.alert_id = a.id), a.bisect_good, t.list FROM alerts a JOIN trees t ON t.id = "
+	    "a.tree_id "
+	    "JOIN "
+	    "track_runs r ON r.id = a.confirm_run WHERE a.id = $1 AND a.commit IS NOT NULL AND NOT "
+	    "EXISTS (SELECT 1 FROM outbox o WHERE o.kind = 'alert' AND o.subject LIKE '%alert ' "
+	    "|| a.id || ']%')",
+	    1, p);
+	char *body = NULL, *subject = NULL, *msg = NULL, *msgid = NULL, *to = NULL, err[256];
+	const char *public_url = *srv_cfg.public_url ? srv_cfg.public_url : srv_cfg.listen;
+	double change;
+
+	if (!res || PQntuples(res) != 1)
+		goto out;
+	change = strtod(PQgetvalue(res, 0, 13), NULL);
+	subject = g_strdup_printf("[locklab alert %s] %.12s %s: %+.1f%% %s regression", aid,
+	                          PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), 100 * change,
+	                          PQgetvalue(res, 0, 11));
+	body = g_strdup_printf(
+	    "Greeting,\n\n"
+	    "locklab found a %+.1f%% change of %s (%s) in %s on the %s lock (%s), on the\n"
+	    "%s machines, and bisected it with interleaved A/B runs to:\n\n"
+	    "commit: %s\n(\"%s\")\nauthor: %s\n"
+	    "tree:   %s %s\nrange:  %.12s..%.12s, %s A/B steps\n\n"
+	    "%16.12s %28.12s\n---------------- ---------------------------\n"
+	    "%16.6g %+10.1f%% %16.6g  %s.%s.%s.%s\n\n"
+	    "To reproduce (the lockbench of each commit, A/B):\n\n"
+	    "  git clone %s tree && cd tree\n"
+	    "  git checkout %.12s && make build/lockbench && cp build/lockbench /tmp/lb-base\n"
+	    "  git checkout %.12s && make build/lockbench\n"
+	    "  for r in 0 1 2; do\n"
+	    "    /tmp/lb-base run --suite smoke --locks %s --workloads %s --round $r --json "
+	    "base-$r.json\n"
+	    "    build/lockbench run --suite smoke --locks %s --workloads %s --variant patched "
+	    "--round $r --json patched-$r.json\n"
+	    "  done\n"
+	    "  build/lockbench compare base-0.json,base-1.json,base-2.json "
+	    "patched-0.json,patched-1.json,patched-2.json\n\n"
+	    "The alert, its history and steps: %s%s/#/alerts\n\n"
+	    "Thanks,\nlocklab\n",
+	    100 * change, PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 16), PQgetvalue(res, 0, 9),
+	    PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 8),
+	    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+	    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 6),
+	    PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 18), PQgetvalue(res, 0, 19),
+	    PQgetvalue(res, 0, 0), strtod(PQgetvalue(res, 0, 14), NULL), 100 * change,
+	    strtod(PQgetvalue(res, 0, 15), NULL), PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10),
+	    PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 5),
+	    PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 10),
+	    PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 9),
+	    strncmp(public_url, "http", 4) ? "http://" : "", public_url);
+	to = mail_addr_spec(PQgetvalue(res, 0, 2));
+	{
+		struct mail_reply m = {.from = srv_cfg.mail_from,
+		                       .to = PQgetvalue(res, 0, 2),
+		                       .cc = db_value(res, 0, 20),
+		                       .subject = subject,
+		                       .domain = srv_cfg.mail_domain,
+		                       .body = body,
+		                       .tag = strtoll(aid, NULL, 10),
+		                       .date = time(NULL),
+		                       .new_thread = true};
+
+		msg = mail_build_reply(&m, &msgid, err, sizeof(err));
+	}
+	if (!msg || !to) {
+		fprintf(stderr, "locklab-server: tracker: alert %s: no mail: %s\n", aid,
+		        msg ? "no author address" : err);
+		goto out;
+	}
+	{
+		const char *list = db_value(res, 0, 20);
+		char *rcpt = list ? g_strdup_printf("%s, %s", to, list) : g_strdup(to);
+		const char *q[6] = {PQgetvalue(res, 0, 17),
+		                    rcpt,
+		                    subject,
+		                    msg,
+		                    msgid,
+		                    outbox_sending() ? "queued" : "held"};
+
+		db_run(c,
+		       "INSERT INTO outbox (submission_id, kind, recipients, subject, message, "
+		       "message_id, state) VALUES ($1, 'alert', $2, $3, $4, $5, $6)",
+		       6, q);
+		g_free(rcpt);
+	}
+out:
+	g_free(body);
+	g_free(subject);
+	free(msg);
+	free(msgid);
+	free(to);
+	PQclear(res);
+}
+
+/* ---- bisection ---------------------------------------------------------------- */
+
+/*
+ * An inconclusive step: measured once more (attempt 1, --max-rounds from
+ * the start); 1 when that run is asked for.  When the second run is
+ * inconclusive too, its confidence interval of the change (row) still
+ * tells which side of the alert's step the commit is on when the whole
+ * interval is below half the step ("good": -1) or above it ("regression":
+ * -2; a big step is not hidden by noise).  Else bisection stops and the
+ * alert names the range it got to and why, instead of guessing: 0.
+ */
+static int track_bisect_inconclusive(PGconn *c, const char *aid, PGresult *res, int i,
+                                     const struct track_row *row)
+{
+	const char *commit = PQgetvalue(res, i, 0), *good = PQgetvalue(res, i, 4);
+	struct track_tree t;
+	PGresult *tr;
+	long long run = -1;
+	char runid[24], *why;
+
+	if (PQgetisnull(res, i, 3)) {
+		tr = track_tree_of(c, PQgetvalue(res, i, 5), &t);
+		if (tr)
+			run =
+			    track_run_attempt(c, &t, "bisect", good, commit, 1, srv_cfg.max_rounds);
+		PQclear(tr);
+		if (run > 0) {
+			const char *q[3] = {aid, commit, runid};
+
+			snprintf(runid, sizeof(runid), "%lld", run);
+			db_run(
+			    c,
+			    "UPDATE bisect_steps SET run_id = $3, first_verdict = 'inconclusive' "
+			    "WHERE alert_id = $1 AND commit = $2",
+			    3, q);
+			fprintf(
+			    stderr,
+			    "locklab-server: tracker: alert %s: %.12s is inconclusive, measured "
+			    "again with %d rounds\n",
+			    aid, commit, srv_cfg.max_rounds);
+			return 1;
+		}
+	}
+	{
+		const char *p[1] = {aid};
+		PGresult *ar = db_exec(c, "SELECT change FROM alerts WHERE id = $1", 1, p);
+		double step = ar && PQntuples(ar) == 1 ? strtod(PQgetvalue(ar, 0, 0), NULL) : 0;
+		/* the interval in the step's direction, against half the step */
+		double dir = step < 0 ? -1 : 1, a = dir * row->change_lo, b = dir * row->change_hi;
+		double lo = fmin(a, b), hi = fmax(a, b), half = fabs(step) / 2;
+
+		PQclear(ar);
+		if (step != 0 && (hi < half || lo > half)) {
+			fprintf(
+			    stderr,
+			    "locklab-server: tracker: alert %s: %.12s inconclusive twice, but its "
+			    "change (%+.1f%%..%+.1f%%) is %s half the step (%+.1f%%)\n",
+			    aid, commit, 100 * row->change_lo, 100 * row->change_hi,
+			    hi < half ? "below" : "above", 100 * step);
+			return hi < half ? -1 : -2;
+		}
+	}
+	why = g_strdup_printf("bisection stopped: the A/B of %.12s against %.12s was inconclusive "
+	                      "twice (the second with %d rounds) and its change (%+.1f%%..%+.1f%%) "
+	                      "cannot tell whether it holds the step, so the first bad commit is "
+	                      "somewhere in the range and is not guessed",
+	                      commit, good, srv_cfg.max_rounds, 100 * row->change_lo,
+	                      100 * row->change_hi);
+	{
+		const char *q[2] = {aid, commit}, *a[2] = {aid, why};
+
+		db_run(c,
+		       "UPDATE bisect_steps SET verdict = 'inconclusive' WHERE alert_id = $1 AND "
+		       "commit = $2",
+		       2, q);
+		db_run(c,
+		       "UPDATE alerts SET state = 'bisected', reason = $2, state_by = 'tracker', "
+		       "state_at = now() WHERE id = $1",
+		       2, a);
+	}
+	track_event(c, aid, "bisected", "tracker", why);
+	fprintf(stderr, "locklab-server: tracker: alert %s: %s\n", aid, why);
+	g_free(why);
+	return 0;
+}
+
+/*
+ * Read the ended steps of alert a into its range: 1 while one still runs
+ * (or is measured again), -1 when bisection stopped, else 0.
+ */
+static int track_bisect_read(PGconn *c, const char *aid, const char *const series[5])
+{
+	const char *p[1] = {aid};
+	PGresult *res = db_exec(c,
+	                        "SELECT st.commit, r.submission_id, s.state, st.first_verdict, "
+	                        "st.good, r.tree_id FROM bisect_steps st JOIN track_runs r ON "
+	                        "r.id = st.run_id JOIN submissions s ON s.id = r.submission_id "
+	                        "WHERE st.alert_id = $1 AND st.verdict IS NULL",
+	                        1, p);
+	int running = 0;
+	int i;
+
+	if (!res)
+		return 1;
+	for (i = 0; i < PQntuples(res); i++) {
+		const char *commit = PQgetvalue(res, i, 0), *state = PQgetvalue(res, i, 2);
+		struct track_row row = {.verdict = "skip"};
+		char change[32] = "";
+		const char *verdict = "skip", *moves = NULL;
+
+		if (strcmp(state, "done") != 0 && strcmp(state, "failed") != 0) {
+			running = 1;
+			continue;
+		}
+		if (strcmp(state, "done") == 0) {
+			int got = track_row_of(c, PQgetvalue(res, i, 1), series, &row);
+
+			if (got < 0) {
+				running = 1;
+				continue;
+			}
+			/* a range that does not touch the lock leaves it as it was */
+			verdict = got == 0 ? row.verdict : "no-change";
+			if (got == 0)
+				snprintf(change, sizeof(change), "%.6f", row.change);
+		}
+		if (strcmp(verdict, "inconclusive") == 0) {
+			int side = track_bisect_inconclusive(c, aid, res, i, &row);
+
+			if (side == 0) {
+				running = -1;
+				break;
+			}
+			if (side == 1) {
+				running = 1;
+				continue;
+			}
+			/* recorded as inconclusive; its interval moves the end */
+			moves = side == -1 ? "no-change" : "regression";
+		}
+		{
+			const char *q[4] = {aid, commit, verdict, change[0] ? change : NULL};
+
+			db_run(
+			    c,
+			    "UPDATE bisect_steps SET verdict = $3, change = $4::double precision "
+			    "WHERE alert_id = $1 AND commit = $2 AND verdict IS NULL",
+			    4, q);
+			if (!moves)
+				moves = verdict;
+			if (strcmp(moves, "regression") == 0)
+				db_run(c, "UPDATE alerts SET bisect_bad = $2 WHERE id = $1", 2, q);
+			else if (strcmp(moves, "skip") != 0)
+				db_run(c, "UPDATE alerts SET bisect_good = $2 WHERE id = $1", 2, q);
+		}
+		fprintf(stderr, "locklab-server: tracker: alert %s: %.12s is %s\n", aid, commit,
+		        verdict);
+	}
+	PQclear(res);
+	return running;
+}
+
+/* One move of each open bisection: read its steps, then name or test. */
+void track_bisect(PGconn *c)
+{
+	PGresult *res =
+	    db_exec(c,
+	            "SELECT id, tree_id, branch, machine_class, workload, lock, metric, "
+	            "params_key FROM alerts WHERE state = 'confirmed' AND commit IS "
+	            "NULL AND reason IS NULL ORDER BY id",
+	            0, NULL);
+	int i;
+
+	if (!res)
+		return;
+	for (i = 0; i < PQntuples(res); i++) {
+		const char *aid = PQgetvalue(res, i, 0);
+		const char *series[5] = {PQgetvalue(res, i, 3), PQgetvalue(res, i, 4),
+		                         PQgetvalue(res, i, 5), PQgetvalue(res, i, 6),
+		                         PQgetvalue(res, i, 7)};
+		const char *p[1] = {aid};
+		PGresult *in, *tr;
+		struct track_tree t;
+		int k, skipped = 0;
+
+		if (track_bisect_read(c, aid, series) != 0)
+			continue;
+		/* the commits inside (good, bad), oldest first, with what bisection knows */
+		in = db_exec(
+		    c,
+		    "SELECT tc.commit, st.verdict, a.bisect_good, a.bisect_bad FROM alerts a "
+		    "JOIN track_commits g ON g.tree_id = a.tree_id AND g.branch = a.branch "
+		    "AND g.commit = a.bisect_good JOIN track_commits b ON b.tree_id = "
+		    "a.tree_id AND b.branch = a.branch AND b.commit = a.bisect_bad JOIN "
+		    "track_commits tc ON tc.tree_id = a.tree_id AND tc.branch = a.branch AND "
+		    "tc.seq > g.seq AND tc.seq < b.seq AND tc.segment = b.segment LEFT JOIN "
+		    "bisect_steps st ON "
+		    "st.alert_id = a.id AND st.commit = tc.commit WHERE a.id = $1 ORDER BY "
+		    "tc.seq",
+		    1, p);
+		if (!in)
+			continue;
+		{
+			int n = PQntuples(in), cand[4096], nc = 0;
+
+			for (k = 0; k < n && nc < 4096; k++) {
+				if (PQgetisnull(in, k, 1))
+					cand[nc++] = k;
+				else
+					skipped++;
+			}
+			if (nc == 0) {
+				/* nothing left to test: the bad end is the first bad commit */
+				const char *q[2] = {
+				    aid, skipped ? "the commits before the bad end did "
+				                   "not build, so the range cannot be split"
+				                 : NULL};
+
+				if (skipped)
+					db_run(
+					    c,
+					    "UPDATE alerts SET state = 'bisected', reason = $2, "
+					    "state_by = 'tracker', state_at = now() WHERE id = $1",
+					    2, q);
+				else
+					db_run(c,
+					       "UPDATE alerts a SET state = 'bisected', commit = "
+					       "a.bisect_bad, subject = tc.subject, author = "
+					       "tc.author, "
+					       "state_by = 'tracker', state_at = now() FROM "
+					       "track_commits "
+					       "tc WHERE a.id = $1 AND tc.tree_id = a.tree_id AND "
+					       "tc.branch = a.branch AND tc.commit = a.bisect_bad",
+					       1, q);
+				track_event(c, aid, "bisected", "tracker", skipped ? q[1] : NULL);
+				if (!skipped)
+					track_mail_alert(c, aid);
+				fprintf(stderr, "locklab-server: tracker: alert %s bisected%s\n",
+				        aid, skipped ? " to a range" : "");
+				PQclear(in);
+				continue;
+			}
+			tr = track_tree_of(c, PQgetvalue(res, i, 1), &t);
+			if (tr) {
+				const char *good = n ? PQgetvalue(in, 0, 2) : "";
+				const char *mid = PQgetvalue(in, cand[(nc - 1) / 2], 0);
+				long long run = track_run(c, &t, "bisect", good, mid);
+
+				if (run > 0) {
+					char runid[24];
+					const char *q[4] = {aid, mid, good, runid};
+
+					snprintf(runid, sizeof(runid), "%lld", run);
+					db_run(c,
+					       "INSERT INTO bisect_steps (alert_id, commit, good, "
+					       "run_id) "
+					       "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+					       4, q);
+				}
+				PQclear(tr);
+			}
+		}
+		PQclear(in);
+	}
+	PQclear(res);
+}
