@@ -750,47 +750,46 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 	return rc;
 }
 
-static int results_body(PGconn *c, void *arg)
+/*
+ * Lock the job's row and read what results_judge needs.  Returns the
+ * result (the caller PQclears it; no row when there is no such job), or
+ * NULL as db_exec does.
+ */
+static PGresult *results_lock_job(PGconn *c, const struct results_ctx *x, const char *idbuf,
+                                  const char *agent)
 {
-	struct results_ctx *x = arg;
-	char idbuf[24], agent[24], round[16], rid[24];
-	long long submission = 0;
-	const char *owner, *key_job;
-	PGresult *res;
-	bool same_agent;
-	int rc;
-
-	json_decref(x->progress);
-	x->progress = NULL;
-	x->duplicate = false;
-	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
-	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
-	snprintf(round, sizeof(round), "%d", x->res->round);
+	const char *p[5] = {idbuf, x->key, x->res->suite, agent, x->doc_text};
 
 	/*
 	 * The job row lock orders concurrent posts for one job; the same
-	 * statement reads what the checks below need.
+	 * statement reads what results_judge checks.
 	 */
-	{
-		const char *p[5] = {idbuf, x->key, x->res->suite, agent, x->doc_text};
+	return db_exec(c,
+	               "SELECT state, claimed_by, submission_id, lease_expires < now(), "
+	               "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
+	               "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
+	               "FROM results WHERE idempotency_key = $2), (SELECT document = "
+	               "$5::jsonb FROM results WHERE idempotency_key = $2), claims "
+	               "FROM jobs WHERE id = $1 FOR UPDATE",
+	               5, p);
+}
 
-		res =
-		    db_exec(c,
-		            "SELECT state, claimed_by, submission_id, lease_expires < now(), "
-		            "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
-		            "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
-		            "FROM results WHERE idempotency_key = $2), (SELECT document = "
-		            "$5::jsonb FROM results WHERE idempotency_key = $2), claims "
-		            "FROM jobs WHERE id = $1 FOR UPDATE",
-		            5, p);
-	}
-	if (!res)
-		return db_failure();
-	rc = DB_ABORT;
+/*
+ * Whether the post may be stored, from results_lock_job's row; sets
+ * x->claim and *submission.  Returns DB_OK (x->duplicate set when it is a
+ * replay of a stored document), or DB_ABORT with x->status and x->msg.
+ */
+static int results_judge(struct results_ctx *x, const PGresult *res, const char *idbuf,
+                         long long *submission)
+{
+	const char *owner, *key_job;
+	bool same_agent;
+	int rc = DB_ABORT;
+
 	if (PQntuples(res) != 1) {
 		x->status = 404;
 		snprintf(x->msg, sizeof(x->msg), "no job %lld", x->id);
-		goto checked;
+		return DB_ABORT;
 	}
 	owner = db_value(res, 0, 1);
 	key_job = db_value(res, 0, 5);
@@ -800,7 +799,7 @@ static int results_body(PGconn *c, void *arg)
 	 * half is discarded with its round.
 	 */
 	same_agent = key_job && PQgetvalue(res, 0, 7)[0] == 't';
-	submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	*submission = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	snprintf(x->claim, sizeof(x->claim), "%s", PQgetvalue(res, 0, 9));
 	if (key_job && strcmp(key_job, idbuf) != 0) {
 		x->status = 409;
@@ -840,7 +839,160 @@ static int results_body(PGconn *c, void *arg)
 	} else {
 		rc = DB_OK;
 	}
-checked:
+	return rc;
+}
+
+/*
+ * Discard the halves of this round, and a document under this key, stored
+ * under another claim of the job.  Returns db_run's code.
+ */
+static int results_discard_halves(PGconn *c, const struct results_ctx *x, const char *idbuf,
+                                  const char *round)
+{
+	/*
+	 * A round's base and patched are one lease's: a half posted under
+	 * an earlier claim of the job (by another agent, or by this one
+	 * before it restarted) is discarded, and this lease runs the round
+	 * whole (next_round points at it again).  Two machines' halves
+	 * would pair one machine's speed against another's; two leases'
+	 * halves, a machine's state then against its state now.
+	 */
+	const char *p[4] = {idbuf, round, x->claim, x->key};
+
+	return db_run(c,
+	              "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
+	              "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
+	              "claim IS DISTINCT FROM $3::int",
+	              4, p);
+}
+
+/*
+ * Store the document as a results row; its id goes into rid.  Returns
+ * DB_OK, DB_ABORT (409 in x->status and x->msg) when the job has this
+ * round of this variant already, or db_failure().
+ */
+static int results_insert(PGconn *c, struct results_ctx *x, const char *idbuf, const char *agent,
+                          const char *round, char *rid, size_t ridlen)
+{
+	PGresult *res;
+	const char *p[7] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text, x->claim};
+
+	res = db_exec(c,
+	              "INSERT INTO results (job_id, agent_id, idempotency_key, round, "
+	              "variant, document, claim) VALUES ($1, $2, $3, $4, $5, $6::jsonb, "
+	              "$7::int) ON "
+	              "CONFLICT (job_id, variant, round) DO NOTHING RETURNING id",
+	              7, p);
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		x->status = 409;
+		snprintf(x->msg, sizeof(x->msg),
+		         "round %d of '%s' is already stored for job %lld under another "
+		         "idempotency key",
+		         x->res->round, x->res->variant, x->id);
+		return DB_ABORT;
+	}
+	snprintf(rid, ridlen, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return DB_OK;
+}
+
+/*
+ * Store the document's runs, samples and lockups (x->runs, x->samples,
+ * x->lockups) under results row rid.  Returns DB_OK, DB_FAIL when out of
+ * memory, or db_run's code.
+ */
+static int results_insert_rows(PGconn *c, const struct results_ctx *x, const char *rid,
+                               const char *idbuf, const char *round)
+{
+	char *runs = json_dumps(x->runs, JSON_COMPACT);
+	char *samples = json_dumps(x->samples, JSON_COMPACT);
+	char *lockups = json_dumps(x->lockups, JSON_COMPACT);
+	const char *pr[2] = {rid, runs};
+	const char *ps[2] = {rid, samples};
+	const char *pl[4] = {rid, lockups, idbuf, round};
+	int rc = DB_FAIL;
+
+	if (runs && samples && lockups)
+		rc = db_run(c,
+		            "INSERT INTO runs (result_id, idx, workload, lock, params_key, "
+		            "locked_up) SELECT $1::bigint, x.* FROM jsonb_to_recordset($2) AS "
+		            "x(idx int, workload text, lock text, params_key text, locked_up "
+		            "boolean)",
+		            2, pr);
+	if (rc == DB_OK)
+		rc = db_run(c,
+		            "INSERT INTO samples (result_id, run_idx, metric, unit, "
+		            "higher_better, value, samples) SELECT $1::bigint, x.* FROM "
+		            "jsonb_to_recordset($2) AS x(run_idx int, metric text, unit text, "
+		            "higher_better boolean, value float8, samples float8[])",
+		            2, ps);
+	if (rc == DB_OK && json_array_size(x->lockups))
+		rc = db_run(c,
+		            "INSERT INTO lockups (job_id, result_id, variant, round, workload, "
+		            "lock, params_key, kind, message, stacks) SELECT $3::bigint, "
+		            "$1::bigint, x.variant, $4::int, x.workload, x.lock, x.params_key, "
+		            "x.kind, x.message, x.stacks FROM jsonb_to_recordset($2) AS "
+		            "x(variant text, workload text, lock text, params_key text, kind "
+		            "text, message text, stacks text)",
+		            4, pl);
+	free(runs);
+	free(samples);
+	free(lockups);
+	return rc;
+}
+
+/*
+ * The job's progress into x->progress once the document is stored; when
+ * the wanted rounds are all in, results_evaluate first and the progress
+ * after it.  Returns DB_OK, DB_FAIL when the progress cannot be read, or
+ * results_evaluate's code.
+ */
+static int results_progress(PGconn *c, struct results_ctx *x, long long submission)
+{
+	int wanted, complete, rc;
+
+	x->progress = job_progress(c, x->id);
+	if (!x->progress)
+		return DB_FAIL;
+	wanted = (int)json_integer_value(json_object_get(x->progress, "rounds"));
+	complete = (int)json_integer_value(json_object_get(x->progress, "rounds_complete"));
+	if (complete < wanted)
+		return DB_OK;
+	rc = results_evaluate(c, x, submission, wanted);
+	if (rc != DB_OK)
+		return rc;
+	json_decref(x->progress);
+	x->progress = job_progress(c, x->id);
+	return x->progress ? DB_OK : DB_FAIL;
+}
+
+/*
+ * The transaction of a posted document: check it against the locked job,
+ * answer a replay as the first post, else store it in place of another
+ * claim's halves and look at the job's progress.
+ */
+static int results_body(PGconn *c, void *arg)
+{
+	struct results_ctx *x = arg;
+	char idbuf[24], agent[24], round[16], rid[24];
+	long long submission = 0;
+	PGresult *res;
+	int rc;
+
+	json_decref(x->progress);
+	x->progress = NULL;
+	x->duplicate = false;
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
+	snprintf(round, sizeof(round), "%d", x->res->round);
+
+	res = results_lock_job(c, x, idbuf, agent);
+	if (!res)
+		return db_failure();
+	rc = results_judge(x, res, idbuf, &submission);
 	PQclear(res);
 	if (rc != DB_OK)
 		return rc;
@@ -848,107 +1000,16 @@ checked:
 		x->progress = job_progress(c, x->id);
 		return x->progress ? DB_OK : DB_FAIL;
 	}
-	{
-		/*
-		 * A round's base and patched are one lease's: a half posted under
-		 * an earlier claim of the job (by another agent, or by this one
-		 * before it restarted) is discarded, and this lease runs the round
-		 * whole (next_round points at it again).  Two machines' halves
-		 * would pair one machine's speed against another's; two leases'
-		 * halves, a machine's state then against its state now.
-		 */
-		const char *p[4] = {idbuf, round, x->claim, x->key};
-
-		rc = db_run(c,
-		            "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
-		            "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
-		            "claim IS DISTINCT FROM $3::int",
-		            4, p);
-		if (rc != DB_OK)
-			return rc;
-	}
-	{
-		const char *p[7] = {idbuf,           agent,       x->key,  round,
-		                    x->res->variant, x->doc_text, x->claim};
-
-		res = db_exec(c,
-		              "INSERT INTO results (job_id, agent_id, idempotency_key, round, "
-		              "variant, document, claim) VALUES ($1, $2, $3, $4, $5, $6::jsonb, "
-		              "$7::int) ON "
-		              "CONFLICT (job_id, variant, round) DO NOTHING RETURNING id",
-		              7, p);
-		if (!res)
-			return db_failure();
-		if (PQntuples(res) == 0) {
-			PQclear(res);
-			x->status = 409;
-			snprintf(x->msg, sizeof(x->msg),
-			         "round %d of '%s' is already stored for job %lld under another "
-			         "idempotency key",
-			         x->res->round, x->res->variant, x->id);
-			return DB_ABORT;
-		}
-		snprintf(rid, sizeof(rid), "%s", PQgetvalue(res, 0, 0));
-		PQclear(res);
-	}
-	{
-		char *runs = json_dumps(x->runs, JSON_COMPACT);
-		char *samples = json_dumps(x->samples, JSON_COMPACT);
-		char *lockups = json_dumps(x->lockups, JSON_COMPACT);
-		const char *pr[2] = {rid, runs};
-		const char *ps[2] = {rid, samples};
-		const char *pl[4] = {rid, lockups, idbuf, round};
-
-		rc = DB_FAIL;
-		if (runs && samples && lockups)
-			rc = db_run(
-			    c,
-			    "INSERT INTO runs (result_id, idx, workload, lock, params_key, "
-			    "locked_up) SELECT $1::bigint, x.* FROM jsonb_to_recordset($2) AS "
-			    "x(idx int, workload text, lock text, params_key text, locked_up "
-			    "boolean)",
-			    2, pr);
-		if (rc == DB_OK)
-			rc = db_run(
-			    c,
-			    "INSERT INTO samples (result_id, run_idx, metric, unit, "
-			    "higher_better, value, samples) SELECT $1::bigint, x.* FROM "
-			    "jsonb_to_recordset($2) AS x(run_idx int, metric text, unit text, "
-			    "higher_better boolean, value float8, samples float8[])",
-			    2, ps);
-		if (rc == DB_OK && json_array_size(x->lockups))
-			rc = db_run(
-			    c,
-			    "INSERT INTO lockups (job_id, result_id, variant, round, workload, "
-			    "lock, params_key, kind, message, stacks) SELECT $3::bigint, "
-			    "$1::bigint, x.variant, $4::int, x.workload, x.lock, x.params_key, "
-			    "x.kind, x.message, x.stacks FROM jsonb_to_recordset($2) AS "
-			    "x(variant text, workload text, lock text, params_key text, kind "
-			    "text, message text, stacks text)",
-			    4, pl);
-		free(runs);
-		free(samples);
-		free(lockups);
-		if (rc != DB_OK)
-			return rc;
-	}
-	x->progress = job_progress(c, x->id);
-	if (!x->progress)
-		return DB_FAIL;
-	{
-		int wanted = (int)json_integer_value(json_object_get(x->progress, "rounds"));
-		int complete =
-		    (int)json_integer_value(json_object_get(x->progress, "rounds_complete"));
-
-		if (complete < wanted)
-			return DB_OK;
-		rc = results_evaluate(c, x, submission, wanted);
-	}
+	rc = results_discard_halves(c, x, idbuf, round);
 	if (rc != DB_OK)
 		return rc;
-	json_decref(x->progress);
-	x->progress = job_progress(c, x->id);
-	return x->progress ? DB_OK : DB_FAIL;
+	rc = results_insert(c, x, idbuf, agent, round, rid, sizeof(rid));
+	if (rc != DB_OK)
+		return rc;
+	rc = results_insert_rows(c, x, rid, idbuf, round);
+	if (rc != DB_OK)
+		return rc;
+	return results_progress(c, x, submission);
 }
 
 /* The rows of runs/samples/lockups for jsonb_to_recordset. */

@@ -59,36 +59,36 @@ static char *sub_series_key(const struct mbox_mail *m)
 	return low;
 }
 
-static int sub_store(PGconn *c, void *arg)
+/*
+ * The id of tree s->tree into tree_id.  Returns DB_OK, DB_ABORT with the
+ * reason in s->err when there is no such tree, or db_failure().
+ */
+static int sub_tree_id(PGconn *c, struct sub_new *s, char *tree_id, size_t len)
 {
-	struct sub_new *s = arg;
-	const struct mbox_mail *first = s->series.npatches ? &s->series.patches[0] : NULL;
-	const struct mbox_mail *head = s->series.cover ? s->series.cover : first;
-	char *suites = NULL, *title = NULL, *series_key = NULL, *head_to = NULL, *head_cc = NULL;
-	char idbuf[24], ver[16], tree_id[24];
-	const char *tree_param = NULL;
-	PGresult *res = NULL;
-	int rc = DB_FAIL, i, nclass;
-	size_t k;
+	const char *p[1] = {s->tree};
+	PGresult *res;
 
-	json_decref(s->jobs);
-	s->jobs = json_array();
-	if (s->tree) {
-		const char *p[1] = {s->tree};
-
-		res = db_exec(c, "SELECT id FROM trees WHERE name = $1", 1, p);
-		if (!res)
-			return db_failure();
-		if (PQntuples(res) != 1) {
-			PQclear(res);
-			snprintf(s->err, sizeof(s->err), "unknown tree '%s'", s->tree);
-			return DB_ABORT;
-		}
-		snprintf(tree_id, sizeof(tree_id), "%s", PQgetvalue(res, 0, 0));
-		tree_param = tree_id;
+	res = db_exec(c, "SELECT id FROM trees WHERE name = $1", 1, p);
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) != 1) {
 		PQclear(res);
+		snprintf(s->err, sizeof(s->err), "unknown tree '%s'", s->tree);
+		return DB_ABORT;
 	}
-	suites = sub_suites_literal(s);
+	snprintf(tree_id, len, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return DB_OK;
+}
+
+/*
+ * The submission's subject: head's, else "<git url> <git ref>".  New
+ * string, NULL when out of memory or when there is neither.
+ */
+static char *sub_title(const struct sub_new *s, const struct mbox_mail *head)
+{
+	char *title = NULL;
+
 	if (head) {
 		title = strdup(head->subject);
 	} else if (s->git_url) {
@@ -98,10 +98,22 @@ static int sub_store(PGconn *c, void *arg)
 		if (title)
 			snprintf(title, n, "%s %s", s->git_url, s->git_ref);
 	}
-	if (!suites || !title)
-		goto out;
+	return title;
+}
+
+/*
+ * Insert the submissions row (head: the cover letter, else the first
+ * patch, else NULL); its id goes into s->id.  Returns DB_OK or db_failure().
+ */
+static int sub_insert_submission(PGconn *c, struct sub_new *s, const struct mbox_mail *head,
+                                 const char *tree_param, const char *suites, const char *title)
+{
+	char ver[16];
+	char *series_key;
+	PGresult *res;
+
 	snprintf(ver, sizeof(ver), "%d", s->series.version ? s->series.version : 1);
-	series_key = head ? sub_series_key(s->series.cover ? s->series.cover : first) : NULL;
+	series_key = head ? sub_series_key(head) : NULL;
 	{
 		const char *p[15] = {s->source,
 		                     s->url,
@@ -130,21 +142,25 @@ static int sub_store(PGconn *c, void *arg)
 		    "$11::int ORDER BY version DESC, id DESC LIMIT 1)) RETURNING id",
 		    15, p);
 	}
-	if (!res) {
-		rc = db_failure();
-		goto out;
-	}
-	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	free(series_key);
-	series_key = NULL;
-	snprintf(idbuf, sizeof(idbuf), "%lld", s->id);
+	if (!res)
+		return db_failure();
+	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
-	res = NULL;
+	return DB_OK;
+}
 
-	/* the list the reply goes back to (mail.h), from the head as it was sent */
-	if (head && head->raw)
-		mail_find_recipients(head->raw, head->raw_len, head->message_id, &head_to,
-		                     &head_cc);
+/*
+ * Insert a patches row for the cover letter, if any, and each patch of
+ * submission idbuf, the message as sent included; head_to and head_cc go
+ * with head.  Returns DB_OK or db_run's code.
+ */
+static int sub_insert_patches(PGconn *c, const struct sub_new *s, const struct mbox_mail *head,
+                              const char *idbuf, const char *head_to, const char *head_cc)
+{
+	int rc = DB_OK;
+	size_t k;
+
 	for (k = 0; k <= s->series.npatches; k++) {
 		const struct mbox_mail *m;
 		char seq[16], total[16];
@@ -183,38 +199,53 @@ static int sub_store(PGconn *c, void *arg)
 		}
 		g_free(raw);
 		if (rc != DB_OK)
-			goto out;
+			return rc;
 	}
+	return rc;
+}
 
-	if (s->mail_ids) {
-		const char *p[2] = {idbuf, s->mail_ids};
+/*
+ * Mark the intake's mails s->mail_ids submitted as submission idbuf.
+ * Returns DB_OK, DB_ABORT with the reason in s->err when none of them was
+ * still pending, or db_failure().
+ */
+static int sub_claim_mails(PGconn *c, struct sub_new *s, const char *idbuf)
+{
+	const char *p[2] = {idbuf, s->mail_ids};
+	PGresult *res;
 
-		res = db_exec(c,
-		              "UPDATE mail_messages SET state = 'submitted', submission_id = $1 "
-		              "WHERE message_id = ANY($2::text[]) AND state = 'pending'",
-		              2, p);
-		if (!res) {
-			rc = db_failure();
-			goto out;
-		}
-		if (atoi(PQcmdTuples(res)) == 0) {
-			snprintf(s->err, sizeof(s->err), "its mails were submitted already");
-			rc = DB_ABORT;
-			goto out;
-		}
+	res = db_exec(c,
+	              "UPDATE mail_messages SET state = 'submitted', submission_id = $1 "
+	              "WHERE message_id = ANY($2::text[]) AND state = 'pending'",
+	              2, p);
+	if (!res)
+		return db_failure();
+	if (atoi(PQcmdTuples(res)) == 0) {
 		PQclear(res);
-		res = NULL;
+		snprintf(s->err, sizeof(s->err), "its mails were submitted already");
+		return DB_ABORT;
 	}
+	PQclear(res);
+	return DB_OK;
+}
+
+/*
+ * Insert the jobs of submission idbuf, their ids appended to s->jobs.
+ * Returns DB_OK or db_failure().
+ */
+static int sub_insert_jobs(PGconn *c, struct sub_new *s, const char *idbuf)
+{
+	PGresult *res;
+	int rc = DB_OK, i, nclass;
+	size_t k;
 
 	/* one job per suite and machine class of the registered agents */
 	res = db_exec(c,
 	              "SELECT DISTINCT machine_class FROM agents WHERE role = 'agent' "
 	              "ORDER BY machine_class",
 	              0, NULL);
-	if (!res) {
-		rc = db_failure();
-		goto out;
-	}
+	if (!res)
+		return db_failure();
 	nclass = PQntuples(res);
 	for (k = 0; k < s->nsuites; k++) {
 		for (i = 0; i < (nclass ? nclass : 1); i++) {
@@ -238,12 +269,56 @@ static int sub_store(PGconn *c, void *arg)
 			PQclear(jr);
 		}
 	}
-	rc = DB_OK;
 out:
 	PQclear(res);
+	return rc;
+}
+
+/*
+ * The transaction of a new submission: its tree, the submissions row, its
+ * mails as patches rows, the intake's mails marked and one job per suite
+ * and machine class.
+ */
+static int sub_store(PGconn *c, void *arg)
+{
+	struct sub_new *s = arg;
+	const struct mbox_mail *first = s->series.npatches ? &s->series.patches[0] : NULL;
+	const struct mbox_mail *head = s->series.cover ? s->series.cover : first;
+	char *suites = NULL, *title = NULL, *head_to = NULL, *head_cc = NULL;
+	char idbuf[24], tree_id[24];
+	const char *tree_param = NULL;
+	int rc;
+
+	json_decref(s->jobs);
+	s->jobs = json_array();
+	if (s->tree) {
+		rc = sub_tree_id(c, s, tree_id, sizeof(tree_id));
+		if (rc != DB_OK)
+			return rc;
+		tree_param = tree_id;
+	}
+	suites = sub_suites_literal(s);
+	title = sub_title(s, head);
+	rc = DB_FAIL;
+	if (!suites || !title)
+		goto out;
+	rc = sub_insert_submission(c, s, head, tree_param, suites, title);
+	if (rc != DB_OK)
+		goto out;
+	snprintf(idbuf, sizeof(idbuf), "%lld", s->id);
+
+	/* the list the reply goes back to (mail.h), from the head as it was sent */
+	if (head && head->raw)
+		mail_find_recipients(head->raw, head->raw_len, head->message_id, &head_to,
+		                     &head_cc);
+	rc = sub_insert_patches(c, s, head, idbuf, head_to, head_cc);
+	if (rc == DB_OK && s->mail_ids)
+		rc = sub_claim_mails(c, s, idbuf);
+	if (rc == DB_OK)
+		rc = sub_insert_jobs(c, s, idbuf);
+out:
 	free(suites);
 	free(title);
-	free(series_key);
 	free(head_to);
 	free(head_cc);
 	return rc;
