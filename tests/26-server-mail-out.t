@@ -225,7 +225,7 @@ api GET "/api/v1/submissions/$s6/reply"
 info=$(mailinfo <<<"$BODY")
 like "$(jq -r .first_paragraph <<<"$info")" '^locklab could not tell a change from noise: [0-9]+ rows? stayed inconclusive' \
   "the reply says so first"
-unlike "$(jq -r .body <<<"$info")" 'Tested-by|Reported-by' "with neither Tested-by nor Reported-by"
+unlike "$(jq -r .body <<<"$info")" '^(Tested-by|Reported-by): ' "with neither Tested-by nor Reported-by"
 
 # a kernel lockup: the hung-task report's call trace, top frames, within 100 columns
 submit_mbox "$T/series.mbox"
