@@ -12,14 +12,14 @@
 . "$(dirname "$0")/lib/agent.sh"
 
 # 1. the source: nothing in agents/ but the spawn module starts a process,
-# nothing in the server but the tracker's runner (track.c), nothing in the
+# nothing in the server but the tracker's git runner (trackgit.c), nothing in the
 # code they share (lockbench/lib: the ssh wrapper execs through the program's own)
 starts='(^|[^_a-z])(system|popen|execl|execlp|execle|execv|execvp|execvpe|posix_spawnp?)[[:space:]]*\('
 hits=$(grep -nE "$starts" "$TOP"/agents/*.c "$TOP"/agents/*.h | grep -v "^$TOP/agents/spawn\.[ch]:")
 is "$hits" "" "no system(), popen(), exec*() or posix_spawn() in agents/ outside spawn.c"
 hits=$(grep -nE "$starts" "$TOP"/server/*.c "$TOP"/server/*.h "$TOP"/lockbench/lib/*.[ch] |
-  grep -v "^$TOP/server/track\.c:")
-is "$hits" "" "none in server/ outside track.c, none in lockbench/lib"
+  grep -v "^$TOP/server/trackgit\.c:")
+is "$hits" "" "none in server/ outside trackgit.c, none in lockbench/lib"
 
 # 2. no untrusted code without a sandbox, unless the operator says so
 mkdir "$T/nobwrap"
