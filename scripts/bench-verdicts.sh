@@ -200,15 +200,23 @@ tally() { # tally LABEL N SIDE
     V_reg[$test]=0 V_imp[$test]=0 V_same[$test]=0 V_inc[$test]=0 V_rounds[$test]=0
   done
   : >"$tmp/secs"
+  local want=regression seen v_first
+  [[ $1 == aa* ]] && want=no-change
   for ((i = 1; i <= $2; i++)); do
+    v_first=
     while read -r test v r f s; do
+      [[ $test == "$first" ]] && v_first=$v
       V_rounds[$test]=$((V_rounds[$test] + r))
       [[ $test == "$first" ]] && echo "$s" >>"$tmp/secs"
       case $v in regression) V_reg[$test]=$((V_reg[$test] + 1)) ;; improvement) V_imp[$test]=$((V_imp[$test] + 1)) ;;
         inconclusive) V_inc[$test]=$((V_inc[$test] + 1)) ;; *) V_same[$test]=$((V_same[$test] + 1)) ;; esac
       printf '  %s %d/%d [%s]: %s after %d rounds a side (%s s)\n' "$1" "$i" "$2" "$test" "$v" "$r" "$s" >&2
     done < <(compare_once "$3")
+    seen=$(wc -l <"$tmp/rows")
     collect_rows "$1"
+    # a miss (not the verdict the case wants) says what its rows measured
+    [[ $v_first == "$want" ]] || tail -n +"$((seen + 1))" "$tmp/rows" | awk '{
+      printf "    %s %s %s %s: %+.2f%% +-%.2f%% (margin +-%g%%, %d rounds), %s\n", $2, $3, $4, $5, $9, $6, $7, $8, $10 }' >&2
   done
   for test in $COMPARE_TESTS; do
     V_rounds[$test]=$(awk -v r="${V_rounds[$test]}" -v n="$2" 'BEGIN { printf "%.1f", n ? r / n : 0 }')

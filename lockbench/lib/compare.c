@@ -367,12 +367,13 @@ struct range_test {
 	 * of the per-round ratios when logs, else of the mean
 	 */
 	double change;
-	double lo, hi; /* relative interval of the change */
-	double p_eq;   /* TOST p against +-margin, 1 when not computable */
-	size_t pairs;  /* paired rounds */
-	bool computed; /* a test ran (COMPARE_MIN_PAIRS pairs or more) */
-	bool tested;   /* computed, with enough pairs (min_samples) for a verdict */
-	bool logs;     /* the test took log ratios, not raw differences */
+	double lo, hi;    /* relative interval of the change */
+	double p_eq;      /* TOST p against +-margin, 1 when not computable */
+	size_t pairs;     /* paired rounds */
+	bool computed;    /* a test ran (COMPARE_MIN_PAIRS pairs or more) */
+	bool tested;      /* computed, with enough pairs (min_samples) for a verdict */
+	bool logs;        /* the test took log ratios, not raw differences */
+	double sd_robust; /* stats_mad_sd of the per-round changes, NAN when not computed */
 };
 
 /*
@@ -398,6 +399,21 @@ struct range_test {
  * or negative has no log ratio: when any paired round's mean is <= 0 the
  * row falls back to raw differences (and says so, compare_row.log_ratio).
  */
+/*
+ * The robust spread of n paired rounds' changes, in the units of the paired
+ * test: ln(p / b) when logs, else (p - b) / |mb|.
+ */
+static double round_spread_robust(const double *b, const double *p, size_t n, bool logs, double mb)
+{
+	double *d = strutil_xreallocarray(NULL, n ? n : 1, sizeof(double)), sd;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = logs ? log(p[i] / b[i]) : (mb != 0 ? (p[i] - b[i]) / fabs(mb) : 0);
+	sd = stats_mad_sd(d, n);
+	free(d);
+	return sd;
+}
+
 static void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
                        double margin, const struct compare_opts *o, struct range_test *t)
 {
@@ -411,6 +427,7 @@ static void range_test(const struct pmetric *bm, const struct pmetric *pm, struc
 	memset(t, 0, sizeof(*t));
 	t->p = 1;
 	t->p_eq = 1;
+	t->sd_robust = NAN;
 	t->pairs = npairs;
 	for (size_t i = 0; i < npairs; i++) {
 		mb += b[i] / (double)npairs;
@@ -445,6 +462,7 @@ static void range_test(const struct pmetric *bm, const struct pmetric *pm, struc
 	t->computed = true;
 	t->tested = npairs >= o->min_samples;
 	t->p = w.p;
+	t->sd_robust = round_spread_robust(b, p, npairs, t->logs, mb);
 out:
 	free(b);
 	free(p);
@@ -464,6 +482,7 @@ static void row_test(struct compare_row *r, const struct pmetric *bm, const stru
 	r->change_lo = r->change_hi = r->change;
 	range_test(bm, pm, all_rounds, r->margin, o, &t);
 	r->pairs = t.pairs;
+	r->round_sd_robust = t.sd_robust;
 	if (!t.computed)
 		return;
 	r->p = t.p;

@@ -183,6 +183,13 @@ struct compare_row {
 	 * it is "not resolvable on this machine", never no-change.
 	 */
 	double unresolvable;
+	/*
+	 * The spread of the per-round paired change that one spoiled round
+	 * cannot move (stats_mad_sd of the log ratios, or of the differences
+	 * over the base mean), over every round; NAN when untested.  Futility
+	 * (roundplan.h) gives up on a row only when this spread, too, says so.
+	 */
+	double round_sd_robust;
 };
 
 /*

@@ -109,7 +109,11 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp);
  * (sd * sqrt(df / chi2(0.9, df)), so that a spread seen large by chance
  * rarely stops a row), and when the MDE of that spread at cap rounds
  * (plan_mde) is past the row's margin, its interval cannot fit inside the
- * margin at cap rounds even around no change at all.  A profile plans from
+ * margin at cap rounds even around no change at all.  The row's robust
+ * spread (compare_row.round_sd_robust, the MAD's) must say so too: it is
+ * the smaller of the two that counts, so one spoiled round among good ones
+ * asks for more rounds instead of giving the row up (a row without a
+ * robust spread is never marked).  A profile plans from
  * a few A/A rounds (3 by default: 2 degrees of freedom); the job's own
  * rounds have more, and this reads them at every look.  Returns the rows
  * marked.

@@ -86,6 +86,21 @@ double stats_percentile(const double *x, size_t n, double pct)
 	return v;
 }
 
+double stats_mad_sd(const double *x, size_t n)
+{
+	double med, *d, mad;
+
+	if (!n)
+		return NAN;
+	med = stats_percentile(x, n, 50);
+	d = strutil_xreallocarray(NULL, n, sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		d[i] = fabs(x[i] - med);
+	mad = stats_percentile(d, n, 50);
+	free(d);
+	return 1.4826 * mad;
+}
+
 static pthread_once_t stats_gsl_once = PTHREAD_ONCE_INIT;
 
 /* GSL's default error handler aborts the process: a server must not die of one sample */

@@ -28,6 +28,13 @@ double stats_cov(const double *x, size_t n);
  */
 double stats_percentile(const double *x, size_t n, double pct);
 
+/*
+ * A spread that one wild value cannot move: 1.4826 times the median absolute
+ * deviation from the median (the normal's sd when x is normal).  NAN when n
+ * is 0.
+ */
+double stats_mad_sd(const double *x, size_t n);
+
 struct stats_welch {
 	double t; /* (mean(b) - mean(a)) / standard error */
 	double df;

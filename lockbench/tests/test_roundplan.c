@@ -225,7 +225,10 @@ static void test_compare_opts(void **state)
  *   15.52% and an MDE of 10.25%: marked;
  * - the same at a cap of 40 rounds: (2.022691 + 0.850935) * 0.1552 /
  *   sqrt(40) = 7.05%: not marked;
- * - a narrow row, a control, a no-change row, a descriptive row: never.
+ * - a narrow row, a control, a no-change row, a descriptive row: never;
+ * - the same wide interval from one spoiled round among good ones (a robust
+ *   spread of 1%: MDE at 20 rounds (2.093024 + 0.861310) * 0.01 / sqrt(20)
+ *   = 0.66%): not marked, and a row without a robust spread neither.
  */
 static void test_futile(void **state)
 {
@@ -244,6 +247,7 @@ static void test_futile(void **state)
 		c.rows[i].margin = 0.10;
 		c.rows[i].change_lo = -0.17;
 		c.rows[i].change_hi = 0.17;
+		c.rows[i].round_sd_robust = 0.30; /* the rounds agree: spread everywhere */
 	}
 	c.rows[0].change_lo = -0.159;
 	c.rows[0].change_hi = 0.159;
@@ -265,6 +269,19 @@ static void test_futile(void **state)
 	/* sd 0.40 * 2 / 3.182446 = 25.14%, lower 17.41%, MDE at 20: 11.50% */
 	assert_int_equal(plan_mark_futile(&c, 20), 1);
 	assert_true(fabs(c.rows[1].unresolvable - 0.1150) < 2e-4);
+	/* one spoiled round: the robust spread is small, the row asks for rounds */
+	c.rows[1].unresolvable = 0;
+	c.rows[1].round_sd_robust = 0.01;
+	assert_int_equal(plan_mark_futile(&c, 20), 0);
+	assert_true(compare_row_decides(&c.rows[1]));
+	/* the robust spread at 16% is under the classical bound (17.41%): it counts */
+	c.rows[1].round_sd_robust = 0.16;
+	assert_int_equal(plan_mark_futile(&c, 20), 1);
+	assert_true(fabs(c.rows[1].unresolvable - 2.954334 * 0.16 / sqrt(20)) < 2e-4);
+	c.rows[1].unresolvable = 0;
+	c.rows[1].round_sd_robust = NAN;
+	assert_int_equal(plan_mark_futile(&c, 20), 0);
+	c.rows[1].round_sd_robust = 0.30;
 	/* an untested row (too few rounds) is left alone */
 	c.rows[1].unresolvable = 0;
 	c.rows[1].tested = false;

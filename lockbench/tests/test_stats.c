@@ -44,6 +44,23 @@ static void test_cov(void **state)
 	near(stats_cov(z, 2), 0, 0);
 }
 
+/*
+ * MAD spread by hand: {1, 2, 3, 4, 100}: median 3, deviations {2, 1, 0, 1,
+ * 97}, their median 1, so 1.4826 (the wild 100 does not move it; the sd is
+ * 43.6); {1, 2, 3, 4}: median 2.5, deviations {1.5, 0.5, 0.5, 1.5}, median
+ * 1: 1.4826; one value: 0; none: NAN.
+ */
+static void test_mad_sd(void **state)
+{
+	const double a[] = {1, 2, 100, 3, 4}, b[] = {4, 3, 2, 1};
+
+	(void)state;
+	assert_true(fabs(stats_mad_sd(a, 5) - 1.4826) < 1e-12);
+	assert_true(fabs(stats_mad_sd(b, 4) - 1.4826) < 1e-12);
+	assert_true(stats_mad_sd(a, 1) == 0);
+	assert_true(isnan(stats_mad_sd(a, 0)));
+}
+
 static void test_percentile(void **state)
 {
 	const double x[] = {15, 20, 35, 40, 50};
@@ -272,17 +289,12 @@ static void test_bh(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_summarize),
-	    cmocka_unit_test(test_cov),
-	    cmocka_unit_test(test_percentile),
-	    cmocka_unit_test(test_welch_reference),
-	    cmocka_unit_test(test_welch_zero_variance),
-	    cmocka_unit_test(test_welch_extreme),
-	    cmocka_unit_test(test_welch_too_few),
-	    cmocka_unit_test(test_paired),
-	    cmocka_unit_test(test_tost),
-	    cmocka_unit_test(test_paired_log),
-	    cmocka_unit_test(test_bh),
+	    cmocka_unit_test(test_summarize),       cmocka_unit_test(test_cov),
+	    cmocka_unit_test(test_percentile),      cmocka_unit_test(test_mad_sd),
+	    cmocka_unit_test(test_welch_reference), cmocka_unit_test(test_welch_zero_variance),
+	    cmocka_unit_test(test_welch_extreme),   cmocka_unit_test(test_welch_too_few),
+	    cmocka_unit_test(test_paired),          cmocka_unit_test(test_tost),
+	    cmocka_unit_test(test_paired_log),      cmocka_unit_test(test_bh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
