@@ -377,6 +377,21 @@ struct range_test {
 };
 
 /*
+ * The robust spread of n paired rounds' changes, in the units of the paired
+ * test: ln(p / b) when logs, else (p - b) / |mb|.
+ */
+static double round_spread_robust(const double *b, const double *p, size_t n, bool logs, double mb)
+{
+	double *d = strutil_xreallocarray(NULL, n ? n : 1, sizeof(double)), sd;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = logs ? log(p[i] / b[i]) : (mb != 0 ? (p[i] - b[i]) / fabs(mb) : 0);
+	sd = stats_mad_sd(d, n);
+	free(d);
+	return sd;
+}
+
+/*
  * One row's test over the rounds in rr.
  *
  * Interleaved rounds are pairs: base and patched of one round ran minutes
@@ -399,21 +414,6 @@ struct range_test {
  * or negative has no log ratio: when any paired round's mean is <= 0 the
  * row falls back to raw differences (and says so, compare_row.log_ratio).
  */
-/*
- * The robust spread of n paired rounds' changes, in the units of the paired
- * test: ln(p / b) when logs, else (p - b) / |mb|.
- */
-static double round_spread_robust(const double *b, const double *p, size_t n, bool logs, double mb)
-{
-	double *d = strutil_xreallocarray(NULL, n ? n : 1, sizeof(double)), sd;
-
-	for (size_t i = 0; i < n; i++)
-		d[i] = logs ? log(p[i] / b[i]) : (mb != 0 ? (p[i] - b[i]) / fabs(mb) : 0);
-	sd = stats_mad_sd(d, n);
-	free(d);
-	return sd;
-}
-
 static void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
                        double margin, const struct compare_opts *o, struct range_test *t)
 {
