@@ -47,6 +47,9 @@
 # The aa case always adds the server's rule (image); COMPARE_TESTS=image
 # judges it by that rule alone (5 rounds a comparison instead of about 20:
 # N_AA=50 in under an hour).
+# KEEP_DIR=DIR keeps each comparison's round documents (DIR/CASE-I/r-*.json)
+# and the aa case's plan (DIR/plan.json), so that a later change of the
+# decision can be judged on the very documents this run judged.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -212,6 +215,10 @@ tally() { # tally LABEL N SIDE
         inconclusive) V_inc[$test]=$((V_inc[$test] + 1)) ;; *) V_same[$test]=$((V_same[$test] + 1)) ;; esac
       printf '  %s %d/%d [%s]: %s after %d rounds a side (%s s)\n' "$1" "$i" "$2" "$test" "$v" "$r" "$s" >&2
     done < <(compare_once "$3")
+    if [[ -n ${KEEP_DIR:-} ]]; then
+      mkdir -p "$KEEP_DIR/$1-$i" && cp "$tmp"/r-*.json "$KEEP_DIR/$1-$i/"
+      [[ -n ${PLAN:-} ]] && cp "$PLAN" "$KEEP_DIR/plan.json"
+    fi
     seen=$(wc -l <"$tmp/rows")
     collect_rows "$1"
     # a miss (not the verdict the case wants) says what its rows measured
@@ -244,11 +251,15 @@ label() { # label TEXT TEST
 : >"$tmp/rows"
 collect_rows() { # collect_rows CASE: from the rounds policy_verdict left in $tmp
   local bs ps test
+  local -a o
   bs=$(ls "$tmp"/r-b*.json | paste -sd,)
   ps=$(ls "$tmp"/r-p*.json | paste -sd,)
   for test in $COMPARE_TESTS; do
     [[ $test == image ]] && continue # the intervals are the tests' (an image rule has none)
-    "$LB" compare "$bs" "$ps" --format json --test "${test%-cont}" --ignore-image 2>/dev/null | CASE=$1 TEST_LABEL=$(label "" "$test" | tr -d ' ') perl -MJSON::PP -0777 -ne '
+    # judged as the policy judges (its looks, plan and limit; all rounds as one
+    # comparison, no confirmation split), so a row's verdict is the decision's
+    mapfile -t o < <(TEST=$test POLICY_CONT=$([[ $test == *-cont ]] && echo 1 || echo 0) policy_opts)
+    "$LB" compare "$bs" "$ps" --format json "${o[@]}" 2>/dev/null | CASE=$1 TEST_LABEL=$(label "" "$test" | tr -d ' ') perl -MJSON::PP -0777 -ne '
       for my $r (@{ decode_json($_)->{rows} }) {
         next if $r->{control} || !$r->{headline} || !defined $r->{change_lo} || $r->{pairs} < 3;
         printf "%s %s %s %s %s%s %g %g %d %g %s\n", $ENV{CASE}, $r->{workload}, $r->{lock}, join(",", grep { !/^duration_ms=/ } split /,/, $r->{params}),

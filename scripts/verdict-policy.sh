@@ -34,25 +34,38 @@
 # REUSE=1 the rounds already in DIR are taken as they are and only missing
 # ones are run: two policies judge the same documents (bench-verdicts'
 # COMPARE_TESTS="raw log"); without it DIR's rounds are removed first.
-policy_verdict() {
-  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json looks i cont=0
-  local planned=0 cap=$MAX_ROUNDS
-  local -a opt=()
+# policy_opts: the options policy_verdict's compare judges with under TEST
+# and PLAN (one a line; the looks are --looks'), which collect_rows of
+# bench-verdicts shares, so that the verdicts it prints are the decision's.
+policy_opts() {
+  local cap=$MAX_ROUNDS
   case ${TEST:-} in
   image) ;;
-  '') opt=(--ignore-image) ;;
-  *-cont) cont=1 opt=(--test "${TEST%-cont}" --ignore-image) ;;
-  *) opt=(--test "$TEST" --ignore-image) ;;
+  '') echo --ignore-image ;;
+  *) printf '%s\n' --test "${TEST%-cont}" --ignore-image ;;
   esac
+  if [[ -n ${PLAN:-} ]]; then
+    cap=$(perl -MJSON::PP -0777 -ne 'print decode_json($_)->{max_rounds}, "\n"' "$PLAN")
+    printf '%s\n' --plan "$PLAN" --min-rounds "$MIN_ROUNDS"
+  fi
+  # the job's limit: an inconclusive row whose spread cannot fit inside its
+  # margin by then decides nothing (futility, as the server: compare --max-rounds)
+  printf '%s\n' --max-rounds "$cap"
+  # the looks the server plans: one every MIN_ROUNDS up to MAX_ROUNDS, one to confirm
+  printf '%s\n' --looks "$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1 + ${POLICY_CONT:-0}))"
+}
+
+policy_verdict() {
+  local runner=$1 dir=$2 r=0 want=$MIN_ROUNDS confirm=0 bs ps json i cont=0
+  local planned=0 cap=$MAX_ROUNDS
+  local -a opt=()
+  [[ ${TEST:-} == *-cont ]] && cont=1
+  mapfile -t opt < <(POLICY_CONT=$cont policy_opts)
   if [[ -n ${PLAN:-} ]]; then
     read -r planned cap < <(perl -MJSON::PP -0777 -ne '$p = decode_json($_); print "$p->{rounds} $p->{max_rounds}\n"' "$PLAN")
     want=$planned
     ((planned > MIN_ROUNDS && MIN_ROUNDS >= 3)) && want=$MIN_ROUNDS
-    opt+=(--plan "$PLAN" --min-rounds "$MIN_ROUNDS")
   fi
-  # the job's limit: an inconclusive row whose spread cannot fit inside its
-  # margin by then decides nothing (futility, as the server: compare --max-rounds)
-  opt+=(--max-rounds "$cap")
   [[ ${REUSE:-0} == 1 ]] || rm -f "$dir"/r-*.json
   while :; do
     while ((r < want)); do
@@ -69,12 +82,10 @@ policy_verdict() {
     done
     bs=$dir/r-b0.json ps=$dir/r-p0.json
     for ((i = 1; i < r; i++)); do bs+=",$dir/r-b$i.json" ps+=",$dir/r-p$i.json"; done
-    # the looks the server plans: one every MIN_ROUNDS up to MAX_ROUNDS, one to confirm
-    looks=$(((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1 + cont))
     if ((confirm)); then
-      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" --confirm-from "$confirm" "${opt[@]}")
+      json=$("$LB" compare "$bs" "$ps" --format json --confirm-from "$confirm" "${opt[@]}")
     else
-      json=$("$LB" compare "$bs" "$ps" --format json --looks "$looks" "${opt[@]}")
+      json=$("$LB" compare "$bs" "$ps" --format json "${opt[@]}")
     fi
     # found: a change in a row that is no control; more: an inconclusive headline
     # row that is no control (the overall verdict says so); lockup: at once

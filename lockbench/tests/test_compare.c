@@ -785,6 +785,61 @@ static void test_no_change_is_equivalence(void **state)
 }
 
 /*
+ * The rows a Tested-by stands on are their own family for no-change: the
+ * headline row of test_no_change_is_equivalence (TOST p 0.022 at its 3%
+ * margin, a row alone) beside nine descriptive rows whose change is all
+ * over the place (wait_p99_us of long-hold at 1..9 threads: base 100,
+ * patched 100, 160, 60, 150, 40: TOST p near 1).  BH over all ten made the
+ * headline row's q 0.22 (p * 10 / 1) and the comparison inconclusive; over
+ * its own family q = p, no-change, and the comparison is no-change (an
+ * inconclusive descriptive row decides nothing).  The descriptive rows keep
+ * a BH of their own.
+ */
+static void test_no_change_family(void **state)
+{
+	const double b[] = {100, 100, 100, 100, 100};
+	const double p[] = {100.2, 100.5, 101.5, 102.5, 102.8};
+	const double wild[] = {100, 160, 60, 150, 40};
+	struct lb_result bd[5], pd[5];
+	struct comparison c;
+	const struct compare_opts o = COMPARE_OPTS_DEFAULT;
+	const struct compare_row *head = NULL;
+	char err[256];
+	(void)state;
+
+	docs_init(bd, 5, "base");
+	docs_init(pd, 5, "patched");
+	spread_point(bd, 5, "uncontended", "kmutex", 1, "ns_per_pair", "ns", false, b, 5);
+	spread_point(pd, 5, "uncontended", "kmutex", 1, "ns_per_pair", "ns", false, p, 5);
+	for (long long t = 1; t <= 9; t++) {
+		spread_point(bd, 5, "long-hold", "kmutex", t, "wait_p99_us", "us", false, b, 5);
+		spread_point(pd, 5, "long-hold", "kmutex", t, "wait_p99_us", "us", false, wild, 5);
+	}
+	comparison_init(&c);
+	assert_int_equal(compare_results(bd, 5, pd, 5, &o, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nrows, 10);
+	for (size_t i = 0; i < c.nrows; i++) {
+		const struct compare_row *r = &c.rows[i];
+
+		if (r->headline) {
+			head = r;
+			continue;
+		}
+		assert_true(r->tested);
+		assert_true(r->p_eq > 0.5 && r->q_eq >= r->p_eq);
+		assert_int_equal(r->verdict, VERDICT_INCONCLUSIVE);
+	}
+	assert_non_null(head);
+	assert_true(head->p_eq > 0.02 && head->p_eq < 0.025);
+	assert_true(head->q_eq == head->p_eq);
+	assert_int_equal(head->verdict, VERDICT_NO_CHANGE);
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	comparison_release(&c);
+	docs_release(bd, 5);
+	docs_release(pd, 5);
+}
+
+/*
  * An instruction count is exact: the same code gives the same count in
  * every round, so a 1% move (74 -> 74.74 instructions per pair in all five
  * rounds) is a regression, though it is below min_effect (2%), which would
@@ -988,6 +1043,7 @@ int main(void)
 	    cmocka_unit_test(test_too_few_rounds),
 	    cmocka_unit_test(test_confirmation_prints_its_figures),
 	    cmocka_unit_test(test_no_change_is_equivalence),
+	    cmocka_unit_test(test_no_change_family),
 	    cmocka_unit_test(test_instructions_decide_by_their_margin),
 	    cmocka_unit_test(test_log_ratio_multiplicative),
 	    cmocka_unit_test(test_log_ratio_falls_back),
