@@ -358,8 +358,8 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		        few, COMPARE_MIN_PAIRS);
 	fprintf(out,
 	        "no-change = equivalence (two one-sided paired t-tests): the change is inside "
-	        "its margin (\xc2\xb1, beside each change), Benjamini-Hochberg over the rows at "
-	        "q < %g%s\n",
+	        "its margin (\xc2\xb1, beside each change), Benjamini-Hochberg over the deciding "
+	        "rows (headline, no control) and over the rest apart, at q < %g%s\n",
 	        c->opts.alpha / (c->opts.looks > 1 ? c->opts.looks : 1),
 	        c->opts.looks > 1 ? " (alpha shared by the looks at the rounds)" : "");
 	if (counted)
