@@ -693,40 +693,43 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * for all rows let 40-odd noisy descriptive rows (48 tested rows in the
  * quick suite of two locks) raise a deciding row's q by up to m / rank:
  * 7 of 25 comparisons of a comment-only patch ended inconclusive at 20
- * rounds (README, session 16).  Equivalently: the
- * paired interval of the change at level 1 - 2 level k / m (k rows found
- * equivalent of the m of its family) lies inside +-margin.
+ * rounds (README, session 16).  Equivalently: the paired interval of the
+ * change at level 1 - 2 level k / m (k rows found equivalent of the m of
+ * its family) lies inside +-margin.
  */
 static void equivalence(struct comparison *out, const struct compare_opts *o)
 {
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
-	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
-	       *q2 = strutil_xreallocarray(NULL, n + 1, sizeof(double));
-	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool)),
-	     *in2 = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
 	double level = o->alpha / (o->looks > 1 ? o->looks : 1);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct compare_row *r = &out->rows[i];
-		bool tested = r->tested && r->base.mean != 0;
-		bool deciding = !r->control && r->headline;
+	for (size_t i = 0; i < n; i++)
+		p[i] = out->rows[i].p_eq;
+	/* the deciding rows, then the rest: one BH each */
+	for (int deciding = 1; deciding >= 0; deciding--) {
+		for (size_t i = 0; i < n; i++) {
+			const struct compare_row *r = &out->rows[i];
 
-		in[i] = tested && deciding;
-		in2[i] = tested && !deciding;
-		p[i] = r->p_eq;
-	}
-	bh_rows(p, in, n, q);
-	bh_rows(p, in2, n, q2);
-	for (size_t i = 0; i < n; i++) {
-		out->rows[i].q_eq = in[i] ? q[i] : q2[i];
-		out->rows[i].equivalent = (in[i] || in2[i]) && out->rows[i].q_eq < level;
+			in[i] = r->tested && r->base.mean != 0 &&
+			        (!r->control && r->headline) == (bool)deciding;
+		}
+		bh_rows(p, in, n, q);
+		for (size_t i = 0; i < n; i++) {
+			if (deciding) { /* first pass: untested rows stay at 1, not equivalent */
+				out->rows[i].q_eq = 1;
+				out->rows[i].equivalent = false;
+			}
+			if (!in[i])
+				continue;
+			out->rows[i].q_eq = q[i];
+			out->rows[i].equivalent = q[i] < level;
+		}
 	}
 	free(p);
 	free(q);
-	free(q2);
 	free(in);
-	free(in2);
 }
 
 /*
