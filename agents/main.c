@@ -122,7 +122,7 @@ static struct opt opts[] = {
      "measure this machine's A/A spread per suite point (the job's base lockbench on both "
      "sides) at the first job of a suite and again after S seconds; the server plans rounds "
      "from it; 0: never"},
-    {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "3", 3, "N",
+    {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "8", 3, "N",
      "paired A/A rounds of one measurement"},
     {"allow-unsandboxed", "LOCKLAB_ALLOW_UNSANDBOXED", OPT_FLAG, &unsandboxed, NULL, 0, NULL,
      "run submitted code even when bubblewrap does not work here (it can then read and write "

@@ -318,7 +318,7 @@ for c in $CASES; do
     }
     PAIR_RUNNER=$(pairing aa_pair)
     # NOISE_PLAN=1 (the default, production's): as an agent does before its
-    # jobs, NOISE_ROUNDS (3, the agent's --noise-rounds) A/A rounds of the
+    # jobs, NOISE_ROUNDS (8, the agent's --noise-rounds) A/A rounds of the
     # base build both sides, run as a job's rounds are; the plan the server
     # makes of that profile (lockbench plan, the server's defaults) then
     # sets the rounds and marks the rows this machine cannot resolve, as for
@@ -328,7 +328,7 @@ for c in $CASES; do
     if [[ ${NOISE_PLAN:-1} == 1 ]]; then
       AA_PATCHED=$AA_BASE
       t0=$(date +%s.%N)
-      for ((i = 0; i < ${NOISE_ROUNDS:-3}; i++)); do
+      for ((i = 0; i < ${NOISE_ROUNDS:-8}; i++)); do
         if [[ -n $PAIR_RUNNER ]]; then
           "$PAIR_RUNNER" "$i" "$tmp/n-b$i.json" "$tmp/n-p$i.json"
         else
@@ -339,10 +339,10 @@ for c in $CASES; do
       AA_PATCHED=$tmp/src-b/build/lockbench
       "$LB" plan "$(ls "$tmp"/n-b*.json | paste -sd,)" "$(ls "$tmp"/n-p*.json | paste -sd,)" \
         --min-rounds "$MIN_ROUNDS" --max-rounds "$MAX_ROUNDS" \
-        --round-seconds "$(awk -v a="$t0" -v b="$t1" -v k="${NOISE_ROUNDS:-3}" 'BEGIN { printf "%.1f", (b - a) / k }')" >"$tmp/plan.json"
+        --round-seconds "$(awk -v a="$t0" -v b="$t1" -v k="${NOISE_ROUNDS:-8}" 'BEGIN { printf "%.1f", (b - a) / k }')" >"$tmp/plan.json"
       rm -f "$tmp"/n-*.json
       PLAN=$tmp/plan.json
-      K=${NOISE_ROUNDS:-3} perl -MJSON::PP -0777 -ne '$p = decode_json($_);
+      K=${NOISE_ROUNDS:-8} perl -MJSON::PP -0777 -ne '$p = decode_json($_);
         printf "noise plan (%d A/A rounds, %.1f s a round): first rounds %d, at most %d\n", $ENV{K}, $p->{round_seconds}, $p->{rounds}, $p->{max_rounds};
         print "  $_\n" for @{ $p->{unresolvable} }' "$PLAN"
     fi

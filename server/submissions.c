@@ -725,10 +725,12 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'change', v.change, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
 	    "   'significant', v.significant, 'control', v.control, 'pairs', v.pairs,"
 	    /*
-	     * the MDE at the job's most rounds of a row its machine cannot resolve:
-	     * its plan's (plan.h), else the job's own rounds' (plan_mark_futile)
+	     * what a row its machine cannot resolve can resolve at the job's most
+	     * rounds: its plan's (plan.h; a plan before resolution_at_max: the
+	     * MDE), else the job's own rounds' (plan_mark_futile)
 	     */
-	    "   'unresolvable', coalesce((SELECT (x->>'mde_at_max')::float8 FROM "
+	    "   'unresolvable', coalesce((SELECT coalesce((x->>'resolution_at_max')::float8, "
+	    "     (x->>'mde_at_max')::float8) FROM "
 	    "     jsonb_array_elements(j.plan->'rows') x WHERE x->>'resolvable' = 'false' AND "
 	    "     x->>'workload' = v.workload AND x->>'lock' = v.lock AND x->>'params' = "
 	    "     v.params_key AND x->>'metric' = v.metric LIMIT 1), v.unresolvable))"

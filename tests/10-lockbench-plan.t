@@ -57,7 +57,7 @@ out=$("$LB" compare "$B" "$P" --plan "$T/plan.json" --format json)
 ok $? "compare --plan exits 0"
 is "$(jq -r .overall <<<"$out")" no-change "with the plan the row it cannot resolve decides nothing: no-change"
 like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
-  '^0\.[0-9]+' "the row carries its MDE at the limit (unresolvable)"
+  '^0\.[0-9]+' "the row carries its resolution at the limit (unresolvable)"
 is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 1 "and no other row does"
 out=$("$LB" compare "$B" "$P" --plan "$T/plan.json")
 like "$out" "threads=4 +ops_per_sec .*not resolvable on this machine: [0-9.]+%" "the text table says the row is not resolvable"
@@ -75,12 +75,14 @@ is "$(jq -r .overall <<<"$out")" regression "a 3x drop on the row the plan canno
 
 # futility from the rounds themselves (no plan): the spread row's paired log
 # ratios (+0.22, -0.22, +0.18, -0.16, +0.10) have sd 0.20, 0.143 at its 90%
-# lower bound (4 degrees of freedom): an MDE of 14% at 10 rounds (past its 10%
-# margin: not resolvable by then) and of 6.5% at 40 (resolvable: left alone)
+# lower bound (4 degrees of freedom): at compare's one look (level 0.05) a
+# resolution of (t(0.95, 9) + t(0.9, 9)) * 0.143 / sqrt(10) = (1.833113 +
+# 1.383029) * 0.143 / sqrt(10) = 14.5% at 10 rounds (past its 10% margin: not
+# resolvable by then) and of 6.8% at 40 (resolvable: left alone)
 out=$("$LB" compare "$B" "$P" --max-rounds 10 --format json)
 is "$(jq -r .overall <<<"$out")" no-change "a job limited to 10 rounds cannot resolve the spread row: it decides nothing"
 like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
-  '^0\.1[0-9]*' "and carries its MDE at 10 rounds"
+  '^0\.1[0-9]*' "and carries its resolution at 10 rounds"
 out=$("$LB" compare "$B" "$P" --max-rounds 40 --format json)
 is "$(jq -r .overall <<<"$out")" inconclusive "at a limit of 40 rounds it could still be resolved: inconclusive, asking for more"
 is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 0 "and nothing is marked"
@@ -88,7 +90,7 @@ is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 0 "
 # one spoiled round is not a noisy row: uncontended kmutex 3% slower in 4 of
 # 5 rounds and 50% faster in one (a round a preemption spoiled). Its
 # interval is wide (sd of the log ratios 0.32, 0.23 at the 90% lower bound:
-# an MDE of 15% at 20 rounds against a 3% margin), but 4 of its 5 rounds
+# a resolution of 15% and more at 20 rounds against a 3% margin), but 4 of its 5 rounds
 # agree: the robust spread (MAD) is 0, so futility leaves it alone and the
 # row asks for more rounds. Before, it was marked and the comparison ended
 # no-change (session 15's bench: a calibrated 3% slowdown got no-change so).

@@ -124,9 +124,12 @@ is "$(jq -r --arg k "$UNC" '.profiles[] | select(.workload == "uncontended" and 
 api GET "/api/v1/noise?machine_class=nosuch"
 is "$(jq -r '.profiles | length' <<<"$BODY")" 0 "a class without a profile has none"
 
-# planned rounds: uncontended sd 2% reaches 3% at 6 rounds (MDE 3.32% at 5,
-# 2.85% at 6); hot sd 50% has an MDE of 44.4% at the limit of 12 rounds
-# (budget 600 s / 20 s a round = 30, --max-rounds 12): not resolvable
+# planned rounds, judged at 0.05 / (12 / 5 rounded up + 2) = 0.01: uncontended
+# sd 2% reaches its 3% margin at 9 rounds (resolution (t(0.99, 8) + t(0.9, 8))
+# * 0.02 / 3 = (2.896459 + 1.396815) * 0.02 / 3 = 2.86%; at 8 rounds 3.12%);
+# hot sd 50% resolves (2.718079 + 1.363430) * 0.5 / sqrt(12) = 58.9% at the
+# limit of 12 rounds (budget 600 s / 20 s a round = 30, --max-rounds 12): not
+# resolvable
 submit_one 1
 s1=$SUB
 claim "$A"
@@ -134,14 +137,14 @@ j1=$JOB
 is "$(jq -r '[.job.rounds, .job.more_rounds] | join(",")' <<<"$BODY")" "5,5" \
   "the job looks first at --min-rounds (5), its plan being past that"
 api GET "/api/v1/submissions/$s1"
-is "$(jq -r '.jobs[0] | [.rounds, .plan.rounds, .max_rounds, .plan.max_rounds] | join(",")' <<<"$BODY")" "5,6,12,12" \
-  "its plan asks for the 6 rounds the uncontended row needs for its 3% target, its limit is --max-rounds (600 s allow 30)"
+is "$(jq -r '.jobs[0] | [.rounds, .plan.rounds, .max_rounds, .plan.max_rounds] | join(",")' <<<"$BODY")" "5,9,12,12" \
+  "its plan asks for the 9 rounds the uncontended row needs to resolve its 3% margin, its limit is --max-rounds (600 s allow 30)"
 like "$(jq -r '.jobs[0].plan.unresolvable[]' <<<"$BODY")" \
-  "^this machine cannot resolve less than 44\.4% on hot pthread .*threads=2 ops_per_sec" \
-  "the plan says up front that this machine cannot resolve less than 44.4% on hot at 2 threads"
+  "^this machine cannot resolve less than 58\.9% on hot pthread .*threads=2 ops_per_sec" \
+  "the plan says up front that this machine cannot resolve less than 58.9% on hot at 2 threads"
 is "$(jq -r '.jobs[0].plan.unresolvable | length' <<<"$BODY")" 2 "and at 4 threads (descriptive cov is not planned)"
 is "$(jq -r --arg k "$UNC" '.jobs[0].plan.rows[] | select(.params == $k) | [.rounds, .resolvable] | join(",")' <<<"$BODY")" \
-  "6,true" "the uncontended row is resolvable in 6 rounds"
+  "9,true" "the uncontended row is resolvable in 9 rounds"
 
 run_job "$j1" "$A"
 is "$POSTED" 5 "the job was done at its first look (the documents are quieter than the profile)"
@@ -152,20 +155,21 @@ is "$(jq -r '.verdict' <<<"$BODY")" no-change "the submission's verdict is no-ch
 is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .verdict] | unique | join(",")' <<<"$BODY")" \
   inconclusive "the hot throughput rows themselves stayed inconclusive (never called no-change)"
 is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .unresolvable * 1000 | round] | join(",")' <<<"$BODY")" \
-  "444,444" "and carry the MDE this machine cannot go below"
+  "589,589" "and carry the resolution this machine cannot go below"
 is "$(jq -r '.verdicts[] | select(.workload == "uncontended") | .verdict' <<<"$BODY")" no-change \
   "the uncontended row is no-change"
 api GET "/api/v1/submissions/$s1/reply"
 reply=$BODY
 like "$reply" '^Tested-by: ' "the reply carries a Tested-by"
 like "$(tr '\n' ' ' <<<"$reply" | tr -s ' ')" \
-  "cannot resolve less than 44\.4% on .*not resolvable on this machine" \
+  "cannot resolve less than 58\.9% on .*not resolvable on this machine" \
   "and says which row this machine cannot resolve and how it was reported"
 api GET "/api/v1/submissions/$s1/report?format=text"
-like "$BODY" "not resolvable on this machine: 44\.4%" "the text report's verdict column says not resolvable with the MDE"
+like "$BODY" "not resolvable on this machine: 58\.9%" "the text report's verdict column says not resolvable with the resolution"
 
 # a faster round and a quieter machine: a new profile moves the plan of the
-# next job (uncontended sd 1%: 4 rounds; 100 s a round: 6 rounds in 600 s)
+# next job (uncontended sd 1%: 5 rounds, resolution (3.746947 + 1.533206) *
+# 0.01 / sqrt(5) = 2.36%, 3.09% at 4; 100 s a round: 6 rounds in 600 s)
 register_agent '{"name": "big", "machine_class": "other"}'
 O=$AGENT_TOKEN
 profile 0.01 0.5 100 >"$T/p2.json"
@@ -176,10 +180,10 @@ submit_one 2
 s2=$SUB
 claim "$A"
 j2=$JOB
-is "$(jq -r '[.job.rounds] | join(",")' <<<"$BODY")" 4 "the next job asks for the 4 rounds the new spread needs"
+is "$(jq -r '[.job.rounds] | join(",")' <<<"$BODY")" 5 "the next job asks for the 5 rounds the new spread needs"
 is "$(sql "SELECT max_rounds FROM jobs WHERE id = $j2")" 6 "and its limit is what 600 s allow at 100 s a round"
-like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $j2")" "less than 71\.2% on hot" \
-  "at 6 rounds hot's MDE is 71.2%, said up front"
+like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $j2")" "less than 98\.8% on hot" \
+  "at 6 rounds hot resolves 98.8% ((3.364930 + 1.475884) * 0.5 / sqrt(6)), said up front"
 
 # the class without a profile keeps --min-rounds/--max-rounds; there the
 # job's own rounds show the hot rows' spread (+-40% a sample) cannot fit
@@ -212,7 +216,7 @@ api POST /api/v1/noise -H "Authorization: Bearer $A" -d @"$T/p1.json"
 sql "UPDATE jobs SET lease_expires = now() - interval '1 second' WHERE id = $j2" >/dev/null
 claim "$A"
 is "$JOB" "$j2" "the job whose lease ran out is claimed again"
-is "$(jq -r '.job.rounds' <<<"$BODY")" 4 "and keeps the rounds it was planned with"
+is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "and keeps the rounds it was planned with"
 api GET /api/v1/noise
 is "$(jq -r '[.profiles[].machine_class] | unique | join(",")' <<<"$BODY")" small2 "GET without a class lists every class's profile"
 
@@ -227,9 +231,9 @@ jl=$JOB
 is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a first job claimed before its class had a profile asks for --min-rounds"
 api POST /api/v1/noise -H "Authorization: Bearer $L" -d @"$T/p1.json"
 is "$CODE" 201 "its agent then posts the class's first profile"
-is "$(sql "SELECT rounds_wanted || ',' || (plan->>'rounds') || ',' || max_rounds FROM jobs WHERE id = $jl")" "5,6,12" \
-  "which plans that job: a first look at 5, 6 rounds planned, at most 12 (as the first plan above)"
-like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $jl")" "less than 44\.4% on hot" \
+is "$(sql "SELECT rounds_wanted || ',' || (plan->>'rounds') || ',' || max_rounds FROM jobs WHERE id = $jl")" "5,9,12" \
+  "which plans that job: a first look at 5, 9 rounds planned, at most 12 (as the first plan above)"
+like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $jl")" "less than 58\.9% on hot" \
   "and says up front what this class cannot resolve"
 run_job "$jl" "$L"
 is "$POSTED" 5 "the job was done at its first look"
@@ -245,12 +249,13 @@ is "$CODE" 201 "a first profile posted while its agent holds a job with a result
 is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || rounds_wanted FROM jobs WHERE id = $jm")" "none,5" \
   "but that job is not planned: it keeps the rounds it began with"
 
-# a plan past --min-rounds (uncontended sd 3.2%: 11 rounds) looks first at
+# a plan past --min-rounds (uncontended sd 2.4%: 11 rounds, resolution
+# (2.763769 + 1.372184) * 0.024 / sqrt(11) = 2.99%, 3.19% at 10) looks first at
 # --min-rounds and then at its planned rounds; a change found at the first
 # look is confirmed on as many rounds again
 register_agent '{"name": "wide", "machine_class": "wide2"}'
 W=$AGENT_TOKEN
-profile 0.032 0.5 20 >"$T/p3.json"
+profile 0.024 0.5 20 >"$T/p3.json"
 api POST /api/v1/noise -H "Authorization: Bearer $W" -d @"$T/p3.json"
 submit_one 5
 claim "$W"

@@ -19,6 +19,23 @@ double plan_mde(double sd, int n, double alpha)
 	       sqrt((double)n);
 }
 
+double plan_resolution(double sd, int n, double level)
+{
+	double df = (double)n - 1;
+
+	if (n < 2 || !(sd >= 0) || !(level > 0 && level < 1))
+		return INFINITY;
+	return (gsl_cdf_tdist_Qinv(level, df) + gsl_cdf_tdist_Qinv(0.1, df)) * sd / sqrt((double)n);
+}
+
+double plan_level(double alpha, int min_rounds, int max_rounds)
+{
+	int step = min_rounds > 0 ? min_rounds : 1;
+
+	/* an unplanned job's looks (server/verdicts.c) and the planned rounds' own */
+	return alpha / ((max_rounds + step - 1) / step + 2);
+}
+
 /* "hot kmutex threads=2 ops_per_sec": how the plan names a row to people */
 static void plan_row_name(char *out, size_t len, const char *workload, const char *lock,
                           const char *params, const char *metric)
@@ -37,6 +54,7 @@ json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, co
 {
 	json_t *rows = json_array(), *notes = json_array();
 	int resolvable_need = 0;
+	double level = plan_level(s->alpha, s->min_rounds, s->max_rounds);
 
 	*cap = s->max_rounds;
 	if (round_s > 0 && (double)s->budget_s / round_s < *cap)
@@ -48,8 +66,9 @@ json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, co
 		const char *params = p->params ? p->params : "";
 		double margin = compare_row_margin(p->metric, p->users, NULL),
 		       target = plan_target(margin, s);
-		double mde_max = plan_mde(p->sd, *cap, s->alpha);
-		bool resolvable = mde_max <= margin;
+		double mde_max = plan_mde(p->sd, *cap, s->alpha),
+		       res_max = plan_resolution(p->sd, *cap, level);
+		bool resolvable = res_max <= margin;
 		int need = 0;
 		char name[512];
 
@@ -57,36 +76,38 @@ json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, co
 		    !strcmp(p->metric, "lockup"))
 			continue;
 		for (int k = COMPARE_MIN_PAIRS; k <= *cap && !need; k++)
-			if (plan_mde(p->sd, k, s->alpha) <= target)
+			if (plan_mde(p->sd, k, s->alpha) <= target &&
+			    plan_resolution(p->sd, k, level) <= margin)
 				need = k;
 		if (resolvable && need > resolvable_need)
 			resolvable_need = need;
 		if (resolvable && !need)
 			resolvable_need = *cap; /* inside its margin only at the limit */
 		json_array_append_new(
-		    rows, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:f, s:b}",
+		    rows, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:f, s:f, s:b}",
 		                    "workload", p->workload, "lock", p->lock, "params", params,
 		                    "metric", p->metric, "users", (json_int_t)p->users, "sd", p->sd,
 		                    "target", target, "margin", margin, "rounds",
 		                    need ? json_integer(need) : json_null(), "mde_at_max",
-		                    isfinite(mde_max) ? mde_max : 0.0, "resolvable", resolvable));
+		                    isfinite(mde_max) ? mde_max : 0.0, "resolution_at_max",
+		                    isfinite(res_max) ? res_max : 0.0, "resolvable", resolvable));
 		if (!resolvable) {
 			plan_row_name(name, sizeof(name), p->workload, p->lock, params, p->metric);
 			json_array_append_new(
 			    notes,
 			    json_sprintf("this machine cannot resolve less than %.1f%% on %s "
 			                 "(margin +-%g%%, at %d rounds)",
-			                 mde_max * 100, name, margin * 100, *cap));
+			                 res_max * 100, name, margin * 100, *cap));
 		}
 	}
 	*first = resolvable_need ? resolvable_need : (s->min_rounds < *cap ? s->min_rounds : *cap);
 	if (*first < COMPARE_MIN_PAIRS)
 		*first = COMPARE_MIN_PAIRS;
-	return json_pack("{s:i, s:i, s:f, s:i, s:f, s:f, s:s, s:o, s:o}", "rounds", *first,
-	                 "max_rounds", *cap, "round_seconds", round_s, "budget_seconds",
-	                 s->budget_s, "target_latency", s->mde_latency, "target_contended",
-	                 s->mde_contended, "measured", measured ? measured : "", "rows", rows,
-	                 "unresolvable", notes);
+	return json_pack("{s:i, s:i, s:f, s:f, s:i, s:f, s:f, s:s, s:o, s:o}", "rounds", *first,
+	                 "max_rounds", *cap, "round_seconds", round_s, "level", level,
+	                 "budget_seconds", s->budget_s, "target_latency", s->mde_latency,
+	                 "target_contended", s->mde_contended, "measured", measured ? measured : "",
+	                 "rows", rows, "unresolvable", notes);
 }
 
 int plan_first_look(int rounds, int min_rounds)
@@ -161,6 +182,9 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp)
 		                "resolvable", &resolvable) != 0 ||
 		    resolvable)
 			continue;
+		/* what it cannot resolve: the equivalence's (plans before it: the MDE) */
+		if (json_is_number(json_object_get(o, "resolution_at_max")))
+			mde = json_number_value(json_object_get(o, "resolution_at_max"));
 		for (size_t k = 0; k < cmp->nrows; k++) {
 			struct compare_row *r = &cmp->rows[k];
 
@@ -210,7 +234,8 @@ size_t plan_mark_futile(struct comparison *cmp, int cap)
 			continue;
 		if (r->round_sd_robust < sd_lo)
 			sd_lo = r->round_sd_robust;
-		mde = plan_mde(sd_lo, cap, cmp->opts.alpha);
+		mde = plan_resolution(
+		    sd_lo, cap, cmp->opts.alpha / (cmp->opts.looks > 1 ? cmp->opts.looks : 1));
 		if (isfinite(mde) && mde > r->margin) {
 			r->unresolvable = mde;
 			marked++;

@@ -10,9 +10,11 @@
  * sides).  A plan is a JSON object: the rounds to ask for first ("rounds"),
  * the job's limit ("max_rounds"), and per row its sd, target MDE, margin,
  * the rounds that reach the target ("rounds", null when none within the
- * limit), its MDE at the limit ("mde_at_max") and whether that is inside
- * its margin ("resolvable"); "unresolvable" says in words which rows this
- * machine cannot resolve.  docs/api.md has the contract.
+ * limit), its MDE at the limit ("mde_at_max"), the smallest margin it can
+ * show no-change inside at the limit ("resolution_at_max", plan_resolution)
+ * and whether that is inside its margin ("resolvable"); "unresolvable" says
+ * in words which rows this machine cannot resolve.  docs/api.md has the
+ * contract.
  */
 #ifndef LOCKLAB_ROUNDPLAN_H
 #define LOCKLAB_ROUNDPLAN_H
@@ -47,11 +49,33 @@ struct profile_point {
 double plan_mde(double sd, int n, double alpha);
 
 /*
+ * The resolution of an equivalence test over n rounds of spread sd at
+ * one-sided level `level` (alpha / looks, as no-change is judged): the
+ * smallest margin inside which an unchanged row's interval lies with
+ * probability 0.8, (t(1 - level, n-1) + t(0.9, n-1)) * sd / sqrt(n).  A
+ * row is resolvable when this is within its margin: for a no-change, the
+ * test that asks the most (at level 0.05 / 6 it is 1.3 times plan_mde).
+ * Infinity below two rounds or with a level outside (0, 1).
+ */
+double plan_resolution(double sd, int n, double level);
+
+/*
+ * The level a plan judges resolution at: alpha over an unplanned job's
+ * looks (a look every min_rounds up to max_rounds, and a confirmation, as
+ * server/verdicts.c) and one more, the planned rounds' own look, so never
+ * above the level the job's comparison shares alpha at (plan_looks).
+ */
+double plan_level(double alpha, int min_rounds, int max_rounds);
+
+/*
  * The plan of a profile of n points whose rounds take round_s seconds
  * (measured: when it was measured, UTC, or ""): a new JSON object, *first
  * and *cap set to the rounds to ask for first (the job's first look, see
  * plan_first_look) and the job's limit.  Points that are no headline
- * (compare_row_is_headline) are left out.
+ * (compare_row_is_headline) are left out.  A point is resolvable when its
+ * resolution at the limit (plan_resolution at plan_level) is inside its
+ * margin; the rounds it needs are the fewest whose MDE is within its
+ * target and whose resolution is within its margin.
  */
 json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, const char *measured,
                    const struct plan_settings *s, int *first, int *cap);
@@ -94,8 +118,8 @@ void plan_compare_opts(const char *plan_text, int min_rounds, struct compare_opt
 
 /*
  * Mark the rows of cmp that plan_text (may be NULL) says this machine
- * cannot resolve: their compare_row.unresolvable is set to the MDE at the
- * job's limit.
+ * cannot resolve: their compare_row.unresolvable is set to the resolution
+ * at the job's limit (a plan made before resolution_at_max: its MDE).
  */
 void plan_mark_rows(const char *plan_text, struct comparison *cmp);
 
@@ -107,9 +131,11 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp);
  * per-round paired change is recovered from its interval (as
  * plan_profile_points does), taken at its 90% lower confidence bound
  * (sd * sqrt(df / chi2(0.9, df)), so that a spread seen large by chance
- * rarely stops a row), and when the MDE of that spread at cap rounds
- * (plan_mde) is past the row's margin, its interval cannot fit inside the
- * margin at cap rounds even around no change at all.  The row's robust
+ * rarely stops a row), and when the resolution of that spread at cap
+ * rounds (plan_resolution at cmp's alpha / looks, the level no-change is
+ * judged at) is past the row's margin, its interval is unlikely to fit
+ * inside the margin at cap rounds even around no change at all (a row is
+ * marked with that resolution).  The row's robust
  * spread (compare_row.round_sd_robust, the MAD's) must say so too: it is
  * the smaller of the two that counts, so one spoiled round among good ones
  * asks for more rounds instead of giving the row up (a row without a

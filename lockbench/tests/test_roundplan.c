@@ -118,23 +118,31 @@ static void test_next_look(void **state)
 }
 
 /*
- * A plan from a profile of three points, by hand (alpha 0.05, --min-rounds
- * 5, --max-rounds 20, 20 s a round inside a 3600 s budget: the limit is 20):
- * - uncontended, sd 1%: MDE at 3 rounds (4.302653 + 1.060660) * 0.01 /
- *   sqrt(3) = 3.10% > 3%, at 4 (3.182446 + 0.978472) * 0.01 / 2 = 2.08%:
- *   4 rounds;
- * - hot at 8 threads, sd 30%: at 20 rounds (2.093024 + 0.861310) * 0.3 /
- *   sqrt(20) = 19.82% > its 10% margin: not resolvable, and said so;
+ * A plan from a profile of four points, by hand (alpha 0.05, --min-rounds
+ * 5, --max-rounds 15, 20 s a round inside a 3600 s budget: the limit is 15,
+ * and resolution is judged at 0.05 / (15 / 5 + 2) = 0.01, one-sided):
+ * - uncontended, sd 1%: at 4 rounds the MDE is (3.182446 + 0.978472) *
+ *   0.01 / 2 = 2.08% <= 3% but the resolution (4.540703 + 1.637744) * 0.01
+ *   / 2 = 3.09% > its 3% margin; at 5 (3.746947 + 1.533206) * 0.01 /
+ *   sqrt(5) = 2.36%: 5 rounds;
+ * - hot at 8 threads, sd 30%: resolution at 15 rounds (2.624494 +
+ *   1.345030) * 0.3 / sqrt(15) = 30.75% > its 10% margin: not resolvable,
+ *   and said so; its MDE there (2.144787 + 0.868055) * 0.3 / sqrt(15) =
+ *   23.34%;
+ * - hot at 4 threads, sd 12%: MDE at 15 rounds 9.33%, inside its margin (a
+ *   regression's test could resolve it), but resolution 12.30%: an
+ *   unchanged row would rarely show no-change, so not resolvable;
  * - hot's cov is no headline: left out.
- * The first rounds are the resolvable rows' most, 4.
+ * The first rounds are the resolvable rows' most, 5.
  */
 static void test_build(void **state)
 {
-	const struct plan_settings s = {0.05, 5, 20, 3600, 0.03, 0.10};
+	const struct plan_settings s = {0.05, 5, 15, 3600, 0.03, 0.10};
 	const struct profile_point pts[] = {
 	    {"uncontended", "kmutex", "threads=1", "ns_per_pair", 1, 0.01},
 	    {"hot", "kmutex", "threads=8", "ops_per_sec", 8, 0.3},
 	    {"hot", "kmutex", "threads=8", "cov", 8, 0.5},
+	    {"hot", "kmutex", "threads=4", "ops_per_sec", 4, 0.12},
 	};
 	int first = 0, cap = 0;
 	json_t *plan, *rows, *r;
@@ -142,25 +150,38 @@ static void test_build(void **state)
 	struct comparison c;
 
 	(void)state;
-	plan = plan_build(pts, 3, 20, "2026-12-02T00:00:00Z", &s, &first, &cap);
+	assert_true(fabs(plan_level(0.05, 5, 15) - 0.01) < 1e-12);
+	assert_true(fabs(plan_resolution(0.01, 5, 0.01) - 0.0236136) < 1e-6);
+	assert_true(isinf(plan_resolution(0.01, 1, 0.01)));
+	assert_true(isinf(plan_resolution(0.01, 5, 0)));
+	plan = plan_build(pts, 4, 20, "2026-12-02T00:00:00Z", &s, &first, &cap);
 	assert_non_null(plan);
-	assert_int_equal(first, 4);
-	assert_int_equal(cap, 20);
-	assert_int_equal(json_integer_value(json_object_get(plan, "rounds")), 4);
-	assert_int_equal(json_integer_value(json_object_get(plan, "max_rounds")), 20);
+	assert_int_equal(first, 5);
+	assert_int_equal(cap, 15);
+	assert_int_equal(json_integer_value(json_object_get(plan, "rounds")), 5);
+	assert_int_equal(json_integer_value(json_object_get(plan, "max_rounds")), 15);
+	assert_true(fabs(json_real_value(json_object_get(plan, "level")) - 0.01) < 1e-12);
 	rows = json_object_get(plan, "rows");
-	assert_int_equal(json_array_size(rows), 2);
+	assert_int_equal(json_array_size(rows), 3);
 	r = json_array_get(rows, 0);
-	assert_int_equal(json_integer_value(json_object_get(r, "rounds")), 4);
+	assert_int_equal(json_integer_value(json_object_get(r, "rounds")), 5);
 	assert_true(json_is_true(json_object_get(r, "resolvable")));
 	r = json_array_get(rows, 1);
 	assert_true(json_is_null(json_object_get(r, "rounds")));
 	assert_true(json_is_false(json_object_get(r, "resolvable")));
-	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.19818) < 1e-4);
+	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.23337) < 1e-4);
+	assert_true(fabs(json_real_value(json_object_get(r, "resolution_at_max")) - 0.30748) <
+	            1e-4);
+	r = json_array_get(rows, 2);
+	assert_true(json_is_false(json_object_get(r, "resolvable")));
+	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.09335) < 1e-4);
+	assert_true(fabs(json_real_value(json_object_get(r, "resolution_at_max")) - 0.12299) <
+	            1e-4);
+	assert_int_equal(json_array_size(json_object_get(plan, "unresolvable")), 2);
 	assert_string_equal(
 	    json_string_value(json_array_get(json_object_get(plan, "unresolvable"), 0)),
-	    "this machine cannot resolve less than 19.8% on hot kmutex threads=8 "
-	    "ops_per_sec (margin +-10%, at 20 rounds)");
+	    "this machine cannot resolve less than 30.7% on hot kmutex threads=8 "
+	    "ops_per_sec (margin +-10%, at 15 rounds)");
 	/* the plan as the server stores it marks the row it cannot resolve */
 	text = json_dumps(plan, JSON_COMPACT);
 	comparison_init(&c);
@@ -170,7 +191,7 @@ static void test_build(void **state)
 	free(c.rows[0].lock);
 	c.rows[0].lock = strdup("kmutex");
 	plan_mark_rows(text, &c);
-	assert_true(fabs(c.rows[0].unresolvable - 0.19818) < 1e-4);
+	assert_true(fabs(c.rows[0].unresolvable - 0.30748) < 1e-4);
 	comparison_release(&c);
 	free(text);
 	json_decref(plan);
@@ -178,7 +199,7 @@ static void test_build(void **state)
 	/* 600 s a round in a 3600 s budget: 6 rounds at most */
 	plan = plan_build(pts, 1, 600, "", &s, &first, &cap);
 	assert_int_equal(cap, 6);
-	assert_int_equal(first, 4);
+	assert_int_equal(first, 5);
 	json_decref(plan);
 	/* 3000 s a round: never fewer than a paired test can use */
 	plan = plan_build(pts, 1, 3000, "", &s, &first, &cap);
@@ -217,18 +238,22 @@ static void test_compare_opts(void **state)
  * Futility from a job's own rounds, by hand.  A row whose interval over n
  * pairs is +-h has the per-round spread sd = h * sqrt(n) / t(0.975, n-1);
  * its 90% lower bound is sd * sqrt(df / chi2(0.9, df)) (chi2(0.9, 7) =
- * 12.017037, chi2(0.9, 3) = 6.251389), and the MDE at the cap of that.
- * - hot at 8 threads, 8 pairs, +-15.9% (t(0.975, 7) = 2.364624): sd =
- *   0.159 * sqrt(8) / 2.364624 = 19.02%, lower 19.02% * sqrt(7 / 12.017)
- *   = 14.52%, MDE at 20 rounds (2.093024 + 0.861310) * 0.1452 / sqrt(20)
- *   = 9.59%: inside its 10% margin, not marked; at +-17% a lower sd of
- *   15.52% and an MDE of 10.25%: marked;
- * - the same at a cap of 40 rounds: (2.022691 + 0.850935) * 0.1552 /
- *   sqrt(40) = 7.05%: not marked;
+ * 12.017037, chi2(0.9, 3) = 6.251389), and the resolution at the cap of
+ * that at the comparison's level, 0.05 / 5 looks = 0.01 (t(0.99, 19) =
+ * 2.539483, t(0.9, 19) = 1.327728; t(0.99, 39) = 2.425841, t(0.9, 39) =
+ * 1.303639).
+ * - hot at 8 threads, 8 pairs, +-12% (t(0.975, 7) = 2.364624): sd = 0.12 *
+ *   sqrt(8) / 2.364624 = 14.35%, lower 14.35% * sqrt(7 / 12.017) = 10.96%,
+ *   resolution at 20 rounds (2.539483 + 1.327728) * 0.1096 / sqrt(20) =
+ *   9.47%: inside its 10% margin, not marked; at +-17% a lower sd of
+ *   15.52% and a resolution of 13.42%: marked (its MDE, 10.25%, would have
+ *   said so too, but at +-16.5% an MDE of 9.95% would not: 13.03%);
+ * - the same at a cap of 40 rounds: (2.425841 + 1.303639) * 0.1552 /
+ *   sqrt(40) = 9.15%: not marked;
  * - a narrow row, a control, a no-change row, a descriptive row: never;
  * - the same wide interval from one spoiled round among good ones (a robust
- *   spread of 1%: MDE at 20 rounds (2.093024 + 0.861310) * 0.01 / sqrt(20)
- *   = 0.66%): not marked, and a row without a robust spread neither.
+ *   spread of 1%: resolution at 20 rounds 0.86%): not marked, and a row
+ *   without a robust spread neither.
  */
 static void test_futile(void **state)
 {
@@ -237,6 +262,7 @@ static void test_futile(void **state)
 	(void)state;
 	comparison_init(&c);
 	c.opts.alpha = 0.05;
+	c.opts.looks = 5;
 	c.rows = calloc(5, sizeof(*c.rows));
 	c.nrows = 5;
 	for (int i = 0; i < 5; i++) {
@@ -249,12 +275,12 @@ static void test_futile(void **state)
 		c.rows[i].change_hi = 0.17;
 		c.rows[i].round_sd_robust = 0.30; /* the rounds agree: spread everywhere */
 	}
-	c.rows[0].change_lo = -0.159;
-	c.rows[0].change_hi = 0.159;
+	c.rows[0].change_lo = -0.12;
+	c.rows[0].change_hi = 0.12;
 	c.rows[2].control = true;
 	assert_int_equal(plan_mark_futile(&c, 20), 1); /* row 1 alone */
 	assert_true(c.rows[0].unresolvable == 0);
-	assert_true(fabs(c.rows[1].unresolvable - 0.10248) < 2e-4);
+	assert_true(fabs(c.rows[1].unresolvable - 0.13421) < 2e-4);
 	assert_true(c.rows[2].unresolvable == 0 && c.rows[3].unresolvable == 0 &&
 	            c.rows[4].unresolvable == 0);
 	assert_false(compare_row_decides(&c.rows[1]));
@@ -262,13 +288,19 @@ static void test_futile(void **state)
 	assert_int_equal(plan_mark_futile(&c, 20), 0);
 	c.rows[1].unresolvable = 0;
 	assert_int_equal(plan_mark_futile(&c, 40), 0);
+	/* +-16.5%: a regression's MDE (9.95%) would keep it, no-change's cannot */
+	c.rows[1].change_lo = -0.165;
+	c.rows[1].change_hi = 0.165;
+	assert_int_equal(plan_mark_futile(&c, 20), 1);
+	assert_true(fabs(c.rows[1].unresolvable - 0.13026) < 2e-4);
+	c.rows[1].unresolvable = 0;
 	/* four pairs (df 3): the lower bound is looser, sqrt(3 / 6.251389) */
 	c.rows[1].pairs = 4;
 	c.rows[1].change_lo = -0.40;
 	c.rows[1].change_hi = 0.40;
-	/* sd 0.40 * 2 / 3.182446 = 25.14%, lower 17.41%, MDE at 20: 11.50% */
+	/* sd 0.40 * 2 / 3.182446 = 25.14%, lower 17.41%, resolution at 20: 15.06% */
 	assert_int_equal(plan_mark_futile(&c, 20), 1);
-	assert_true(fabs(c.rows[1].unresolvable - 0.1150) < 2e-4);
+	assert_true(fabs(c.rows[1].unresolvable - 0.15059) < 2e-4);
 	/* one spoiled round: the robust spread is small, the row asks for rounds */
 	c.rows[1].unresolvable = 0;
 	c.rows[1].round_sd_robust = 0.01;
@@ -277,7 +309,7 @@ static void test_futile(void **state)
 	/* the robust spread at 16% is under the classical bound (17.41%): it counts */
 	c.rows[1].round_sd_robust = 0.16;
 	assert_int_equal(plan_mark_futile(&c, 20), 1);
-	assert_true(fabs(c.rows[1].unresolvable - 2.954334 * 0.16 / sqrt(20)) < 2e-4);
+	assert_true(fabs(c.rows[1].unresolvable - 3.867211 * 0.16 / sqrt(20)) < 2e-4);
 	c.rows[1].unresolvable = 0;
 	c.rows[1].round_sd_robust = NAN;
 	assert_int_equal(plan_mark_futile(&c, 20), 0);
