@@ -176,10 +176,11 @@ struct compare_row {
 	int repeated;
 	double disturb_limit_pct;
 	/*
-	 * 0, or the smallest change this machine can resolve on the row (its
-	 * MDE at the job's most rounds, relative) when that is above the row's
-	 * margin: the server's plan from the machine class's noise profile sets
-	 * it (server/plan.h).  Such a row, when inconclusive, decides nothing:
+	 * 0, or the smallest margin this machine can resolve on the row (its
+	 * resolution at the job's most rounds, relative, roundplan.h) when that
+	 * is above the row's margin: the server's plan from the machine class's
+	 * noise profile sets it (server/plan.h), or the job's own rounds
+	 * (plan_mark_futile).  Such a row, when inconclusive, decides nothing:
 	 * it is "not resolvable on this machine", never no-change.
 	 */
 	double unresolvable;

@@ -1252,7 +1252,8 @@ static int render_json(const struct comparison *c, FILE *out)
 		json_object_set_new(row, "headline", json_boolean(r->headline));
 		json_object_set_new(row, "instrument", json_string(row_instrument(r)));
 		json_object_set_new(row, "repeated", json_integer(r->repeated));
-		/* a row the plan says this machine cannot resolve: its MDE at the limit */
+		/* a row the plan says this machine cannot resolve: its resolution at the limit
+		 * (roundplan.h) */
 		if (r->unresolvable > 0)
 			json_object_set_new(row, "unresolvable", jnum(r->unresolvable));
 		json_array_append_new(rows, row);
