@@ -179,10 +179,14 @@ static bool reply_identical(const struct reply_data *d, size_t *rows)
 	return d->ncmps > 0;
 }
 
-/* A row that stayed inconclusive because its machine cannot resolve it (plan.h). */
+/*
+ * A row that stayed inconclusive because its machine cannot resolve it
+ * (plan.h) and decided nothing: what it showed lay inside its margin.
+ */
 static bool reply_row_unresolved(const struct compare_row *x)
 {
-	return x->unresolvable > 0 && !x->control && x->verdict == VERDICT_INCONCLUSIVE;
+	return x->unresolvable > 0 && !x->control && x->verdict == VERDICT_INCONCLUSIVE &&
+	       !compare_row_decides(x);
 }
 
 /* True when some row of d is reply_row_unresolved. */

@@ -249,9 +249,13 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 /*
  * True when the row takes part in the overall verdict and the more-rounds
  * decision: not a control (unless it locked up), and not an inconclusive
- * descriptive row or one this machine cannot resolve (unresolvable).
+ * descriptive row or one this machine cannot resolve (unresolvable) whose
+ * change lies inside its margin (compare_row_moved).
  */
 bool compare_row_decides(const struct compare_row *r);
+
+/* True when the row's change estimate lies past its margin, either way. */
+bool compare_row_moved(const struct compare_row *r);
 
 /* True when any row is a control row. */
 bool comparison_has_controls(const struct comparison *c);

@@ -1176,8 +1176,11 @@ static int render_text(const struct comparison *c, FILE *out)
 			grid_set(&g, row, 8, "-");
 		}
 		if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
-			grid_set(&g, row, 9, "not resolvable on this machine: %.1f%%%s",
-			         r->unresolvable * 100, r->control ? " (control)" : "");
+			grid_set(&g, row, 9, "not resolvable on this machine: %.1f%%%s%s",
+			         r->unresolvable * 100,
+			         !r->control && compare_row_moved(r) ? "; moved past its margin"
+			                                             : "",
+			         r->control ? " (control)" : "");
 		else
 			grid_set(&g, row, 9, "%s%s", verdict_name(r->verdict),
 			         r->control ? " (control)" : "");

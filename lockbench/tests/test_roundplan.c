@@ -284,6 +284,13 @@ static void test_futile(void **state)
 	assert_true(c.rows[2].unresolvable == 0 && c.rows[3].unresolvable == 0 &&
 	            c.rows[4].unresolvable == 0);
 	assert_false(compare_row_decides(&c.rows[1]));
+	/* a marked row whose change lies past its margin keeps looking (decides) */
+	c.rows[1].change = -0.11;
+	assert_true(compare_row_moved(&c.rows[1]));
+	assert_true(compare_row_decides(&c.rows[1]));
+	c.rows[1].change = 0.10; /* at its margin: inside */
+	assert_false(compare_row_decides(&c.rows[1]));
+	c.rows[1].change = 0;
 	/* marked once: a second look leaves it as it is */
 	assert_int_equal(plan_mark_futile(&c, 20), 0);
 	c.rows[1].unresolvable = 0;
