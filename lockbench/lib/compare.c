@@ -703,7 +703,7 @@ static void equivalence(struct comparison *out, const struct compare_opts *o)
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
 	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
 	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
-	double level = o->alpha / (o->looks > 1 ? o->looks : 1);
+	double level = compare_eq_level(o);
 
 	for (size_t i = 0; i < n; i++)
 		p[i] = out->rows[i].p_eq;
@@ -990,6 +990,11 @@ bool compare_row_is_headline(const char *workload, const char *metric)
 	if (workload && !strcmp(workload, "oversub") && !strcmp(metric, "ops_per_sec"))
 		return false;
 	return compare_metric_is_headline(metric);
+}
+
+double compare_eq_level(const struct compare_opts *o)
+{
+	return o->alpha / (o->looks > 1 ? o->looks : 1);
 }
 
 bool compare_row_moved(const struct compare_row *r)

@@ -254,6 +254,9 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
  */
 bool compare_row_decides(const struct compare_row *r);
 
+/* The one-sided level no-change is judged at: alpha over the looks. */
+double compare_eq_level(const struct compare_opts *o);
+
 /* True when the row's change estimate lies past its margin, either way. */
 bool compare_row_moved(const struct compare_row *r);
 

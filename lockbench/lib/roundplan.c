@@ -234,8 +234,7 @@ size_t plan_mark_futile(struct comparison *cmp, int cap)
 			continue;
 		if (r->round_sd_robust < sd_lo)
 			sd_lo = r->round_sd_robust;
-		mde = plan_resolution(
-		    sd_lo, cap, cmp->opts.alpha / (cmp->opts.looks > 1 ? cmp->opts.looks : 1));
+		mde = plan_resolution(sd_lo, cap, compare_eq_level(&cmp->opts));
 		if (isfinite(mde) && mde > r->margin) {
 			r->unresolvable = mde;
 			marked++;
