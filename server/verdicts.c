@@ -228,6 +228,9 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
 		if (r->unresolvable > 0)
 			json_object_set_new(o, "unresolvable", json_finite(r->unresolvable));
+		/* the band no-change was judged against (sql/023) */
+		if (r->margin > 0)
+			json_object_set_new(o, "margin", json_finite(r->margin));
 		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
 		json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
 		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
@@ -296,7 +299,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "lockup_message text, lockup_stacks text, tested boolean, "
 		    "significant boolean, control boolean, pairs int, measured_runs int, "
 		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8, "
-		    "lockstep_runs int, unresolvable float8)",
+		    "lockstep_runs int, unresolvable float8, margin float8)",
 		    2, p);
 	}
 out:

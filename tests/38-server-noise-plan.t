@@ -19,6 +19,7 @@
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
+source "$TOP/tests/lib/browser.sh"
 
 pg_start || { echo "Bail out! no postgres"; exit 1; }
 server_start --min-rounds 5 --max-rounds 12 --plan-budget 600 || { echo "Bail out! no server"; exit 1; }
@@ -215,6 +216,8 @@ like "$reply" "could not tell a change from noise: 1 row stayed inconclusive at 
 like "$reply" "cannot resolve less than 58\.9% on hot\.pthread\.ops_per_sec \([^)]*threads=2\) \(margin \+-10%\): not resolvable on this machine, so it is not counted" \
   "it excuses the row at 2 threads alone"
 unlike "$reply" "cannot resolve less than [0-9.]+% on hot\.pthread\.ops_per_sec \([^)]*threads=4\)" "and not the row that moved"
+browser_run "the dashboard shows each row's margin and which rows this machine cannot resolve" \
+  noiseplan.mjs "$URL" "$s7"
 
 # a faster round and a quieter machine: a new profile moves the plan of the
 # next job (uncontended sd 1%: 5 rounds, resolution (3.746947 + 1.533206) *

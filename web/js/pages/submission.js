@@ -78,16 +78,30 @@ function meanCell(s, cls) {
     num(s.mean), el('span', { class: 'sd' }, ` ± ${num(s.stddev)}`), el('span', { class: 'n' }, ` (${s.n})`));
 }
 
+/*
+ * A row this machine cannot resolve (the job's plan or its own rounds said
+ * so): said beside its verdict as the text report says it, never shown as
+ * no-change; one whose change lies past its margin kept the job looking
+ * (lockbench/lib/compare.h, compare_row_moved: |change| > margin).
+ */
+function unresolvedNote(v) {
+  if (v.verdict !== 'inconclusive' || !(v.unresolvable > 0)) return null;
+  const moved = !v.control && v.margin > 0 && Math.abs(v.change) > v.margin;
+  return el('span', { class: 'unresolvable', title: 'the smallest change this machine can tell from noise on this row at the job\'s most rounds' },
+    ` not resolvable on this machine: ${(v.unresolvable * 100).toFixed(1)}%${moved ? '; moved past its margin' : ''}`);
+}
+
 function verdictTable(rows, patches, jobStats) {
   const head = ['workload', 'lock', 'params', 'metric', 'base mean ± sd (n)',
-    ...patches.map((p) => `${p} mean (change)`), 'patched mean ± sd (n)', 'change', 'p', 'q', 'verdict'];
-  const numeric = new Set([4, ...patches.map((_, i) => 5 + i), 5 + patches.length, 6 + patches.length, 7 + patches.length, 8 + patches.length]);
+    ...patches.map((p) => `${p} mean (change)`), 'patched mean ± sd (n)', 'change [95% interval]', 'margin', 'p', 'q', 'verdict'];
+  const last = 5 + patches.length;
+  const numeric = new Set([4, ...patches.map((_, i) => 5 + i), last, last + 1, last + 2, last + 3, last + 4]);
   return el('table', { class: 'verdicts' },
     el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: numeric.has(i) ? 'num' : null }, h)))),
     el('tbody', {}, rows.map((v) => {
       const key = `${v.workload}|${v.lock}|${v.params}|${v.metric}`;
       const sig = v.significant || v.verdict === 'regression' || v.verdict === 'improvement';
-      return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}${v.control ? ' control' : ''}` },
+      return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}${v.control ? ' control' : ''}`, dataset: { key } },
         el('td', {}, v.workload),
         el('td', {}, v.lock, v.control ? el('abbr', { class: 'control', title: 'untouched by the change: this row is the machine\'s own A/A variation and decides nothing but a lockup' }, ' (control)') : null),
         el('td', { class: 'params' }, (v.params || '').split(',').flatMap((x, i) => (i ? [',', el('wbr'), x] : [x]))),
@@ -102,10 +116,12 @@ function verdictTable(rows, patches, jobStats) {
         }),
         meanCell(v.patched),
         el('td', { class: `num change${sig ? ' sig' : ''}` }, v.metric === 'lockup' ? '-' : pct(v.change),
-          sig ? el('abbr', { class: 'star', title: 'significant after Benjamini-Hochberg and over the minimum effect' }, ' *') : null),
+          sig ? el('abbr', { class: 'star', title: 'significant after Benjamini-Hochberg and over the minimum effect' }, ' *') : null,
+          v.metric !== 'lockup' && v.change_lo < v.change_hi ? el('span', { class: 'ci' }, ` [${pct(v.change_lo)}, ${pct(v.change_hi)}]`) : null),
+        el('td', { class: 'num margin' }, v.metric !== 'lockup' && v.margin > 0 ? `±${(v.margin * 100).toFixed(1)}%` : '-'),
         el('td', { class: 'num' }, v.metric === 'lockup' ? '-' : pval(v.p)),
         el('td', { class: 'num' }, v.metric === 'lockup' ? '-' : pval(v.q)),
-        el('td', {}, verdictBadge(v.verdict)));
+        el('td', { class: 'verdict' }, verdictBadge(v.verdict), unresolvedNote(v)));
     })));
 }
 
@@ -464,7 +480,8 @@ export function render(main, params, match) {
         el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
         el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
           fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
-          '; ↑/↓ = higher/lower is better'),
+          '; ↑/↓ = higher/lower is better; margin = a row is no-change when two one-sided tests show its change inside ±margin, at the level its looks and rows leave',
+          rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the smallest change its noise lets the job\'s most rounds tell from none, so the row decides nothing while its change stays inside its margin' : ''),
         charts));
       await drawCharts(charts, rows, patches, jobStats);
     }
