@@ -49,7 +49,8 @@
 # N_AA=50 in under an hour).
 # KEEP_DIR=DIR keeps each comparison's round documents (DIR/CASE-I/r-*.json)
 # and the aa case's plan (DIR/plan.json), so that a later change of the
-# decision can be judged on the very documents this run judged.
+# decision can be judged on the very documents this run judged
+# (scripts/verdict-rejudge.sh DIR...).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
