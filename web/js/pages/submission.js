@@ -87,7 +87,7 @@ function meanCell(s, cls) {
 function unresolvedNote(v) {
   if (v.verdict !== 'inconclusive' || !(v.unresolvable > 0)) return null;
   const moved = !v.control && v.margin > 0 && Math.abs(v.change) > v.margin;
-  return el('span', { class: 'unresolvable', title: 'the smallest change this machine can tell from noise on this row at the job\'s most rounds' },
+  return el('span', { class: 'unresolvable', title: 'the narrowest margin inside which this row\'s noise would let the job\'s most rounds show it unchanged' },
     ` not resolvable on this machine: ${(v.unresolvable * 100).toFixed(1)}%${moved ? '; moved past its margin' : ''}`);
 }
 
@@ -481,7 +481,7 @@ export function render(main, params, match) {
         el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
           fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
           '; ↑/↓ = higher/lower is better; margin = a row is no-change when two one-sided tests show its change inside ±margin, at the level its looks and rows leave',
-          rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the smallest change its noise lets the job\'s most rounds tell from none, so the row decides nothing while its change stays inside its margin' : ''),
+          rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the narrowest margin inside which the row\'s noise would let the job\'s most rounds show it unchanged, past its own, so the row decides nothing while its change stays inside its margin' : ''),
         charts));
       await drawCharts(charts, rows, patches, jobStats);
     }
