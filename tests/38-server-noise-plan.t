@@ -203,6 +203,9 @@ is "$(jq -r '.verdict' <<<"$BODY")" inconclusive "the submission's verdict is in
 is "$(jq -r --arg k "$HOT4" '.verdicts[] | select(.final and .workload == "hot" and .metric == "ops_per_sec" and .params == $k)
   | [.verdict, (.change * 1000 | round), (.unresolvable * 1000 | round)] | join(",")' <<<"$BODY")" "inconclusive,-188,589" \
   "its hot row at 4 threads: inconclusive at -18.8%, past its margin, not resolvable (58.9%)"
+is "$(jq -r '[.verdicts[] | select(.final and .metric != "lockup" and (.metric == "ns_per_pair" or .metric == "ops_per_sec"))
+  | "\(.workload):\(.margin)"] | join(",")' <<<"$BODY")" "hot:0.1,hot:0.1,uncontended:0.03" \
+  "each row carries the margin it was judged against: 10% for contended throughput, 3% for single-thread cost"
 api GET "/api/v1/submissions/$s7/report?format=text"
 like "$BODY" "threads=4 .*not resolvable on this machine: 58\.9%; moved past its margin" \
   "the text report says the row moved past its margin"
