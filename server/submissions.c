@@ -723,7 +723,7 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'patched', json_build_object('n', v.patched_n, 'mean', v.patched_mean, "
 	    "     'stddev', v.patched_stddev),"
 	    "   'change', v.change, 'change_lo', v.change_lo, 'change_hi', v.change_hi,"
-	    "   'margin', v.margin, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
+	    "   'margin', v.margin, 'moved', v.moved, 'p', v.p, 'q', v.q, 'verdict', v.verdict,"
 	    "   'significant', v.significant, 'control', v.control, 'pairs', v.pairs,"
 	    /*
 	     * what a row its machine cannot resolve can resolve at the job's most

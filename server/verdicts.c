@@ -231,6 +231,8 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		/* the band no-change was judged against (sql/023) */
 		if (r->margin > 0)
 			json_object_set_new(o, "margin", json_finite(r->margin));
+		/* past that band, as the report and the reply judged it (sql/024) */
+		json_object_set_new(o, "moved", json_boolean(!r->control && compare_row_moved(r)));
 		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
 		json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
 		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
@@ -299,7 +301,7 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 		    "lockup_message text, lockup_stacks text, tested boolean, "
 		    "significant boolean, control boolean, pairs int, measured_runs int, "
 		    "duet_runs int, disturb_runs int, repeated int, disturb_limit_pct float8, "
-		    "lockstep_runs int, unresolvable float8, margin float8)",
+		    "lockstep_runs int, unresolvable float8, margin float8, moved boolean)",
 		    2, p);
 	}
 out:

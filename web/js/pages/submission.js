@@ -81,12 +81,13 @@ function meanCell(s, cls) {
 /*
  * A row this machine cannot resolve (the job's plan or its own rounds said
  * so): said beside its verdict as the text report says it, never shown as
- * no-change; one whose change lies past its margin kept the job looking
- * (lockbench/lib/compare.h, compare_row_moved: |change| > margin).
+ * no-change; one whose change lies past its margin kept the job looking:
+ * the flag the comparison stored (`moved`, lockbench/lib/compare.h
+ * compare_row_moved), not worked out again here.
  */
 function unresolvedNote(v) {
   if (v.verdict !== 'inconclusive' || !(v.unresolvable > 0)) return null;
-  const moved = !v.control && v.margin > 0 && Math.abs(v.change) > v.margin;
+  const moved = v.moved === true;
   return el('span', { class: 'unresolvable', title: 'the narrowest margin inside which this row\'s noise would let the job\'s most rounds show it unchanged' },
     ` not resolvable on this machine: ${(v.unresolvable * 100).toFixed(1)}%${moved ? '; moved past its margin' : ''}`);
 }
