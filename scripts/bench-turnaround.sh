@@ -65,7 +65,7 @@ for ((i = 1; i <= N; i++)); do
   for kind in $SERIES; do
     t0=$(date +%s.%N)
     submit_mbox "$T/$kind.mbox" quick >/dev/null
-    wait_state "$SUB" done failed 3600 >/dev/null
+    wait_state "$SUB" "done" failed 3600 >/dev/null
     t1=$(date +%s.%N)
     api GET "/api/v1/submissions/$SUB"
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
@@ -84,7 +84,18 @@ for ((i = 1; i <= N; i++)); do
   done
 done
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }'; }
+# the median of the numbers on stdin (the mean of the two middle ones for an
+# even count)
+median() { sort -g | awk '{ a[NR] = $1 } END { print NR ? (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2 : 0 }'; }
+# summary WHAT FILE: the median of FILE's times against the goal, and its verdicts
+summary() {
+  local m n
+  m=$(cut -d' ' -f2 "$2" | median)
+  n=$(wc -l <"$2")
+  awk -v m="$m" -v n="$n" -v w="$1" 'BEGIN { printf "median submission -> verdict over %s %d: %.1f s (goal <= 300 s at N >= 50: %s)\n",
+    w, n, m, n < 50 ? "N too small" : m <= 300 ? "met" : "MISSED" }'
+  printf 'verdicts: %s\n' "$(cut -d' ' -f3 "$2" | sort | uniq -c | awk '{ print $1 "x " $2 }' | paste -sd, -)"
+}
 echo
 printf '%-8s %3s %9s %9s %9s  %s\n' series n median min max verdicts
 for kind in $SERIES; do
@@ -93,12 +104,9 @@ for kind in $SERIES; do
     "$(cut -d' ' -f2 "$T/k" | sort -g | head -1)" "$(cut -d' ' -f2 "$T/k" | sort -g | tail -1)" \
     "$(awk '{ print $3 " (" $4 " rounds)" }' "$T/k" | sort | uniq -c | awk '{ $1 = $1 "x"; print }' | paste -sd, -)"
 done
-all=$(cut -d' ' -f2 "$T/times" | median)
-awk -v m="$all" -v n="$(wc -l <"$T/times")" 'BEGIN { printf "median submission -> verdict over all %d: %.1f s (goal <= 300 s: %s)\n", n, m, m <= 300 ? "met" : "MISSED" }'
+summary "this run's" "$T/times"
 # every series kept so far with this noise setting (several sessions' runs)
 if [[ -n ${KEEP_TIMES:-} && -s $KEEP_TIMES ]]; then
   grep " noise=${LOCKLAB_NOISE_INTERVAL:-0}\$" "$KEEP_TIMES" >"$T/kept"
-  awk -v m="$(cut -d' ' -f2 "$T/kept" | median)" -v n="$(wc -l <"$T/kept")" -v f="$KEEP_TIMES" \
-    'BEGIN { printf "median submission -> verdict over all %d kept in %s (this noise setting): %.1f s (goal <= 300 s at N >= 50: %s)\n", n, f, m, n < 50 ? "N too small" : m <= 300 ? "met" : "MISSED" }'
-  printf 'verdicts kept: %s\n' "$(cut -d' ' -f3 "$T/kept" | sort | uniq -c | awk '{ print $1 "x " $2 }' | paste -sd, -)"
+  summary "every series kept in $KEEP_TIMES with this noise setting," "$T/kept"
 fi
