@@ -20,6 +20,8 @@
 # rounds a side, the UTC time it ended, the commit measured, the noise
 # interval), so that runs of several sessions can be counted together: the
 # goal asks for a median over N >= 50, some 3 hours of series on this VM.
+# KEEP_REPLIES=DIR saves each series' reply (its tables: every row's change,
+# interval, MDE or margin) as DIR/KIND-I.txt, to see which row took the rounds.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD=${BUILD:-build}
@@ -74,7 +76,9 @@ for ((i = 1; i <= N; i++)); do
     # the rows the plan (a noise profile) said this machine cannot resolve
     unres=$(jq -r '[.jobs[].plan.unresolvable // [] | .[]] | join("; ")' <<<"$BODY")
     tb=no
-    grep -q '^Tested-by: ' <<<"$(curl -s "$URL/api/v1/submissions/$SUB/reply")" && tb=yes
+    reply=$(curl -s "$URL/api/v1/submissions/$SUB/reply")
+    grep -q '^Tested-by: ' <<<"$reply" && tb=yes
+    [[ -n ${KEEP_REPLIES:-} ]] && mkdir -p "$KEEP_REPLIES" && printf '%s\n' "$reply" >"$KEEP_REPLIES/$kind-$i.txt"
     v_tb=$v
     [[ $tb == yes ]] && v_tb="$v+Tested-by"
     echo "$kind $secs $v_tb $r" >>"$T/times"
