@@ -20,8 +20,8 @@
 # rounds a side, the UTC time it ended, the commit measured, the noise
 # interval), so that runs of several sessions can be counted together: the
 # goal asks for a median over N >= 50, some 3 hours of series on this VM.
-# KEEP_REPLIES=DIR saves each series' reply (its tables: every row's change,
-# interval, MDE or margin) as DIR/KIND-I.txt, to see which row took the rounds.
+# KEEP_REPLIES=DIR saves each series' reply mail (its table: every row's change
+# and 95% interval) as DIR/KIND-I.txt, to see which row took the rounds.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD=${BUILD:-build}
@@ -62,6 +62,7 @@ PL
 make_series layout "perl -0pi '$T/layout.pl' lockbench/locks/kmutex.c" >/dev/null
 agent_spawn a
 
+[[ -n ${KEEP_REPLIES:-} ]] && mkdir -p "$KEEP_REPLIES"
 : >"$T/times"
 for ((i = 1; i <= N; i++)); do
   for kind in $SERIES; do
@@ -78,7 +79,7 @@ for ((i = 1; i <= N; i++)); do
     tb=no
     reply=$(curl -s "$URL/api/v1/submissions/$SUB/reply")
     grep -q '^Tested-by: ' <<<"$reply" && tb=yes
-    [[ -n ${KEEP_REPLIES:-} ]] && mkdir -p "$KEEP_REPLIES" && printf '%s\n' "$reply" >"$KEEP_REPLIES/$kind-$i.txt"
+    [[ -n ${KEEP_REPLIES:-} ]] && printf '%s\n' "$reply" >"$KEEP_REPLIES/$kind-$i.txt"
     v_tb=$v
     [[ $tb == yes ]] && v_tb="$v+Tested-by"
     echo "$kind $secs $v_tb $r" >>"$T/times"
