@@ -9,21 +9,25 @@ PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib gmime-3.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
-	   -D_GNU_SOURCE -Ilockbench/lib -Ilockbench/locks $(PKG_CFLAGS)
+	   -D_GNU_SOURCE -Ilib -Inetlib -Ilockbench/locks $(PKG_CFLAGS)
 LDFLAGS += $(SAN) -pthread
 LDLIBS  += $(PKG_LIBS) -lm
 
-COMMON_SRC := $(wildcard lockbench/lib/*.c)
+# lib/: what every program links; netlib/: what only the server, the agent and
+# the client share (fetch address policy, pinned git and ssh)
+COMMON_SRC := $(wildcard lib/*.c)
+NET_SRC    := $(wildcard netlib/*.c)
 LOCKS_SRC  := $(filter-out lockbench/locks/broken.c,$(wildcard lockbench/locks/*.c))
 LB_SRC     := $(filter-out lockbench/src/main.c,$(wildcard lockbench/src/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
-CLIENT_SRC := $(wildcard server/client/*.c)
+CLIENT_SRC := $(wildcard client/*.c)
 AGENT_SRC  := $(filter-out agents/main.c,$(wildcard agents/*.c))
 
 obj      = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 testobj  = $(patsubst %.c,$(BUILD)/obj-test/%.o,$(1))
 
 COMMON_OBJ := $(call obj,$(COMMON_SRC))
+NET_OBJ    := $(call obj,$(NET_SRC))
 LOCKS_OBJ  := $(call obj,$(LOCKS_SRC))
 LB_OBJ     := $(call obj,$(LB_SRC))
 # the test build adds the deliberately broken locks (LB_TEST_LOCKS)
@@ -41,10 +45,12 @@ ifneq ($(wildcard agents/main.c),)
 PROGRAMS += $(BUILD)/locklab-agent
 endif
 
+LIB_UNIT    := $(patsubst lib/tests/%.c,$(BUILD)/tests/lib-%,$(wildcard lib/tests/test_*.c))
+NETLIB_UNIT := $(patsubst netlib/tests/%.c,$(BUILD)/tests/netlib-%,$(wildcard netlib/tests/test_*.c))
 LB_UNIT     := $(patsubst lockbench/tests/%.c,$(BUILD)/tests/lockbench-%,$(wildcard lockbench/tests/test_*.c))
 SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard server/tests/test_*.c))
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
-UNIT := $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
+UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
@@ -65,11 +71,11 @@ $(BUILD)/lockbench: $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(CO
 $(BUILD)/lockbench-test: $(call testobj,lockbench/src/main.c) $(LB_TOBJ) $(LOCKS_TOBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/locklab-server: $(call obj,server/main.c) $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+$(BUILD)/locklab-server: $(call obj,server/main.c) $(call obj,$(SERVER_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# make bench-server / bench-mail: the mail parser's rate (server/bench/bench_mbox.c)
-$(BUILD)/bench-mbox: $(call obj,server/bench/bench_mbox.c) $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+# make bench-server / bench-mail: the mail parser's rate (bench/bench_mbox.c)
+$(BUILD)/bench-mbox: $(call obj,bench/bench_mbox.c) $(call obj,$(SERVER_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
@@ -78,22 +84,30 @@ $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
 # the agent's default native tree is the checkout it was built from
 $(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
 
-$(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+$(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # make bench-keepalive: the agent's posts per second with and without a kept-alive connection
-$(BUILD)/bench-agent-post: $(call obj,agents/bench/bench_post.c) $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+$(BUILD)/bench-agent-post: $(call obj,bench/bench_post.c) $(call obj,$(AGENT_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/lockbench-%: $(BUILD)/obj-test/lockbench/tests/%.o $(LB_TOBJ) $(LOCKS_TOBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/server-%: $(BUILD)/obj/server/tests/%.o $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+$(BUILD)/tests/lib-%: $(BUILD)/obj/lib/tests/%.o $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/agent-%: $(BUILD)/obj/agents/tests/%.o $(call obj,$(AGENT_SRC)) $(COMMON_OBJ)
+$(BUILD)/tests/netlib-%: $(BUILD)/obj/netlib/tests/%.o $(NET_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/server-%: $(BUILD)/obj/server/tests/%.o $(call obj,$(SERVER_SRC)) $(NET_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/agent-%: $(BUILD)/obj/agents/tests/%.o $(call obj,$(AGENT_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
@@ -124,16 +138,14 @@ format:
 	clang-format -i $(STYLE_FILES)
 
 bench: all
-	@scripts/bench-lockbench.sh
+	@bench/bench-lockbench.sh
 
 # ---- kernel guest (lockbench kernel run, docs/kernel.md) -------------------
 # The initramfs holds a static lockbench and a tiny static init.  Debian ships
 # libjansson.a, libgsl.a and libgslcblas.a.  Sanitizer builds cannot link
 # -static, so they compile the guest's objects again without $(SAN).
-# (not the fetch address policy nor the ssh wrapper: lockbench uses neither,
-# and getaddrinfo cannot be linked -static without a warning)
-GUEST_COMMON_SRC := $(filter-out lockbench/lib/addrpolicy.c lockbench/lib/netpolicy.c \
-	lockbench/lib/sshpin.c,$(COMMON_SRC))
+# lockbench links lib/ only (netlib/'s getaddrinfo cannot be linked -static)
+GUEST_COMMON_SRC := $(COMMON_SRC)
 ifeq ($(SAN),)
 GUEST_OBJ := $(call obj,lockbench/src/main.c) $(LB_OBJ) $(LOCKS_OBJ) $(call obj,$(GUEST_COMMON_SRC))
 else
@@ -167,63 +179,63 @@ demo-stop:
 	@scripts/demo-stop.sh
 
 bench-verdicts: all
-	@BUILD=$(BUILD) scripts/bench-verdicts.sh
+	@BUILD=$(BUILD) bench/bench-verdicts.sh
 
 bench-duet: all
-	@BUILD=$(BUILD) scripts/bench-duet.sh
+	@BUILD=$(BUILD) bench/bench-duet.sh
 
 # make bench-abba: uncontended's A/A spread, paired by round against ABBA per sample (issue 12)
 bench-abba: all
-	@BUILD=$(BUILD) scripts/bench-abba.sh
+	@BUILD=$(BUILD) bench/bench-abba.sh
 
 bench-hot-shape: all
-	@BUILD=$(BUILD) scripts/bench-hot-shape.sh
+	@BUILD=$(BUILD) bench/bench-hot-shape.sh
 
 # make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
 bench-bisect: all
-	@BUILD=$(BUILD) scripts/bench-bisect.sh
+	@BUILD=$(BUILD) bench/bench-bisect.sh
 
 bench-aa: all
-	@BUILD=$(BUILD) scripts/bench-aa.sh
+	@BUILD=$(BUILD) bench/bench-aa.sh
 
 # make bench-turnaround: submission -> verdict of one-patch native series, quick suite (issue 12)
 bench-turnaround: all
-	@BUILD=$(BUILD) scripts/bench-turnaround.sh
+	@BUILD=$(BUILD) bench/bench-turnaround.sh
 
 # make bench-quick: the quick suite's time and its sleeping-lock rows' A/A spread (issue 12)
 bench-quick: all
-	@BUILD=$(BUILD) scripts/bench-quick.sh
+	@BUILD=$(BUILD) bench/bench-quick.sh
 
-# the server under agents, dashboard readers and hostile connections (scripts/bench-load.sh)
+# the server under agents, dashboard readers and hostile connections (bench/bench-load.sh)
 bench-load: programs
-	@BUILD=$(BUILD) scripts/bench-load.sh
+	@BUILD=$(BUILD) bench/bench-load.sh
 
 bench-kernel: all
-	@BUILD=$(BUILD) scripts/bench-kernel.sh
+	@BUILD=$(BUILD) bench/bench-kernel.sh
 
 bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
-	@BUILD=$(BUILD) server/bench/bench-mail.sh
+	@BUILD=$(BUILD) bench/bench-mail.sh
 
 bench-server: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@$(BUILD)/bench-mbox 20000
-	@BUILD=$(BUILD) server/bench/bench-server.sh
+	@BUILD=$(BUILD) bench/bench-server.sh
 
 bench-keepalive: $(BUILD)/locklab-server $(BUILD)/bench-agent-post
-	@BUILD=$(BUILD) scripts/bench-keepalive.sh
+	@BUILD=$(BUILD) bench/bench-keepalive.sh
 
 # the outgoing half of bench-mail: replies rendered and sent per second
 bench-mail: bench-mail-out
 bench-mail-out: all
-	@BUILD=$(BUILD) server/bench/bench-mail-out.sh
+	@BUILD=$(BUILD) bench/bench-mail-out.sh
 
 # ---- fuzzing (libFuzzer, clang, ASan + UBSan; fuzz/README.md) ------------
 # `make fuzz` builds into build-fuzz/ and fuzzes each target FUZZ_SECONDS
 # (default 300) after replaying its regression inputs and seed corpus;
-# FUZZ_TARGETS picks some.  tests/15-fuzz.t runs the same, briefly.
+# FUZZ_TARGETS picks some.  tests/150-fuzz.t runs the same, briefly.
 FUZZ_TARGETS ?= mbox result http report
 FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link
-FUZZ_SERVER_OBJ = $(call obj,$(SERVER_SRC)) $(COMMON_OBJ)
+FUZZ_SERVER_OBJ = $(call obj,$(SERVER_SRC)) $(NET_OBJ) $(COMMON_OBJ)
 FUZZ_LINK = $(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
 
 .PHONY: fuzz fuzz-build fuzzers

@@ -2,7 +2,7 @@
  * spawn.h - the one place the agent starts processes (git's run-command is
  * the model).  A command is an argv array, never a string for a shell:
  * whatever came from a submission is data.  Nothing else in agents/ may call
- * system(), popen() or exec*() (tests/32-agent-noshell.t checks).
+ * system(), popen() or exec*() (tests/321-agent-noshell.t checks).
  *
  * The child gets: stdin from /dev/null; a cleared environment holding only
  * the variables of spawn_env_pass (PATH, HOME, LANG, ...) plus the caller's
@@ -81,7 +81,7 @@ const char *spawn_describe_limits(void);
 /*
  * Replace this process with argv[0] (found on PATH) and its argv, in the
  * environment it has: what the agent started as git's ssh does
- * (lockbench/lib/sshpin.h).
+ * (netlib/sshpin.h).
  * Returns only on failure (-1, errno set).
  */
 int spawn_replace(const char *const argv[]);

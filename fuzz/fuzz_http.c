@@ -77,7 +77,7 @@ static enum MHD_Result fuzz_queue_response(struct MHD_Connection *conn, unsigned
 #endif
 
 static struct MHD_Daemon *fuzz_daemon;
-/* FUZZ_HTTP_ECHO=1: the replies go to stderr (what tests/15-fuzz.t looks at) */
+/* FUZZ_HTTP_ECHO=1: the replies go to stderr (what tests/150-fuzz.t looks at) */
 static bool fuzz_echo;
 
 /* Database mode: the harness's own connection, which empties the tables between inputs. */

@@ -1,6 +1,6 @@
 /*
  * fuzz_report.c - libFuzzer target: the report renderer
- * (lockbench/lib/report.c) behind `lockbench compare`, GET
+ * (lib/report.c) behind `lockbench compare`, GET
  * .../report?format=... and the reply mail's tables.
  *
  * The input is one JSON object {"base": [doc, ...], "patched": [doc, ...]}

@@ -2,7 +2,7 @@
  * fuzz_result.c - libFuzzer target: the result-document validator the
  * server's ingest runs on every POST /api/v1/jobs/{id}/results
  * (server/jobs.c): json_loadb with duplicate keys refused, then
- * result_from_json (lockbench/lib/result.c, the schema) and
+ * result_from_json (lib/result.c, the schema) and
  * ingest_check_document (server/ingest.c, bounds and read-back).
  *
  * What both accept must also survive the way back: result_to_json of the

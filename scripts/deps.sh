@@ -19,18 +19,18 @@ DEMO_PACKAGES=(
   libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
-  openssh-client  # the agent and the tracker: ssh:// git URLs (held to the checked address, lockbench/lib/sshpin.c)
+  openssh-client  # the agent and the tracker: ssh:// git URLs (held to the checked address, netlib/sshpin.c)
   python3  # make demo prints the reply's finding, read with Python's email package
   valgrind  # lockbench: instructions_per_pair (callgrind and its callgrind.h)
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(
   perl libcmocka-dev linux-perf clang-format iproute2
-  clang libclang-rt-14-dev llvm  # tests/15-fuzz.t, make fuzz: libFuzzer, ASan + UBSan, llvm-symbolizer
+  clang libclang-rt-14-dev llvm  # tests/150-fuzz.t, make fuzz: libFuzzer, ASan + UBSan, llvm-symbolizer
   python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
-  docker-compose python3-yaml systemd  # tests/70-deploy.t: compose config, systemd-analyze verify
-  dovecot-imapd  # tests/41-mail-intake.t: a real IMAP server
-  faketime  # tests/38-agent-clock.t: an agent whose wall clock jumps (libfaketime)
+  docker-compose python3-yaml systemd  # tests/700-deploy.t: compose config, systemd-analyze verify
+  dovecot-imapd  # tests/410-mail-intake.t: a real IMAP server
+  faketime  # tests/380-agent-clock.t: an agent whose wall clock jumps (libfaketime)
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
   chromium  # the dashboard's browser tests use Debian's chromium
 )

@@ -1,5 +1,5 @@
 /*
- * auth.c - tokens, stored as their SHA-256 (lockbench/lib/sha256.c).
+ * auth.c - tokens, stored as their SHA-256 (lib/sha256.c).
  */
 #include "auth.h"
 

@@ -47,7 +47,7 @@ static void db_init_key(void)
  * the end, so read while the socket has more (a few times at most): the
  * status turns bad here, not on the request's first statement.  (One read
  * alone let the first statement after a restart fail in 1 of 8 runs of
- * tests/28-server-dberrors.t.)
+ * tests/280-server-dberrors.t.)
  */
 static void db_drain(PGconn *c)
 {

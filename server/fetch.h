@@ -24,7 +24,7 @@ void fetch_global_cleanup(void);
 
 /*
  * Parse the allow list (srv_cfg.fetch_allow, the syntax of
- * lockbench/lib/addrpolicy.h, whose refused ranges apply: the agent's git
+ * netlib/addrpolicy.h, whose refused ranges apply: the agent's git
  * fetches use the same).  Call before threads start.  0, or -1 with a
  * message in err.  An empty or NULL list allows nothing extra.
  */

@@ -2,7 +2,7 @@
  * mbox.c - the mbox parser behind every submission: GMime reads each
  * message, locklab reads the prefixes, the diff and the series.
  *
- * Strings built here come from strutil_buf (lockbench/lib/strutil.h) and
+ * Strings built here come from strutil_buf (lib/strutil.h) and
  * GLib (g_strdup); since GLib 2.46 g_malloc is the system malloc, so
  * callers free() them like any other.
  */

@@ -1,6 +1,6 @@
 /*
  * reports.h - tables and the reply mail, rendered from stored comparisons
- * with report_render / report_lockup_sentences (lockbench/lib/report.h).
+ * with report_render / report_lockup_sentences (lib/report.h).
  */
 #ifndef LOCKLAB_SERVER_REPORTS_H
 #define LOCKLAB_SERVER_REPORTS_H

@@ -1,7 +1,7 @@
 /*
  * verdicts.h - from stored result documents to stored comparisons, and
  * back from stored comparison rows to struct comparison for the reports.
- * Verdicts are computed only by compare_results (lockbench/lib/compare.h).
+ * Verdicts are computed only by compare_results (lib/compare.h).
  */
 #ifndef LOCKLAB_SERVER_VERDICTS_H
 #define LOCKLAB_SERVER_VERDICTS_H

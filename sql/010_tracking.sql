@@ -6,7 +6,7 @@
 -- git submission (an interleaved A/B of two commits through the job and
 -- verdict machinery): track_runs says why it was asked for.  The numbers it
 -- brought are kept per commit as track_points, the history the change-point
--- detector (lockbench/lib/changepoint.c) reads.
+-- detector (lib/changepoint.c) reads.
 
 ALTER TABLE trees ADD COLUMN track boolean NOT NULL DEFAULT false;
 -- the commit history starts at ("since"), and the last head the tracker ran

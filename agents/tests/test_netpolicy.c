@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../lockbench/tests/cidr_edges.h"
+#include "../../netlib/tests/cidr_edges.h"
 #include "addrpolicy.h"
 #include "netpolicy.h"
 

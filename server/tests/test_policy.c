@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "../../lockbench/tests/cidr_edges.h"
+#include "../../netlib/tests/cidr_edges.h"
 #include "../fetch.h"
 #include "../ingest.h"
 #include "../url.h"

@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) BIN="$BUILD" ;; *) BIN="$TOP/$BUILD" ;; esac
 # agents measure no A/A noise in tests (it adds rounds to a first job, and the
 # profile it posts would change the rounds later jobs plan) unless a test
-# asks with --noise-interval or this variable (tests/39-agent-noise.t)
+# asks with --noise-interval or this variable (tests/390-agent-noise.t)
 export LOCKLAB_NOISE_INTERVAL=${LOCKLAB_NOISE_INTERVAL:-0}
 T=$(mktemp -d "${TMPDIR:-/tmp}/locklab-test.XXXXXX")
 chmod 755 "$T"

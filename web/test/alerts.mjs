@@ -1,5 +1,5 @@
 // alerts.mjs ORIGIN BISECTED RANGE REWRITTEN MERGEBASE TOKEN - the Alerts page
-// (tests/34-track-force.t): every alert listed with its state and who set
+// (tests/344-track-force.t): every alert listed with its state and who set
 // it, the bisected one with its commit and its history chart, the ones
 // bisection could not name with the reason, and the force-pushed branch;
 // an admin sets an alert's state from the page (a wrong token is refused

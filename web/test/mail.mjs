@@ -1,5 +1,5 @@
 // mail.mjs ORIGIN V1 V2 - the submission page of a series that came by mail
-// (tests/42-mail-trailers.t): v2's page shows both versions side by side,
+// (tests/420-mail-trailers.t): v2's page shows both versions side by side,
 // v1's the trailers the list gave; a trailer holding markup is text.
 // Output: TAP lines (see browser.mjs).
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // noiseplan.mjs ORIGIN SUB - the verdict table of a submission whose job was
-// planned from its machine's noise (tests/38-server-noise-plan.t): every row
+// planned from its machine's noise (tests/385-server-noise-plan.t): every row
 // shows its margin beside its change and interval, as the API has them; a
 // row the machine cannot resolve says so beside its verdict, and whether its
 // change moved past its margin.  Output: TAP lines (see browser.mjs).

@@ -1,6 +1,6 @@
 // versions.mjs ORIGIN ID TOTAL SQL - the submission page of an old version
 // (ID, v2, still queued so the page follows it) of a series with more
-// versions than its page embeds (tests/42-mail-trailers.t): it shows the
+// versions than its page embeds (tests/420-mail-trailers.t): it shows the
 // newest 20 of TOTAL and its own version in its place, says so, and its
 // button loads the older ones from GET /api/v1/submissions/{id}/versions
 // until every version is a column.  An error of that load shows even when a

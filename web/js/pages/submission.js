@@ -82,7 +82,7 @@ function meanCell(s, cls) {
  * A row this machine cannot resolve (the job's plan or its own rounds said
  * so): said beside its verdict as the text report says it, never shown as
  * no-change; one whose change lies past its margin kept the job looking:
- * the flag the comparison stored (`moved`, lockbench/lib/compare.h
+ * the flag the comparison stored (`moved`, lib/compare.h
  * compare_row_moved), not worked out again here.
  */
 function unresolvedNote(v) {
