@@ -5,7 +5,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
-PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib gmime-3.0
+PKGS    := jansson gsl libmicrohttpd libpq libcurl zlib gmime-3.0 nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(OPT) $(SAN) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
@@ -156,7 +156,7 @@ $(BUILD)/obj-guest/%.o: %.c
 	$(CC) $(filter-out $(SAN),$(CFLAGS)) -MMD -MP -c $< -o $@
 endif
 $(BUILD)/lockbench-static: $(GUEST_OBJ)
-	$(CC) -static -pthread $^ -ljansson -lgsl -lgslcblas -lm -o $@
+	$(CC) -static -pthread $^ -ljansson -lgsl -lgslcblas -lnettle -lm -o $@
 $(BUILD)/locklab-init: lockbench/kernel/init.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -O2 -static $< -o $@

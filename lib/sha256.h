@@ -1,5 +1,5 @@
 /*
- * sha256.h - SHA-256 of a buffer as hex (sha256.c).
+ * sha256.h - SHA-256 of a buffer as hex (sha256.c, over nettle).
  */
 #ifndef LOCKLAB_SHA256_H
 #define LOCKLAB_SHA256_H

@@ -16,6 +16,7 @@ set -euo pipefail
 DEMO_PACKAGES=(
   build-essential pkg-config git curl ca-certificates jq procps
   libjansson-dev libgsl-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
+  nettle-dev  # SHA-256 (tokens, images); its static library goes into the kernel guest
   libgmime-3.0-dev  # mail in and out
   postgresql-15
   bubblewrap gdb  # the agent: sandbox, stacks of a hung run
