@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "boot.h"
-#include "kernel.h"
+#include "kernel_cli.h"
 #include "result.h"
 #include "strutil.h"
 #include "util.h"
@@ -315,107 +315,167 @@ struct build_args {
 	bool debug; /* the debug variant: locklab-debug.config on top, its own OUT */
 };
 
-int kbuild_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"tree", required_argument, NULL, 't'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"reuse", required_argument, NULL, 'r'},
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"json", required_argument, NULL, 'J'},
-	    {"variant", required_argument, NULL, 'V'},
-	    {"round", required_argument, NULL, 'R'},
-	    {"debug", no_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct build_args a = {.variant = "base", .jobs = lb_online_cpus()};
-	char fragment[PATH_MAX], out[PATH_MAX], tree[PATH_MAX], log[PATH_MAX + 32],
-	    image[PATH_MAX + 32], path[PATH_MAX + 32], err[512];
-	struct lb_result res;
-	long long v;
-	int c, rc = 1, lockfd = -1;
-	bool reused = false;
+static const struct option kbuild_opts[] = {
+    {"tree", required_argument, NULL, 't'},
+    {"config", required_argument, NULL, 'c'},
+    {"out", required_argument, NULL, 'o'},
+    {"reuse", required_argument, NULL, 'r'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"json", required_argument, NULL, 'J'},
+    {"variant", required_argument, NULL, 'V'},
+    {"round", required_argument, NULL, 'R'},
+    {"debug", no_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
 
-	result_init(&res);
+/* The options into a: -1 to build, else the exit status (usage printed). */
+static int kbuild_parse(int argc, char **argv, struct build_args *a)
+{
+	char err[512];
+	long long v;
+	int c, rc = 1;
+
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", kbuild_opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			a.tree = optarg;
+			a->tree = optarg;
 			break;
 		case 'd':
-			a.debug = true;
+			a->debug = true;
 			break;
 		case 'c':
-			a.config = optarg;
+			a->config = optarg;
 			break;
 		case 'o':
-			a.out = optarg;
+			a->out = optarg;
 			break;
 		case 'r':
-			a.reuse = optarg;
+			a->reuse = optarg;
 			break;
 		case 'J':
-			a.json = optarg;
+			a->json = optarg;
 			break;
 		case 'V':
-			if (kernel_opt_variant(optarg, &a.variant, &rc))
-				goto out;
+			if (kernel_opt_variant(optarg, &a->variant, &rc))
+				return rc;
 			break;
 		case 'j':
 		case 'R':
 			if (lb_parse_int(optarg, c == 'j' ? 1 : 0, c == 'j' ? 1024 : 1000000, &v,
 			                 c == 'j' ? "--jobs" : "--round", err, sizeof(err))) {
 				rc = kernel_usage("%s", err);
-				goto out;
+				return rc;
 			}
-			*(c == 'j' ? &a.jobs : &a.round) = (int)v;
+			*(c == 'j' ? &a->jobs : &a->round) = (int)v;
 			break;
 		default: /* --help too */
 			rc = kernel_opt_other(c, 'h');
-			goto out;
+			return rc;
 		}
 	}
 	if (kernel_opt_rest(argc, argv, &rc))
-		goto out;
-	if (!a.tree) {
-		rc = kernel_usage("build needs --tree DIR%s", "");
-		goto out;
+		return rc;
+	if (!a->tree)
+		return kernel_usage("build needs --tree DIR%s", "");
+	return -1;
+}
+
+/*
+ * The tree, the config fragment and the output folder as real paths
+ * (PATH_MAX each); the output folder made.  0, or -1 with the reason said.
+ */
+static int kbuild_paths(const struct build_args *a, char *tree, char *fragment, char *out)
+{
+	char path[PATH_MAX + 32];
+
+	lb_pathf(path, sizeof(path), "%s/Makefile", a->tree);
+	if (!realpath(a->tree, tree) || !lb_is_file(path)) {
+		fprintf(stderr, "%s: %s is not a kernel source tree (no Makefile)\n", prog,
+		        a->tree);
+		return -1;
 	}
-	lb_pathf(path, sizeof(path), "%s/Makefile", a.tree);
-	if (!realpath(a.tree, tree) || !lb_is_file(path)) {
-		fprintf(stderr, "%s: %s is not a kernel source tree (no Makefile)\n", prog, a.tree);
-		goto out;
-	}
-	if (a.config) {
-		if (!realpath(a.config, fragment) || !lb_is_file(fragment)) {
-			fprintf(stderr, "%s: cannot read config fragment %s\n", prog, a.config);
-			goto out;
+	if (a->config) {
+		if (!realpath(a->config, fragment) || !lb_is_file(fragment)) {
+			fprintf(stderr, "%s: cannot read config fragment %s\n", prog, a->config);
+			return -1;
 		}
-	} else if (find_shipped("locklab.config", fragment, sizeof(fragment))) {
+	} else if (find_shipped("locklab.config", fragment, PATH_MAX)) {
 		fprintf(stderr, "%s: cannot find lockbench/kernel/locklab.config; use --config\n",
 		        prog);
-		goto out;
+		return -1;
 	}
-	if (a.out) {
-		if (mkdir(a.out, 0755) && errno != EEXIST) {
-			fprintf(stderr, "%s: cannot create %s: %s\n", prog, a.out, strerror(errno));
-			goto out;
+	if (a->out) {
+		if (mkdir(a->out, 0755) && errno != EEXIST) {
+			fprintf(stderr, "%s: cannot create %s: %s\n", prog, a->out,
+			        strerror(errno));
+			return -1;
 		}
-		if (!realpath(a.out, out)) {
-			fprintf(stderr, "%s: %s: %s\n", prog, a.out, strerror(errno));
-			goto out;
+		if (!realpath(a->out, out)) {
+			fprintf(stderr, "%s: %s: %s\n", prog, a->out, strerror(errno));
+			return -1;
 		}
 	} else {
-		lb_pathf(out, sizeof(out), "%s/%s", tree,
-		         a.debug ? "locklab-debug-out" : "locklab-out");
+		lb_pathf(out, PATH_MAX, "%s/%s", tree,
+		         a->debug ? "locklab-debug-out" : "locklab-out");
 		if (mkdir(out, 0755) && errno != EEXIST) {
 			fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
-			goto out;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The kernbench document of a build that took secs into out. */
+static int kbuild_write_json(const struct build_args *a, const char *out, double secs)
+{
+	struct lb_result res;
+	char err[512];
+	int rc = -1;
+
+	result_init(&res);
+	result_fill_machine(&res);
+	res.suite = strutil_xstrdup("kernel");
+	res.variant = strutil_xstrdup(a->variant);
+	res.round = a->round;
+	struct lb_run *run = result_add_run(&res, "kernbench", "kernel");
+	run_set_param_num(run, "jobs", a->jobs);
+	if (a->debug)
+		run_set_param_str(run, "config", "debug");
+	/* a tree of another version: what the fragment lost there */
+	char dropped[PATH_MAX + 32];
+	lb_pathf(dropped, sizeof(dropped), "%s/" DROPPED_FILE, out);
+	char *list = dropped_list(dropped);
+	if (*list)
+		run_set_param_str(run, "config_dropped", list);
+	free(list);
+	struct lb_metric *m = run_add_metric(run, "build_s", "s", false, secs);
+	metric_add_sample(m, secs);
+	if (result_write_file(&res, a->json, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out;
+	}
+	rc = 0;
+out:
+	result_release(&res);
+	return rc;
+}
+
+int kbuild_main(int argc, char **argv)
+{
+	struct build_args a = {.variant = "base", .jobs = lb_online_cpus()};
+	char fragment[PATH_MAX], out[PATH_MAX], tree[PATH_MAX], log[PATH_MAX + 32],
+	    image[PATH_MAX + 32], path[PATH_MAX + 32];
+	int rc = 1, lockfd = -1;
+	bool reused = false;
+
+	rc = kbuild_parse(argc, argv, &a);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
+	if (kbuild_paths(&a, tree, fragment, out))
+		goto out;
 	/* two builds into one folder would corrupt each other */
 	lb_pathf(path, sizeof(path), "%s/.locklab-lock", out);
 	lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -477,33 +537,11 @@ int kbuild_main(int argc, char **argv)
 	FILE *tbl = a.json && !strcmp(a.json, "-") ? stderr : stdout;
 	fprintf(tbl, "kernel %s%s built in %.1f s%s: %s\n", a.variant, a.debug ? " (debug)" : "",
 	        secs, reused ? " (incremental, from --reuse)" : "", image);
-	if (a.json) {
-		result_fill_machine(&res);
-		res.suite = strutil_xstrdup("kernel");
-		res.variant = strutil_xstrdup(a.variant);
-		res.round = a.round;
-		struct lb_run *run = result_add_run(&res, "kernbench", "kernel");
-		run_set_param_num(run, "jobs", a.jobs);
-		if (a.debug)
-			run_set_param_str(run, "config", "debug");
-		/* a tree of another version: what the fragment lost there */
-		char dropped[PATH_MAX + 32];
-		lb_pathf(dropped, sizeof(dropped), "%s/" DROPPED_FILE, out);
-		char *list = dropped_list(dropped);
-		if (*list)
-			run_set_param_str(run, "config_dropped", list);
-		free(list);
-		struct lb_metric *m = run_add_metric(run, "build_s", "s", false, secs);
-		metric_add_sample(m, secs);
-		if (result_write_file(&res, a.json, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", prog, err);
-			goto out;
-		}
-	}
+	if (a.json && kbuild_write_json(&a, out, secs))
+		goto out;
 	rc = 0;
 out:
 	if (lockfd >= 0)
 		close(lockfd);
-	result_release(&res);
 	return rc;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../src/console.h"
-#include "../src/kernel.h"
+#include "../src/kernel_guest.h"
 #include "../src/suite.h"
 
 /* The seeds' three bands, each at its top count, each boot within 1500 s. */
