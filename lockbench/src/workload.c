@@ -1,4 +1,6 @@
 /* workload.c - the workload registry and what each one records. */
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "stats.h"
@@ -69,4 +71,15 @@ void workload_record_params(const struct workload *w, const struct wl_params *p,
 		run_set_param_num(run, "wake_batch", p->wake_batch);
 	if (!strcmp(n, "futex-hash"))
 		run_set_param_num(run, "futexes", p->futexes);
+}
+
+void wl_pin_self(int cpu)
+{
+	cpu_set_t one;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }

@@ -11,6 +11,9 @@
 void wl_add_metric(struct lb_run *run, const char *name, const char *unit, bool higher_better,
                    const double *samples, size_t n, const double *per_thread, size_t nper_thread);
 
+/* Pin the calling thread to cpu; cpu < 0: leave it where it may run. */
+void wl_pin_self(int cpu);
+
 extern const struct workload wl_uncontended_def, wl_hot_def, wl_cs_sweep_def, wl_many_locks_def,
     wl_oversub_def, wl_long_hold_def, wl_wake_latency_def, wl_torture_def, wl_futex_wake_def,
     wl_futex_hash_def, wl_vfs_def, wl_aim7_def, wl_pipe_mutex_def, wl_epoll_ctl_def,
