@@ -443,71 +443,178 @@ static void *place_lock(struct lctx *c, uint64_t *rng, size_t *len)
 	return map;
 }
 
+/* The figures of a contended workload, one entry per repetition. */
+struct lw_series {
+	double *ops_s, *fair, *cov, *cpu_op, *jain;
+	double *per_thread; /* one per thread: its ops/s, the mean over repetitions */
+	unsigned long violations, total_ops;
+	double total_cpu;
+};
+
+/*
+ * The locks, their guards and n threads of c, and s's arrays for reps
+ * repetitions.  0, or -1 with the reason in err; lw_release frees what
+ * was made either way.
+ */
+static int lw_setup(struct lctx *c, struct lthread **thp, struct lw_series *s, int n, int reps,
+                    char *err, size_t errlen)
+{
+	struct lthread *th;
+
+	c->nlocks = c->mode == MODE_MANY ? c->p->nlocks : 1;
+	c->locks = calloc((size_t)c->nlocks, sizeof(*c->locks));
+	c->guard = aligned_alloc(LB_CACHELINE, sizeof(*c->guard) * (size_t)c->nlocks);
+	th = *thp = aligned_alloc(LB_CACHELINE, sizeof(*th) * (size_t)n);
+	if (th) /* before anything can fail: lw_release reads each thread's waits */
+		memset(th, 0, sizeof(*th) * (size_t)n);
+	s->ops_s = calloc((size_t)reps, sizeof(double));
+	s->fair = calloc((size_t)reps, sizeof(double));
+	s->cov = calloc((size_t)reps, sizeof(double));
+	s->cpu_op = calloc((size_t)reps, sizeof(double));
+	s->jain = calloc((size_t)reps, sizeof(double));
+	s->per_thread = calloc((size_t)n, sizeof(double));
+	if (!c->locks || !c->guard || !th || !s->ops_s || !s->fair || !s->cov || !s->cpu_op ||
+	    !s->jain || !s->per_thread) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(c->guard, 0, sizeof(*c->guard) * (size_t)c->nlocks);
+	for (int i = 0; i < c->nlocks; i++) {
+		c->locks[i] = lock_new(c->ops);
+		if (!c->locks[i]) {
+			snprintf(err, errlen, "cannot create lock %s: %s", c->ops->name,
+			         strerror(errno));
+			return -1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		th[i].idx = i;
+		th[i].ctx = c;
+		th[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ lb_now_ns();
+		if (c->mode == MODE_LONG_HOLD) {
+			th[i].waits = malloc(sizeof(double) * MAX_WAITS_PER_THREAD);
+			if (!th[i].waits) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+		}
+	}
+	/* hot in lockstep (lockstep.h): hot_stepped measures, worker i on CPU i % CPUs */
+	c->stepped = c->mode == MODE_HOT && c->p->lockstep;
+	c->nthreads = n;
+	cpu_set_t allowed;
+	if (c->stepped && !sched_getaffinity(0, sizeof(allowed), &allowed))
+		for (int k = 0; k < CPU_SETSIZE; k++)
+			if (CPU_ISSET(k, &allowed))
+				c->cpus[c->ncpus++] = k;
+	return 0;
+}
+
+static void lw_release(struct lctx *c, struct lthread *th, struct lw_series *s, int n)
+{
+	if (c->locks)
+		for (int i = 0; i < c->nlocks; i++)
+			if (c->locks[i])
+				lock_free(c->ops, c->locks[i]);
+	if (th)
+		for (int i = 0; i < n; i++)
+			free(th[i].waits);
+	free(s->per_thread);
+	free(s->jain);
+	free(s->cpu_op);
+	free(s->cov);
+	free(s->fair);
+	free(s->ops_s);
+	free(th);
+	free(c->guard);
+	free(c->locks);
+}
+
+/* Repetition r's figures into s, from rr and the threads' counts. */
+static void lw_rep_figures(const struct lctx *c, const struct lthread *th, int n, int reps, int r,
+                           const struct rep *rr, struct lw_series *s)
+{
+	double mn = 0, mx = 0, thr[WL_MAX_THREADS];
+
+	s->violations += rr->violations;
+	s->total_ops += rr->total;
+	s->total_cpu += rr->cpu_s;
+	/* lockstep: the mean over the side's turns (hot_stepped says why) */
+	struct stats_summary sum;
+	stats_summarize(rr->slices, rr->nslices, &sum);
+	if (c->stepped)
+		s->ops_s[r] = sum.mean;
+	else
+		s->ops_s[r] = rr->nslices >= 3 ? stats_percentile(rr->slices, rr->nslices, 50)
+		                               : rr->total / rr->elapsed_s;
+	for (int i = 0; i < n; i++) {
+		thr[i] = th[i].ops / rr->elapsed_s;
+		s->per_thread[i] += thr[i] / reps;
+		if (i == 0 || thr[i] < mn)
+			mn = thr[i];
+		if (i == 0 || thr[i] > mx)
+			mx = thr[i];
+	}
+	s->fair[r] = mx > 0 ? mn / mx : 0;
+	s->jain[r] = jain_index(thr, n);
+	s->cov[r] = stats_cov(thr, (size_t)n);
+	s->cpu_op[r] = rr->total ? rr->cpu_s * 1e9 / rr->total : 0;
+}
+
+/* long-hold's own rows: the waits' percentiles, CPU per acquisition, Jain's index. */
+static int lw_long_hold_metrics(const struct lthread *th, int n, int reps,
+                                const struct lw_series *s, struct lb_run *run, char *err,
+                                size_t errlen)
+{
+	size_t nwaits = 0;
+	for (int i = 0; i < n; i++)
+		nwaits += th[i].nwaits;
+	double *waits = malloc(sizeof(double) * (nwaits ? nwaits : 1));
+	if (!waits) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	nwaits = 0;
+	for (int i = 0; i < n; i++) {
+		memcpy(waits + nwaits, th[i].waits, th[i].nwaits * sizeof(double));
+		nwaits += th[i].nwaits;
+	}
+	double p50 = stats_percentile(waits, nwaits, 50);
+	double p99 = stats_percentile(waits, nwaits, 99);
+	double mx = stats_percentile(waits, nwaits, 100);
+	free(waits);
+	wl_add_metric(run, "wait_p50_us", "us", false, &p50, 1, NULL, 0);
+	wl_add_metric(run, "wait_p99_us", "us", false, &p99, 1, NULL, 0);
+	wl_add_metric(run, "wait_max_us", "us", false, &mx, 1, NULL, 0);
+	double cpu_acq = s->total_ops ? s->total_cpu * 1e6 / s->total_ops : 0;
+	wl_add_metric(run, "cpu_us_per_acq", "us", false, &cpu_acq, 1, NULL, 0);
+	/*
+	 * One sample, the median over the repetitions: a repetition in
+	 * which the scheduler, not the lock, starved a thread moves a mean
+	 * (A/A spread of the round figure at 2 threads on this 2-CPU
+	 * machine: 0.5-5% as median, 2.5-16% as mean; README, Measured).
+	 */
+	double jmed = stats_percentile(s->jain, (size_t)reps, 50);
+	if (n > 1)
+		wl_add_metric(run, "jain", "index", true, &jmed, 1, NULL, 0);
+	return 0;
+}
+
 static int lock_workload(enum mode mode, const struct lock_ops *ops, const struct wl_params *p,
                          struct wl_shared *sh, struct lb_run *run, char *err, size_t errlen)
 {
 	struct lctx c = {.ops = ops, .p = p, .sh = sh, .mode = mode};
 	struct lthread *th = NULL;
+	struct lw_series s = {0};
 	int n = p->threads, rc = -1, reps = p->repeat;
-	double *ops_s = NULL, *fair = NULL, *cov = NULL, *cpu_op = NULL, *per_thread = NULL;
-	double *jain = NULL;
-	double *waits = NULL;
-	size_t nwaits = 0;
-	unsigned long violations = 0, total_ops = 0;
-	double total_cpu = 0;
 
-	c.nlocks = mode == MODE_MANY ? p->nlocks : 1;
-	c.locks = calloc((size_t)c.nlocks, sizeof(*c.locks));
-	c.guard = aligned_alloc(LB_CACHELINE, sizeof(*c.guard) * (size_t)c.nlocks);
-	th = aligned_alloc(LB_CACHELINE, sizeof(*th) * (size_t)n);
-	ops_s = calloc((size_t)reps, sizeof(double));
-	fair = calloc((size_t)reps, sizeof(double));
-	cov = calloc((size_t)reps, sizeof(double));
-	cpu_op = calloc((size_t)reps, sizeof(double));
-	jain = calloc((size_t)reps, sizeof(double));
-	per_thread = calloc((size_t)n, sizeof(double));
-	if (!c.locks || !c.guard || !th || !ops_s || !fair || !cov || !cpu_op || !jain ||
-	    !per_thread) {
-		snprintf(err, errlen, "out of memory");
+	if (lw_setup(&c, &th, &s, n, reps, err, errlen))
 		goto out;
-	}
-	memset(c.guard, 0, sizeof(*c.guard) * (size_t)c.nlocks);
-	memset(th, 0, sizeof(*th) * (size_t)n);
-	for (int i = 0; i < c.nlocks; i++) {
-		c.locks[i] = lock_new(ops);
-		if (!c.locks[i]) {
-			snprintf(err, errlen, "cannot create lock %s: %s", ops->name,
-			         strerror(errno));
-			goto out;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		th[i].idx = i;
-		th[i].ctx = &c;
-		th[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ lb_now_ns();
-		if (mode == MODE_LONG_HOLD) {
-			th[i].waits = malloc(sizeof(double) * MAX_WAITS_PER_THREAD);
-			if (!th[i].waits) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-		}
-	}
-
-	/* hot in lockstep (lockstep.h): hot_stepped measures, worker i on CPU i % CPUs */
-	c.stepped = mode == MODE_HOT && p->lockstep;
-	c.nthreads = n;
-	cpu_set_t allowed;
-	if (c.stepped && !sched_getaffinity(0, sizeof(allowed), &allowed))
-		for (int k = 0; k < CPU_SETSIZE; k++)
-			if (CPU_ISSET(k, &allowed))
-				c.cpus[c.ncpus++] = k;
 	void *lock0 = c.locks[0];
 	struct guarded *guard0 = c.guard;
 	uint64_t rng = lb_now_ns() ^ (uint64_t)getpid() << 32;
 	for (int r = 0; r < reps; r++) {
 		static struct rep rr; /* 32 KiB: not on the stack */
-		double mn = 0, mx = 0, thr[WL_MAX_THREADS];
 		size_t maplen = 0;
 		void *map = NULL;
 
@@ -525,103 +632,34 @@ static int lock_workload(enum mode mode, const struct lock_ops *ops, const struc
 		}
 		if (failed)
 			goto out;
-		violations += rr.violations;
-		total_ops += rr.total;
-		total_cpu += rr.cpu_s;
-		/* lockstep: the mean over the side's turns (hot_stepped says why) */
-		struct stats_summary sum;
-		stats_summarize(rr.slices, rr.nslices, &sum);
-		if (c.stepped)
-			ops_s[r] = sum.mean;
-		else
-			ops_s[r] = rr.nslices >= 3 ? stats_percentile(rr.slices, rr.nslices, 50)
-			                           : rr.total / rr.elapsed_s;
-		for (int i = 0; i < n; i++) {
-			thr[i] = th[i].ops / rr.elapsed_s;
-			per_thread[i] += thr[i] / reps;
-			if (i == 0 || thr[i] < mn)
-				mn = thr[i];
-			if (i == 0 || thr[i] > mx)
-				mx = thr[i];
-		}
-		fair[r] = mx > 0 ? mn / mx : 0;
-		jain[r] = jain_index(thr, n);
-		cov[r] = stats_cov(thr, (size_t)n);
-		cpu_op[r] = rr.total ? rr.cpu_s * 1e9 / rr.total : 0;
+		lw_rep_figures(&c, th, n, reps, r, &rr, &s);
 	}
 	atomic_store(&sh->phase, WL_PHASE_DONE);
 
-	if (violations) {
+	if (s.violations) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
 		         "mutual exclusion violated: %lu failed checks in %lu acquisitions",
-		         violations, total_ops);
+		         s.violations, s.total_ops);
 		run_set_lockup(run, "exclusion", msg, NULL);
 	}
+	wl_add_metric(run, "ops_per_sec", "ops/s", true, s.ops_s, (size_t)reps, s.per_thread,
+	              (size_t)n);
 	if (mode == MODE_TORTURE) {
-		wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
-		              (size_t)n);
 		rc = 0;
 		goto out;
 	}
-	wl_add_metric(run, "ops_per_sec", "ops/s", true, ops_s, (size_t)reps, per_thread,
-	              (size_t)n);
 	if (n > 1) {
-		wl_add_metric(run, "fairness", "min/max", true, fair, (size_t)reps, NULL, 0);
-		wl_add_metric(run, "cov", "stddev/mean", false, cov, (size_t)reps, NULL, 0);
+		wl_add_metric(run, "fairness", "min/max", true, s.fair, (size_t)reps, NULL, 0);
+		wl_add_metric(run, "cov", "stddev/mean", false, s.cov, (size_t)reps, NULL, 0);
 	}
 	if (p->threads > lb_online_cpus() && mode != MODE_LONG_HOLD)
-		wl_add_metric(run, "cpu_ns_per_op", "ns", false, cpu_op, (size_t)reps, NULL, 0);
-	if (mode == MODE_LONG_HOLD) {
-		for (int i = 0; i < n; i++)
-			nwaits += th[i].nwaits;
-		waits = malloc(sizeof(double) * (nwaits ? nwaits : 1));
-		if (!waits) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		nwaits = 0;
-		for (int i = 0; i < n; i++) {
-			memcpy(waits + nwaits, th[i].waits, th[i].nwaits * sizeof(double));
-			nwaits += th[i].nwaits;
-		}
-		double p50 = stats_percentile(waits, nwaits, 50);
-		double p99 = stats_percentile(waits, nwaits, 99);
-		double mx = stats_percentile(waits, nwaits, 100);
-		wl_add_metric(run, "wait_p50_us", "us", false, &p50, 1, NULL, 0);
-		wl_add_metric(run, "wait_p99_us", "us", false, &p99, 1, NULL, 0);
-		wl_add_metric(run, "wait_max_us", "us", false, &mx, 1, NULL, 0);
-		double cpu_acq = total_ops ? total_cpu * 1e6 / total_ops : 0;
-		wl_add_metric(run, "cpu_us_per_acq", "us", false, &cpu_acq, 1, NULL, 0);
-		/*
-		 * One sample, the median over the repetitions: a repetition in
-		 * which the scheduler, not the lock, starved a thread moves a mean
-		 * (A/A spread of the round figure at 2 threads on this 2-CPU
-		 * machine: 0.5-5% as median, 2.5-16% as mean; README, Measured).
-		 */
-		double jmed = stats_percentile(jain, (size_t)reps, 50);
-		if (n > 1)
-			wl_add_metric(run, "jain", "index", true, &jmed, 1, NULL, 0);
-	}
+		wl_add_metric(run, "cpu_ns_per_op", "ns", false, s.cpu_op, (size_t)reps, NULL, 0);
+	if (mode == MODE_LONG_HOLD && lw_long_hold_metrics(th, n, reps, &s, run, err, errlen))
+		goto out;
 	rc = 0;
 out:
-	if (c.locks)
-		for (int i = 0; i < c.nlocks; i++)
-			if (c.locks[i])
-				lock_free(ops, c.locks[i]);
-	if (th)
-		for (int i = 0; i < n; i++)
-			free(th[i].waits);
-	free(waits);
-	free(per_thread);
-	free(jain);
-	free(cpu_op);
-	free(cov);
-	free(fair);
-	free(ops_s);
-	free(th);
-	free(c.guard);
-	free(c.locks);
+	lw_release(&c, th, &s, n);
 	return rc;
 }
 
