@@ -1,7 +1,10 @@
 /* workload.c - the workload registry and what each one records. */
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "stats.h"
 #include "workload.h"
@@ -82,4 +85,50 @@ void wl_pin_self(int cpu)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+void wl_sleep_ms(int ms)
+{
+	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+static const char *default_dir(const struct wl_params *p)
+{
+	struct stat st;
+	if (p->dir && *p->dir)
+		return p->dir;
+	if (!stat("/dev/shm", &st) && S_ISDIR(st.st_mode) && !access("/dev/shm", W_OK))
+		return "/dev/shm"; /* tmpfs: the directory lock, not a disk */
+	const char *t = getenv("TMPDIR");
+	return t && *t ? t : "/tmp";
+}
+
+int wl_make_workdir(const struct wl_params *p, char *out, size_t outlen, char *err, size_t errlen)
+{
+	snprintf(out, outlen, "%s/lockbench.XXXXXX", default_dir(p));
+	if (!mkdtemp(out)) {
+		snprintf(err, errlen, "cannot create a directory in %s: %s", default_dir(p),
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void wl_remove_workdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+	if (d) {
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }

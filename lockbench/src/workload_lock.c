@@ -9,17 +9,11 @@
  * (a lock that lets two threads in loses increments).  The torture adds an
  * atomic owner check, trylock on a held lock, and random short and long holds.
  */
-#include <alloca.h>
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "disturb.h"

@@ -2,18 +2,6 @@
  * workload_uncontended.c - uncontended: one thread, lock/unlock pairs, ns
  * per pair; alone, in ABBA slots, or in lockstep with the other side.
  */
-#include <alloca.h>
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "disturb.h"
 #include "lockstep.h"
