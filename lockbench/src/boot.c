@@ -265,35 +265,16 @@ static void qemu_words(const char *log, char *out, size_t len)
  * qemu's words when it said any.  A qemu failure is the machine's, never a
  * finding about the kernel under test.
  */
-int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel accel, int probe_ms)
+/*
+ * Start qemu on kernel and initrd with b's command line, its console on
+ * outfd and its own stderr on errfd.  Returns its pid, or -1 with
+ * b->qemu_error set.
+ */
+static pid_t boot_start_qemu(struct boot *b, const char *kernel, const char *initrd,
+                             enum accel accel, int outfd, int errfd)
 {
-	int pfd[2] = {-1, -1}, rc = -1, status = 0;
-	pid_t pid = -1;
-	size_t scanned = 0;
-	double start = boot_now_s();
-	bool powered_off = false, by_itself = false;
-	struct boot_clock clk;
-
-	b->console.len = 0;
-	if (b->console.buf)
-		b->console.buf[0] = 0;
-	b->qemu_error[0] = 0;
-	/* no progress rule: the deadline counts from the start alone */
-	boot_clock_init(&clk, b->deadline_s, b->cap_s, b->progress != NULL,
-	                probe_ms > 0 ? probe_ms / 1000.0 : 0);
-	if (pipe2(pfd, O_CLOEXEC)) {
-		snprintf(b->qemu_error, sizeof(b->qemu_error), "pipe: %s", strerror(errno));
-		goto out;
-	}
 	char serial2[PATH_MAX + 8];
 	lb_pathf(serial2, sizeof(serial2), "file:%s", b->guest_out);
-	unlink(b->guest_out);
-	int errfd = open(b->qemu_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (errfd < 0) {
-		snprintf(b->qemu_error, sizeof(b->qemu_error), "cannot create %.400s: %s",
-		         b->qemu_log, strerror(errno));
-		goto out;
-	}
 	/* one CPU per socket: SeaBIOS's MP table lists only the first CPU of a socket */
 	char smp[64], mem[16];
 	lb_pathf(smp, sizeof(smp), "%d,sockets=%d,cores=1,threads=1", b->cpus, b->cpus);
@@ -337,39 +318,48 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 	                "-append",
 	                append,
 	                NULL};
-	pid = fork();
+	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(b->qemu_error, sizeof(b->qemu_error), "fork: %s", strerror(errno));
-		close(errfd);
-		goto out;
+		return -1;
 	}
 	if (pid == 0) {
 		int in = open("/dev/null", O_RDONLY);
 		if (in >= 0)
 			dup2(in, 0);
-		dup2(pfd[1], 1);
+		dup2(outfd, 1);
 		dup2(errfd, 2);
 		setpgid(0, 0);
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run qemu-system-x86_64: %s\n", strerror(errno));
 		_exit(127);
 	}
-	close(errfd);
-	close(pfd[1]);
-	pfd[1] = -1;
+	return pid;
+}
+
+/*
+ * Read qemu's console from fd into b->console until the guest powers off,
+ * qemu closes it, or clk says the boot is over.  True when the guest
+ * powered off.
+ */
+static bool boot_read_console(struct boot *b, int fd, struct boot_clock *clk, double start)
+{
+	size_t scanned = 0;
+	bool powered_off = false;
+
 	for (;;) {
 		double now = boot_now_s() - start;
-		if (boot_clock_expired(&clk, now, b->console.len > 0))
+		if (boot_clock_expired(clk, now, b->console.len > 0))
 			break;
-		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-		int ms = (int)((boot_clock_until(&clk, b->console.len > 0) - now) * 1000) + 1;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int ms = (int)((boot_clock_until(clk, b->console.len > 0) - now) * 1000) + 1;
 		int n = poll(&p, 1, ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
 			continue;
 		char tmp[8192];
-		ssize_t got = read(pfd[0], tmp, sizeof(tmp));
+		ssize_t got = read(fd, tmp, sizeof(tmp));
 		if (got <= 0)
 			break; /* qemu exited: panic=-1 with -no-reboot, or an error */
 		strutil_buf_addlen(&b->console, tmp, (size_t)got);
@@ -385,23 +375,30 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 			    strstr(line, "reboot: System halted"))
 				powered_off = true;
 			unsigned what = 0;
-			if (clk.lockup_s < 0 && console_lockup_kind(line))
+			if (clk->lockup_s < 0 && console_lockup_kind(line))
 				what |= BOOT_LINE_LOCKUP;
 			if (strstr(line, b->end_tag))
 				what |= BOOT_LINE_END;
 			if (b->progress && b->progress(line))
 				what |= BOOT_LINE_PROGRESS;
-			boot_clock_line(&clk, boot_now_s() - start, what);
+			boot_clock_line(clk, boot_now_s() - start, what);
 			*nl = '\n';
 			scanned = (size_t)(nl - b->console.buf) + 1;
 		}
 		if (powered_off)
-			break;
+			return true;
 	}
-	if (!powered_off && clk.lockup_s < 0 && clk.end_s < 0 && !clk.timed_out && !clk.no_output)
-		usleep(100 * 1000); /* qemu closed its output: let it finish exiting */
-	by_itself = end_qemu(pid, &status);
-	pid = -1;
+	return powered_off;
+}
+
+/*
+ * Why qemu failed, in b->qemu_error (left empty when it did not): it ended
+ * by itself on a signal or with a non-zero status, or showed nothing of the
+ * guest's.
+ */
+static void boot_qemu_failure(struct boot *b, enum accel accel, int status, bool by_itself,
+                              const struct boot_clock *clk, double start)
+{
 	char words[768];
 	qemu_words(b->qemu_log, words, sizeof(words));
 	/*
@@ -420,11 +417,51 @@ int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel 
 		         "qemu-system-x86_64 (-accel %s) exited with status %d%s%s",
 		         accel == ACCEL_KVM ? "kvm" : "tcg", WEXITSTATUS(status),
 		         *words ? ": " : "", words);
-	else if (b->console.len == 0 && !clk.no_output)
+	else if (b->console.len == 0 && !clk->no_output)
 		snprintf(b->qemu_error, sizeof(b->qemu_error),
 		         "qemu-system-x86_64 (-accel %s) showed no guest output in %.0f s%s%s",
 		         accel == ACCEL_KVM ? "kvm" : "tcg", boot_now_s() - start,
 		         *words ? ": " : "", words);
+}
+
+int boot_run(struct boot *b, const char *kernel, const char *initrd, enum accel accel, int probe_ms)
+{
+	int pfd[2] = {-1, -1}, rc = -1, status = 0;
+	pid_t pid = -1;
+	double start = boot_now_s();
+	bool powered_off = false, by_itself = false;
+	struct boot_clock clk;
+
+	b->console.len = 0;
+	if (b->console.buf)
+		b->console.buf[0] = 0;
+	b->qemu_error[0] = 0;
+	/* no progress rule: the deadline counts from the start alone */
+	boot_clock_init(&clk, b->deadline_s, b->cap_s, b->progress != NULL,
+	                probe_ms > 0 ? probe_ms / 1000.0 : 0);
+	if (pipe2(pfd, O_CLOEXEC)) {
+		snprintf(b->qemu_error, sizeof(b->qemu_error), "pipe: %s", strerror(errno));
+		goto out;
+	}
+	unlink(b->guest_out);
+	int errfd = open(b->qemu_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (errfd < 0) {
+		snprintf(b->qemu_error, sizeof(b->qemu_error), "cannot create %.400s: %s",
+		         b->qemu_log, strerror(errno));
+		goto out;
+	}
+	pid = boot_start_qemu(b, kernel, initrd, accel, pfd[1], errfd);
+	close(errfd);
+	if (pid < 0)
+		goto out;
+	close(pfd[1]);
+	pfd[1] = -1;
+	powered_off = boot_read_console(b, pfd[0], &clk, start);
+	if (!powered_off && clk.lockup_s < 0 && clk.end_s < 0 && !clk.timed_out && !clk.no_output)
+		usleep(100 * 1000); /* qemu closed its output: let it finish exiting */
+	by_itself = end_qemu(pid, &status);
+	pid = -1;
+	boot_qemu_failure(b, accel, status, by_itself, &clk, start);
 	/* a report the guest made before qemu died is still the guest's report */
 	rc = b->qemu_error[0] && clk.lockup_s < 0 ? -1 : 0;
 out:
