@@ -35,10 +35,10 @@
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
-/* the seeds suite's lockbench boots: see cmd_run (and suite.c's bands) */
-#define SEEDS_HUNG_S   120
-#define SEEDS_STALL_MS 5000
-#define SEEDS_MEM_MB   1536
+/* the users suite's lockbench boots: see cmd_run (and suite.c's bands) */
+#define USERS_HUNG_S   120
+#define USERS_STALL_MS 5000
+#define USERS_MEM_MB   1536
 
 static const char *prog = "lockbench kernel";
 
@@ -69,7 +69,7 @@ void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool 
 
 bool kernel_many_users(const char *suite, int users_max)
 {
-	return !strcmp(suite, "seeds") || users_max > KERNEL_MANY_USERS;
+	return !strcmp(suite_canonical(suite), "users") || users_max > KERNEL_MANY_USERS;
 }
 
 int kernel_progress_s(double deadline_s)
@@ -276,26 +276,26 @@ void kernel_print_help(FILE *f)
 	    "  --kernel FILE        the bzImage to boot\n"
 	    "  --suite S            smoke (2 writers, 6 s per torture boot), quick "
 	    "(1,2,4 writers, 8 s)\n"
-	    "                       or seeds (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
+	    "                       or users (smoke's torture; pipe-mutex, epoll-ctl, seq-read "
 	    "and\n"
-	    "                       aim7-mix, a boot per seeds' band of users: 100, 1000, 2000;\n"
-	    "                       then a table by bands) [smoke]\n"
+	    "                       aim7-mix, a boot per AIM7 band of users: 100, 1000, 2000;\n"
+	    "                       then a table by bands; old name: seeds) [smoke]\n"
 	    "  --writers 1,2,4      locktorture writer threads [per suite; --debug quick: 4]\n"
 	    "  --types a,b          locktorture types [mutex_lock,rwsem_lock,spin_lock]\n"
 	    "  --torture-s N        seconds locktorture runs per boot [per suite]\n"
 	    "  --workloads w,...    guest lockbench workloads "
 	    "[futex-wake,futex-hash,vfs-creat-unlink,hot]\n"
 	    "  --locks a,b          guest lockbench locks [pthread,kmutex]\n"
-	    "  --users 10,2000      guest thread or user counts, instead of the suite's (seeds:\n"
+	    "  --users 10,2000      guest thread or user counts, instead of the suite's (users:\n"
 	    "                       all in one boot, no table by bands)\n"
-	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; seeds or\n"
+	    "  --stall-ms N         the guest lockbench's watchdog stall time [2000; users or\n"
 	    "                       --users past 256: 5000 (and 1536 MB); x 5 under TCG]\n"
 	    "  --no-torture, --no-lockbench   skip that part\n"
 	    "  --debug              the kernel is a `build --debug` one: record lockups and "
 	    "splats, "
 	    "not figures\n"
 	    "  --timeout-s N        deadline per boot [torture-s + 60; lockbench: 300,\n"
-	    "                       seeds: 600, 900, 1500 for its bands; with --users 1500;\n"
+	    "                       users: 600, 900, 1500 for its bands; with --users 1500;\n"
 	    "                       --users past 256 in any suite: 1500];\n"
 	    "                       a lockbench boot's counts from the guest's last finished\n"
 	    "                       point or progress line (every fifth of it, at most\n"
@@ -307,7 +307,7 @@ void kernel_print_help(FILE *f)
 	    "                       boot's cap ends it by then, or at its deadline from the\n"
 	    "                       start if that is later [none]\n"
 	    "  --hung-task-s N      hung task timeout inside the guest, checked every second\n"
-	    "                       [3; the seeds suite's lockbench boot or --users past 256:\n"
+	    "                       [3; the users suite's lockbench boot or --users past 256:\n"
 	    "                       120, under TCG a third of its deadline, as its RCU stall\n"
 	    "                       and soft lockup thresholds (any lockbench boot's under TCG)]\n"
 	    "  --cpus N             guest CPUs (qemu -smp) [2]\n"
@@ -438,8 +438,8 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
 }
 
 /*
- * After a seeds suite's band boots: each workload's figures by the seeds'
- * bands, one table a workload (aim7-mix first, as the seeds print it).
+ * After a users suite's band boots: each workload's figures by AIM7's
+ * bands of users, one table a workload (aim7-mix first, as AIM7 reports print it).
  */
 static void print_bands(FILE *tbl, const struct lb_result *res, const char *workloads,
                         const char *variant, const struct suite_band *bands, size_t nbands,
@@ -458,8 +458,8 @@ static void print_bands(FILE *tbl, const struct lb_result *res, const char *work
 			kernel_band_rows(res, names[i], bands, nbands, booted, rows, &unit);
 			char title[192];
 			lb_pathf(title, sizeof(title),
-			         "%s (%s kernel): by the seeds' bands of users, a boot each",
-			         names[i], variant);
+			         "%s (%s kernel): by AIM7's bands of users, a boot each", names[i],
+			         variant);
 			fputc('\n', tbl);
 			report_run_bands(tbl, title, unit, rows, nbands);
 		}
@@ -544,12 +544,12 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case O_SUITE:
 			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick") &&
-			    strcmp(optarg, "seeds")) {
-				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, seeds)",
+			    strcmp(suite_canonical(optarg), "users")) {
+				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, users)",
 				                  optarg);
 				goto out;
 			}
-			a->suite = optarg;
+			a->suite = suite_canonical(optarg);
 			break;
 		case O_WRITERS:
 			free(a->writers);
@@ -696,8 +696,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		goto out;
 	}
 	bool quick = !strcmp(a->suite, "quick");
-	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
-	if (!strcmp(a->suite, "seeds") && !workloads_given)
+	/* users: the kernel mutexes from userspace, at AIM7's bands' user counts */
+	if (!strcmp(a->suite, "users") && !workloads_given)
 		a->workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
 	/*
 	 * the debug kernel checks correctness, not figures: lockdep, the mutex
@@ -841,7 +841,7 @@ static bool run_lockbench_boot(struct run_state *s, const struct suite_band *ban
 	}
 	s->b.label = label;
 	s->b.end_tag = "LOCKLAB-END";
-	/* many users, in any suite: the seeds' allowances (kernel.h) */
+	/* many users, in any suite: the users suite's allowances (kernel.h) */
 	bool many = kernel_many_users(a->suite, band ? band->users : a->users_max);
 	s->b.deadline_s = a->timeout_s ? a->timeout_s : band ? band->limit_s : many ? 1500 : 300;
 	/* the deadline counts from the guest's last finished point, up to a cap */
@@ -858,19 +858,19 @@ static bool run_lockbench_boot(struct run_state *s, const struct suite_band *ban
 			s->b.cap_s = left > s->b.deadline_s ? left : s->b.deadline_s;
 	}
 	/*
-	 * seeds: 2000 users queue on one kernel mutex, and on an emulated
+	 * users: 2000 users queue on one kernel mutex, and on an emulated
 	 * CPU the last of them waits seconds in D state: the hung-task
 	 * timeout and the guest watchdog allow for that (a waiter never
 	 * woken still blocks its point's end, which the watchdog reports)
 	 */
-	int hung_s = a->hung_given || !many ? a->hung_s : SEEDS_HUNG_S;
+	int hung_s = a->hung_given || !many ? a->hung_s : USERS_HUNG_S;
 	/*
 	 * 2000 aim7 users, each its own process with a child in flight,
 	 * hold about 0.1 MB each of page tables, kernel stack and anon
 	 * memory: 512 MB ran out (the OOM killer) at 2000 users
 	 */
-	s->b.mem_mb = many ? SEEDS_MEM_MB : 0;
-	int stall_ms = a->stall_ms ? a->stall_ms : many ? SEEDS_STALL_MS : 0;
+	s->b.mem_mb = many ? USERS_MEM_MB : 0;
+	int stall_ms = a->stall_ms ? a->stall_ms : many ? USERS_STALL_MS : 0;
 	char watch[96] = "";
 	if (stall_ms)
 		lb_pathf(watch, sizeof(watch), " locklab.stall_ms=%d", stall_ms);
@@ -902,7 +902,7 @@ static bool run_lockbench_boot(struct run_state *s, const struct suite_band *ban
 	         s->common, hung_s, a->suite, a->workloads, a->locks, u ? " locklab.users=" : "",
 	         u ? u : "", watch);
 	/*
-	 * under TCG the kernel's stall, soft lockup and (the seeds suite's
+	 * under TCG the kernel's stall, soft lockup and (the users suite's
 	 * default) hung-task thresholds allow for an emulated CPU
 	 */
 	bool scale_hung = many && !a->hung_given;
@@ -1092,7 +1092,7 @@ static int cmd_run(int argc, char **argv)
 	lb_pathf(s->common, sizeof(s->common),
 	         "console=ttyS0 loglevel=7 panic=-1 nokaslr tsc=reliable%s%s%s", tsc,
 	         a.extra ? " " : "", a.extra ? a.extra : "");
-	/* seeds without --users: a boot per band, each at its one user count */
+	/* users without --users: a boot per band, each at its one user count */
 	const struct suite_band *bands = NULL;
 	size_t nbands = a.users ? 0 : suite_bands(a.suite, &bands);
 	int nlb = a.no_lockbench ? 0 : nbands ? (int)nbands : 1;

@@ -1,12 +1,13 @@
 /*
  * workload_kernel.c - workloads whose lock is the kernel's: futex-wake and
- * futex-hash (as `perf bench futex wake|hash`), vfs-creat-unlink (seed 001's
- * "test-mutex V": creat+unlink in one directory serialises on the directory
- * inode's lock) and aim7-mix (processes running a fork/exec/pipe/creat/brk/
- * signal job mix over a users ramp, reported in jobs per minute, as AIM7's
- * high_systime in seeds 000 and 003), and three that drive a kernel
- * struct mutex from userspace with many users (pipe-mutex, epoll-ctl,
- * seq-read: each names its lock below).  They record lock "kernel".
+ * futex-hash (as `perf bench futex wake|hash`), vfs-creat-unlink (the
+ * "test-mutex V" of the 2009 adaptive-spinning mutex thread: creat+unlink
+ * in one directory serialises on the directory inode's lock) and aim7-mix
+ * (processes running a fork/exec/pipe/creat/brk/signal job mix over a users
+ * ramp, reported in jobs per minute, as AIM7's high_systime in the 2016
+ * mutex rewrite's threads), and three that drive a kernel struct mutex from
+ * userspace with many users (pipe-mutex, epoll-ctl, seq-read: each names
+ * its lock below).  They record lock "kernel".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -396,7 +397,7 @@ static const char *default_dir(const struct wl_params *p)
 	if (p->dir && *p->dir)
 		return p->dir;
 	if (!stat("/dev/shm", &st) && S_ISDIR(st.st_mode) && !access("/dev/shm", W_OK))
-		return "/dev/shm"; /* tmpfs, as in seed 001 */
+		return "/dev/shm"; /* tmpfs, as test-mutex used */
 	const char *t = getenv("TMPDIR");
 	return t && *t ? t : "/tmp";
 }
