@@ -693,7 +693,7 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * for all rows let 40-odd noisy descriptive rows (48 tested rows in the
  * quick suite of two locks) raise a deciding row's q by up to m / rank:
  * 7 of 25 comparisons of a comment-only patch ended inconclusive at 20
- * rounds (README, session 16).  Equivalently: the paired interval of the
+ * rounds (docs/measured/verdicts.md, 2026-12-03).  Equivalently: the paired interval of the
  * change at level 1 - 2 level k / m (k rows found equivalent of the m of
  * its family) lies inside +-margin.
  */

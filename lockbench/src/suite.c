@@ -95,8 +95,8 @@ static const struct suite_def suites[] = {
  * from boots measured under TCG on a loaded 2-core host (docs/kernel.md):
  * aim7-mix took about 270 s at 1000 users and 695 s at 2000 (one boot of its
  * own), the three mutex workloads about 4 minutes together at 2000 users
- * (tests/55 less its aim7 part); each limit is at least 1.5 times the
- * band's sum.  No band needs more than the single boot's old 1500 s, so all
+ * (tests/551-kernel-users.t less its aim7 part); each limit is at least
+ * 1.5 times the band's sum.  No band needs more than the single boot's old 1500 s, so all
  * three fit.  Measured with these bands (docs/kernel.md, host load 10-23):
  * 31 s at 100 users, 457 s at 1000; at 2000 the base kernel's RCU stall
  * detector fired in aim7-mix after 331 s (SLOB under TCG), not the limit;
