@@ -742,8 +742,8 @@ static void equivalence(struct comparison *out, const struct compare_opts *o)
  * row not found keeps the finding's q and cannot be significant, whatever
  * the pooled rounds say.  A false finding must then happen twice on
  * independent rounds, so its rate is about the product of the two stages'
- * (test_confirmation_rates; README, make bench-aa and bench-verdicts, for
- * real runs).
+ * (test_confirmation_rates; docs/measured/verdicts.md, make bench-aa and
+ * bench-verdicts, for real runs).
  */
 static void judge_confirmed(struct comparison *out, const struct stages *st,
                             const struct compare_opts *o)
