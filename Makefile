@@ -184,25 +184,25 @@ bench-verdicts: all
 bench-duet: all
 	@BUILD=$(BUILD) bench/bench-duet.sh
 
-# make bench-abba: uncontended's A/A spread, paired by round against ABBA per sample (issue 12)
+# make bench-abba: uncontended's A/A spread, paired by round against ABBA per sample
 bench-abba: all
 	@BUILD=$(BUILD) bench/bench-abba.sh
 
 bench-hot-shape: all
 	@BUILD=$(BUILD) bench/bench-hot-shape.sh
 
-# make bench-bisect: false steps over noise-only histories, bisection steps and time (issue 14)
+# make bench-bisect: false steps over noise-only histories, bisection steps and time
 bench-bisect: all
 	@BUILD=$(BUILD) bench/bench-bisect.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) bench/bench-aa.sh
 
-# make bench-turnaround: submission -> verdict of one-patch native series, quick suite (issue 12)
+# make bench-turnaround: submission -> verdict of one-patch native series, quick suite
 bench-turnaround: all
 	@BUILD=$(BUILD) bench/bench-turnaround.sh
 
-# make bench-quick: the quick suite's time and its sleeping-lock rows' A/A spread (issue 12)
+# make bench-quick: the quick suite's time and its sleeping-lock rows' A/A spread
 bench-quick: all
 	@BUILD=$(BUILD) bench/bench-quick.sh
 

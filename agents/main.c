@@ -108,8 +108,8 @@ static struct opt opts[] = {
      "largest file it may write"},
     {"sandbox-tmp", "LOCKLAB_SANDBOX_TMP", OPT_LONG, &cfg.sandbox_tmp_mb, "512", 1, "MB",
      "size of its private /tmp"},
-    /* duet and abba off: not shown to help on this machine kind yet (README, Measured); lockstep
-     * on: A/A spread 4.1% -> 0.13% per sample (README, Measured) */
+    /* duet and abba off: not shown to help on this machine kind yet (docs/measured/pairing.md);
+     * lockstep on: A/A spread 4.1% -> 0.13% per sample (docs/measured/pairing.md) */
     {"duet", "LOCKLAB_DUET", OPT_ON_OFF, &cfg.duet, "off", 0, "on|off",
      "run single-thread points of base and patched at the same time, each on its own half of "
      "the CPUs"},

@@ -2,9 +2,9 @@
 # make bench-aa: what a harmless patch to kmutex gets back, from real runs on
 # this machine.  N A/A comparisons (the same binary on both sides) of the
 # smoke suite narrowed to kmutex with pthread as the untouched control, under
-# the policy tests/30 gives the server (10 rounds first, at most 30, a change
+# the policy tests/300-agent-e2e.t gives the server (10 rounds first, at most 30, a change
 # found confirmed on as many again: bench/verdict-policy.sh).  This is the
-# comment-only series of tests/30 and tests/60 without the server around it.
+# comment-only series of tests/300-agent-e2e.t and tests/600-web-e2e.t without the server around it.
 # Prints each comparison's verdict and rounds, then the false regressions
 # and improvements.  N=20 MIN_ROUNDS=10 MAX_ROUNDS=30 may be overridden.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-bisect: the tracker's two figures (issue 14).
+# make bench-bisect: the tracker's two figures.
 #  1. False steps over noise-only histories: N histories (default 20) of P
 #     commits (default 12), each point a real `lockbench run` of the smoke
 #     suite narrowed to futex3 on this machine, one point of each history made
@@ -111,6 +111,6 @@ if [[ ${SKIP_E2E:-0} != 1 ]]; then
   echo "end to end (tests/343-track-bisect.t, several minutes):"
   t0=$(date +%s)
   (cd "$top" && BUILD=${BUILD:-build} bash tests/343-track-bisect.t) >"$tmp/e2e.log" 2>&1 || true
-  grep -E '^# bench:|^not ok' "$tmp/e2e.log" || echo "(no figures: see a run of tests/34)"
-  echo "tests/34 took $(($(date +%s) - t0)) s"
+  grep -E '^# bench:|^not ok' "$tmp/e2e.log" || echo "(no figures: see a run of tests/343-track-bisect.t)"
+  echo "tests/343-track-bisect.t took $(($(date +%s) - t0)) s"
 fi

@@ -5,7 +5,7 @@
 # every shape sees the same stretch of this shared machine.  Prints, per
 # shape, the rounds, the median seconds a round took (both sides) and the sd
 # of the per-round log(A/B) of the mean ops/s.  A measurement to choose a
-# shape by, not a test (README, Measured: session 12).
+# shape by, not a test (docs/measured/verdicts.md, 2026-12-02).
 #
 # SHAPES: space-separated DURATION_MS:REPEAT[:seq] (seq: one side after the
 # other, no lockstep) [100:3 25:12 100:3:seq]; ROUNDS [10]; THREADS [8].

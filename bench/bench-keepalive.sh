@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/bench-keepalive.sh - `make bench-keepalive`: what keeping the
-# connection alive is worth to the agent (issue 15: "the agent and the
-# locklab client reuse connections").  Against a real locklab-server on
+# connection alive is worth to the agent (the agent and the locklab
+# client reuse connections).  Against a real locklab-server on
 # loopback with its own PostgreSQL, build/bench-agent-post posts through the
 # agent's api_post (agents/api.c) POSTS times per mode, REPS times,
 # alternating: "fresh" opens a new connection for each post, "reuse" is the

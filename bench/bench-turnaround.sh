@@ -2,7 +2,7 @@
 # make bench-turnaround: submission -> verdict time of one-patch native series
 # on the default (quick) suite, the way a list's patch meets the service: the
 # real server (its default round limits), PostgreSQL, git and one agent
-# polling the queue, each series submitted when the queue is empty (issue 12:
+# polling the queue, each series submitted when the queue is empty (the goal:
 # median <= 5 minutes).  SERIES (default "comment slow fence"), N times each
 # (default 2):
 #   comment  a comment added to kmutex.c (one image both sides: an A/A)
@@ -18,7 +18,7 @@
 # first job then measures it, and the server plans every job's rounds from it).
 # KEEP_TIMES=FILE appends one line a series to FILE (kind, seconds, verdict,
 # rounds a side, the UTC time it ended, the commit measured, the noise
-# interval), so that runs of several sessions can be counted together: the
+# interval), so that runs on different days can be counted together: the
 # goal asks for a median over N >= 50, some 3 hours of series on this VM.
 # KEEP_REPLIES=DIR saves each series' reply mail (its table: every row's change
 # and 95% interval) as DIR/KIND-I.txt, to see which row took the rounds.
@@ -110,7 +110,7 @@ for kind in $SERIES; do
     "$(awk '{ print $3 " (" $4 " rounds)" }' "$T/k" | sort | uniq -c | awk '{ $1 = $1 "x"; print }' | paste -sd, -)"
 done
 summary "this run's" "$T/times"
-# every series kept so far with this noise setting (several sessions' runs)
+# every series kept so far with this noise setting (several runs')
 if [[ -n ${KEEP_TIMES:-} && -s $KEEP_TIMES ]]; then
   grep " noise=${LOCKLAB_NOISE_INTERVAL:-0}\$" "$KEEP_TIMES" >"$T/kept"
   summary "every series kept in $KEEP_TIMES with this noise setting," "$T/kept"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-verdicts: issue 12's goals, measured on this machine from real
+# make bench-verdicts: the verdict goals (docs/measured/goals.md), measured on this machine from real
 # lockbench runs under the server's round policy (bench/verdict-policy.sh:
 # interleaved rounds, MIN_ROUNDS first, a change found confirmed on as many
 # rounds again, otherwise MIN_ROUNDS more while inconclusive, at most
@@ -35,7 +35,7 @@
 # one side after the other (the agent with --lockstep off).
 # Samples: DURATION_MS=30 for the single-thread cases (the quick suite runs
 # 80: these are the harder case), HOT_DURATION_MS=100 for hot, the quick
-# suite's own (session 8 measured hot at 30 ms: 14 of 20 at a 6.7% loss).
+# suite's own (hot at 30 ms found 14 of 20 at a 6.7% loss: docs/measured/verdicts.md).
 # N=50 (per case) MIN_ROUNDS=5 MAX_ROUNDS=20 REPEAT=3 may be overridden;
 # N_AA overrides N for the (slow: the whole quick suite a round) aa case.
 # COMPARE_TESTS="raw log" judges every comparison's rounds with each of
@@ -72,7 +72,7 @@ bench_machine_header
 # HOT_KNOB: what slows delay-pthread's hot points.  hold (the default): a
 # longer hold (LOCKBENCH_HOLD_LOOPS, serial work every waiter pays; a loss in
 # every mode); atomic: extra atomics on the lock's line (LOCKBENCH_DELAY_LOOPS,
-# session 9's: on a quiet host they made hot at 2 threads 6.2% faster, so no
+# the first hot knob: on a quiet host they made hot at 2 threads 6.2% faster, so no
 # calibrated loss).
 HOT_KNOB=${HOT_KNOB:-hold}
 case $HOT_KNOB in hold | atomic) ;; *) echo "bench-verdicts: HOT_KNOB is hold or atomic" >&2; exit 2 ;; esac
@@ -120,7 +120,7 @@ metric() { # metric FILE NAME: the first run's mean of NAME
 # effect measured as the bench's own comparisons see it).  Pairs: 9 for a
 # single-thread point (its pairs spread 0.13%), CAL_PAIRS_HOT (31) for hot,
 # whose pairs spread about 10%: the median of 9 of those is itself +-5%, and
-# session 8's "10%" calibration landed on 6.7%.
+# a "10%" calibration from 9 pairs landed on 6.7%.
 CAL_PAIRS_HOT=${CAL_PAIRS_HOT:-31}
 ratio_at() { # ratio_at LOOPS WORKLOAD THREADS METRIC -> median cost ratio
   local n=9
@@ -324,7 +324,7 @@ for c in $CASES; do
     # makes of that profile (lockbench plan, the server's defaults) then
     # sets the rounds and marks the rows this machine cannot resolve, as for
     # a planned job.  Measured once for the whole case, as an agent does once
-    # a day.  NOISE_PLAN=0 judges with the unplanned policy (before session 14).
+    # a day.  NOISE_PLAN=0 judges with the unplanned policy (the rule before futility and noise plans).
     PLAN=
     if [[ ${NOISE_PLAN:-1} == 1 ]]; then
       AA_PATCHED=$AA_BASE

@@ -112,8 +112,8 @@ policy_verdict() {
 }
 
 # fair_side VARIANT ROUND OUT: one side of the fairness case (bench-verdicts'
-# fair, tests/16): kmutex hands the lock to a waiter that starves (the 2016
-# rewrite's handoff, seeds 003); kmutex-2009 has no handoff.  The patched side
+# fair, tests/160-lockbench-fairness.t): kmutex hands the lock to a waiter that starves (the 2016
+# rewrite's handoff); kmutex-2009 has no handoff.  The patched side
 # is kmutex-2009's long-hold run named kmutex, without an image (it is other
 # code): what taking the handoff away from kmutex would measure.
 fair_side() {

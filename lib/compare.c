@@ -693,7 +693,7 @@ static void judge(struct comparison *out, const struct compare_opts *o)
  * for all rows let 40-odd noisy descriptive rows (48 tested rows in the
  * quick suite of two locks) raise a deciding row's q by up to m / rank:
  * 7 of 25 comparisons of a comment-only patch ended inconclusive at 20
- * rounds (README, session 16).  Equivalently: the paired interval of the
+ * rounds (docs/measured/verdicts.md, 2026-12-03).  Equivalently: the paired interval of the
  * change at level 1 - 2 level k / m (k rows found equivalent of the m of
  * its family) lies inside +-margin.
  */
@@ -742,8 +742,8 @@ static void equivalence(struct comparison *out, const struct compare_opts *o)
  * row not found keeps the finding's q and cannot be significant, whatever
  * the pooled rounds say.  A false finding must then happen twice on
  * independent rounds, so its rate is about the product of the two stages'
- * (test_confirmation_rates; README, make bench-aa and bench-verdicts, for
- * real runs).
+ * (test_confirmation_rates; docs/measured/verdicts.md, make bench-aa and
+ * bench-verdicts, for real runs).
  */
 static void judge_confirmed(struct comparison *out, const struct stages *st,
                             const struct compare_opts *o)

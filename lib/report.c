@@ -1,5 +1,5 @@
 /*
- * report.c - the tables of the seeds, rendered from a comparison: AIM7 bands
+ * report.c - the tables locking developers post, rendered from a comparison: AIM7 bands
  * of users, the perf-bench grid, the LKP %change block with fail:runs, a
  * plain text table and JSON.  Every layout states the samples behind each
  * row and marks significant rows with "*".
@@ -694,7 +694,7 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 	}
 
 	const char *word = users_word(first);
-	/* the seed's heading, for throughput; any other figure says its name */
+	/* AIM7's heading, for throughput; any other figure says its name */
 	char what[128];
 	if (aim7_metric(first->metric) || first->higher_better)
 		snprintf(what, sizeof(what), "avg throughput");

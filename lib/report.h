@@ -1,6 +1,6 @@
 /*
  * report.h - the tables locking developers trade on the lists, rendered from
- * a comparison.  Layouts follow the seeds: AIM7 bands of users with JPM,
+ * a comparison.  Layouts follow the lists: AIM7 bands of users with JPM,
  * the perf-bench threads/baseline/stddev/patched/stddev/overhead grid, the
  * LKP %stddev %change %stddev block with a fail:runs block for lockups.
  * Every table says how many samples stand behind each row and marks rows
@@ -42,7 +42,7 @@ bool report_emulated_thresholds(const struct comparison *c, char *out, size_t le
 extern const char report_thresholds_lead[]; /* "emulated: guest kernel lockup thresholds: " */
 
 /*
- * The AIM7 table's band of a user count, as the seeds' bands: 1-9 users
+ * The AIM7 table's band of a user count, as AIM7 reports band them: 1-9 users
  * (0), 10-100 (1), 101-1000 (2), 1001-10000 (3), ...; each band ends on a
  * power of ten, so users 10, 100 | 200, 1000 | 1100, 2000 print as
  * "10 - 100", "200 - 1000", "1100 - 2000".  -1 for no user count.
@@ -50,11 +50,11 @@ extern const char report_thresholds_lead[]; /* "emulated: guest kernel lockup th
 int report_aim7_band(long long users);
 
 /*
- * One band of a single run's AIM7 table (report_run_bands): the seed's band
+ * One band of a single run's AIM7 table (report_run_bands): the AIM7 band
  * of users, the one count a run measured in it, and that point's figure.
  */
 struct report_band_row {
-	long long umin, umax; /* the seed's band: 10 - 100 users */
+	long long umin, umax; /* the AIM7 band: 10 - 100 users */
 	long long users;      /* the count measured in it */
 	double mean;          /* the mean of the point's samples */
 	size_t n;             /* its samples; 0: no figure */
@@ -63,8 +63,8 @@ struct report_band_row {
 };
 
 /*
- * A single run's figures by the seeds' bands, laid out as seeds 000 and 003
- * print theirs (users | avg throughput), one column for this run, with the
+ * A single run's figures by AIM7's bands of users, laid out as AIM7 reports
+ * on the mutex rewrite print theirs (users | avg throughput), one column for this run, with the
  * count each band was measured at, its samples and a note (a lockup, a band
  * left out and why).  Returns 0 or -1 on a write error.
  */

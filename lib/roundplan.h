@@ -1,5 +1,5 @@
 /*
- * roundplan.h - rounds planned from a machine's own noise (issue 12): the
+ * roundplan.h - rounds planned from a machine's own noise: the
  * part that needs no database, shared by the server (server/plan.c keeps
  * the profiles per machine class and plans its jobs), the agent (its noise
  * A/A becomes a profile here) and `lockbench plan` / `lockbench compare

@@ -28,7 +28,7 @@ DEMO_PACKAGES=(
 TEST_PACKAGES=(
   perl libcmocka-dev linux-perf clang-format iproute2
   clang libclang-rt-14-dev llvm  # tests/150-fuzz.t, make fuzz: libFuzzer, ASan + UBSan, llvm-symbolizer
-  python3-aiosmtpd openssl  # tests/26-server-mail-*.t: a real SMTP server on loopback, TLS
+  python3-aiosmtpd openssl  # tests/26*-server-mail-*.t: a real SMTP server on loopback, TLS
   docker-compose python3-yaml systemd  # tests/700-deploy.t: compose config, systemd-analyze verify
   dovecot-imapd  # tests/410-mail-intake.t: a real IMAP server
   faketime  # tests/380-agent-clock.t: an agent whose wall clock jumps (libfaketime)

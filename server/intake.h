@@ -1,6 +1,6 @@
 /*
  * intake.h - mail in: patch mails read from Maildirs and IMAP mailboxes,
- * put together into series and submitted (issue 13).
+ * put together into series and submitted.
  *
  * One thread reads every source of the configuration (--mail-config, a
  * JSON file, docs/mail.md) every poll_seconds:

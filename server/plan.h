@@ -1,5 +1,5 @@
 /*
- * plan.h - rounds planned from a machine class's own noise (issue 12).
+ * plan.h - rounds planned from a machine class's own noise.
  *
  * Agents measure their suite's A/A spread (the same lockbench both sides, a
  * few paired rounds) and post it per suite point: the standard deviation of

@@ -1,7 +1,7 @@
 /*
  * routes.h - the server's routes as one table: method, path pattern,
  * handler and who may call it.  The table is the router and the access
- * rule; `locklab-server --routes` prints it, and tests/29 walks every route
+ * rule; `locklab-server --routes` prints it, and tests/290-server-routes-auth.t walks every route
  * with no token, a wrong token and each other role's token from that print.
  */
 #ifndef LOCKLAB_SERVER_ROUTES_H

@@ -1,4 +1,4 @@
--- 005_mail_out.sql - replies that thread and are sent (issue 13, "Out").
+-- 005_mail_out.sql - replies that thread and are sent.
 --
 -- patches: what the reply needs from the mail it answers, as the headers
 -- were sent (unfolded; NULL when the submission did not come as mail or

@@ -1,4 +1,4 @@
--- 006_mail_in.sql - mail in (issue 13): the messages as the list sent them,
+-- 006_mail_in.sql - mail in: the messages as the list sent them,
 -- what a reply needs to thread and reach people, and the intake's state.
 --
 -- patches.raw: the message as it was sent (headers and body, after mbox

@@ -1,4 +1,4 @@
--- 009: how each verdict row was measured (issue 12, "noise is measured"):
+-- 009: how each verdict row was measured:
 -- runs that gave the metric, those measured as duets (base and patched at
 -- once, each on its own half of the CPUs), those with a disturbance record,
 -- the samples taken again for disturbance and the limit that decided it.

@@ -1,4 +1,4 @@
--- 011_mail_trailers.sql - trailers given on the list (issue 13): the
+-- 011_mail_trailers.sql - trailers given on the list: the
 -- Reviewed-by:, Acked-by: and Tested-by: lines of replies to a series'
 -- mails, as the intake reads them (server/intake.c).
 --

@@ -1,4 +1,4 @@
--- 018: rounds planned from the machine's own noise (issue 12).  Each agent
+-- 018: rounds planned from the machine's own noise.  Each agent
 -- runs its suite A/A (the same lockbench both sides, a few paired rounds)
 -- and posts, per suite point, the spread of the per-round paired relative
 -- change (POST /api/v1/noise); the latest figure of a machine class is kept

@@ -1,5 +1,5 @@
 -- 020: a tree's mailing list, and what the tracker needs past its first
--- version (issue 14): sampled history inside a big push, force-pushed
+-- version: sampled history inside a big push, force-pushed
 -- branches, and an inconclusive bisection step measured again.
 
 -- Alert mail goes To the commit's author and Cc this list (NULL: none).

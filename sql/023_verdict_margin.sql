@@ -1,4 +1,4 @@
--- 023: the margin a verdict row was judged against (issue 12): +-margin is
+-- 023: the margin a verdict row was judged against: +-margin is
 -- the band its interval must lie inside to be no-change (an equivalence
 -- test), and a row its machine cannot resolve that moved past it keeps
 -- deciding (lib/compare.h, compare_row_margin and

@@ -1,4 +1,4 @@
--- 024: whether a verdict row moved past its margin (issue 12): a row its
+-- 024: whether a verdict row moved past its margin: a row its
 -- machine cannot resolve decides nothing while its change lies inside its
 -- margin, and keeps the job looking when it moved past it
 -- (lib/compare.h, compare_row_moved; never a control's).  Stored

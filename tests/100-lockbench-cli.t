@@ -13,6 +13,8 @@ for w in uncontended hot cs-sweep many-locks oversub long-hold futex-wake futex-
   like "$out" "^  $w " "list names workload $w"
 done
 unlike "$out" "broken-lostwake" "the broken test lock is not in the real build"
+like "$out" "^  users .*AIM7's bands of users .*old name: seeds" "list names the users suite and its old name"
+unlike "$out" "^  seeds " "the old name is not listed as a suite of its own"
 
 # a run on two locks writes a document that follows the schema
 "$LB" run --suite smoke --locks pthread,kmutex --repeat 5 --json "$T/a.json" >"$T/run.out" 2>"$T/run.err"
@@ -70,8 +72,8 @@ B5=$(echo "$T"/b[0-4].json | tr ' ' ,) P5=$(echo "$T"/p[0-4].json | tr ' ' ,)
 for f in text aim7 perf lkp json; do
   out=$("$LB" compare "$B5" "$P5" --format $f); ok $? "compare --format $f exits 0"
   [[ $f == text ]] && like "$out" "hot +kmutex .*regression" "text: hot/kmutex 20% slower is a regression"
-  [[ $f == aim7 ]] && like "$out" "avg throughput" "aim7: the seed's header"
-  [[ $f == perf ]] && like "$out" '\| threads \|' "perf: the seed's grid"
+  [[ $f == aim7 ]] && like "$out" "avg throughput" "aim7: AIM7's header"
+  [[ $f == perf ]] && like "$out" '\| threads \|' "perf: perf bench's grid"
   [[ $f == lkp ]] && like "$out" "%stddev +%change +%stddev" "lkp: the %stddev %change %stddev block"
   [[ $f == json ]] && like "$out" '"verdict": "regression"' "json: the regression is in the rows"
   [[ $f == text ]] && like "$out" "hot +kmutex .*threads=4 .*-20.0% \\* ±10% " \

@@ -106,7 +106,7 @@ is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 0 "
 # a resolution of 15% and more at 20 rounds against a 3% margin), but 4 of its 5 rounds
 # agree: the robust spread (MAD) is 0, so futility leaves it alone and the
 # row asks for more rounds. Before, it was marked and the comparison ended
-# no-change (session 15's bench: a calibrated 3% slowdown got no-change so).
+# no-change (a calibrated 3% slowdown got no-change so in bench-verdicts).
 small=(1.001 0.999 1.0005 0.9995 1.0)
 for r in 0 1 2 3 4; do
   f=1.03; ((r == 2)) && f=0.5

@@ -15,7 +15,8 @@ tree_init
 # 1. kmutex with full fences on its fast paths ("for safety"): an mfence per
 #    lock and unlock.  (Removing kmutex's optimistic spinning was the first
 #    choice here, but on this 2-CPU machine it does not move hot's throughput
-#    measurably, so it cannot be the regression a test relies on; see README.)
+#    measurably, so it cannot be the regression a test relies on; see
+#    docs/measured/peers.md.)
 cat >"$T/fence.pl" <<'PL'
 s/(static void kmutex_lock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence(memory_order_seq_cst);\n/;
 s/(static void kmutex_unlock\(void \*p\)\n\{\n(?:.*\n){2})/$1\tatomic_thread_fence(memory_order_seq_cst);\n/;

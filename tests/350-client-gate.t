@@ -3,7 +3,7 @@
 # code per verdict, --json, --timeout, progress as lines when piped and redrawn
 # on a terminal, one kept-alive connection per run; `locklab alerts`.  The
 # verdicts are reached by posting result documents as an agent would (as in
-# tests/21); the failed submission also through a real agent.
+# tests/211-server-jobs.t); the failed submission also through a real agent.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"

@@ -6,7 +6,7 @@
 # PostgreSQL restarted under them.  Nothing is lost, nothing is counted
 # twice, each round's pair comes from one agent, and the server recovers
 # from the database restart by itself (503 with a reason and Retry-After in
-# between).  Real agents killed mid-job are tests/31.
+# between).  Real agents killed mid-job are tests/310-agent-faults.t.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"

@@ -5,7 +5,7 @@
 # on its workdir posts what it spooled, no document is stored twice, and
 # each round's documents (base, patch-1 and patched: a two-patch series)
 # come from one lease.
-# tests/31 kills mid-round by result count; here the kill is aimed: the
+# tests/310-agent-faults.t kills mid-round by result count; here the kill is aimed: the
 # phase is seen as the agent's child process (tests/lib/killat.py, /proc
 # every 5 ms), and for posting a loopback proxy (tests/lib/swallowproxy.py)
 # lets the server store the first result and loses its answer, and the agent

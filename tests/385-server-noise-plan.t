@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rounds planned from the machine's own noise (issue 12): an agent posts its
+# Rounds planned from the machine's own noise: an agent posts its
 # class's A/A spread per suite point (POST /api/v1/noise); a job of that
 # class asks for the rounds that reach the target MDE, within the time
 # budget; a row whose resolution at the job's most rounds is past its margin

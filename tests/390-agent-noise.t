@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The agent measures its machine's noise (issue 12): at its first job of a
+# The agent measures its machine's noise: at its first job of a
 # suite it runs the job's base lockbench against itself for --noise-rounds
 # paired rounds, through the path the job's rounds take, compares them and
 # posts each point's spread to POST /api/v1/noise; that job (claimed before

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mail as the lists send it (issue 13): base64 bodies, patches attached,
+# Mail as the lists send it: base64 bodies, patches attached,
 # Latin-1 text, threads holding strays, a lore /raw URL, long series, v2
 # after v1.  Each is submitted to a real server; what is stored is checked,
 # and the messages a job hands the agent are applied with git am as the

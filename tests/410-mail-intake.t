@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mail intake (issue 13): series made by git format-patch --cover-letter
+# The mail intake: series made by git format-patch --cover-letter
 # --thread, delivered into a Maildir and into a real IMAP server (Debian's
 # dovecot, started here unprivileged on loopback), are submitted once, in
 # order, on the tree their list maps to; delivered again, nothing new; v2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trailers given on the list and the versions of a series (issue 13): a v1
+# Trailers given on the list and the versions of a series: a v1
 # and a v2 made by git format-patch --cover-letter --thread reach the intake
 # through a Maildir; reviewers answer them with Reviewed-by:, Acked-by: and
 # Tested-by: lines (quoted ones are not theirs), one before the series it

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lockbench kernel: a mutex.c patch that never wakes the waiter it picked in
-# __mutex_unlock_slowpath (the lost wakeup of seed 000's "locked up at 2000
-# users") is reported as a lockup of the patched kernel, with the kernel's
+# __mutex_unlock_slowpath (the lost wakeup behind "locked up at 2000 users" in the
+# mutex rewrite's review) is reported as a lockup of the patched kernel, with the kernel's
 # "blocked for more than" lines and the call traces; the base stays clean.
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"

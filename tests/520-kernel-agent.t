@@ -10,7 +10,7 @@
 
 src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err")
 ok $? "the kernel source is cached" || { diag "$(cat "$T/src.err")"; done_testing; exit 1; }
-# The agent keeps base builds by commit.  On a cold machine tests/50 has just
+# The agent keeps base builds by commit.  On a cold machine tests/500-kernel-boot.t has just
 # built this very commit with the same fragment (lockbench kernel build): share
 # it (a copy of about 100 MB) rather than build the base a second time.
 kcache=${LOCKLAB_CACHE:-/var/cache/locklab}/agent-kernel-cache

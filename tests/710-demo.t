@@ -58,7 +58,7 @@ unlike "$out2" "creating a private PostgreSQL cluster" "and the cluster"
 # and ns_per_pair +25-36% on a 2-vCPU VM.  So the series gets a decisive
 # verdict: a regression, an improvement, or no-change with a Tested-by,
 # never "could not tell".  Measured on a shared 2-vCPU machine at load
-# 5-23 (README, "What make demo shows"): regression in 12 of 12 quick runs
+# 5-23 (docs/measured/demo.md): regression in 12 of 12 quick runs
 # (instructions_per_pair in all, ns_per_pair in 7 of 10) and in 5 of 5 smoke
 # runs (ns_per_pair alone, q 0.0001-0.05).  The second (smoke) run above is
 # the one retry, and the test says when it was needed.

@@ -57,7 +57,7 @@ static int setup(void **state)
 		doc_init(&b[d], "base", d);
 		doc_init(&p[d], "patched", d);
 	}
-	/* the seeds' AIM7 bands: 10-100 users, 200-1000 users, 1100-2000 users */
+	/* AIM7's bands: 10-100 users, 200-1000 users, 1100-2000 users */
 	for (int u = 10; u <= 100; u += 45) {
 		add(b, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 13943);
 		add(p, "aim7-mix", "kmutex", "users", u, "jpm", "JPM", true, 14432);
@@ -68,7 +68,7 @@ static int setup(void **state)
 	}
 	add(b, "aim7-mix", "kmutex", "users", 1100, "jpm", "JPM", true, 77299);
 	add(p, "aim7-mix", "kmutex", "users", 1100, "jpm", "JPM", true, 115271);
-	/* the seed's futex-wake grid (lower is better) */
+	/* perf bench futex's wake grid (lower is better) */
 	add(b, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 0.362);
 	add(p, "futex-wake", "futex3", "threads", 32, "wake_ms", "ms", false, 1.13);
 	add(b, "futex-wake", "futex3", "threads", 512, "wake_ms", "ms", false, 4.241);
@@ -76,7 +76,7 @@ static int setup(void **state)
 	/* sorts before aim7-mix, yet the AIM7 table still leads */
 	add(b, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000);
 	add(p, "a-warmup", "tas", "threads", 1, "ops_per_sec", "ops/s", true, 5000);
-	/* seed 001's vfs figures on hot */
+	/* test-mutex's vfs figures on hot */
 	add(b, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 291038);
 	add(p, "hot", "pthread", "threads", 4, "ops_per_sec", "ops/s", true, 392865);
 	/* a lockup: every patched run of hot/kmutex at 8 threads */
@@ -86,7 +86,7 @@ static int setup(void **state)
 		run_set_param_num(run, "threads", 8);
 		run_set_lockup(run, "stall", "no progress for 2.0 s", "thread 1: futex_wait");
 	}
-	/* base-only lockup at 2000 users, as in seed 000 but on the other side */
+	/* base-only lockup at 2000 users (the mutex rewrite's AIM7 report had one patched) */
 	struct lb_run *run = result_add_run(&b[0], "aim7-mix", "kmutex");
 	run_set_param_num(run, "users", 2000);
 	run_set_lockup(run, "hung-task", "INFO: task reaim blocked for more than 120 seconds",
@@ -181,7 +181,7 @@ static void test_aim7(void **state)
 	free(t);
 }
 
-/* The seeds' bands end on powers of ten: 10-100, 200-1000, 1100-2000. */
+/* AIM7's bands end on powers of ten: 10-100, 200-1000, 1100-2000. */
 static void test_aim7_bands(void **state)
 {
 	assert_int_equal(report_aim7_band(0), -1);
@@ -196,7 +196,7 @@ static void test_aim7_bands(void **state)
 	assert_int_equal(report_aim7_band(1100), 3);
 	assert_int_equal(report_aim7_band(2000), 3);
 
-	/* the seeds suite's points, two per band, rendered as three rows */
+	/* the users suite's points, two per band, rendered as three rows */
 	static const int users[] = {10, 100, 200, 1000, 1100, 2000};
 	struct lb_result b[ROUNDS], p[ROUNDS];
 	struct comparison c;
@@ -530,7 +530,7 @@ static void test_write_error(void **state)
 	}
 }
 
-/* A single run's table by the seeds' bands: the seeds' layout, one column. */
+/* A single run's table by AIM7's bands of users: AIM7's layout, one column. */
 static void test_run_bands(void **state)
 {
 	const struct report_band_row rows[] = {

@@ -1,7 +1,7 @@
 /*
  * kmutex.c - `kmutex`, a userspace model of the kernel mutex after the 2016
  * rewrite ("locking/mutex: Rewrite basic mutex", Peter Zijlstra, v4.10, with
- * the PICKUP fix of v4.11; seeds 000, 003, 004) and of its OSQ
+ * the PICKUP fix of v4.11; its review threads on LKML) and of its OSQ
  * (kernel/locking/osq_lock.c, Jason Low, Waiman Long, Peter Zijlstra).
  *
  * owner is one word: the owner's task address | MUTEX_FLAG_WAITERS (someone

@@ -1,7 +1,7 @@
 /*
  * kmutex2009.c - `kmutex-2009`, the adaptive-spinning kernel mutex of 2009
  * ("mutex: implement adaptive spinning", Peter Zijlstra and Ingo Molnar,
- * v2.6.30; seed 001), modelled in userspace.
+ * v2.6.30; LKML "[GIT PULL] adaptive spinning mutexes"), modelled in userspace.
  *
  * count is 1 (unlocked), 0 (locked) or negative (locked, maybe waiters);
  * owner is a hint for spinners.  Lock: decrement; if the old count was not

@@ -42,7 +42,7 @@ void kernel_guest_thresholds(bool emulated, double deadline_s, int hung_s, bool 
 
 bool kernel_many_users(const char *suite, int users_max)
 {
-	return !strcmp(suite, "seeds") || users_max > KERNEL_MANY_USERS;
+	return !strcmp(suite_canonical(suite), "users") || users_max > KERNEL_MANY_USERS;
 }
 
 int kernel_progress_s(double deadline_s)

@@ -17,7 +17,7 @@
 void kernel_copy_runs(struct lb_result *dst, const struct lb_result *src);
 
 /*
- * A seeds suite's rows by band (report_run_bands) for one workload, from
+ * A users suite's rows by band (report_run_bands) for one workload, from
  * the run's document: the figure at each band's user count, "lockup" for a
  * point or a band's boot that locked up, "not run" for a band whose boot
  * never started (booted[i] false).  *unit is the figure's unit (NULL when
@@ -38,7 +38,7 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
  * watchdog_thresh to 0..60), each within a third of the boot's deadline, so
  * that a CPU that is really stuck is still reported, with its call trace, well
  * before the boot ends.  hung_s is the hung-task timeout the boot uses; with
- * scale_hung (the seeds suite's default, not a --hung-task-s) an emulated
+ * scale_hung (the users suite's default, not a --hung-task-s) an emulated
  * boot's is a third of the deadline when that is longer: 2000 processes
  * sharing one file mapping's i_mmap_rwsem on two emulated CPUs of a loaded
  * host kept a waiter in D state past 120 s.
@@ -71,9 +71,9 @@ void kernel_thresholds_say(const struct kernel_thresholds *t, char *out, size_t 
 int kernel_progress_s(double deadline_s);
 
 /*
- * Whether a lockbench boot gets the seeds suite's allowances for many users
+ * Whether a lockbench boot gets the users suite's allowances for many users
  * (a hung-task timeout of minutes, a 5 s stall, 1536 MB, a 1500 s limit
- * without progress unless a band or --timeout-s sets one): the seeds suite,
+ * without progress unless a band or --timeout-s sets one): the users suite,
  * or a largest user count past KERNEL_MANY_USERS in any suite.  They follow
  * the count, not the suite's name: `--users 2000` on the default suite had a
  * 3 s hung-task timeout and 512 MB, and under TCG its aim7 users' waits on a

@@ -35,10 +35,10 @@
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
-/* the seeds suite's lockbench boots: see cmd_run (and suite.c's bands) */
-#define SEEDS_HUNG_S   120
-#define SEEDS_STALL_MS 5000
-#define SEEDS_MEM_MB   1536
+/* the users suite's lockbench boots: see kernel_run_main (and suite.c's bands) */
+#define USERS_HUNG_S   120
+#define USERS_STALL_MS 5000
+#define USERS_MEM_MB   1536
 
 static const char *prog = "lockbench kernel";
 
@@ -111,8 +111,8 @@ static void print_run_line(FILE *tbl, const struct lb_run *run)
 }
 
 /*
- * After a seeds suite's band boots: each workload's figures by the seeds'
- * bands, one table a workload (aim7-mix first, as the seeds print it).
+ * After a users suite's band boots: each workload's figures by AIM7's
+ * bands of users, one table a workload (aim7-mix first, as AIM7 reports print it).
  */
 static void print_bands(FILE *tbl, const struct lb_result *res, const char *workloads,
                         const char *variant, const struct suite_band *bands, size_t nbands,
@@ -131,7 +131,7 @@ static void print_bands(FILE *tbl, const struct lb_result *res, const char *work
 			kernel_band_rows(res, names[i], bands, nbands, booted, rows, &unit);
 			char title[192];
 			lb_pathf(title, sizeof(title),
-			         "%s (%s kernel): by the seeds' bands of users, a boot each",
+			         "%s (%s kernel): by AIM7's bands of users, a boot each",
 			         names[i], variant);
 			fputc('\n', tbl);
 			report_run_bands(tbl, title, unit, rows, nbands);
@@ -306,8 +306,8 @@ static int run_defaults(struct run_args *a, bool workloads_given)
 {
 	char err[1024];
 	bool quick = !strcmp(a->suite, "quick");
-	/* seeds: the kernel mutexes from userspace, at the seeds' user counts */
-	if (!strcmp(a->suite, "seeds") && !workloads_given)
+	/* users: the kernel mutexes from userspace, at AIM7's bands' user counts */
+	if (!strcmp(a->suite, "users") && !workloads_given)
 		a->workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix";
 	/*
 	 * the debug kernel checks correctness, not figures: lockdep, the mutex
@@ -363,10 +363,10 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case O_SUITE:
 			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick") &&
-			    strcmp(optarg, "seeds"))
-				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, seeds)",
+			    strcmp(suite_canonical(optarg), "users"))
+				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, users)",
 				                  optarg);
-			a->suite = optarg;
+			a->suite = suite_canonical(optarg);
 			break;
 		case O_WORKLOADS:
 			a->workloads = optarg;
@@ -523,7 +523,7 @@ static int lb_boot_setup(struct run_state *s, const struct suite_band *band, con
 	const struct run_args *a = s->a;
 	s->b.label = label;
 	s->b.end_tag = "LOCKLAB-END";
-	/* many users, in any suite: the seeds' allowances (kernel.h) */
+	/* many users, in any suite: the users suite's allowances (kernel_guest.h) */
 	bool many = kernel_many_users(a->suite, band ? band->users : a->users_max);
 	s->b.deadline_s = a->timeout_s ? a->timeout_s : band ? band->limit_s : many ? 1500 : 300;
 	/* the deadline counts from the guest's last finished point, up to a cap */
@@ -540,19 +540,19 @@ static int lb_boot_setup(struct run_state *s, const struct suite_band *band, con
 			s->b.cap_s = left > s->b.deadline_s ? left : s->b.deadline_s;
 	}
 	/*
-	 * seeds: 2000 users queue on one kernel mutex, and on an emulated
+	 * users: 2000 users queue on one kernel mutex, and on an emulated
 	 * CPU the last of them waits seconds in D state: the hung-task
 	 * timeout and the guest watchdog allow for that (a waiter never
 	 * woken still blocks its point's end, which the watchdog reports)
 	 */
-	int hung_s = a->hung_given || !many ? a->hung_s : SEEDS_HUNG_S;
+	int hung_s = a->hung_given || !many ? a->hung_s : USERS_HUNG_S;
 	/*
 	 * 2000 aim7 users, each its own process with a child in flight,
 	 * hold about 0.1 MB each of page tables, kernel stack and anon
 	 * memory: 512 MB ran out (the OOM killer) at 2000 users
 	 */
-	s->b.mem_mb = many ? SEEDS_MEM_MB : 0;
-	int stall_ms = a->stall_ms ? a->stall_ms : many ? SEEDS_STALL_MS : 0;
+	s->b.mem_mb = many ? USERS_MEM_MB : 0;
+	int stall_ms = a->stall_ms ? a->stall_ms : many ? USERS_STALL_MS : 0;
 	char watch[96] = "";
 	if (stall_ms)
 		lb_pathf(watch, sizeof(watch), " locklab.stall_ms=%d", stall_ms);
@@ -584,7 +584,7 @@ static int lb_boot_setup(struct run_state *s, const struct suite_band *band, con
 	         s->common, hung_s, a->suite, a->workloads, a->locks, u ? " locklab.users=" : "",
 	         u ? u : "", watch);
 	/*
-	 * under TCG the kernel's stall, soft lockup and (the seeds suite's
+	 * under TCG the kernel's stall, soft lockup and (the users suite's
 	 * default) hung-task thresholds allow for an emulated CPU
 	 */
 	bool scale_hung = many && !a->hung_given;
@@ -872,7 +872,7 @@ int kernel_run_main(int argc, char **argv)
 	rc = 1;
 	if (run_prepare(s, &build, tmpdir))
 		goto out;
-	/* seeds without --users: a boot per band, each at its one user count */
+	/* users without --users: a boot per band, each at its one user count */
 	const struct suite_band *bands = NULL;
 	size_t nbands = a.users ? 0 : suite_bands(a.suite, &bands);
 	int nlb = a.no_lockbench ? 0 : nbands ? (int)nbands : 1;

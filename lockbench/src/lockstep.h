@@ -6,8 +6,8 @@
  * costs 18.2 ns for a while, then 21-23 ns, switching within tens of ms to
  * seconds.  Two sides timed one after the other land in different modes
  * (paired A/A spread 4.1% on 30 ms samples); two sides that alternate every
- * LOCKSTEP_SLICE_US on the same CPU see the same modes (0.13%; README,
- * Measured).  The turn is a word in a shared file (the agent creates it and
+ * LOCKSTEP_SLICE_US on the same CPU see the same modes (0.13%;
+ * docs/measured/pairing.md).  The turn is a word in a shared file (the agent creates it and
  * gives both sandboxes the one path): each side waits on it with a futex,
  * times only its own slices, and passes it.  A side that is done says so,
  * and the other then runs alone; a side that does not pass the turn within

@@ -454,7 +454,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			if (!suite_exists(optarg))
 				return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
 				                   optarg);
-			a->suite = optarg;
+			a->suite = suite_canonical(optarg);
 			break;
 		case OPT_LOCKS:
 			if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",

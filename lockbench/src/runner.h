@@ -8,13 +8,14 @@
  * kernel's view from /proc), the child's process group is killed, and the
  * run is recorded with its lockup so the rest of the suite goes on.
  *
- * The stall time grows with the thread count the way seed 004's AIM7 alarm
- * grows with the users: stall_ms * (1 + log10(threads)), and five times
- * that on an emulated CPU (the kernel guest under TCG, where a loaded host
- * leaves a vCPU unscheduled for seconds).  The stall clock counts only the
- * time the watchdog was awake to look: a gap between two of its looks
- * longer than RUNNER_STALL_CREDIT_MS (the whole machine stopped, so did
- * the workload) counts as that much.
+ * The stall time grows with the thread count the way the AIM7 alarm in the
+ * mutex rewrite's review (LKML, 2016) grows with the users:
+ * stall_ms * (1 + log10(threads)), and five times that on an emulated CPU
+ * (the kernel guest under TCG, where a loaded host leaves a vCPU
+ * unscheduled for seconds).  The stall clock counts only the time the
+ * watchdog was awake to look: a gap between two of its looks longer than
+ * RUNNER_STALL_CREDIT_MS (the whole machine stopped, so did the workload)
+ * counts as that much.
  */
 #ifndef LOCKBENCH_RUNNER_H
 #define LOCKBENCH_RUNNER_H

@@ -41,22 +41,27 @@ struct suite_overrides {
 	const char *dir;
 };
 
-/* Names: "smoke", "quick", "full", "seeds".  Returns NULL when unknown. */
+/* Names: "smoke", "quick", "full", "users".  Returns NULL when unknown. */
 const char *const *suite_names(void);
+/*
+ * The name a suite is known by: "users" for "seeds" (its old name, still
+ * accepted), name itself otherwise.  Returns a static string or name.
+ */
+const char *suite_canonical(const char *name);
 bool suite_exists(const char *name);
 const char *suite_description(const char *name);
 /* True when the suite's uncontended points also count instructions_per_pair (instr.h). */
 bool suite_counts_instructions(const char *name);
 
 /*
- * The seeds' user bands a kernel suite runs, each in a boot of its own
- * (`lockbench kernel run --suite seeds`): the band, the one user count it is
+ * AIM7's bands of users a kernel suite runs, each in a boot of its own
+ * (`lockbench kernel run --suite users`): the band, the one user count it is
  * measured at, and that boot's limit under TCG, sized from measured boots
  * with a margin (suite.c says which).  Returns how many; 0 for a suite
  * without bands.
  */
 struct suite_band {
-	int umin, umax; /* the seed's band: 10 - 100 users */
+	int umin, umax; /* the AIM7 band: 10 - 100 users */
 	int users;      /* the count the band's boot runs */
 	int limit_s;    /* the boot's deadline */
 };

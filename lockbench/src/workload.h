@@ -15,7 +15,7 @@
 #include "lock.h"
 #include "result.h"
 
-/* the seeds' largest AIM7 band ends at 2000 users */
+/* AIM7's largest band of users in the mutex rewrite's reports ends at 2000 */
 #define WL_MAX_THREADS 2048
 
 /*

@@ -586,7 +586,7 @@ static int lw_long_hold_metrics(const struct lthread *th, int n, int reps,
 	 * One sample, the median over the repetitions: a repetition in
 	 * which the scheduler, not the lock, starved a thread moves a mean
 	 * (A/A spread of the round figure at 2 threads on this 2-CPU
-	 * machine: 0.5-5% as median, 2.5-16% as mean; README, Measured).
+	 * machine: 0.5-5% as median, 2.5-16% as mean; docs/measured/).
 	 */
 	double jmed = stats_percentile(s->jain, (size_t)reps, 50);
 	if (n > 1)

@@ -26,8 +26,8 @@
 #include "../src/console.h"
 
 /* The 2000-user band's boot of 2026-12-01 (test_kernel_bands.c says more). */
-#define STALL_CONSOLE "lockbench/tests/data/console-seeds-2000-rcu-stall.log"
-#define HUNG_CONSOLE  "lockbench/tests/data/console-seeds-2000-hung-task.log"
+#define STALL_CONSOLE "lockbench/tests/data/console-users-2000-rcu-stall.log"
+#define HUNG_CONSOLE  "lockbench/tests/data/console-users-2000-hung-task.log"
 #define SECS_PER_LINE 30.0
 
 static char **read_console(const char *path, struct strutil_buf *text, size_t *n)
@@ -69,7 +69,7 @@ static void test_progress_lines(void **state)
 				assert_true(strstr(lines[i], "duration_ms=200,users=2000") != NULL);
 		}
 		assert_int_equal(found, 4);
-		assert_true(!strncmp(first, "lockbench: suite seeds, 4 points", 32));
+		assert_true(!strncmp(first, "lockbench: suite users, 4 points", 32));
 		free(lines);
 		strutil_buf_release(&text);
 	}
@@ -85,7 +85,7 @@ static void test_progress_raw_lines(void **state)
 	assert_true(console_guest_progress(
 	    "aim7-mix          kernel            duration_ms=200,users=2000          LOCKUP "
 	    "(stall): no thread made progress for 150.0 s\r"));
-	assert_true(console_guest_progress("[   12.345678] lockbench: suite seeds, 1 points\r"));
+	assert_true(console_guest_progress("[   12.345678] lockbench: suite users, 1 points\r"));
 	/* a point's progress line (--progress-s): a long aim7-mix point is alive */
 	assert_true(console_guest_progress(
 	    "lockbench: aim7-mix kernel 2000 users: 81234 operations so far (840.0 s)\r"));

@@ -110,7 +110,7 @@ static void test_no_progress(void **state)
 	struct boot b;
 	char said[256];
 	assert_true(console_guest_progress(POINT_LINE));
-	fake_qemu("echo 'lockbench: suite seeds, 4 points'\n"
+	fake_qemu("echo 'lockbench: suite users, 4 points'\n"
 	          "for i in 1 2 3 4; do sleep 1; echo '" POINT_LINE "'; done");
 	boot_init(&b, 4, 20);
 	assert_int_equal(boot_run(&b, "bzImage", "initrd", ACCEL_TCG, 0), 0);

@@ -1,5 +1,5 @@
 /*
- * test_kernel_bands.c - the seeds suite's composition (its bands, a boot
+ * test_kernel_bands.c - the users suite's composition (its bands, a boot
  * each, and the points the guest runs) and the rows of its table by bands
  * read back from a run's document (kernel_band_rows); a band's boot that
  * locked up after some points finished, recovered from its real console
@@ -18,11 +18,11 @@
 #include "../src/kernel_guest.h"
 #include "../src/suite.h"
 
-/* The seeds' three bands, each at its top count, each boot within 1500 s. */
-static void test_seeds_bands(void **state)
+/* The users suite's three bands (AIM7's), each at its top count, each boot within 1500 s. */
+static void test_users_bands(void **state)
 {
 	const struct suite_band *b;
-	assert_int_equal(suite_bands("seeds", &b), 3);
+	assert_int_equal(suite_bands("users", &b), 3);
 	const int want[3][3] = {{10, 100, 100}, {200, 1000, 1000}, {1100, 2000, 2000}};
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(b[i].umin, want[i][0]);
@@ -31,19 +31,23 @@ static void test_seeds_bands(void **state)
 		assert_true(b[i].limit_s > 0 && b[i].limit_s <= 1500);
 		assert_true(i == 0 || b[i].limit_s >= b[i - 1].limit_s);
 	}
+	/* the old name is the same suite */
+	assert_string_equal(suite_canonical("seeds"), "users");
+	assert_int_equal(suite_bands("seeds", &b), 3);
+	assert_true(suite_exists("seeds"));
 	/* the quick suite is one boot, as before */
 	assert_int_equal(suite_bands("quick", &b), 0);
 	assert_null(b);
 	assert_int_equal(suite_bands("smoke", &b), 0);
 }
 
-/* The guest's seeds plan: the four workloads at the bands' counts. */
-static void test_seeds_plan(void **state)
+/* The guest's users plan: the four workloads at the bands' counts. */
+static void test_users_plan(void **state)
 {
 	struct suite_overrides ov = {0};
 	struct plan plan = {0};
 	char err[256];
-	assert_int_equal(suite_plan("seeds", &ov, &plan, err, sizeof(err)), 0);
+	assert_int_equal(suite_plan("users", &ov, &plan, err, sizeof(err)), 0);
 	const char *const names[] = {"pipe-mutex", "epoll-ctl", "seq-read", "aim7-mix"};
 	const int users[] = {100, 1000, 2000};
 	assert_int_equal(plan.n, 12);
@@ -58,7 +62,7 @@ static void test_seeds_plan(void **state)
 	int one = 1000;
 	ov.threads = &one;
 	ov.nthreads = 1;
-	assert_int_equal(suite_plan("seeds", &ov, &plan, err, sizeof(err)), 0);
+	assert_int_equal(suite_plan("users", &ov, &plan, err, sizeof(err)), 0);
 	assert_int_equal(plan.n, 4);
 	for (size_t i = 0; i < plan.n; i++)
 		assert_int_equal(plan.points[i].p.threads, 1000);
@@ -126,14 +130,14 @@ static void test_band_rows(void **state)
  * mutex workloads finished and the kernel's RCU stall detector fired during
  * aim7-mix.
  */
-#define STALL_CONSOLE "lockbench/tests/data/console-seeds-2000-rcu-stall.log"
+#define STALL_CONSOLE "lockbench/tests/data/console-users-2000-rcu-stall.log"
 
 /*
  * Another: the same band's boot with only the RCU and soft lockup
  * thresholds raised, at host load 7-12, where an aim7 job was reported
  * blocked for 179 s (the hung-task timeout was 120 s).
  */
-#define HUNG_CONSOLE "lockbench/tests/data/console-seeds-2000-hung-task.log"
+#define HUNG_CONSOLE "lockbench/tests/data/console-users-2000-hung-task.log"
 
 static char **read_console_file(const char *path, struct strutil_buf *text, size_t *n)
 {
@@ -207,7 +211,7 @@ static void test_recover_stalled_band(void **state)
 	assert_true(console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks));
 	assert_string_equal(kind, "rcu-stall");
 	result_init(&r);
-	struct kernel_guest_plan g = {.suite = "seeds",
+	struct kernel_guest_plan g = {.suite = "users",
 	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
 	                              .locks = "pthread,kmutex",
 	                              .users = "2000",
@@ -277,7 +281,7 @@ static void test_recover_hung_band(void **state)
 	const char *kind;
 	struct console_end end = {.ended = false, .timed_out = false, .secs = 959.5};
 	const struct lb_run *running = NULL;
-	struct kernel_guest_plan g = {.suite = "seeds",
+	struct kernel_guest_plan g = {.suite = "users",
 	                              .workloads = "pipe-mutex,epoll-ctl,seq-read,aim7-mix",
 	                              .locks = "pthread,kmutex",
 	                              .users = "2000"};
@@ -307,7 +311,7 @@ static void test_table_runs_rejects(void **state)
 	    "pipe-mutex kernel duration_ms=200,users=10 ops_per_sec 1,000 ops/s \xc2\xb1"
 	    "1.0% n=2\n"
 	    "LOCKLAB-JSON-BEGIN ttyS1\n"
-	    "lockbench: suite seeds, 2 points, 2 CPUs (QEMU), kernel 6.1\n"
+	    "lockbench: suite users, 2 points, 2 CPUs (QEMU), kernel 6.1\n"
 	    "lockbench: pipe-mutex kernel 10 users: 5123 operations so far (60.0 s)\n"
 	    "pipe-mutex        kernel            duration_ms=200,users=10   ops_per_sec 2,5rcu: "
 	    "INFO: x\n"
@@ -350,11 +354,12 @@ static void test_progress_period(void **state)
 	assert_int_equal(kernel_progress_s(0), 1);
 }
 
-/* The seeds' allowances follow the user count, in any suite. */
+/* The users suite's allowances follow the user count, in any suite. */
 static void test_many_users(void **state)
 {
-	assert_true(kernel_many_users("seeds", 0));
-	assert_true(kernel_many_users("seeds", 10));
+	assert_true(kernel_many_users("users", 0));
+	assert_true(kernel_many_users("users", 10));
+	assert_true(kernel_many_users("seeds", 0)); /* the old name */
 	assert_false(kernel_many_users("quick", 0));
 	assert_false(kernel_many_users("smoke", KERNEL_MANY_USERS));
 	assert_true(kernel_many_users("smoke", KERNEL_MANY_USERS + 1));
@@ -410,8 +415,8 @@ static void test_guest_thresholds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_seeds_bands),
-	    cmocka_unit_test(test_seeds_plan),
+	    cmocka_unit_test(test_users_bands),
+	    cmocka_unit_test(test_users_plan),
 	    cmocka_unit_test(test_band_rows),
 	    cmocka_unit_test(test_table_runs_from_console),
 	    cmocka_unit_test(test_recover_stalled_band),

@@ -1,7 +1,7 @@
 // browser.mjs - Debian's chromium driven by playwright-core for the
 // dashboard tests: a fresh profile per run, no network but the server's
 // origin (off-origin requests are recorded and aborted), TAP-ish output
-// that tests/60-web-*.t turns into ok/not ok lines.
+// that tests/60*-web-*.t turns into ok/not ok lines.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
