@@ -6,7 +6,7 @@
 #
 # For each target: every input under fuzz/regressions/TARGET/ and the seed
 # corpus fuzz/corpus/TARGET/ run once (a crash there fails at once); then
-# FUZZ_SECONDS of fuzzing from the seeds, new inputs kept under
+# FUZZ_SECONDS of fuzzing from the seed inputs, new inputs kept under
 # $FUZZ_OUT/corpus/TARGET (the repository's corpus is only read) and a crash
 # written to $FUZZ_OUT/crashes/TARGET/.  Prints per target:
 #   fuzz TARGET: replay ok (N inputs)
