@@ -23,6 +23,13 @@ SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLIENT_SRC := $(wildcard client/*.c)
 AGENT_SRC  := $(filter-out agents/main.c,$(wildcard agents/*.c))
 
+# --version: git describe of the checkout, else a VERSION file (a tarball),
+# else "unknown".  version.o is compiled again when the text changes.
+LOCKLAB_VERSION := $(shell if [ -e .git ] && git describe --always --dirty --tags 2>/dev/null; \
+	then :; elif [ -f VERSION ]; then head -n 1 VERSION; else echo unknown; fi)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(BUILD)/version.txt 2>/dev/null)" = '$(LOCKLAB_VERSION)' ] || \
+	printf '%s\n' '$(LOCKLAB_VERSION)' >$(BUILD)/version.txt; })
+
 obj      = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 testobj  = $(patsubst %.c,$(BUILD)/obj-test/%.o,$(1))
 
@@ -80,6 +87,9 @@ $(BUILD)/bench-mbox: $(call obj,bench/bench_mbox.c) $(call obj,$(SERVER_SRC)) $(
 
 $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/obj/lib/version.o $(BUILD)/obj-guest/lib/version.o: CFLAGS += -DLOCKLAB_VERSION='"$(LOCKLAB_VERSION)"'
+$(BUILD)/obj/lib/version.o $(BUILD)/obj-guest/lib/version.o: $(BUILD)/version.txt
 
 # the agent's default native tree is the checkout it was built from
 $(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
