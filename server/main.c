@@ -256,7 +256,7 @@ out:
 }
 
 /*
- * --listen is host:port (an IPv6 host in brackets) with a port of 1 to
+ * --listen is host:port (an IPv6 host in brackets) with a port of 0 to
  * 65535: said at once, before the database is touched.
  */
 static int check_listen(const char *listen)
@@ -270,11 +270,11 @@ static int check_listen(const char *listen)
 		goto bad;
 	errno = 0;
 	port = strtol(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port < 1 || port > 65535)
+	if (!colon[1] || *end || errno || port < 0 || port > 65535)
 		goto bad;
 	return 0;
 bad:
-	fprintf(stderr, "locklab-server: --listen wants host:port (port 1 to 65535), got '%s'\n",
+	fprintf(stderr, "locklab-server: --listen wants host:port (port 0 to 65535), got '%s'\n",
 	        listen);
 	return -1;
 }
@@ -428,12 +428,15 @@ int main(int argc, char **argv)
 
 		if (fetch_policy_init(srv_cfg.fetch_allow, err, sizeof(err)) != 0) {
 			fprintf(stderr, "locklab-server: --fetch-allow: %s\n", err);
+			ret = 2;
 			goto out;
 		}
 	}
 	if (srv_cfg.mail_config && *srv_cfg.mail_config &&
-	    intake_configure(srv_cfg.mail_config) != 0)
+	    intake_configure(srv_cfg.mail_config) != 0) {
+		ret = 2;
 		goto out;
+	}
 	applied = db_migrate(srv_cfg.sql_dir);
 	if (applied < 0) {
 		fprintf(stderr, "locklab-server: cannot prepare the database\n");
