@@ -46,12 +46,14 @@
 #define EXIT_LOCKUP 3
 
 static const char *prog = "lockbench";
+static const char *command_name; /* the command running, for its usage errors */
 
 static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "%s: ", prog);
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\ntry '%s --help'\n", prog);
+	fprintf(stderr, "\ntry '%s%s%s --help'\n", prog, command_name ? " " : "",
+	        command_name ? command_name : "");
 	return EXIT_USAGE;
 }
 
@@ -1598,6 +1600,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "help"))
 		return cmd_help(argc - 1, argv + 1);
+	if (command_find(cmd))
+		command_name = cmd;
 	/* the commands without options of their own take --help as their only argument */
 	if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
 	    (!strcmp(cmd, "list") || !strcmp(cmd, "image") || !strcmp(cmd, "changepoint"))) {
