@@ -1,5 +1,6 @@
 # locklab - one Makefile for every program.  `make`, `make test`, `make asan`,
-# `make check-style`, `make bench`, `make demo`.  Objects go to $(BUILD).
+# `make check-style`, `make bench`, `make demo`, `make man`, `make install`
+# (PREFIX, DESTDIR), `make uninstall`.  Objects go to $(BUILD).
 
 CC      ?= cc
 BUILD   ?= build
@@ -22,6 +23,13 @@ LB_SRC     := $(filter-out lockbench/src/main.c,$(wildcard lockbench/src/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLIENT_SRC := $(wildcard client/*.c)
 AGENT_SRC  := $(filter-out agents/main.c,$(wildcard agents/*.c))
+
+# --version: git describe of the checkout, else a VERSION file (a tarball),
+# else "unknown".  version.o is compiled again when the text changes.
+LOCKLAB_VERSION := $(shell if [ -e .git ] && git describe --always --dirty --tags 2>/dev/null; \
+	then :; elif [ -f VERSION ]; then head -n 1 VERSION; else echo unknown; fi)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(BUILD)/version.txt 2>/dev/null)" = '$(LOCKLAB_VERSION)' ] || \
+	printf '%s\n' '$(LOCKLAB_VERSION)' >$(BUILD)/version.txt; })
 
 obj      = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 testobj  = $(patsubst %.c,$(BUILD)/obj-test/%.o,$(1))
@@ -54,7 +62,7 @@ UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
-	demo demo-stop clean
+	demo demo-stop clean man install uninstall
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
 
 $(BUILD)/obj/%.o: %.c
@@ -80,6 +88,9 @@ $(BUILD)/bench-mbox: $(call obj,bench/bench_mbox.c) $(call obj,$(SERVER_SRC)) $(
 
 $(BUILD)/locklab: $(call obj,$(CLIENT_SRC)) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/obj/lib/version.o $(BUILD)/obj-guest/lib/version.o: CFLAGS += -DLOCKLAB_VERSION='"$(LOCKLAB_VERSION)"'
+$(BUILD)/obj/lib/version.o $(BUILD)/obj-guest/lib/version.o: $(BUILD)/version.txt
 
 # the agent's default native tree is the checkout it was built from
 $(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
@@ -264,6 +275,62 @@ $(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(filter-out $(call ob
 
 fuzz: fuzz-build
 	@FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# ---- man pages and installing -----------------------------------------------
+# Man pages are made from each program's --help and --version by help2man.
+# `make install` puts the programs in PREFIX/bin, the dashboard and the
+# migrations in PREFIX/share/locklab (where the server looks for them, beside
+# its bin/: lib/progdir.h), the man pages in PREFIX/share/man/man1 and the
+# systemd units of dist/systemd/ (their /usr/local/ made PREFIX/) in
+# SYSTEMDUNITDIR; DESTDIR stages all of it under another root (docs/install.md).
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+DATADIR        ?= $(PREFIX)/share/locklab
+MANDIR         ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL        ?= install
+INSTALL_PROGRAMS := lockbench locklab-server locklab-agent locklab
+UNITS          := locklab-server.service locklab-agent.service
+# the dashboard's served files (web/vendor/ comes from npm ci in web/)
+WEB_FILES = $(shell cd web && find index.html style.css js vendor -type f 2>/dev/null | sort)
+MANPAGES  := $(patsubst %,$(BUILD)/man/%.1,$(INSTALL_PROGRAMS))
+
+man_name_lockbench      := lock and futex benchmarks with a lockup watchdog
+man_name_locklab-server := the locklab service: API, dashboard, verdicts, mail
+man_name_locklab-agent  := measure patches for locklab-server on a test machine
+man_name_locklab        := submit to locklab-server and follow, a CI gate
+# lockbench --help names the commands; help --all adds each one's options
+man_help_lockbench      := help --all
+
+man: $(MANPAGES)
+
+$(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/version.txt
+	@mkdir -p $(dir $@)
+	@command -v help2man >/dev/null || { echo "man: help2man is missing (scripts/deps.sh)" >&2; exit 1; }
+	help2man --no-info --no-discard-stderr --name='$(man_name_$*)' \
+		--help-option='$(or $(man_help_$*),--help)' --output=$@ $<
+
+install: programs man
+	@[ -f web/vendor/uPlot.esm.js ] || { echo "install: web/vendor/ is missing: run scripts/deps.sh --demo (npm ci in web/)" >&2; exit 1; }
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 755 $(addprefix $(BUILD)/,$(INSTALL_PROGRAMS)) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 644 sql/*.sql $(DESTDIR)$(DATADIR)/sql/
+	@set -e; for f in $(WEB_FILES); do \
+		$(INSTALL) -D -m 644 web/$$f $(DESTDIR)$(DATADIR)/web/$$f; done
+	@echo "installed $(words $(WEB_FILES)) dashboard files in $(DESTDIR)$(DATADIR)/web"
+	$(INSTALL) -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	@set -e; for u in $(UNITS); do \
+		sed 's|/usr/local/|$(PREFIX)/|g' dist/systemd/$$u >$(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
+	@echo "installed the units $(UNITS) in $(DESTDIR)$(SYSTEMDUNITDIR)"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_PROGRAMS))
+	rm -f $(patsubst %,$(DESTDIR)$(MANDIR)/man1/%.1,$(INSTALL_PROGRAMS))
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
+	rm -rf $(DESTDIR)$(DATADIR)/web $(DESTDIR)$(DATADIR)/sql
+	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-fuzz

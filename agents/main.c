@@ -15,10 +15,12 @@
 #include "addrpolicy.h"
 #include "agent.h"
 #include "log.h"
+#include "progdir.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "spool.h"
 #include "sshpin.h"
+#include "version.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -41,7 +43,7 @@ static const char *env_or(const char *name, const char *def)
 
 static struct agent_cfg cfg; /* its defaults are opts[]'s (parse_options) */
 static bool unsandboxed;
-static char host[256], cpus[16];
+static char host[256], cpus[16], lockbench_beside[4096];
 
 enum opt_type {
 	OPT_STR,    /* const char * */
@@ -92,9 +94,9 @@ static struct opt opts[] = {
      "seconds between claims when the queue is empty"},
     {"jobs", "LOCKLAB_JOBS", OPT_INT, &cfg.jobs, cpus, 1, "N",
      "make -j for builds (default: this host's CPUs)"},
-    {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench,
-     LOCKLAB_SOURCE_DIR "/build/lockbench", 0, "PATH",
-     "trusted lockbench for kernel trees (kernel build/run)"},
+    {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench, lockbench_beside, 0, "PATH",
+     "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside "
+     "this program)"},
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
      "base kernel builds kept by commit (unset: WORKDIR/kernel-cache)"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
@@ -175,8 +177,9 @@ static void usage(FILE *f)
 			fprintf(f, "  %-24s [$%s]\n", "", o->env);
 	}
 	fprintf(f,
-	        "  %-24s this text\n\nSIGTERM finishes the current run and hands the job back.\n",
-	        "--help");
+	        "  %-24s this text\n  %-24s the version\n\nSIGTERM finishes the current run and "
+	        "hands the job back.\n",
+	        "--help", "--version");
 }
 
 /* path made absolute against the working folder, in buf (which it returns) */
@@ -242,12 +245,16 @@ static int opt_set(const struct opt *o, const char *text, const char *what)
 /* Defaults, then variables, then flags into cfg; -1 to run, else the exit status. */
 static int parse_options(int argc, char **argv)
 {
-	struct option lopts[NOPTS + 2];
+	struct option lopts[NOPTS + 3];
 	char what[80];
 	int c;
 
 	gethostname(host, sizeof(host) - 1);
 	snprintf(cpus, sizeof(cpus), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	/* build/lockbench in a checkout, PREFIX/bin/lockbench once installed */
+	if (!progdir_path("lockbench", lockbench_beside, sizeof(lockbench_beside)))
+		snprintf(lockbench_beside, sizeof(lockbench_beside), "%s",
+		         LOCKLAB_SOURCE_DIR "/build/lockbench");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 		const char *env = o->env ? env_or(o->env, NULL) : NULL;
@@ -261,10 +268,15 @@ static int parse_options(int argc, char **argv)
 			return 2;
 	}
 	lopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
-	lopts[NOPTS + 1] = (struct option){NULL, 0, NULL, 0};
+	lopts[NOPTS + 1] = (struct option){"version", no_argument, NULL, 'V'};
+	lopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
 	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == 'V') {
+			version_print(stdout, "locklab-agent");
 			return 0;
 		}
 		if (c < 256 || c >= 256 + (int)NOPTS) {

@@ -5,6 +5,7 @@
  *   locklab status [ID] [--json] [--server URL]
  *   locklab report ID [--format aim7|perf|lkp|text] [--server URL]
  *   locklab alerts [--json] [--server URL]
+ *   locklab help [COMMAND], locklab --version
  * The server defaults to $LOCKLAB_SERVER, else http://127.0.0.1:8080.  Every
  * request of one run goes over one libcurl handle, so one kept-alive
  * connection serves the submission, each poll and the report.  The exit codes
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "strutil.h"
+#include "version.h"
 
 #define MAX_REPLY    (64u << 20)
 #define POLL_SECONDS 2
@@ -58,32 +60,100 @@ static CURL *conn;      /* the one handle of this run: its connection is reused 
 static double deadline; /* monotonic seconds, 0: none (--timeout) */
 static bool timed_out;  /* the last request ran into the deadline */
 
+/* The commands: their usage line, what they do, which options they take. */
+enum { OPT_WAIT = 1, OPT_JSON = 2, OPT_SUITE = 4, OPT_TIMEOUT = 8, OPT_FORMAT = 16 };
+
+static const struct command {
+	const char *name;
+	const char *usage; /* after "locklab NAME" */
+	const char *what;
+	unsigned takes; /* OPT_* bits */
+} commands[] = {
+    {"submit", "URL|FILE [--wait [--timeout SECONDS]] [--json] [--suite NAME]...",
+     "submit a series (mbox FILE or URL); with --wait a CI gate",
+     OPT_WAIT | OPT_JSON | OPT_SUITE | OPT_TIMEOUT},
+    {"status", "[ID] [--json]", "one submission and its jobs, or the list of submissions",
+     OPT_JSON},
+    {"report", "ID [--format aim7|perf|lkp|text]",
+     "a finished submission's report (text unless --format says otherwise)", OPT_FORMAT},
+    {"alerts", "[--json]", "the tracker's alerts: steps found in tracked branches", OPT_JSON},
+    {"help", "[COMMAND]", "this text, or one command's", 0},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char *const report_formats[] = {"aim7", "perf", "lkp", "text"};
+
+/* The options: which command takes each (0: every one) and its help. */
+static const struct {
+	unsigned bit;
+	const char *text;
+} options_help[] = {
+    {0, "  --server URL       the server: --server, else $LOCKLAB_SERVER, else\n"
+        "                     http://127.0.0.1:8080\n"},
+    {OPT_WAIT, "  --wait             follow the submission until it is done or failed, then print\n"
+               "                     the text report; progress is redrawn in place on a terminal\n"
+               "                     and printed as lines (when something changes) otherwise\n"},
+    {OPT_TIMEOUT, "  --timeout SECONDS  give up waiting after SECONDS (exit 6); the run goes on\n"},
+    {OPT_SUITE, "  --suite NAME       a suite to run (again for several; unset: the server's "
+                "choice)\n"},
+    {OPT_JSON,
+     "  --json             print the API's JSON document instead of text: the submission\n"
+     "                     (with --wait, as it ended), the list, or the alerts; progress\n"
+     "                     then goes to stderr\n"},
+    {OPT_FORMAT, "  --format F         the report's format: aim7, perf, lkp or text\n"},
+    {0, "  --help             this text (after a command: that command's)\n"
+        "  --version          the version\n"},
+};
+
+/* The help of the options of takes (every option: ~0u) and of every command's. */
+static void options_print(FILE *out, unsigned takes)
+{
+	for (size_t i = 0; i < sizeof(options_help) / sizeof(options_help[0]); i++)
+		if (!options_help[i].bit || (options_help[i].bit & takes))
+			fputs(options_help[i].text, out);
+}
+
+static const char exit_codes_text[] =
+    "exit codes of submit --wait (a CI gate):\n"
+    "  0  no-change or improvement       4  inconclusive\n"
+    "  1  regression                     5  failed (did not apply or build, no agent)\n"
+    "  2  bad usage or unreadable FILE   6  --timeout passed first\n"
+    "  3  lockup or splat                7  server unreachable or it answered an error\n"
+    "the other commands exit 0, 2 or 7\n";
+
 static void usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: locklab submit URL|FILE [--wait [--timeout SECONDS]] [--json] [--suite "
-	    "NAME]...\n"
-	    "       locklab status [ID] [--json]\n"
-	    "       locklab report ID [--format aim7|perf|lkp|text]\n"
-	    "       locklab alerts [--json]\n"
-	    "every command takes --server URL; the server is --server, else $LOCKLAB_SERVER,\n"
-	    "else http://127.0.0.1:8080\n"
-	    "\n"
-	    "  --wait             follow the submission until it is done or failed, then print\n"
-	    "                     the text report; progress is redrawn in place on a terminal\n"
-	    "                     and printed as lines (when something changes) otherwise\n"
-	    "  --timeout SECONDS  give up waiting after SECONDS (exit 6); the run goes on\n"
-	    "  --json             print the API's JSON document instead of text: the submission\n"
-	    "                     (with --wait, as it ended), the list, or the alerts; progress\n"
-	    "                     then goes to stderr\n"
-	    "\n"
-	    "exit codes of submit --wait (a CI gate):\n"
-	    "  0  no-change or improvement       4  inconclusive\n"
-	    "  1  regression                     5  failed (did not apply or build, no agent)\n"
-	    "  2  bad usage or unreadable FILE   6  --timeout passed first\n"
-	    "  3  lockup or splat                7  server unreachable or it answered an error\n"
-	    "the other commands exit 0, 2 or 7\n");
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "%s locklab %s %s\n", i ? "      " : "usage:", commands[i].name,
+		        commands[i].usage);
+	fprintf(out, "\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].what);
+	fprintf(out, "\noptions:\n");
+	options_print(out, ~0u);
+	fprintf(out, "\n%s", exit_codes_text);
+}
+
+static const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* One command's usage, what it does and the exit codes. */
+static void command_usage(FILE *out, const struct command *c)
+{
+	fprintf(out, "usage: locklab %s %s\n\n%s\n\noptions:\n", c->name, c->usage, c->what);
+	options_print(out, c->takes);
+	fprintf(out, "\n%s",
+	        strcmp(c->name, "submit") ? "exits 0, 2 (bad usage) or 7 (server unreachable or "
+	                                    "it answered an error)\n"
+	                                  : exit_codes_text);
 }
 
 static double now_seconds(void)
@@ -658,41 +728,104 @@ static int parse_id(int argc, char **argv, long long *id)
 	return argc == 1 && !*end && *id > 0 ? 0 : -1;
 }
 
+/* The option of bit, as written on the command line. */
+static const char *option_name(unsigned bit)
+{
+	switch (bit) {
+	case OPT_WAIT:
+		return "--wait";
+	case OPT_JSON:
+		return "--json";
+	case OPT_SUITE:
+		return "--suite";
+	case OPT_TIMEOUT:
+		return "--timeout";
+	default:
+		return "--format";
+	}
+}
+
+/*
+ * Everything that can be checked without the server: the options the
+ * command takes, --format and --server.  0, or GATE_USAGE after a message.
+ */
+static int check_args(const struct command *c, unsigned given, const struct options *o)
+{
+	unsigned extra = given & ~c->takes;
+	size_t i;
+
+	if (extra) {
+		fprintf(stderr, "locklab: %s takes no %s (locklab help %s)\n", c->name,
+		        option_name(extra & -extra), c->name);
+		return GATE_USAGE;
+	}
+	if (o->timeout && !o->wait) {
+		fprintf(stderr, "locklab: --timeout bounds submit --wait\n");
+		return GATE_USAGE;
+	}
+	for (i = 0; i < sizeof(report_formats) / sizeof(report_formats[0]); i++)
+		if (!strcmp(o->format, report_formats[i]))
+			break;
+	if (i == sizeof(report_formats) / sizeof(report_formats[0])) {
+		fprintf(stderr, "locklab: --format: '%s' is not aim7, perf, lkp or text\n",
+		        o->format);
+		return GATE_USAGE;
+	}
+	if (strncasecmp(server, "http://", 7) && strncasecmp(server, "https://", 8)) {
+		fprintf(stderr, "locklab: the server '%s' is not an http:// or https:// URL\n",
+		        server);
+		return GATE_USAGE;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"server", required_argument, NULL, 's'}, {"wait", no_argument, NULL, 'w'},
-	    {"format", required_argument, NULL, 'f'}, {"suite", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},         {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"server", required_argument, NULL, 's'},
+	    {"wait", no_argument, NULL, 'w'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"suite", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *env = getenv("LOCKLAB_SERVER");
 	struct options o = {.format = "text", .suites = json_array()};
 	double started = now_seconds();
+	const struct command *c;
 	const char *cmd;
 	char **args, *end;
 	long long id = 0;
-	int c, nargs, ret = GATE_USAGE;
+	unsigned given = 0;
+	bool help = false;
+	int ch, nargs, ret = GATE_USAGE;
 
 	if (env && *env)
 		server = env;
 	/* GNU getopt moves the command and its arguments after the options */
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
 		case 's':
 			server = optarg;
 			break;
 		case 'w':
 			o.wait = true;
+			given |= OPT_WAIT;
 			break;
 		case 'f':
 			o.format = optarg;
+			given |= OPT_FORMAT;
 			break;
 		case 'S':
 			json_array_append_new(o.suites, json_string(optarg));
+			given |= OPT_SUITE;
 			break;
 		case 'j':
 			o.json = true;
+			given |= OPT_JSON;
 			break;
 		case 't':
 			errno = 0;
@@ -703,9 +836,13 @@ int main(int argc, char **argv)
 				        "locklab: --timeout wants whole seconds, 1 to 2592000\n");
 				goto out;
 			}
+			given |= OPT_TIMEOUT;
 			break;
 		case 'h':
-			usage(stdout);
+			help = true;
+			break;
+		case 'V':
+			version_print(stdout, "locklab");
 			ret = GATE_PASS;
 			goto out;
 		default:
@@ -713,15 +850,38 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind >= argc) {
+	cmd = optind < argc ? argv[optind] : NULL;
+	args = argv + optind + 1;
+	nargs = cmd ? argc - optind - 1 : 0;
+	/* --help, locklab help, locklab help COMMAND, locklab COMMAND --help */
+	if (help || (cmd && !strcmp(cmd, "help"))) {
+		const char *topic = cmd && strcmp(cmd, "help") ? cmd : nargs ? args[0] : NULL;
+
+		if ((cmd && !strcmp(cmd, "help") && nargs > 1) || (topic && !command_find(topic))) {
+			fprintf(stderr, "locklab: no command '%s'; try 'locklab help'\n",
+			        topic ? topic : args[1]);
+			goto out;
+		}
+		if (topic)
+			command_usage(stdout, command_find(topic));
+		else
+			usage(stdout);
+		ret = GATE_PASS;
+		goto out;
+	}
+	if (!cmd) {
 		usage(stderr);
 		goto out;
 	}
-	cmd = argv[optind];
-	args = argv + optind + 1;
-	nargs = argc - optind - 1;
-	if (o.timeout && (strcmp(cmd, "submit") != 0 || !o.wait)) {
-		fprintf(stderr, "locklab: --timeout bounds submit --wait\n");
+	if (!(c = command_find(cmd))) {
+		fprintf(stderr, "locklab: unknown command '%s'\n", cmd);
+		usage(stderr);
+		goto out;
+	}
+	if (check_args(c, given, &o) != 0)
+		goto out;
+	if (!strcmp(cmd, "report") && parse_id(nargs, args, &id) != 0) {
+		fprintf(stderr, "locklab: report takes one submission ID\n");
 		goto out;
 	}
 	if (o.timeout)
@@ -737,15 +897,8 @@ int main(int argc, char **argv)
 		ret = cmd_status(nargs, args, &o);
 	} else if (!strcmp(cmd, "alerts")) {
 		ret = cmd_alerts(nargs, &o);
-	} else if (!strcmp(cmd, "report")) {
-		if (parse_id(nargs, args, &id) != 0) {
-			fprintf(stderr, "locklab: report takes one submission ID\n");
-		} else {
-			ret = print_report(id, o.format);
-		}
 	} else {
-		fprintf(stderr, "locklab: unknown command '%s'\n", cmd);
-		usage(stderr);
+		ret = print_report(id, o.format);
 	}
 	if (conn)
 		curl_easy_cleanup(conn);

@@ -23,6 +23,7 @@ DEMO_PACKAGES=(
   openssh-client  # the agent and the tracker: ssh:// git URLs (held to the checked address, netlib/sshpin.c)
   python3  # make demo prints the reply's finding, read with Python's email package
   valgrind  # lockbench: instructions_per_pair (callgrind and its callgrind.h)
+  help2man  # make man, make install: the man pages, made from each program's --help
 )
 # the tests and benchmarks on top
 TEST_PACKAGES=(

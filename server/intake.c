@@ -940,12 +940,17 @@ static void *intake_main(void *arg)
 	return NULL;
 }
 
-int intake_start(const char *path)
+int intake_configure(const char *path)
 {
 	if (cfg_read(path) != 0) {
 		cfg_release();
 		return -1;
 	}
+	return 0;
+}
+
+int intake_start(void)
+{
 	intake_stopping = false;
 	if (pthread_create(&intake_thread, NULL, intake_main, NULL) != 0) {
 		fprintf(stderr, "locklab-server: cannot start the mail intake\n");
@@ -960,8 +965,10 @@ int intake_start(const char *path)
 
 void intake_stop(void)
 {
-	if (!intake_running)
+	if (!intake_running) {
+		cfg_release(); /* configured, never started */
 		return;
+	}
 	pthread_mutex_lock(&intake_lock);
 	intake_stopping = true;
 	pthread_cond_signal(&intake_wake);

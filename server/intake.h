@@ -26,10 +26,16 @@
 #include <stdio.h>
 
 /*
- * Read the configuration file at path and start the intake thread.
+ * Read and check the configuration file at path (before the server touches
+ * the database).  Returns 0, or -1 with the reason on stderr.
+ */
+int intake_configure(const char *path);
+
+/*
+ * Start the intake thread on the configuration intake_configure read.
  * Returns 0, or -1 with the reason on stderr (nothing started).
  */
-int intake_start(const char *path);
+int intake_start(void);
 
 /* Stop the thread (after its current mail) and free the configuration. */
 void intake_stop(void);

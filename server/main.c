@@ -22,9 +22,11 @@
 #include "jobs.h"
 #include "mail.h"
 #include "outbox.h"
+#include "progdir.h"
 #include "routes.h"
 #include "sshpin.h"
 #include "track.h"
+#include "version.h"
 
 enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_UINT, OPT_DOUBLE, OPT_BOOL };
 
@@ -46,9 +48,11 @@ static struct opt opts[] = {
     {"admin-token", "LOCKLAB_ADMIN_TOKEN", OPT_STR, &srv_cfg.admin_token, NULL, 0, 0,
      "token for agent registration and trees (unset: admin endpoints refuse)"},
     {"web-root", "LOCKLAB_WEB_ROOT", OPT_STR, &srv_cfg.web_root, "web", 0, 0,
-     "folder of the dashboard's static files"},
+     "folder of the dashboard's static files (when not given and the server is installed: "
+     "share/locklab/web beside its bin/ folder)"},
     {"sql-dir", "LOCKLAB_SQL_DIR", OPT_STR, &srv_cfg.sql_dir, "sql", 0, 0,
-     "folder of the numbered migrations"},
+     "folder of the numbered migrations (when not given and the server is installed: "
+     "share/locklab/sql beside its bin/ folder)"},
     {"max-body", "LOCKLAB_MAX_BODY", OPT_SIZE, &srv_cfg.max_body, "16777216", 1, 1e10,
      "largest request body in bytes (413 past it)"},
     {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_INT, &srv_cfg.fetch_timeout, "30", 1, 3600,
@@ -144,6 +148,8 @@ static struct opt opts[] = {
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
+static bool opt_given[NOPTS]; /* set by its variable or flag, not by the default */
+
 static void usage(FILE *out)
 {
 	size_t i;
@@ -161,6 +167,7 @@ static void usage(FILE *out)
 		        opts[i].def ? opts[i].def : "unset", opts[i].def ? "'" : "", opts[i].env);
 	}
 	fprintf(out, "  %-32s this text\n", "--help");
+	fprintf(out, "  %-32s the version\n", "--version");
 	fprintf(out, "  %-32s the routes: method, path, who may call it\n", "--routes");
 }
 
@@ -248,9 +255,64 @@ out:
 	return rc;
 }
 
+/*
+ * --listen is host:port (an IPv6 host in brackets) with a port of 0 to
+ * 65535: said at once, before the database is touched.
+ */
+static int check_listen(const char *listen)
+{
+	const char *colon = strrchr(listen, ':');
+	char *end;
+	long port;
+
+	if (!colon || colon == listen || (listen[0] == '[') != (colon[-1] == ']') ||
+	    (colon - listen == 2 && listen[0] == '['))
+		goto bad;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 0 || port > 65535)
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "locklab-server: --listen wants host:port (port 0 to 65535), got '%s'\n",
+	        listen);
+	return -1;
+}
+
+/* A URL option, when set, must start with one of the schemes given. */
+static int check_scheme(const char *name, const char *value, const char *a, const char *b)
+{
+	if (!*value || !strncmp(value, a, strlen(a)) || !strncmp(value, b, strlen(b)))
+		return 0;
+	fprintf(stderr, "locklab-server: --%s wants a %s or %s URL, got '%s'\n", name, a, b, value);
+	return -1;
+}
+
+/*
+ * An installed server (make install) finds the dashboard and the migrations
+ * in share/locklab beside its bin/ folder when neither flag nor variable
+ * names them; otherwise the defaults are the checkout's web and sql.
+ */
+static void data_dirs_find(void)
+{
+	static char web[4096], sql[4096];
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		if (opt_given[i])
+			continue;
+		if (opts[i].ptr == &srv_cfg.web_root &&
+		    progdir_existing("../share/locklab/web", web, sizeof(web)))
+			srv_cfg.web_root = web;
+		if (opts[i].ptr == &srv_cfg.sql_dir &&
+		    progdir_existing("../share/locklab/sql", sql, sizeof(sql)))
+			srv_cfg.sql_dir = sql;
+	}
+}
+
 static int parse_config(int argc, char **argv)
 {
-	struct option longopts[NOPTS + 3];
+	struct option longopts[NOPTS + 4];
 	size_t i;
 	int c, idx;
 
@@ -261,6 +323,7 @@ static int parse_config(int argc, char **argv)
 			return -1;
 		if (env && opt_set(&opts[i], env, opts[i].env) != 0)
 			return -1;
+		opt_given[i] = env != NULL;
 		longopts[i].name = opts[i].name;
 		longopts[i].has_arg = opts[i].type == OPT_BOOL ? no_argument : required_argument;
 		longopts[i].flag = NULL;
@@ -268,7 +331,8 @@ static int parse_config(int argc, char **argv)
 	}
 	longopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
 	longopts[NOPTS + 1] = (struct option){"routes", no_argument, NULL, 'r'};
-	longopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
+	longopts[NOPTS + 2] = (struct option){"version", no_argument, NULL, 'V'};
+	longopts[NOPTS + 3] = (struct option){NULL, 0, NULL, 0};
 	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
@@ -278,6 +342,10 @@ static int parse_config(int argc, char **argv)
 			routes_print(stdout);
 			exit(0);
 		}
+		if (c == 'V') {
+			version_print(stdout, "locklab-server");
+			exit(0);
+		}
 		if (c < 1000 || c >= 1000 + (int)NOPTS) {
 			usage(stderr);
 			return -1;
@@ -285,11 +353,16 @@ static int parse_config(int argc, char **argv)
 		if (opt_set(&opts[c - 1000], opts[c - 1000].type == OPT_BOOL ? "1" : optarg,
 		            "flag") != 0)
 			return -1;
+		opt_given[c - 1000] = true;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "locklab-server: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (check_listen(srv_cfg.listen) != 0 ||
+	    check_scheme("public-url", srv_cfg.public_url, "http://", "https://") != 0 ||
+	    check_scheme("smtp-url", srv_cfg.smtp_url, "smtp://", "smtps://") != 0)
+		return -1;
 	if (mail_config() != 0)
 		return -1;
 	if (srv_cfg.max_rounds < srv_cfg.min_rounds) {
@@ -297,6 +370,7 @@ static int parse_config(int argc, char **argv)
 		        srv_cfg.max_rounds, srv_cfg.min_rounds);
 		return -1;
 	}
+	data_dirs_find();
 	return 0;
 }
 
@@ -354,8 +428,14 @@ int main(int argc, char **argv)
 
 		if (fetch_policy_init(srv_cfg.fetch_allow, err, sizeof(err)) != 0) {
 			fprintf(stderr, "locklab-server: --fetch-allow: %s\n", err);
+			ret = 2;
 			goto out;
 		}
+	}
+	if (srv_cfg.mail_config && *srv_cfg.mail_config &&
+	    intake_configure(srv_cfg.mail_config) != 0) {
+		ret = 2;
+		goto out;
 	}
 	applied = db_migrate(srv_cfg.sql_dir);
 	if (applied < 0) {
@@ -378,7 +458,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "locklab-server: mail: %s\n",
 	        outbox_sending() ? srv_cfg.smtp_url
 	                         : "dry run, replies are kept in the outbox ('held')");
-	if (srv_cfg.mail_config && *srv_cfg.mail_config && intake_start(srv_cfg.mail_config) != 0) {
+	if (srv_cfg.mail_config && *srv_cfg.mail_config && intake_start() != 0) {
 		outbox_sender_stop();
 		http_stop();
 		jobs_reaper_stop();
@@ -411,6 +491,7 @@ int main(int argc, char **argv)
 	outbox_sender_stop();
 	ret = 0;
 out:
+	intake_stop(); /* the configuration when the server stopped before starting it */
 	fetch_global_cleanup();
 	mail_global_cleanup();
 	return ret;

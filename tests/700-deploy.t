@@ -282,7 +282,7 @@ unlike "$env_seen" 'LOCKLAB_ADMIN_TOKEN' "the agent's environment has no admin t
 
 # ---- systemd units -----------------------------------------------------------------
 for u in server agent; do
-  unit=docker/systemd/locklab-$u.service
+  unit=dist/systemd/locklab-$u.service
   help=$SERVER_HELP
   [[ $u == agent ]] && help=$AGENT_HELP
   # structure, whether or not systemd-analyze is here
@@ -303,17 +303,17 @@ for u in server agent; do
   done
   is "$bad" "" "$unit names only options in locklab-$u --help"
 done
-like "$(cat docker/systemd/locklab-agent.service)" 'StateDirectory=locklab-agent' "the agent keeps its workdir in a StateDirectory"
-like "$(grep '^RestrictNamespaces=' docker/systemd/locklab-agent.service)" 'user' \
+like "$(cat dist/systemd/locklab-agent.service)" 'StateDirectory=locklab-agent' "the agent keeps its workdir in a StateDirectory"
+like "$(grep '^RestrictNamespaces=' dist/systemd/locklab-agent.service)" 'user' \
   "the agent unit allows the user namespaces bubblewrap needs"
-like "$(grep '^RestrictNamespaces=' docker/systemd/locklab-server.service)" '=yes$' \
+like "$(grep '^RestrictNamespaces=' dist/systemd/locklab-server.service)" '=yes$' \
   "the server unit allows no namespaces"
 
 if command -v systemd-analyze >/dev/null 2>&1; then
   mkdir -p "$T/units"
   for u in server agent; do
     sed "s|^ExecStart=/usr/local/bin/locklab-$u|ExecStart=$BIN/locklab-$u|" \
-      "docker/systemd/locklab-$u.service" >"$T/units/locklab-$u.service"
+      "dist/systemd/locklab-$u.service" >"$T/units/locklab-$u.service"
   done
   out=$(systemd-analyze verify "$T/units/locklab-server.service" "$T/units/locklab-agent.service" 2>&1)
   rc=$?

@@ -29,6 +29,7 @@
 #include "elfimage.h"
 #include "instr.h"
 #include "kernel.h"
+#include "kernel_cli.h"
 #include "lock.h"
 #include "lockstep.h"
 #include "report.h"
@@ -39,126 +40,236 @@
 #include "strutil.h"
 #include "suite.h"
 #include "util.h"
+#include "version.h"
 #include "workload.h"
 
 #define EXIT_USAGE  2
 #define EXIT_LOCKUP 3
 
 static const char *prog = "lockbench";
+static const char *command_name; /* the command running, for its usage errors */
 
 static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "%s: ", prog);
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\ntry '%s --help'\n", prog);
+	fprintf(stderr, "\ntry '%s%s%s --help'\n", prog, command_name ? " " : "",
+	        command_name ? command_name : "");
 	return EXIT_USAGE;
+}
+
+/*
+ * What each command takes: the overview (lockbench --help) lists them, and
+ * `lockbench COMMAND --help` or `lockbench help COMMAND` prints one;
+ * `lockbench help --all` prints every one (the man page).  Kernel's help is
+ * its own (kernel.h).
+ */
+static const char run_options_text[] =
+    "  --suite S            smoke, quick or full [smoke]\n"
+    "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
+    "  --workloads w,...    only these workloads\n"
+    "  --skip-workloads w,... leave these out (a duet ran them)\n"
+    "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
+    "  --duration-ms N      length of one repetition [per suite]\n"
+    "  --repeat N           repetitions, each one sample [per suite]\n"
+    "  --cs-loops 0,100     work inside the critical section [10]\n"
+    "  --outside-loops 0,1  work between acquisitions [10]\n"
+    "  --nlocks N           many-locks: locks to pick from [100]\n"
+    "  --hold-us N          long-hold: hold time [100]\n"
+    "  --wake-batch N       futex-wake: waiters woken per call [1]\n"
+    "  --futexes N          futex-hash: futex words per thread [1024]\n"
+    "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
+    "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
+    "  --emulated           the CPU is emulated (the kernel guest under TCG): the\n"
+    "                       stall time and the per-thread deadline are x 5\n"
+    "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
+    "                       + 100 x threads x repeat]\n"
+    "  --progress-s N       every N s of a point, a line on stderr if its workers\n"
+    "                       made progress meanwhile ('lockbench: WORKLOAD LOCK\n"
+    "                       4 threads: OPS operations so far (T s)'), with or\n"
+    "                       without --quiet (off unless asked for); 0 off [0]\n"
+    "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
+    "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
+    "  --controls a,b       locks the change did not touch: compare reports their\n"
+    "                       rows as the machine's A/A, not as the change's effect\n"
+    "  --round N            round number recorded in the JSON [0]\n"
+    "  --json FILE|-        write the lockbench-result/1 document\n"
+    "  --quiet              no table (it goes to stderr with --json -)\n"
+    "  --disturb-limit PCT  take a single-thread sample again when its thread\n"
+    "                       lost more than PCT% of its time (steal, run queue);\n"
+    "                       0 records the disturbance only [0]\n"
+    "  --disturb-retries N  times one sample may be taken again [2]\n"
+    "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
+    "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
+    "                       before the first point (duet runs start together)\n"
+    "  --abba-side 0|1      ABBA runs: this run is side 0 or 1 of two started\n"
+    "                       with one --start-at; each single-thread sample\n"
+    "                       takes its own slot (its duration + 20 ms), the\n"
+    "                       sides alternating A B B A per sample\n"
+    "  --lockstep FILE      lockstep runs: single-thread samples take turns of\n"
+    "                       0.5 ms with the other side's run (on the same\n"
+    "                       CPU: --cpus), hot's of 1 ms (on every CPU, --cpus\n"
+    "                       or not), passing the turn through FILE\n"
+    "  --lockstep-side 0|1  this run's side (side 0 takes the first turn)\n"
+    "  --instructions       uncontended points also count instructions_per_pair\n"
+    "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
+    "  --no-instructions    do not [quick, full: count; smoke: do not]\n";
+
+static const char compare_options_text[] =
+    "  --format F           aim7, perf, lkp, text or json [text]\n"
+    "  --alpha A            false discovery rate [0.05]\n"
+    "  --min-effect E       smallest change that counts, relative [0.02]\n"
+    "  --confirm-from N     rounds before N find a change, rounds N and later\n"
+    "                       must confirm it on their own [off]\n"
+    "  --margin M           equivalence margin of every row, relative [per row:\n"
+    "                       3% single-thread cost, 10% contended throughput]\n"
+    "  --looks N            looks at the rounds planned (alpha / N each for\n"
+    "                       no-change) [1]\n"
+    "  --test T             what the paired tests take from each round: log\n"
+    "                       (of the ratio patched / base) or raw (the\n"
+    "                       difference); a row with a mean <= 0 takes raw [log]\n"
+    "  --ignore-image       judge by statistics even when base and patched ran\n"
+    "                       one image (by default such a comparison is an A/A:\n"
+    "                       every row a control, verdict no-change)\n"
+    "  --plan FILE          judge as the server judges a job with this plan\n"
+    "                       (lockbench plan's output, or a job's \"plan\"): its\n"
+    "                       looks, its first rounds, and rows it cannot resolve\n"
+    "  --min-rounds N       the server's --min-rounds, the plan's step [5]\n"
+    "  --max-rounds N       the job's limit (the plan's max_rounds with --plan):\n"
+    "                       an inconclusive row whose spread cannot fit inside\n"
+    "                       its margin by then is not resolvable [off]\n";
+
+static const char plan_options_text[] =
+    "  --alpha A            [0.05]     --min-rounds N [5]   --max-rounds N [20]\n"
+    "  --budget S           seconds a job's rounds may take [3600]\n"
+    "  --round-seconds S    seconds one round of both sides takes [0: unknown,\n"
+    "                       no budget]\n"
+    "  --mde-latency X      target MDE of single-thread rows [0.03]\n"
+    "  --mde-contended X    target MDE of contended rows [0.10]\n";
+
+struct command {
+	const char *name;
+	const char *args;    /* after the name (and before [OPTIONS]) */
+	const char *summary; /* lines of the overview */
+	const char *options; /* NULL: none */
+	const char *options_title;
+};
+
+static const struct command commands[] = {
+    {"list", "", "locks, workloads and suites", NULL, NULL},
+    {"run", "", "run a suite, print a table, write result JSON", run_options_text,
+     "options (defaults in brackets)"},
+    {"validate", "", "correctness torture of every lock", run_options_text,
+     "options (run's; defaults in brackets)"},
+    {"compare", "BASE.json PATCHED.json",
+     "mailing-list tables with significance\n(a,b,c.json: several rounds of one side)",
+     compare_options_text, "options (defaults in brackets)"},
+    {"image", "FILE...",
+     "the image of each executable: two builds\nwith one image run the same code", NULL, NULL},
+    {"plan", "BASE.json PATCHED.json",
+     "the rounds a job plans from these A/A rounds\n(the same lockbench both sides), as the "
+     "server\nplans from an agent's noise profile",
+     plan_options_text, "options (the server's option of the same name in brackets)"},
+    {"changepoint", "[FILE]",
+     "steps in a series of numbers (one per commit),\nE-Divisive as the server's tracker runs "
+     "it",
+     NULL, NULL},
+    {"kernel", "build|run", "kernel build; boot with locktorture, lockbench", NULL, NULL},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char exit_status_text[] =
+    "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock failed)\n";
+
+static const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* text's lines, each after indent spaces but the first */
+static void put_lines(FILE *f, const char *text, int indent)
+{
+	for (const char *nl; (nl = strchr(text, '\n')); text = nl + 1)
+		fprintf(f, "%.*s\n%*s", (int)(nl - text), text, indent, "");
+	fprintf(f, "%s\n", text);
 }
 
 static void print_help(FILE *f)
 {
+	fprintf(f, "usage: lockbench COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char head[64];
+
+		snprintf(head, sizeof(head), "%s%s%s", commands[i].name,
+		         *commands[i].args ? " " : "", commands[i].args);
+		if (strlen(head) > 29)
+			fprintf(f, "  %s\n  %-29s ", head, "");
+		else
+			fprintf(f, "  %-29s ", head);
+		put_lines(f, commands[i].summary, 32);
+	}
 	fprintf(f,
-	        "usage: lockbench COMMAND [OPTIONS]\n"
 	        "\n"
-	        "commands:\n"
-	        "  list                          locks, workloads and suites\n"
-	        "  run                           run a suite, print a table, write result JSON\n"
-	        "  validate                      correctness torture of every lock\n"
-	        "  compare BASE.json PATCHED.json  mailing-list tables with significance\n"
-	        "                                (a,b,c.json: several rounds of one side)\n"
-	        "  image FILE...                 the image of each executable: two builds\n"
-	        "                                with one image run the same code\n"
-	        "  plan BASE.json PATCHED.json   the rounds a job plans from these A/A rounds\n"
-	        "                                (the same lockbench both sides), as the server\n"
-	        "                                plans from an agent's noise profile\n"
-	        "  changepoint [FILE]            steps in a series of numbers (one per commit),\n"
-	        "                                E-Divisive as the server's tracker runs it\n"
-	        "  kernel build|run              kernel build; boot with locktorture, lockbench\n"
-	        "\n"
-	        "run and validate options (defaults in brackets):\n"
-	        "  --suite S            smoke, quick or full [smoke]\n"
-	        "  --locks a,b          only these locks (and no kernel workloads unless named)\n"
-	        "  --workloads w,...    only these workloads\n"
-	        "  --skip-workloads w,... leave these out (a duet ran them)\n"
-	        "  --threads 1,2,4      thread counts (users for aim7-mix) [per suite]\n"
-	        "  --duration-ms N      length of one repetition [per suite]\n"
-	        "  --repeat N           repetitions, each one sample [per suite]\n"
-	        "  --cs-loops 0,100     work inside the critical section [10]\n"
-	        "  --outside-loops 0,1  work between acquisitions [10]\n"
-	        "  --nlocks N           many-locks: locks to pick from [100]\n"
-	        "  --hold-us N          long-hold: hold time [100]\n"
-	        "  --wake-batch N       futex-wake: waiters woken per call [1]\n"
-	        "  --futexes N          futex-hash: futex words per thread [1024]\n"
-	        "  --dir DIR            vfs-creat-unlink, aim7-mix: directory [/dev/shm]\n"
-	        "  --stall-ms N         watchdog stall time, x (1 + log10 threads) [2000]\n"
-	        "  --emulated           the CPU is emulated (the kernel guest under TCG): the\n"
-	        "                       stall time and the per-thread deadline are x 5\n"
-	        "  --deadline-ms N      hard limit per point [30000 + 3 x duration x repeat\n"
-	        "                       + 100 x threads x repeat]\n"
-	        "  --progress-s N       every N s of a point, a line on stderr if its workers\n"
-	        "                       made progress meanwhile ('lockbench: WORKLOAD LOCK\n"
-	        "                       4 threads: OPS operations so far (T s)'), with or\n"
-	        "                       without --quiet (off unless asked for); 0 off [0]\n"
-	        "  --no-stacks          on a lockup, skip gdb (the /proc view is kept)\n"
-	        "  --variant V          base, patched or patch-K, recorded in the JSON [base]\n"
-	        "  --controls a,b       locks the change did not touch: compare reports their\n"
-	        "                       rows as the machine's A/A, not as the change's effect\n"
-	        "  --round N            round number recorded in the JSON [0]\n"
-	        "  --json FILE|-        write the lockbench-result/1 document\n"
-	        "  --quiet              no table (it goes to stderr with --json -)\n"
-	        "  --disturb-limit PCT  take a single-thread sample again when its thread\n"
-	        "                       lost more than PCT%% of its time (steal, run queue);\n"
-	        "                       0 records the disturbance only [0]\n"
-	        "  --disturb-retries N  times one sample may be taken again [2]\n"
-	        "  --cpus 0,1           pin the run to these CPUs (duet runs)\n"
-	        "  --start-at NS        wait until CLOCK_REALTIME NS (ns since the epoch)\n"
-	        "                       before the first point (duet runs start together)\n"
-	        "  --abba-side 0|1      ABBA runs: this run is side 0 or 1 of two started\n"
-	        "                       with one --start-at; each single-thread sample\n"
-	        "                       takes its own slot (its duration + 20 ms), the\n"
-	        "                       sides alternating A B B A per sample\n"
-	        "  --lockstep FILE      lockstep runs: single-thread samples take turns of\n"
-	        "                       0.5 ms with the other side's run (on the same\n"
-	        "                       CPU: --cpus), hot's of 1 ms (on every CPU, --cpus\n"
-	        "                       or not), passing the turn through FILE\n"
-	        "  --lockstep-side 0|1  this run's side (side 0 takes the first turn)\n"
-	        "  --instructions       uncontended points also count instructions_per_pair\n"
-	        "                       under valgrind (exact; beside ns_per_pair, not instead)\n"
-	        "  --no-instructions    do not [quick, full: count; smoke: do not]\n"
-	        "\n"
-	        "compare options:\n"
-	        "  --format F           aim7, perf, lkp, text or json [text]\n"
-	        "  --alpha A            false discovery rate [0.05]\n"
-	        "  --min-effect E       smallest change that counts, relative [0.02]\n"
-	        "  --confirm-from N     rounds before N find a change, rounds N and later\n"
-	        "                       must confirm it on their own [off]\n"
-	        "  --margin M           equivalence margin of every row, relative [per row:\n"
-	        "                       3%% single-thread cost, 10%% contended throughput]\n"
-	        "  --looks N            looks at the rounds planned (alpha / N each for\n"
-	        "                       no-change) [1]\n"
-	        "  --test T             what the paired tests take from each round: log\n"
-	        "                       (of the ratio patched / base) or raw (the\n"
-	        "                       difference); a row with a mean <= 0 takes raw [log]\n"
-	        "  --ignore-image       judge by statistics even when base and patched ran\n"
-	        "                       one image (by default such a comparison is an A/A:\n"
-	        "                       every row a control, verdict no-change)\n"
-	        "  --plan FILE          judge as the server judges a job with this plan\n"
-	        "                       (lockbench plan's output, or a job's \"plan\"): its\n"
-	        "                       looks, its first rounds, and rows it cannot resolve\n"
-	        "  --min-rounds N       the server's --min-rounds, the plan's step [5]\n"
-	        "  --max-rounds N       the job's limit (the plan's max_rounds with --plan):\n"
-	        "                       an inconclusive row whose spread cannot fit inside\n"
-	        "                       its margin by then is not resolvable [off]\n"
-	        "\n"
-	        "plan options (the server's option of the same name in brackets):\n"
-	        "  --alpha A            [0.05]     --min-rounds N [5]   --max-rounds N [20]\n"
-	        "  --budget S           seconds a job's rounds may take [3600]\n"
-	        "  --round-seconds S    seconds one round of both sides takes [0: unknown,\n"
-	        "                       no budget]\n"
-	        "  --mde-latency X      target MDE of single-thread rows [0.03]\n"
-	        "  --mde-contended X    target MDE of contended rows [0.10]\n"
-	        "\n"
-	        "exit status: 0 ok, 1 failure, 2 bad usage, 3 lockup found (validate: lock "
-	        "failed)\n");
+	        "  lockbench COMMAND --help, or lockbench help COMMAND: that command's options\n"
+	        "  lockbench help --all: every command's options\n"
+	        "  lockbench --version: the version\n\n%s",
+	        exit_status_text);
+}
+
+/* One command's usage and options. */
+static void print_command_help(FILE *f, const struct command *c)
+{
+	if (!strcmp(c->name, "kernel")) {
+		kernel_print_help(f);
+		return;
+	}
+	fprintf(f, "usage: lockbench %s%s%s%s\n\n", c->name, *c->args ? " " : "", c->args,
+	        c->options ? " [OPTIONS]" : "");
+	put_lines(f, c->summary, 0);
+	if (c->options)
+		fprintf(f, "\n%s:\n%s", c->options_title, c->options);
+	fprintf(f, "\n%s", exit_status_text);
+}
+
+/* lockbench help [COMMAND|--all] */
+static int cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		print_help(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--all")) {
+		print_help(stdout);
+		for (size_t i = 0; i < NCOMMANDS; i++) {
+			if (i && commands[i].options &&
+			    commands[i].options == commands[i - 1].options)
+				continue; /* validate: run's */
+			if (!commands[i].options && strcmp(commands[i].name, "kernel"))
+				continue;
+			printf("\n%s %s:\n",
+			       !strcmp(commands[i].name, "run") ? "run and validate"
+			                                        : commands[i].name,
+			       commands[i].options ? commands[i].options_title : "options");
+			if (commands[i].options)
+				fputs(commands[i].options, stdout);
+			else
+				kernel_print_help(stdout);
+		}
+		return 0;
+	}
+	if (argc > 2 || !(c = command_find(argv[1]))) {
+		fprintf(stderr, "%s: help: no command '%s'\n", prog, argv[1]);
+		fprintf(stderr, "try '%s --help'\n", prog);
+		return EXIT_USAGE;
+	}
+	print_command_help(stdout, c);
+	return 0;
 }
 
 static int cmd_list(void)
@@ -591,7 +702,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 				return EXIT_USAGE;
 			break;
 		case OPT_HELP:
-			print_help(stdout);
+			print_command_help(stdout, command_find(argv[0]) ? command_find(argv[0])
+			                                                 : command_find("run"));
 			exit(0);
 		default:
 			return usage_error("bad option%s", "");
@@ -1246,7 +1358,7 @@ static int cmd_plan(int argc, char **argv)
 			bad = parse_positive(optarg, "--mde-contended", 1, &ps.mde_contended);
 			break;
 		case OPT_HELP:
-			print_help(stdout);
+			print_command_help(stdout, command_find("plan"));
 			rc = 0;
 			goto out;
 		default:
@@ -1411,7 +1523,7 @@ static int cmd_compare(int argc, char **argv)
 			}
 			break;
 		case OPT_HELP:
-			print_help(stdout);
+			print_command_help(stdout, command_find("compare"));
 			rc = 0;
 			goto out;
 		default:
@@ -1479,8 +1591,22 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		print_help(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		version_print(stdout, prog);
+		return 0;
+	}
+	if (!strcmp(cmd, "help"))
+		return cmd_help(argc - 1, argv + 1);
+	if (command_find(cmd))
+		command_name = cmd;
+	/* the commands without options of their own take --help as their only argument */
+	if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
+	    (!strcmp(cmd, "list") || !strcmp(cmd, "image") || !strcmp(cmd, "changepoint"))) {
+		print_command_help(stdout, command_find(cmd));
 		return 0;
 	}
 	if (!strcmp(cmd, LB_AIM7_EXEC_ARG))
@@ -1508,7 +1634,7 @@ int main(int argc, char **argv)
 		return cmd_plan(argc - 1, argv + 1);
 	fprintf(stderr,
 	        "%s: unknown command '%s' (valid: list, run, validate, compare, kernel, "
-	        "changepoint, image, plan)\n",
+	        "changepoint, image, plan, help)\n",
 	        prog, cmd);
 	return EXIT_USAGE;
 }
