@@ -47,21 +47,11 @@ int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path)
 	return -1;
 }
 
-/* The options every sandbox has, in the order bwrap applies them. */
-static const char *const base_opts[] = {"--ro-bind",
-                                        "/",
-                                        "/",
-                                        "--dev",
-                                        "/dev",
-                                        "--proc",
-                                        "/proc",
-                                        "--unshare-all",
-                                        "--new-session",
-                                        "--die-with-parent",
-                                        "--cap-drop",
-                                        "ALL",
-                                        "--clearenv",
-                                        NULL};
+/* The options every sandbox has, in the order bwrap applies them: the mounts, then these. */
+static const char *const mount_opts[] = {"--ro-bind", "/",      "/",     "--dev",
+                                         "/dev",      "--proc", "/proc", NULL};
+static const char *const base_opts[] = {
+    "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--clearenv", NULL};
 
 /*
  * An agent run as root: bwrap (root, so that it can bind what the agent can
@@ -69,14 +59,7 @@ static const char *const base_opts[] = {"--ro-bind",
  * setpriv drops those too before the command starts.  No user namespace
  * here: uid 0 inside one is still root to the files outside.
  */
-static const char *const root_opts[] = {"--ro-bind",
-                                        "/",
-                                        "/",
-                                        "--dev",
-                                        "/dev",
-                                        "--proc",
-                                        "/proc",
-                                        "--unshare-ipc",
+static const char *const root_opts[] = {"--unshare-ipc",
                                         "--unshare-pid",
                                         "--unshare-net",
                                         "--unshare-uts",
@@ -112,6 +95,8 @@ bool sandbox_available(void)
 	char err[256];
 	int k = 0;
 	argv[k++] = "bwrap";
+	for (int i = 0; mount_opts[i]; i++)
+		argv[k++] = mount_opts[i];
 	for (int i = 0; opts[i]; i++)
 		argv[k++] = opts[i];
 	argv[k++] = "--tmpfs";
@@ -224,6 +209,7 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 	bool root = geteuid() == 0;
 	snprintf(size, sizeof(size), "%ld", (p->tmp_mb > 0 ? p->tmp_mb : 256) << 20);
 	strv_add(&s, "bwrap");
+	strv_add_copy(&s, mount_opts);
 	strv_add_copy(&s, root ? root_opts : base_opts);
 	strv_add_copy(&s, (const char *const[]){"--size", size, "--tmpfs", "/tmp", "--size", size,
 	                                        "--tmpfs", "/dev/shm", NULL});
