@@ -21,6 +21,7 @@
 #include "intake.h"
 #include "jobs.h"
 #include "mail.h"
+#include "mbox.h"
 #include "outbox.h"
 #include "routes.h"
 #include "sshpin.h"
@@ -51,6 +52,12 @@ static struct opt opts[] = {
      "folder of the numbered migrations"},
     {"max-body", "LOCKLAB_MAX_BODY", OPT_SIZE, &srv_cfg.max_body, "16777216", 1, 1e10,
      "largest request body in bytes (413 past it)"},
+    {"max-mbox-messages", "LOCKLAB_MAX_MBOX_MESSAGES", OPT_SIZE, &srv_cfg.max_mbox_messages, "5000",
+     1, 1e7, "messages one submitted or fetched mbox may hold (413 past it)"},
+    {"max-series-patches", "LOCKLAB_MAX_SERIES_PATCHES", OPT_SIZE, &srv_cfg.max_series_patches,
+     "500", 1, 1e6, "patches one series may have (413 past it)"},
+    {"max-patch-bytes", "LOCKLAB_MAX_PATCH_BYTES", OPT_SIZE, &srv_cfg.max_patch_bytes, "4194304", 1,
+     1e10, "bytes of one patch's diff (413 past it)"},
     {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_INT, &srv_cfg.fetch_timeout, "30", 1, 3600,
      "seconds allowed to fetch a patch URL"},
     {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
@@ -292,6 +299,8 @@ static int parse_config(int argc, char **argv)
 	}
 	if (mail_config() != 0)
 		return -1;
+	mbox_set_limits(&(struct mbox_limits){srv_cfg.max_mbox_messages, srv_cfg.max_series_patches,
+	                                      srv_cfg.max_patch_bytes});
 	if (srv_cfg.max_rounds < srv_cfg.min_rounds) {
 		fprintf(stderr, "locklab-server: --max-rounds %d is below --min-rounds %d\n",
 		        srv_cfg.max_rounds, srv_cfg.min_rounds);

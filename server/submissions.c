@@ -588,8 +588,11 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	} else {
 		s.source = "mbox";
-		if (mbox_parse(mbox, strlen(mbox), &s.series, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+		int prc = mbox_parse(mbox, strlen(mbox), &s.series, err, sizeof(err));
+		if (prc != 0) {
+			rc = http_reply_error(req, prc == MBOX_TOO_LARGE ? 413 : 422,
+			                      prc == MBOX_TOO_LARGE ? "too-large" : "not-a-patch",
+			                      "%s", err);
 			goto out;
 		}
 	}
