@@ -249,17 +249,22 @@ static int sub_insert_jobs(PGconn *c, struct sub_new *s, const char *idbuf)
 	nclass = PQntuples(res);
 	for (k = 0; k < s->nsuites; k++) {
 		for (i = 0; i < (nclass ? nclass : 1); i++) {
-			char rounds[16];
-			const char *p[4] = {idbuf, s->suites[k],
-			                    nclass ? PQgetvalue(res, i, 0) : "default", rounds};
+			char rounds[16], minr[16], maxr[16];
+			const char *p[6] = {
+			    idbuf,  s->suites[k], nclass ? PQgetvalue(res, i, 0) : "default",
+			    rounds, minr,         maxr};
 			PGresult *jr;
 
 			snprintf(rounds, sizeof(rounds), "%d",
 			         s->rounds > 0 ? s->rounds : srv_cfg.min_rounds);
+			/* the limits it is planned with go with it (any server judges by them) */
+			snprintf(minr, sizeof(minr), "%d", srv_cfg.min_rounds);
+			snprintf(maxr, sizeof(maxr), "%d", srv_cfg.max_rounds);
 			jr = db_exec(c,
 			             "INSERT INTO jobs (submission_id, suite, machine_class, "
-			             "rounds_wanted) VALUES ($1, $2, $3, $4) RETURNING id",
-			             4, p);
+			             "rounds_wanted, min_rounds, max_rounds) "
+			             "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+			             6, p);
 			if (!jr) {
 				rc = db_failure();
 				goto out;
