@@ -33,27 +33,28 @@ print(json.dumps({"mbox": "".join(mails)}))
 PY
 }
 count() { sql "SELECT count(*) FROM submissions"; }
+# submit_series N BYTES: submit such a series; sets CODE and BODY
+submit_series() {
+  series "$1" "$2" >"$T/series.json"
+  api POST /api/v1/submissions -H 'Content-Type: application/json' --data-binary @"$T/series.json"
+}
 
-series 20000 10 >"$T/huge.json"
-api POST /api/v1/submissions -H 'Content-Type: application/json' --data-binary @"$T/huge.json"
+submit_series 20000 10
 is "$CODE" 413 "a 20,000-part series: 413"
 like "$BODY" 'more than 5000 messages.*--max-mbox-messages' "it names the message limit and its option"
 is "$(count)" 0 "nothing is stored"
 
-series 4 100 >"$T/four.json"
-api POST /api/v1/submissions -H 'Content-Type: application/json' --data-binary @"$T/four.json"
+submit_series 4 100
 is "$CODE" 413 "a 4-part series past --max-series-patches 3: 413"
 like "$BODY" 'the series has 4 patches, more than 3.*--max-series-patches' "it names the patch limit"
 is "$(count)" 0 "nothing is stored"
 
-series 1 8000 >"$T/big.json"
-api POST /api/v1/submissions -H 'Content-Type: application/json' --data-binary @"$T/big.json"
+submit_series 1 8000
 is "$CODE" 413 "a patch past --max-patch-bytes 4000: 413"
 like "$BODY" 'patch 1 is [0-9]+ bytes, more than 4000.*--max-patch-bytes' "it names the size limit"
 is "$(count)" 0 "nothing is stored"
 
-series 3 1000 >"$T/ok.json"
-api POST /api/v1/submissions -H 'Content-Type: application/json' --data-binary @"$T/ok.json"
+submit_series 3 1000
 is "$CODE" 202 "a 3-part series within the limits: 202"
 is "$(jq -r .patches <<<"$BODY")" 3 "with its 3 patches"
 is "$(count)" 1 "and it is stored"
