@@ -117,6 +117,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 	char secret[65], hash[65];
 	json_t *doc = NULL;
 	json_error_t jerr;
+	int trusted = 0;
 	PGconn *c;
 	PGresult *res;
 	enum handler_rc rc;
@@ -125,13 +126,18 @@ enum handler_rc api_agent_register(struct http_request *req)
 		doc = http_body_json(req);
 		if (!doc)
 			return HANDLER_HANDLED;
-		if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?s}", "name", &name,
-		                   "machine_class", &mclass, "role", &role) != 0) {
+		if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?s, s?b}", "name", &name,
+		                   "machine_class", &mclass, "role", &role, "trusted",
+		                   &trusted) != 0) {
 			rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
 			goto out;
 		}
 		if (strcmp(role, "agent") != 0 && strcmp(role, "submitter") != 0) {
 			rc = http_reply_error(req, 400, "invalid", "role: agent or submitter");
+			goto out;
+		}
+		if (trusted && strcmp(role, "submitter") != 0) {
+			rc = http_reply_error(req, 400, "invalid", "trusted: only a submitter is");
 			goto out;
 		}
 		if (!*mclass || strlen(mclass) > 100 || strlen(name) > 200) {
@@ -151,22 +157,22 @@ enum handler_rc api_agent_register(struct http_request *req)
 		goto out;
 	}
 	{
-		const char *p[4] = {name, role, mclass, hash};
+		const char *p[5] = {name, role, mclass, hash, trusted ? "t" : "f"};
 
 		res = db_exec(c,
-		              "INSERT INTO agents (name, role, machine_class, token_hash) VALUES "
-		              "($1, $2, $3, $4) RETURNING id",
-		              4, p);
+		              "INSERT INTO agents (name, role, machine_class, token_hash, trusted) "
+		              "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+		              5, p);
 	}
 	if (!res) {
 		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
-	rc =
-	    http_reply_json(req, 201,
-	                    json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
-	                              (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10), "token",
-	                              secret, "name", name, "role", role, "machine_class", mclass));
+	rc = http_reply_json(req, 201,
+	                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "id",
+	                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
+	                               "token", secret, "name", name, "role", role, "machine_class",
+	                               mclass, "trusted", trusted));
 	PQclear(res);
 out:
 	json_decref(doc);

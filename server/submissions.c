@@ -10,11 +10,13 @@
 #include <strings.h>
 
 #include "api.h"
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
 #include "mail.h"
 #include "mbox.h"
+#include "strutil.h"
 #include "url.h"
 #include <glib.h>
 
@@ -440,6 +442,92 @@ out:
 	return rc;
 }
 
+/* Whether addr (len bytes) appears in hay as a whole address, case-blind. */
+static bool sub_addr_in(const char *hay, const char *addr, size_t len)
+{
+	for (const char *p = hay; p && *p; p++) {
+		if (strncasecmp(p, addr, len) != 0)
+			continue;
+		bool before = p == hay || strchr(" \t<,\"'(", p[-1]);
+		bool after = !p[len] || strchr(" \t>,\"')", p[len]);
+		if (before && after)
+			return true;
+	}
+	return false;
+}
+
+/* Whether addr is one of the series' people: From, the list it went to, Cc. */
+static bool sub_person(const struct mbox_series *sr, const char *addr, size_t len)
+{
+	const struct mbox_mail *m;
+	for (size_t i = 0; i <= sr->npatches; i++) {
+		m = i < sr->npatches ? &sr->patches[i] : sr->cover;
+		if (m && (sub_addr_in(m->from, addr, len) || sub_addr_in(m->list, addr, len) ||
+		          sub_addr_in(m->cc, addr, len)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether every address of notify ("a@b, Name <c@d>") is one of the
+ * series' own people; else false with the first other one named in err.
+ * A submission without mails (a git one) has no people.
+ */
+static bool sub_notify_ok(const struct mbox_series *sr, const char *notify, char *err,
+                          size_t errlen)
+{
+	for (const char *p = notify; *p;) {
+		size_t l = strcspn(p, ",");
+		const char *a = p, *lt = memchr(p, '<', l);
+		size_t al = l;
+		if (lt) {
+			const char *gt = memchr(lt, '>', l - (size_t)(lt - p));
+			a = lt + 1;
+			al = gt ? (size_t)(gt - a) : l - (size_t)(a - p);
+		}
+		while (al && (*a == ' ' || *a == '\t'))
+			a++, al--;
+		while (al && (a[al - 1] == ' ' || a[al - 1] == '\t'))
+			al--;
+		if (al && !sub_person(sr, a, al)) {
+			strutil_errf(
+			    err, errlen,
+			    "notify: %.*s is not among the series' From, To and Cc; only a "
+			    "trusted submitter token may name other addresses",
+			    (int)(al > 200 ? 200 : al), a);
+			return false;
+		}
+		p += l + (p[l] == ',');
+	}
+	return true;
+}
+
+/* Whether the caller is trusted with any notify address: 1, 0, or -1 (database). */
+static int sub_trusted(struct http_request *req)
+{
+	const char *token = http_bearer(req);
+	char hash[65];
+	if (!token)
+		return 0;
+	if (auth_is_admin(token))
+		return 1;
+	PGconn *c = db_conn();
+	if (!c)
+		return -1;
+	sha256_hex(token, strlen(token), hash);
+	const char *p[1] = {hash};
+	PGresult *res = db_exec(c,
+	                        "SELECT trusted FROM agents WHERE token_hash = $1 AND "
+	                        "role = 'submitter'",
+	                        1, p);
+	if (!res)
+		return -1;
+	int v = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return v;
+}
+
 /* A URL fetched off the pool's threads (http_defer), and what came of it. */
 struct sub_fetch {
 	char *url;
@@ -602,6 +690,17 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	}
 
+	if (s.notify && *s.notify && !sub_notify_ok(&s.series, s.notify, err, sizeof(err))) {
+		int trusted = sub_trusted(req);
+		if (trusted < 0) {
+			rc = api_reply_db_error(req, "cannot check the token");
+			goto out;
+		}
+		if (!trusted) {
+			rc = http_reply_error(req, 422, "notify-refused", "%s", err);
+			goto out;
+		}
+	}
 	dbrc = submission_store(&s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);

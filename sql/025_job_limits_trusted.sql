@@ -6,3 +6,9 @@
 -- before this: the judging server's options, as before.
 ALTER TABLE jobs
 	ADD COLUMN IF NOT EXISTS min_rounds int;
+
+-- A submitter whose submissions may name any notify address (POST
+-- /api/v1/agents/register {"role": "submitter", "trusted": true}); others'
+-- notify addresses must be the series' own people (docs/api.md).
+ALTER TABLE agents
+	ADD COLUMN IF NOT EXISTS trusted boolean NOT NULL DEFAULT false;
