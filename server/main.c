@@ -108,6 +108,10 @@ static struct opt opts[] = {
     {"fetch-max-active", "LOCKLAB_FETCH_MAX_ACTIVE", OPT_UINT, &srv_cfg.fetch_max_active, "4", 1,
      1024,
      "URL submissions fetched at once; past it 503 + Retry-After (keep below --http-threads)"},
+    {"parse-max-active", "LOCKLAB_PARSE_MAX_ACTIVE", OPT_UINT, &srv_cfg.parse_max_active, "2", 1,
+     1024,
+     "submitted mboxes parsed at once, each on a thread of its own, off the HTTP threads; past "
+     "it 503 + Retry-After"},
     {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
      "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_UINT, &srv_cfg.connection_timeout,

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,18 +529,46 @@ static int sub_trusted(struct http_request *req)
 	return v;
 }
 
-/* A URL fetched off the pool's threads (http_defer), and what came of it. */
+/*
+ * A URL fetched, or a submitted mbox parsed, off the pool's threads
+ * (http_defer), and what came of it: the HTTP threads go on serving
+ * /healthz, the dashboard and agents while a flood of mboxes is parsed.
+ */
 struct sub_fetch {
 	char *url;
+	char *mbox; /* instead of url: the submitted mbox */
 	struct mbox_series series;
 	int rc;
 	char err[512];
 };
 
+/* Parses running at once (--parse-max-active; past it 503 + Retry-After). */
+static atomic_uint parse_active;
+
+unsigned submission_parses_active(void)
+{
+	return atomic_load(&parse_active);
+}
+
+static bool parse_slot_take(void)
+{
+	unsigned n = atomic_load(&parse_active);
+	do {
+		if (n >= srv_cfg.parse_max_active)
+			return false;
+	} while (!atomic_compare_exchange_weak(&parse_active, &n, n + 1));
+	return true;
+}
+
 static void sub_fetch_run(void *arg)
 {
 	struct sub_fetch *f = arg;
 
+	if (f->mbox) {
+		f->rc = mbox_parse(f->mbox, strlen(f->mbox), &f->series, f->err, sizeof(f->err));
+		atomic_fetch_sub(&parse_active, 1);
+		return;
+	}
 	f->rc = sub_fetch_series(f->url, &f->series, f->err, sizeof(f->err));
 	fetch_slot_release();
 }
@@ -550,7 +579,20 @@ static void sub_fetch_free(void *arg)
 
 	mbox_series_release(&f->series);
 	free(f->url);
+	free(f->mbox);
 	free(f);
+}
+
+/* The deferred work's series moves to s (f keeps an empty one); its rc. */
+static int sub_fetch_take(struct http_request *req, struct sub_new *s, char *err, size_t errlen)
+{
+	struct sub_fetch *f = req->deferred;
+
+	snprintf(err, errlen, "%s", f->err);
+	mbox_series_release(&s->series);
+	s->series = f->series;
+	mbox_series_init(&f->series);
+	return f->rc;
 }
 
 enum handler_rc api_submission_create(struct http_request *req)
@@ -661,16 +703,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 				fetch_slot_release(); /* the work never started */
 			goto out;
 		}
-		{
-			struct sub_fetch *f = req->deferred;
-
-			dbrc = f->rc;
-			snprintf(err, sizeof(err), "%s", f->err);
-			/* the series moves to s; f keeps an empty one */
-			mbox_series_release(&s.series);
-			s.series = f->series;
-			mbox_series_init(&f->series);
-		}
+		dbrc = sub_fetch_take(req, &s, err, sizeof(err));
 		if (dbrc != FETCH_OK) {
 			rc = http_reply_error(req, 422,
 			                      dbrc == FETCH_REFUSED  ? "fetch-refused"
@@ -681,7 +714,32 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	} else {
 		s.source = "mbox";
-		int prc = mbox_parse(mbox, strlen(mbox), &s.series, err, sizeof(err));
+		/* first call: parse on a thread of its own; the second takes its result */
+		if (!req->deferred) {
+			struct sub_fetch *f;
+
+			if (!parse_slot_take()) {
+				rc =
+				    http_reply_error(req, 503, "busy",
+				                     "%u mboxes are being parsed, the most at once "
+				                     "(--parse-max-active); try again later",
+				                     srv_cfg.parse_max_active);
+				goto out;
+			}
+			f = calloc(1, sizeof(*f));
+			if (!f || !(f->mbox = strdup(mbox))) {
+				free(f);
+				atomic_fetch_sub(&parse_active, 1);
+				rc = http_reply_error(req, 500, "internal", "out of memory");
+				goto out;
+			}
+			mbox_series_init(&f->series);
+			rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+			if (!req->suspended)
+				atomic_fetch_sub(&parse_active, 1); /* the work never started */
+			goto out;
+		}
+		int prc = sub_fetch_take(req, &s, err, sizeof(err));
 		if (prc != 0) {
 			rc = http_reply_error(req, prc == MBOX_TOO_LARGE ? 413 : 422,
 			                      prc == MBOX_TOO_LARGE ? "too-large" : "not-a-patch",
