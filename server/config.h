@@ -34,7 +34,8 @@ struct srv_config {
 	bool submit_token_required;
 	bool allow_local_trees;      /* trees may be local paths or file:// URLs */
 	unsigned max_connections;    /* open at once; past it requests get 503 (conn.h) */
-	unsigned per_ip_connections; /* open at once from one address; past it 503 */
+	unsigned per_ip_connections; /* with a request, from one address; past it 503 */
+	unsigned header_connections; /* without a request yet, from one address (conn.h) */
 	unsigned connection_timeout; /* seconds without a byte before MHD closes */
 	unsigned header_timeout;     /* seconds for a request's headers, however they trickle */
 	unsigned body_timeout;       /* seconds for a request's whole body */

@@ -31,7 +31,6 @@ struct conn_slot {
 	int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
 	unsigned served;     /* requests completed on this connection */
 	bool over_total;     /* opened past max_connections */
-	bool over_ip;        /* opened past per_ip_connections */
 	bool cut;            /* the watchdog shut it down */
 };
 
@@ -46,7 +45,7 @@ static bool conn_running;
 
 /* Counters for /metrics; relaxed: read by /metrics only. */
 static atomic_ulong conn_refused_total, conn_refused_ip, conn_cut_headers, conn_cut_idle,
-    conn_cut_body, conn_late_body;
+    conn_cut_body, conn_late_body, conn_cut_budget;
 
 /* How long past the body deadline a silent body is cut without a reply. */
 #define CONN_BODY_GRACE_MS 2000
@@ -82,6 +81,35 @@ static void conn_addr_key(const struct sockaddr *sa, unsigned char key[16])
 	}
 }
 
+/* Whether s has sent a request: it counts against --per-ip-connections. */
+static bool conn_admitted(const struct conn_slot *s)
+{
+	return s->phase != PHASE_HEADERS || s->served > 0;
+}
+
+/*
+ * A new connection from s's address while --header-connections others from
+ * it have sent no request yet: the oldest of those is cut (conn_lock held),
+ * so that slow or idle clients cannot hold the slots that complete
+ * requests need.  The list is newest first.
+ */
+static void conn_cut(struct conn_slot *s);
+static void conn_header_budget(const struct conn_slot *s)
+{
+	struct conn_slot *o, *oldest = NULL;
+	unsigned pending = 0;
+
+	for (o = conn_list; o; o = o->next)
+		if (!o->cut && !conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0) {
+			pending++;
+			oldest = o;
+		}
+	if (pending >= srv_cfg.header_connections && oldest && oldest->fd >= 0) {
+		conn_cut(oldest);
+		atomic_fetch_add_explicit(&conn_cut_budget, 1, memory_order_relaxed);
+	}
+}
+
 static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -93,9 +121,8 @@ static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
 void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                  enum MHD_ConnectionNotificationCode toe)
 {
-	struct conn_slot *s = *socket_context, *o;
+	struct conn_slot *s = *socket_context;
 	const union MHD_ConnectionInfo *ci;
-	unsigned same_ip = 0;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		/* MHD closes the fd after this returns: the watchdog no longer sees it */
@@ -124,10 +151,8 @@ void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 	s->phase = PHASE_HEADERS;
 	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.header_timeout * 1000;
 	pthread_mutex_lock(&conn_lock);
-	for (o = conn_list; o; o = o->next)
-		same_ip += memcmp(o->addr, s->addr, 16) == 0;
+	conn_header_budget(s);
 	s->over_total = conn_open >= srv_cfg.max_connections;
-	s->over_ip = same_ip >= srv_cfg.per_ip_connections;
 	s->next = conn_list;
 	if (conn_list)
 		conn_list->prev = s;
@@ -156,14 +181,14 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 		goto out;
 	}
 	s->over_total = false;
-	if (s->over_ip) {
+	/* its first request: the others of its address that sent one are counted */
+	if (s->served == 0) {
 		for (o = conn_list; o; o = o->next)
-			same_ip += memcmp(o->addr, s->addr, 16) == 0;
-		if (same_ip > srv_cfg.per_ip_connections) {
+			same_ip += o != s && conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0;
+		if (same_ip >= srv_cfg.per_ip_connections) {
 			rc = CONN_IP_FULL;
 			goto out;
 		}
-		s->over_ip = false;
 	}
 	s->phase = PHASE_BODY;
 	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.body_timeout * 1000;
@@ -331,11 +356,16 @@ void conn_metrics(FILE *out)
 	        "locklab_http_deadline_total{phase=\"headers\"} %lu\n"
 	        "locklab_http_deadline_total{phase=\"idle\"} %lu\n"
 	        "locklab_http_deadline_total{phase=\"body\"} %lu\n"
-	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n",
+	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n"
+	        "# HELP locklab_http_header_budget_total Connections without a request cut to "
+	        "make room for a newer one from their address (--header-connections).\n"
+	        "# TYPE locklab_http_header_budget_total counter\n"
+	        "locklab_http_header_budget_total %lu\n",
 	        open, atomic_load_explicit(&conn_refused_total, memory_order_relaxed),
 	        atomic_load_explicit(&conn_refused_ip, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_headers, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_idle, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_body, memory_order_relaxed),
-	        atomic_load_explicit(&conn_late_body, memory_order_relaxed));
+	        atomic_load_explicit(&conn_late_body, memory_order_relaxed),
+	        atomic_load_explicit(&conn_cut_budget, memory_order_relaxed));
 }

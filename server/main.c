@@ -96,8 +96,12 @@ static struct opt opts[] = {
      "connections are closed at twice this)"},
     {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
      "64", 1, 100000,
-     "open HTTP connections from one client address; past it 503 + Retry-After (closed at twice "
-     "this)"},
+     "HTTP connections from one client address that have sent a request; past it 503 + "
+     "Retry-After (closed at twice this)"},
+    {"header-connections", "LOCKLAB_HEADER_CONNECTIONS", OPT_UINT, &srv_cfg.header_connections,
+     "96", 1, 100000,
+     "HTTP connections from one client address that have not sent a whole request yet; a newer "
+     "one cuts the oldest (408), so slow clients cannot hold the slots complete requests need"},
     {"http-threads", "LOCKLAB_HTTP_THREADS", OPT_UINT, &srv_cfg.http_threads, "16", 1, 1024,
      "threads serving HTTP (epoll), each with its own database connection"},
     {"header-timeout", "LOCKLAB_HEADER_TIMEOUT", OPT_UINT, &srv_cfg.header_timeout, "20", 1, 86400,
