@@ -36,6 +36,7 @@ struct srv_config {
 	unsigned max_connections;    /* open at once; past it requests get 503 (conn.h) */
 	unsigned per_ip_connections; /* with a request, from one address; past it 503 */
 	unsigned header_connections; /* without a request yet, from one address (conn.h) */
+	const char *trusted_proxy;   /* its X-Forwarded-For names the client; "" none */
 	unsigned connection_timeout; /* seconds without a byte before MHD closes */
 	unsigned header_timeout;     /* seconds for a request's headers, however they trickle */
 	unsigned body_timeout;       /* seconds for a request's whole body */

@@ -4,6 +4,7 @@
  */
 #include "conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -26,7 +27,8 @@ enum conn_phase {
 struct conn_slot {
 	struct conn_slot *prev, *next;
 	int fd;
-	unsigned char addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	unsigned char addr[16]; /* the client's, IPv4 as ::ffff:a.b.c.d */
+	bool via_proxy;         /* the peer is --trusted-proxy: addr from X-Forwarded-For */
 	enum conn_phase phase;
 	int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
 	unsigned served;     /* requests completed on this connection */
@@ -41,6 +43,8 @@ static struct conn_slot *conn_list;
 static unsigned conn_open;
 static bool conn_stopping;
 static pthread_t conn_watchdog;
+static bool conn_have_proxy;
+static unsigned char conn_proxy[16]; /* --trusted-proxy's address key */
 static bool conn_running;
 
 /* Counters for /metrics; relaxed: read by /metrics only. */
@@ -110,6 +114,42 @@ static void conn_header_budget(const struct conn_slot *s)
 	}
 }
 
+/* An address as text into key; false when it is none. */
+static bool conn_text_key(const char *text, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (inet_pton(AF_INET, text, key + 12) == 1) {
+		key[10] = key[11] = 0xff;
+		return true;
+	}
+	return inet_pton(AF_INET6, text, key) == 1;
+}
+
+/*
+ * Behind --trusted-proxy: the client is the last address of
+ * X-Forwarded-For (the one the proxy itself added); false when the header
+ * holds none, so the proxy's own address counts.
+ */
+static bool conn_forwarded(struct MHD_Connection *c, unsigned char key[16])
+{
+	const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+	char last[64];
+	const char *p;
+	size_t l;
+
+	if (!xff)
+		return false;
+	p = strrchr(xff, ',');
+	p = p ? p + 1 : xff;
+	p += strspn(p, " \t");
+	l = strcspn(p, " \t");
+	if (l == 0 || l >= sizeof(last))
+		return false;
+	memcpy(last, p, l);
+	last[l] = 0;
+	return conn_text_key(last, key);
+}
+
 static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -148,6 +188,7 @@ void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 	s->fd = ci ? ci->connect_fd : -1;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	conn_addr_key(ci ? ci->client_addr : NULL, s->addr);
+	s->via_proxy = conn_have_proxy && memcmp(s->addr, conn_proxy, 16) == 0;
 	s->phase = PHASE_HEADERS;
 	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.header_timeout * 1000;
 	pthread_mutex_lock(&conn_lock);
@@ -167,10 +208,15 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 	struct conn_slot *s = conn_slot_of(c), *o;
 	enum conn_admit rc = CONN_OK;
 	unsigned same_ip = 0;
+	unsigned char fwd[16];
+	bool forwarded;
 
 	if (!s)
 		return CONN_OK;
+	forwarded = s->via_proxy && conn_forwarded(c, fwd);
 	pthread_mutex_lock(&conn_lock);
+	if (forwarded)
+		memcpy(s->addr, fwd, 16); /* this request's client, not the proxy */
 	if (s->cut) {
 		rc = CONN_CUT;
 		goto out;
@@ -181,8 +227,11 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 		goto out;
 	}
 	s->over_total = false;
-	/* its first request: the others of its address that sent one are counted */
-	if (s->served == 0) {
+	/*
+	 * its first request (every request through the proxy, each another
+	 * client's): the others of its address that sent one are counted
+	 */
+	if (s->served == 0 || s->via_proxy) {
 		for (o = conn_list; o; o = o->next)
 			same_ip += o != s && conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0;
 		if (same_ip >= srv_cfg.per_ip_connections) {
@@ -315,6 +364,12 @@ static void *conn_watch(void *arg)
 
 int conn_start(void)
 {
+	conn_have_proxy = srv_cfg.trusted_proxy && *srv_cfg.trusted_proxy;
+	if (conn_have_proxy && !conn_text_key(srv_cfg.trusted_proxy, conn_proxy)) {
+		fprintf(stderr, "locklab-server: --trusted-proxy '%s' is not an IP address\n",
+		        srv_cfg.trusted_proxy);
+		return -1;
+	}
 	conn_stopping = false;
 	if (pthread_create(&conn_watchdog, NULL, conn_watch, NULL) != 0)
 		return -1;

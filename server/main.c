@@ -102,6 +102,10 @@ static struct opt opts[] = {
      "96", 1, 100000,
      "HTTP connections from one client address that have not sent a whole request yet; a newer "
      "one cuts the oldest (408), so slow clients cannot hold the slots complete requests need"},
+    {"trusted-proxy", "LOCKLAB_TRUSTED_PROXY", OPT_STR, &srv_cfg.trusted_proxy, "", 0, 0,
+     "IP address of a reverse proxy in front of the server: on its connections the client "
+     "address (for the per-address limits) is the last of X-Forwarded-For; from anywhere else "
+     "the header is ignored"},
     {"http-threads", "LOCKLAB_HTTP_THREADS", OPT_UINT, &srv_cfg.http_threads, "16", 1, 1024,
      "threads serving HTTP (epoll), each with its own database connection"},
     {"header-timeout", "LOCKLAB_HEADER_TIMEOUT", OPT_UINT, &srv_cfg.header_timeout, "20", 1, 86400,
