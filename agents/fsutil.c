@@ -48,6 +48,25 @@ int fs_remove_tree(const char *path)
 	return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	if (st->st_uid == chown_uid && st->st_gid == chown_gid)
+		return 0;
+	return lchown(path, chown_uid, chown_gid) && errno != ENOENT ? -1 : 0;
+}
+
+int fs_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+	chown_uid = uid;
+	chown_gid = gid;
+	return nftw(path, chown_one, 32, FTW_PHYS | FTW_MOUNT);
+}
+
 int fs_copy_file(const char *from, const char *to)
 {
 	char tmp[4200], buf[65536];

@@ -7,6 +7,7 @@
 #define LOCKLAB_AGENT_FSUTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* mkdir -p; 0 or -1 with errno. */
@@ -23,6 +24,12 @@ int fs_remove_tree(const char *path);
  * rename, so a reader never sees half a file.  0 or -1 with errno.
  */
 int fs_copy_file(const char *from, const char *to);
+
+/*
+ * Give path and everything under it to uid:gid (symbolic links themselves,
+ * never what they point to): what a sandbox that drops root may write.
+ */
+int fs_chown_tree(const char *path, uid_t uid, gid_t gid);
 
 /*
  * Set the modification and access time of each path in the NUL-separated

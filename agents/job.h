@@ -155,6 +155,8 @@ int noise_measure(struct job *j);
 
 /* post.c: talking to the server about the job */
 int post_result(struct job *j, const char *variant, int round, const char *doc);
+/* Take the agent's token, credentials, keys and paths out of s (cap bytes). */
+void post_redact(const struct agent_cfg *cfg, char *s, size_t cap);
 void post_fail(struct job *j);
 void post_release(struct job *j);
 

@@ -43,6 +43,7 @@ static const char *env_or(const char *name, const char *def)
 
 static struct agent_cfg cfg; /* its defaults are opts[]'s (parse_options) */
 static bool unsandboxed;
+static const char *sandbox_user;
 static char host[256], cpus[16], lockbench_beside[4096];
 
 enum opt_type {
@@ -126,6 +127,9 @@ static struct opt opts[] = {
      "from it; 0: never"},
     {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "8", 3, "N",
      "paired A/A rounds of one measurement"},
+    {"sandbox-user", "LOCKLAB_SANDBOX_USER", OPT_STR, &sandbox_user, "65534:65534", 0, "UID:GID",
+     "when the agent runs as root, whose code from a submission runs as (no other process "
+     "should run as it)"},
     {"allow-unsandboxed", "LOCKLAB_ALLOW_UNSANDBOXED", OPT_FLAG, &unsandboxed, NULL, 0, NULL,
      "run submitted code even when bubblewrap does not work here (it can then read and write "
      "all the agent can)"},
@@ -352,6 +356,18 @@ static int agent_main(int argc, char **argv)
 	/* the token stays in this process: children get a cleared environment anyway */
 	unsetenv("LOCKLAB_AGENT_TOKEN");
 	sandbox_allow_unsandboxed(unsandboxed);
+	unsigned long su, sg;
+	char *end;
+	su = strtoul(sandbox_user, &end, 10);
+	sg = *end == ':' ? strtoul(end + 1, &end, 10) : su;
+	if (*end || su == 0 || sg == 0 || su > 0x7fffffff || sg > 0x7fffffff) {
+		fprintf(stderr,
+		        "locklab-agent: --sandbox-user '%s' is not UID:GID of a user other "
+		        "than root\n",
+		        sandbox_user);
+		return 2;
+	}
+	sandbox_set_user((uid_t)su, (gid_t)sg);
 	if (!sandbox_available() && !unsandboxed) {
 		fprintf(stderr,
 		        "locklab-agent: bubblewrap (bwrap) does not work on this machine, "

@@ -101,9 +101,74 @@ int post_result(struct job *j, const char *variant, int round, const char *doc)
 	}
 }
 
+/* Replace each needle in s (at most cap bytes with its NUL) by repl. */
+static void redact_all(char *s, size_t cap, const char *needle, const char *repl)
+{
+	size_t nl = needle ? strlen(needle) : 0, rl = strlen(repl);
+	if (nl < 4)
+		return; /* a path such as "/" or an empty token names nothing */
+	for (char *p = strstr(s, needle); p; p = strstr(p + rl, needle)) {
+		size_t off = (size_t)(p - s), tail = strlen(p + nl) + 1;
+		if (off + rl + 1 >= cap) {
+			*p = 0;
+			return;
+		}
+		if (off + rl + tail > cap)
+			tail = cap - off - rl;
+		memmove(p + rl, p + nl, tail);
+		memcpy(p, repl, rl);
+		s[cap - 1] = 0;
+	}
+}
+
+/* Blank each line's rest after a case-blind marker (headers carrying credentials). */
+static void redact_lines(char *s, const char *marker, size_t keep)
+{
+	size_t ml = strlen(marker);
+	for (char *p = s; (p = strcasestr(p, marker)); p += ml) {
+		char *end = p + ml + strcspn(p + ml, "\n");
+		for (char *q = p + keep; q < end; q++)
+			*q = '*';
+	}
+}
+
+/* Blank each PEM private key block (its BEGIN line to its END line). */
+static void redact_keys(char *s)
+{
+	for (char *p = s; (p = strstr(p, "-----BEGIN ")); p++) {
+		char *eol = p + strcspn(p, "\n");
+		if (!memmem(p, (size_t)(eol - p), "PRIVATE KEY-----", 16))
+			continue;
+		char *end = strstr(eol, "-----END ");
+		end = end ? end + strcspn(end, "\n") : s + strlen(s);
+		for (char *q = eol; q < end; q++)
+			if (*q != '\n')
+				*q = '*';
+		p = end > p ? end - 1 : p;
+	}
+}
+
+/*
+ * What a failure says is published: whatever the submission's code printed
+ * reaches it, so the agent's secrets and its own paths are taken out first
+ * (the token, credential headers, private keys; its workdir, kernel cache
+ * and token file by name).
+ */
+void post_redact(const struct agent_cfg *cfg, char *s, size_t cap)
+{
+	redact_all(s, cap, cfg->token, "[agent token]");
+	redact_all(s, cap, cfg->token_file, "<token file>");
+	redact_all(s, cap, cfg->kernel_cache, "<kernel cache>");
+	redact_all(s, cap, cfg->workdir, "<workdir>");
+	redact_lines(s, "authorization:", 14);
+	redact_lines(s, "private-token:", 14);
+	redact_keys(s);
+}
+
 void post_fail(struct job *j)
 {
 	char path[128], err[512];
+	post_redact(&j->ag->cfg, j->fail_reason, sizeof(j->fail_reason));
 	json_t *body = json_pack("{s:s}", "reason", j->fail_reason);
 	char *text = json_dumps(body, JSON_COMPACT);
 	json_t *reply = NULL;

@@ -13,10 +13,27 @@
 #include "strutil.h"
 
 static bool unsandboxed_ok;
+static uid_t sandbox_uid = 65534; /* nobody */
+static gid_t sandbox_gid = 65534; /* nogroup */
 
 void sandbox_allow_unsandboxed(bool yes)
 {
 	unsandboxed_ok = yes;
+}
+
+void sandbox_set_user(uid_t uid, gid_t gid)
+{
+	sandbox_uid = uid;
+	sandbox_gid = gid;
+}
+
+bool sandbox_drops_root(uid_t *uid, gid_t *gid)
+{
+	if (geteuid() != 0 || !sandbox_available())
+		return false;
+	*uid = sandbox_uid;
+	*gid = sandbox_gid;
+	return true;
 }
 
 int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path)
@@ -30,21 +47,40 @@ int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path)
 	return -1;
 }
 
-/* The options every sandbox has, in the order bwrap applies them. */
-static const char *const base_opts[] = {"--ro-bind",
-                                        "/",
-                                        "/",
-                                        "--dev",
-                                        "/dev",
-                                        "--proc",
-                                        "/proc",
-                                        "--unshare-all",
+/* The options every sandbox has, in the order bwrap applies them: the mounts, then these. */
+static const char *const mount_opts[] = {"--ro-bind", "/",      "/",     "--dev",
+                                         "/dev",      "--proc", "/proc", NULL};
+static const char *const base_opts[] = {
+    "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--clearenv", NULL};
+
+/*
+ * An agent run as root: bwrap (root, so that it can bind what the agent can
+ * reach) keeps only what setpriv needs to become the sandbox's user, and
+ * setpriv drops those too before the command starts.  No user namespace
+ * here: uid 0 inside one is still root to the files outside.
+ */
+static const char *const root_opts[] = {"--unshare-ipc",
+                                        "--unshare-pid",
+                                        "--unshare-net",
+                                        "--unshare-uts",
+                                        "--unshare-cgroup-try",
                                         "--new-session",
                                         "--die-with-parent",
                                         "--cap-drop",
                                         "ALL",
+                                        "--cap-add",
+                                        "CAP_SETUID",
+                                        "--cap-add",
+                                        "CAP_SETGID",
+                                        "--cap-add",
+                                        "CAP_SETPCAP",
                                         "--clearenv",
                                         NULL};
+
+/* Private places of the host, hidden from every sandbox (bound back when asked). */
+static const char *const private_dirs[] = {"/root", "/home", NULL};
+static const char *const private_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
+                                            "/etc/gshadow-", NULL};
 
 bool sandbox_available(void)
 {
@@ -52,16 +88,32 @@ bool sandbox_available(void)
 	if (ok >= 0)
 		return ok;
 	/* it must also work: inside some containers it is installed but refused */
-	const char *argv[32];
+	const char *argv[48];
+	const char *const *opts = geteuid() == 0 ? root_opts : base_opts;
 	struct spawn_cmd c = {.argv = argv, .wall_s = 30};
 	struct spawn_result r;
 	char err[256];
 	int k = 0;
 	argv[k++] = "bwrap";
-	for (int i = 0; base_opts[i]; i++)
-		argv[k++] = base_opts[i];
+	for (int i = 0; mount_opts[i]; i++)
+		argv[k++] = mount_opts[i];
+	for (int i = 0; opts[i]; i++)
+		argv[k++] = opts[i];
 	argv[k++] = "--tmpfs";
 	argv[k++] = "/tmp";
+	if (opts == root_opts) {
+		const char *drop[] = {"setpriv",
+		                      "--reuid=65534",
+		                      "--regid=65534",
+		                      "--clear-groups",
+		                      "--inh-caps=-all",
+		                      "--bounding-set=-all",
+		                      "--no-new-privs",
+		                      "--",
+		                      NULL};
+		for (int i = 0; drop[i]; i++)
+			argv[k++] = drop[i];
+	}
 	argv[k++] = "true";
 	argv[k] = NULL;
 	ok = spawn_run(&c, &r, err, sizeof(err)) == 0 && r.status == 0 && !r.timed_out;
@@ -71,14 +123,30 @@ bool sandbox_available(void)
 
 const char *sandbox_describe(void)
 {
+	if (sandbox_available() && geteuid() == 0)
+		return "bubblewrap as the sandbox's own unprivileged user (read-only root, only "
+		       "the job's tree writable, no network, agent folders, /root and /home "
+		       "hidden, cleared environment)";
 	if (sandbox_available())
-		return "bubblewrap (read-only root, only the job's tree writable, no network, "
-		       "agent folders hidden, cleared environment)";
+		return "bubblewrap in a user namespace (read-only root, only the job's tree "
+		       "writable, no network, agent folders, /root and /home hidden, cleared "
+		       "environment)";
 	if (unsandboxed_ok)
 		return "NO SANDBOX (bubblewrap does not work here; --allow-unsandboxed): "
 		       "submitted code can read and write everything this agent can";
 	return "nothing: bubblewrap does not work here, so no untrusted code will run "
 	       "(--allow-unsandboxed overrides)";
+}
+
+/* Whether the PATH entry q (l bytes) lies under a folder the sandbox covers. */
+static bool path_under_private(const char *q, size_t l, const char *home)
+{
+	const char *tops[] = {"/tmp/", "/root/", "/home/", NULL};
+	for (int i = 0; tops[i]; i++)
+		if (l > strlen(tops[i]) && !strncmp(q, tops[i], strlen(tops[i])))
+			return true;
+	size_t hl = home ? strlen(home) : 0;
+	return hl > 1 && l > hl && !strncmp(q, home, hl) && q[hl] == '/';
 }
 
 struct strv {
@@ -102,6 +170,25 @@ static void strv_add_copy(struct strv *s, const char *const argv[])
 		strv_add(s, argv[i]);
 }
 
+/*
+ * A bind of path, preceded (when root is dropped) by --dir for each of its
+ * folders: bwrap makes the ones missing under a tmpfs 0700, which the
+ * sandbox's user could not enter.
+ */
+static void add_bind(struct strv *s, bool root, const char *how, const char *path)
+{
+	if (root) {
+		char *dir = strutil_xstrdup(path);
+		for (char *q = strchr(dir + 1, '/'); q; q = strchr(q + 1, '/')) {
+			*q = 0;
+			strv_add_copy(s, (const char *const[]){"--dir", dir, NULL});
+			*q = '/';
+		}
+		free(dir);
+	}
+	strv_add_copy(s, (const char *const[]){how, path, path, NULL});
+}
+
 char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
                     const char *const envp[], char *err, size_t errlen)
 {
@@ -119,14 +206,25 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 		strv_add_copy(&s, argv);
 		return s.v;
 	}
+	bool root = geteuid() == 0;
 	snprintf(size, sizeof(size), "%ld", (p->tmp_mb > 0 ? p->tmp_mb : 256) << 20);
 	strv_add(&s, "bwrap");
-	strv_add_copy(&s, base_opts);
+	strv_add_copy(&s, mount_opts);
+	strv_add_copy(&s, root ? root_opts : base_opts);
 	strv_add_copy(&s, (const char *const[]){"--size", size, "--tmpfs", "/tmp", "--size", size,
 	                                        "--tmpfs", "/dev/shm", NULL});
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->visible[i]; i++)
-		strv_add_copy(
-		    &s, (const char *const[]){"--ro-bind", p->visible[i], p->visible[i], NULL});
+		add_bind(&s, root, "--ro-bind", p->visible[i]);
+	const char *home = getenv("HOME");
+	for (int i = 0; private_dirs[i]; i++)
+		if (!stat(private_dirs[i], &st) && S_ISDIR(st.st_mode))
+			strv_add_copy(&s, (const char *const[]){"--tmpfs", private_dirs[i], NULL});
+	if (home && home[0] == '/' && strcmp(home, "/") && !stat(home, &st) && S_ISDIR(st.st_mode))
+		strv_add_copy(&s, (const char *const[]){"--tmpfs", home, NULL});
+	for (int i = 0; private_files[i]; i++)
+		if (!stat(private_files[i], &st) && S_ISREG(st.st_mode))
+			strv_add_copy(&s, (const char *const[]){"--ro-bind", "/dev/null",
+			                                        private_files[i], NULL});
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->hidden[i]; i++) {
 		if (stat(p->hidden[i], &st))
 			continue; /* nothing there to hide */
@@ -137,26 +235,26 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 			                                        p->hidden[i], NULL});
 	}
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->writable[i]; i++)
-		strv_add_copy(
-		    &s, (const char *const[]){"--bind", p->writable[i], p->writable[i], NULL});
+		add_bind(&s, root, "--bind", p->writable[i]);
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->readable[i]; i++)
-		strv_add_copy(
-		    &s, (const char *const[]){"--ro-bind", p->readable[i], p->readable[i], NULL});
+		add_bind(&s, root, "--ro-bind", p->readable[i]);
 	/* the empty folders over the agent's own stay empty: read-only once the binds are in */
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->hidden[i]; i++)
 		if (!stat(p->hidden[i], &st) && S_ISDIR(st.st_mode))
 			strv_add_copy(&s,
 			              (const char *const[]){"--remount-ro", p->hidden[i], NULL});
-	if (p->kvm && !access("/dev/kvm", R_OK | W_OK))
+	bool kvm = p->kvm && !access("/dev/kvm", R_OK | W_OK);
+	if (kvm)
 		strv_add_copy(&s,
 		              (const char *const[]){"--dev-bind", "/dev/kvm", "/dev/kvm", NULL});
-	/* the PATH the agent was given stays usable where the private /tmp covers it */
+	/* the PATH the agent was given stays usable where a private folder covers it */
 	const char *path = getenv("PATH");
 	for (const char *q = path; q && *q;) {
 		size_t l = strcspn(q, ":");
-		if (l > 5 && !strncmp(q, "/tmp/", 5)) {
+		if (path_under_private(q, l, home)) {
 			char *dir = strndup(q, l);
-			strv_add_copy(&s, (const char *const[]){"--ro-bind-try", dir, dir, NULL});
+			if (!stat(dir, &st))
+				add_bind(&s, root, "--ro-bind", dir);
 			free(dir);
 		}
 		q += l + (q[l] == ':');
@@ -173,6 +271,21 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 	strv_add_copy(&s, (const char *const[]){"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR",
 	                                        "/tmp", "--chdir", p->chdir ? p->chdir : "/", "--",
 	                                        NULL});
+	if (root) {
+		/* the sandbox's user, no groups but /dev/kvm's for qemu, no capability left */
+		char ru[32], rg[32], groups[48];
+		snprintf(ru, sizeof(ru), "--reuid=%u", (unsigned)sandbox_uid);
+		snprintf(rg, sizeof(rg), "--regid=%u", (unsigned)sandbox_gid);
+		strv_add_copy(&s, (const char *const[]){"setpriv", ru, rg, NULL});
+		if (kvm && !stat("/dev/kvm", &st)) {
+			snprintf(groups, sizeof(groups), "--groups=%u", (unsigned)st.st_gid);
+			strv_add(&s, groups);
+		} else {
+			strv_add(&s, "--clear-groups");
+		}
+		strv_add_copy(&s, (const char *const[]){"--inh-caps=-all", "--bounding-set=-all",
+		                                        "--no-new-privs", "--", NULL});
+	}
 	strv_add_copy(&s, argv);
 	return s.v;
 }

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define SANDBOX_MAX_PATHS 8
 
@@ -38,6 +39,18 @@ struct sandbox_policy {
 /* Add path to one of the policy's lists; -1 when the list is full. */
 int sandbox_add(const char *list[SANDBOX_MAX_PATHS], const char *path);
 
+/*
+ * The user code from a submission runs as when the agent runs as root
+ * (default 65534:65534, nobody): bwrap starts as root, so that it can bind
+ * what the agent can reach, and setpriv makes the command that user with
+ * no groups and no capabilities; the folders it may write are given to
+ * that user first (spawn.c).  As any other user, bwrap runs in a user
+ * namespace of that user.  Either way /root, /home, the agent's $HOME
+ * and /etc/shadow are hidden.
+ */
+void sandbox_set_user(uid_t uid, gid_t gid);
+/* Whether sandboxed commands drop root; then *uid, *gid are whose they become. */
+bool sandbox_drops_root(uid_t *uid, gid_t *gid);
 /* Whether bubblewrap works on this machine (probed once). */
 bool sandbox_available(void);
 

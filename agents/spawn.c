@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "sandbox.h"
 #include "strutil.h"
 
@@ -279,6 +280,18 @@ int spawn_run(const struct spawn_cmd *c, struct spawn_result *res, char *err, si
 		argv = sandbox_wrap(c->sandbox, c->argv, (const char *const *)envp, err, errlen);
 		if (!argv)
 			goto out;
+		uid_t su;
+		gid_t sg;
+		/* what the sandbox may write becomes its user's: it runs as no one else */
+		for (int i = 0; sandbox_drops_root(&su, &sg) && i < SANDBOX_MAX_PATHS &&
+		                c->sandbox->writable[i];
+		     i++)
+			if (fs_chown_tree(c->sandbox->writable[i], su, sg)) {
+				strutil_errf(err, errlen,
+				             "cannot give %s to the sandbox's user: %s",
+				             c->sandbox->writable[i], strerror(errno));
+				goto out;
+			}
 	} else {
 		size_t n = 0;
 		while (c->argv[n])

@@ -24,7 +24,12 @@
 # SUBS jobs, each submission a series of its own (the posting is part of
 # the load), so every phase has the same work.
 #   AGENTS=50 READERS=20 DURATION=30 PHASES=2 WARMUP=5 WARMUPS=6 STEADY=2
-#   SETTLE=3 SUBS=1200 IDLE=200 SLOW=50 may be overridden.
+# Last, /healthz under an mbox flood: FLOOD clients post mboxes of
+# FLOOD_MAILS empty mails (75,000: 3.6 MB) one after another for
+# FLOOD_SECONDS while a fresh client asks /healthz every 50 ms
+# (bench/mboxflood.py): its p50/p99 (goal p99 <= 200 ms).
+#   SETTLE=3 SUBS=1200 IDLE=200 SLOW=50 FLOOD=18 FLOOD_MAILS=75000
+#   FLOOD_SECONDS=20 may be overridden.
 set -uo pipefail
 AGENTS=${AGENTS:-50}
 READERS=${READERS:-20}
@@ -37,6 +42,9 @@ STEADY=${STEADY:-2}
 SETTLE=${SETTLE:-3}
 IDLE=${IDLE:-200}
 SLOW=${SLOW:-50}
+FLOOD=${FLOOD:-18}
+FLOOD_MAILS=${FLOOD_MAILS:-75000}
+FLOOD_SECONDS=${FLOOD_SECONDS:-20}
 source "$(dirname "$0")/../tests/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
@@ -149,6 +157,8 @@ done
 errors=$(for ((p = 1; p <= PHASES; p++)); do cat "$T/phase$p.json"; done | jq -s 'map(.errors | to_entries[] | .value) | add // 0')
 echo "errors over all phases: $errors (goal 0); jobs at the end: $(sql "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM jobs GROUP BY state ORDER BY state) x")"
 echo "load average now $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$TOP/bench/mboxflood.py" "$URL" "$FLOOD" "$FLOOD_MAILS" "$FLOOD_SECONDS" >"$T/mboxflood.json"
+jq -r --arg n "$FLOOD" --arg m "$FLOOD_MAILS" '"/healthz under an mbox flood (\($n) clients posting mboxes of \($m) empty mails): p50 \(.p50_ms) ms, p99 \(.p99_ms) ms, max \(.max_ms) ms over \(.healthz) requests, \(.healthz_not_200) not 200 (goal p99 <= 200 ms); the posts by status: \(.posts | tostring)"' "$T/mboxflood.json"
 
 echo "server memory, idle $SETTLE s after each load (RSS; anonymous part; threads; database connections):"
 awk '{ printf "  %-8s %6.1f MiB  %6.1f MiB  %3d threads  %3d db\n", $1, $2 / 1024, $3 / 1024, $4, $5 }' "$T/idle"

@@ -166,10 +166,11 @@ int netpolicy_check_url(const char *url, const char *allow, struct netpolicy_pin
 				strcpy(addrs[naddr++], a);
 			continue;
 		}
-		strutil_errf(
-		    err, errlen,
-		    "%s port %d is %s, an internal address (%s); not in LOCKLAB_FETCH_ALLOW", host,
-		    port, shown, why);
+		/* never what the name resolved to: that would tell internal names apart */
+		strutil_errf(err, errlen,
+		             "%s port %d: refused by the fetch policy (an internal address, not in "
+		             "LOCKLAB_FETCH_ALLOW)",
+		             host, port);
 		rc = -1;
 	}
 	freeaddrinfo(res);

@@ -4,6 +4,7 @@
  */
 #include "conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -26,12 +27,12 @@ enum conn_phase {
 struct conn_slot {
 	struct conn_slot *prev, *next;
 	int fd;
-	unsigned char addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	unsigned char addr[16]; /* the client's, IPv4 as ::ffff:a.b.c.d */
+	bool via_proxy;         /* the peer is --trusted-proxy: addr from X-Forwarded-For */
 	enum conn_phase phase;
 	int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
 	unsigned served;     /* requests completed on this connection */
 	bool over_total;     /* opened past max_connections */
-	bool over_ip;        /* opened past per_ip_connections */
 	bool cut;            /* the watchdog shut it down */
 };
 
@@ -42,11 +43,13 @@ static struct conn_slot *conn_list;
 static unsigned conn_open;
 static bool conn_stopping;
 static pthread_t conn_watchdog;
+static bool conn_have_proxy;
+static unsigned char conn_proxy[16]; /* --trusted-proxy's address key */
 static bool conn_running;
 
 /* Counters for /metrics; relaxed: read by /metrics only. */
 static atomic_ulong conn_refused_total, conn_refused_ip, conn_cut_headers, conn_cut_idle,
-    conn_cut_body, conn_late_body;
+    conn_cut_body, conn_late_body, conn_cut_budget;
 
 /* How long past the body deadline a silent body is cut without a reply. */
 #define CONN_BODY_GRACE_MS 2000
@@ -82,6 +85,71 @@ static void conn_addr_key(const struct sockaddr *sa, unsigned char key[16])
 	}
 }
 
+/* Whether s has sent a request: it counts against --per-ip-connections. */
+static bool conn_admitted(const struct conn_slot *s)
+{
+	return s->phase != PHASE_HEADERS || s->served > 0;
+}
+
+/*
+ * A new connection from s's address while --header-connections others from
+ * it have sent no request yet: the oldest of those is cut (conn_lock held),
+ * so that slow or idle clients cannot hold the slots that complete
+ * requests need.  The list is newest first.
+ */
+static void conn_cut(struct conn_slot *s);
+static void conn_header_budget(const struct conn_slot *s)
+{
+	struct conn_slot *o, *oldest = NULL;
+	unsigned pending = 0;
+
+	for (o = conn_list; o; o = o->next)
+		if (!o->cut && !conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0) {
+			pending++;
+			oldest = o;
+		}
+	if (pending >= srv_cfg.header_connections && oldest && oldest->fd >= 0) {
+		conn_cut(oldest);
+		atomic_fetch_add_explicit(&conn_cut_budget, 1, memory_order_relaxed);
+	}
+}
+
+/* An address as text into key; false when it is none. */
+static bool conn_text_key(const char *text, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (inet_pton(AF_INET, text, key + 12) == 1) {
+		key[10] = key[11] = 0xff;
+		return true;
+	}
+	return inet_pton(AF_INET6, text, key) == 1;
+}
+
+/*
+ * Behind --trusted-proxy: the client is the last address of
+ * X-Forwarded-For (the one the proxy itself added); false when the header
+ * holds none, so the proxy's own address counts.
+ */
+static bool conn_forwarded(struct MHD_Connection *c, unsigned char key[16])
+{
+	const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+	char last[64];
+	const char *p;
+	size_t l;
+
+	if (!xff)
+		return false;
+	p = strrchr(xff, ',');
+	p = p ? p + 1 : xff;
+	p += strspn(p, " \t");
+	l = strcspn(p, " \t");
+	if (l == 0 || l >= sizeof(last))
+		return false;
+	memcpy(last, p, l);
+	last[l] = 0;
+	return conn_text_key(last, key);
+}
+
 static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -93,9 +161,8 @@ static struct conn_slot *conn_slot_of(struct MHD_Connection *c)
 void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                  enum MHD_ConnectionNotificationCode toe)
 {
-	struct conn_slot *s = *socket_context, *o;
+	struct conn_slot *s = *socket_context;
 	const union MHD_ConnectionInfo *ci;
-	unsigned same_ip = 0;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		/* MHD closes the fd after this returns: the watchdog no longer sees it */
@@ -121,13 +188,12 @@ void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 	s->fd = ci ? ci->connect_fd : -1;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	conn_addr_key(ci ? ci->client_addr : NULL, s->addr);
+	s->via_proxy = conn_have_proxy && memcmp(s->addr, conn_proxy, 16) == 0;
 	s->phase = PHASE_HEADERS;
 	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.header_timeout * 1000;
 	pthread_mutex_lock(&conn_lock);
-	for (o = conn_list; o; o = o->next)
-		same_ip += memcmp(o->addr, s->addr, 16) == 0;
+	conn_header_budget(s);
 	s->over_total = conn_open >= srv_cfg.max_connections;
-	s->over_ip = same_ip >= srv_cfg.per_ip_connections;
 	s->next = conn_list;
 	if (conn_list)
 		conn_list->prev = s;
@@ -142,10 +208,15 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 	struct conn_slot *s = conn_slot_of(c), *o;
 	enum conn_admit rc = CONN_OK;
 	unsigned same_ip = 0;
+	unsigned char fwd[16];
+	bool forwarded;
 
 	if (!s)
 		return CONN_OK;
+	forwarded = s->via_proxy && conn_forwarded(c, fwd);
 	pthread_mutex_lock(&conn_lock);
+	if (forwarded)
+		memcpy(s->addr, fwd, 16); /* this request's client, not the proxy */
 	if (s->cut) {
 		rc = CONN_CUT;
 		goto out;
@@ -156,14 +227,17 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 		goto out;
 	}
 	s->over_total = false;
-	if (s->over_ip) {
+	/*
+	 * its first request (every request through the proxy, each another
+	 * client's): the others of its address that sent one are counted
+	 */
+	if (s->served == 0 || s->via_proxy) {
 		for (o = conn_list; o; o = o->next)
-			same_ip += memcmp(o->addr, s->addr, 16) == 0;
-		if (same_ip > srv_cfg.per_ip_connections) {
+			same_ip += o != s && conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0;
+		if (same_ip >= srv_cfg.per_ip_connections) {
 			rc = CONN_IP_FULL;
 			goto out;
 		}
-		s->over_ip = false;
 	}
 	s->phase = PHASE_BODY;
 	s->deadline_ms = conn_now_ms() + (int64_t)srv_cfg.body_timeout * 1000;
@@ -290,6 +364,12 @@ static void *conn_watch(void *arg)
 
 int conn_start(void)
 {
+	conn_have_proxy = srv_cfg.trusted_proxy && *srv_cfg.trusted_proxy;
+	if (conn_have_proxy && !conn_text_key(srv_cfg.trusted_proxy, conn_proxy)) {
+		fprintf(stderr, "locklab-server: --trusted-proxy '%s' is not an IP address\n",
+		        srv_cfg.trusted_proxy);
+		return -1;
+	}
 	conn_stopping = false;
 	if (pthread_create(&conn_watchdog, NULL, conn_watch, NULL) != 0)
 		return -1;
@@ -331,11 +411,16 @@ void conn_metrics(FILE *out)
 	        "locklab_http_deadline_total{phase=\"headers\"} %lu\n"
 	        "locklab_http_deadline_total{phase=\"idle\"} %lu\n"
 	        "locklab_http_deadline_total{phase=\"body\"} %lu\n"
-	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n",
+	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n"
+	        "# HELP locklab_http_header_budget_total Connections without a request cut to "
+	        "make room for a newer one from their address (--header-connections).\n"
+	        "# TYPE locklab_http_header_budget_total counter\n"
+	        "locklab_http_header_budget_total %lu\n",
 	        open, atomic_load_explicit(&conn_refused_total, memory_order_relaxed),
 	        atomic_load_explicit(&conn_refused_ip, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_headers, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_idle, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_body, memory_order_relaxed),
-	        atomic_load_explicit(&conn_late_body, memory_order_relaxed));
+	        atomic_load_explicit(&conn_late_body, memory_order_relaxed),
+	        atomic_load_explicit(&conn_cut_budget, memory_order_relaxed));
 }

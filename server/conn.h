@@ -16,10 +16,16 @@
  *    the access handler when its next bytes arrive (or is cut two seconds
  *    later if none come).
  *  - soft limits answered in HTTP: a connection opened while
- *    srv_cfg.max_connections are open, or while srv_cfg.per_ip_connections
- *    are open from its address, gets 503 with Retry-After (and
- *    "Connection: close") for its request instead of a TCP reset.  The hard
- *    limits given to libmicrohttpd are twice these (conn_hard_limit()).
+ *    srv_cfg.max_connections are open, or whose first request comes while
+ *    srv_cfg.per_ip_connections others from its address have sent one, gets
+ *    503 with Retry-After (and "Connection: close") for its request instead
+ *    of a TCP reset.  The hard limits given to libmicrohttpd are twice these
+ *    (conn_hard_limit()).
+ *  - a budget of their own for connections that have sent no request yet
+ *    (slow or idle clients): srv_cfg.header_connections per address; a newer
+ *    one cuts the oldest (408).  They never count against the per-address
+ *    limit, so slow clients on an address (a NAT, a proxy) cannot lock out
+ *    the complete requests of their neighbours.
  *
  * The handler phase (after the body, until the reply is sent) has no
  * deadline: a handler's own timeouts bound it (database, --fetch-timeout).

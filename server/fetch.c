@@ -215,7 +215,12 @@ static int fetch_preflight(const char *url, char *err, size_t errlen)
 	}
 	for (p = ai; p; p = p->ai_next)
 		if (fetch_addr_allowed(p->ai_addr, why, sizeof(why)) != 0) {
-			snprintf(err, errlen, "%s: refused by the fetch policy: %s", url, why);
+			/* why names the address: an oracle for internal names, kept in the log */
+			fprintf(stderr, "locklab-server: fetch of %s refused: %s\n", url, why);
+			snprintf(err, errlen,
+			         "%s: refused by the fetch policy: %s port %s is not a place this "
+			         "server may fetch from (--fetch-allow)",
+			         url, hbuf, port);
 			ret = FETCH_REFUSED;
 			goto out;
 		}
@@ -284,9 +289,10 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, NULL);
 	if (rc != CURLE_OK) {
 		if (guard.refused && rc == CURLE_COULDNT_CONNECT) {
-			snprintf(err, errlen,
-			         "%s: a connection was refused by the fetch policy: %s", url,
-			         guard.why);
+			fprintf(stderr, "locklab-server: fetch of %s refused: %s\n", url,
+			        guard.why);
+			snprintf(err, errlen, "%s: a connection was refused by the fetch policy",
+			         url);
 			ret = FETCH_REFUSED;
 		} else if (b.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
 			snprintf(err, errlen, "%s: the patch is over %zu bytes", url,

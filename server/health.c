@@ -9,6 +9,7 @@
 #include "api.h"
 #include "db.h"
 #include "intake.h"
+#include "submissions.h"
 
 enum handler_rc api_healthz(struct http_request *req)
 {
@@ -37,6 +38,10 @@ enum handler_rc api_metrics(struct http_request *req)
 	if (!f)
 		return http_reply_error(req, 500, "internal", "out of memory");
 	http_metrics(f);
+	fprintf(f,
+	        "# HELP locklab_mbox_parses Submitted mboxes being parsed (off the HTTP "
+	        "threads).\n# TYPE locklab_mbox_parses gauge\nlocklab_mbox_parses %u\n",
+	        submission_parses_active());
 	intake_metrics(f);
 	fprintf(f, "# HELP locklab_up Whether the database answers.\n# TYPE locklab_up gauge\n");
 	if (c)

@@ -117,6 +117,7 @@ enum handler_rc api_agent_register(struct http_request *req)
 	char secret[65], hash[65];
 	json_t *doc = NULL;
 	json_error_t jerr;
+	int trusted = 0;
 	PGconn *c;
 	PGresult *res;
 	enum handler_rc rc;
@@ -125,13 +126,18 @@ enum handler_rc api_agent_register(struct http_request *req)
 		doc = http_body_json(req);
 		if (!doc)
 			return HANDLER_HANDLED;
-		if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?s}", "name", &name,
-		                   "machine_class", &mclass, "role", &role) != 0) {
+		if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s?s, s?s, s?s, s?b}", "name", &name,
+		                   "machine_class", &mclass, "role", &role, "trusted",
+		                   &trusted) != 0) {
 			rc = http_reply_error(req, 400, "invalid", "%s", jerr.text);
 			goto out;
 		}
 		if (strcmp(role, "agent") != 0 && strcmp(role, "submitter") != 0) {
 			rc = http_reply_error(req, 400, "invalid", "role: agent or submitter");
+			goto out;
+		}
+		if (trusted && strcmp(role, "submitter") != 0) {
+			rc = http_reply_error(req, 400, "invalid", "trusted: only a submitter is");
 			goto out;
 		}
 		if (!*mclass || strlen(mclass) > 100 || strlen(name) > 200) {
@@ -151,22 +157,22 @@ enum handler_rc api_agent_register(struct http_request *req)
 		goto out;
 	}
 	{
-		const char *p[4] = {name, role, mclass, hash};
+		const char *p[5] = {name, role, mclass, hash, trusted ? "t" : "f"};
 
 		res = db_exec(c,
-		              "INSERT INTO agents (name, role, machine_class, token_hash) VALUES "
-		              "($1, $2, $3, $4) RETURNING id",
-		              4, p);
+		              "INSERT INTO agents (name, role, machine_class, token_hash, trusted) "
+		              "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+		              5, p);
 	}
 	if (!res) {
 		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
-	rc =
-	    http_reply_json(req, 201,
-	                    json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
-	                              (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10), "token",
-	                              secret, "name", name, "role", role, "machine_class", mclass));
+	rc = http_reply_json(req, 201,
+	                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "id",
+	                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
+	                               "token", secret, "name", name, "role", role, "machine_class",
+	                               mclass, "trusted", trusted));
 	PQclear(res);
 out:
 	json_decref(doc);
@@ -652,15 +658,18 @@ struct results_ctx {
 };
 
 /*
- * The job's confirm_from (0 while it has none) and its most rounds (its
- * plan's, else --max-rounds); -1 on a database failure.
+ * The job's confirm_from (0 while it has none), its most rounds (its
+ * plan's, else the --max-rounds it was made with, else ours) and its step
+ * (the --min-rounds it was made with, else ours); -1 on a database failure.
  */
-static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *planned)
+static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *min_rounds,
+                            int *planned)
 {
 	const char *q[1] = {idbuf};
 	PGresult *res = db_exec(c,
 	                        "SELECT coalesce(confirm_from, 0), max_rounds, "
-	                        "coalesce((plan->>'rounds')::int, 0) FROM jobs WHERE id = $1",
+	                        "coalesce((plan->>'rounds')::int, 0), min_rounds "
+	                        "FROM jobs WHERE id = $1",
 	                        1, q);
 	int v;
 
@@ -671,6 +680,7 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *
 	v = atoi(PQgetvalue(res, 0, 0));
 	*max_rounds = PQgetisnull(res, 0, 1) ? srv_cfg.max_rounds : atoi(PQgetvalue(res, 0, 1));
 	*planned = atoi(PQgetvalue(res, 0, 2));
+	*min_rounds = PQgetisnull(res, 0, 3) ? srv_cfg.min_rounds : atoi(PQgetvalue(res, 0, 3));
 	PQclear(res);
 	return v;
 }
@@ -696,11 +706,11 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 	char idbuf[24], next[16], from[16];
 	struct comparison cmp;
 	char err[256];
-	int rc, confirm_from, max_rounds, planned;
+	int rc, confirm_from, max_rounds, min_rounds, planned;
 	bool confirm = false, more = false;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
-	if ((confirm_from = job_confirm_from(c, idbuf, &max_rounds, &planned)) < 0)
+	if ((confirm_from = job_confirm_from(c, idbuf, &max_rounds, &min_rounds, &planned)) < 0)
 		return db_failure();
 	comparison_init(&cmp);
 	rc = verdicts_compute(c, x->id, confirm_from, &cmp, err, sizeof(err));
@@ -720,8 +730,7 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		more = !confirm && verdicts_want_more(&cmp) && wanted < max_rounds;
 	}
 	rc = verdicts_store(c, x->id, &cmp, !confirm && !more);
-	snprintf(next, sizeof(next), "%d",
-	         plan_next_look(planned, wanted, max_rounds, srv_cfg.min_rounds));
+	snprintf(next, sizeof(next), "%d", plan_next_look(planned, wanted, max_rounds, min_rounds));
 	snprintf(from, sizeof(from), "%d", wanted);
 	if (rc == DB_OK && confirm) {
 		const char *q[2] = {idbuf, from};
@@ -1059,6 +1068,31 @@ static int results_rows(struct results_ctx *x)
 	return 0;
 }
 
+/*
+ * The most rounds a job may ask for: what it was made with (a server with
+ * another --max-rounds may have made it), ours for an older job or a
+ * missing one (refused later); -1 on a database failure.
+ */
+static int job_max_rounds(PGconn *c, long long id)
+{
+	char idbuf[24];
+	const char *q[2] = {idbuf, NULL};
+	char ours[16];
+	snprintf(idbuf, sizeof(idbuf), "%lld", id);
+	snprintf(ours, sizeof(ours), "%d", srv_cfg.max_rounds);
+	q[1] = ours;
+	PGresult *res = db_exec(c,
+	                        "SELECT greatest(coalesce(max_rounds, $2::int), "
+	                        "coalesce(min_rounds, 0)) FROM jobs WHERE id = $1",
+	                        2, q);
+	int v;
+	if (!res)
+		return -1;
+	v = PQntuples(res) == 1 ? atoi(PQgetvalue(res, 0, 0)) : srv_cfg.max_rounds;
+	PQclear(res);
+	return v;
+}
+
 enum handler_rc api_job_results(struct http_request *req, long long id)
 {
 	struct auth_agent agent;
@@ -1120,10 +1154,14 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      "variant: base, patched or patch-K");
 		goto out;
 	}
-	/* --max-rounds, and as many again when a change found is confirmed */
-	if (res.round < 0 || res.round >= 2 * srv_cfg.max_rounds) {
-		rc = http_reply_error(req, 422, "invalid-result", "round: 0 to %d",
-		                      2 * srv_cfg.max_rounds - 1);
+	/* the job's --max-rounds, and as many again when a change found is confirmed */
+	int most = job_max_rounds(c, id);
+	if (most < 0) {
+		rc = api_reply_db_error(req, "cannot read the job");
+		goto out;
+	}
+	if (res.round < 0 || res.round >= 2 * most) {
+		rc = http_reply_error(req, 422, "invalid-result", "round: 0 to %d", 2 * most - 1);
 		goto out;
 	}
 	doc_text = json_dumps(doc, JSON_COMPACT);

@@ -21,6 +21,7 @@
 #include "intake.h"
 #include "jobs.h"
 #include "mail.h"
+#include "mbox.h"
 #include "outbox.h"
 #include "progdir.h"
 #include "routes.h"
@@ -55,6 +56,12 @@ static struct opt opts[] = {
      "share/locklab/sql beside its bin/ folder)"},
     {"max-body", "LOCKLAB_MAX_BODY", OPT_SIZE, &srv_cfg.max_body, "16777216", 1, 1e10,
      "largest request body in bytes (413 past it)"},
+    {"max-mbox-messages", "LOCKLAB_MAX_MBOX_MESSAGES", OPT_SIZE, &srv_cfg.max_mbox_messages, "5000",
+     1, 1e7, "messages one submitted or fetched mbox may hold (413 past it)"},
+    {"max-series-patches", "LOCKLAB_MAX_SERIES_PATCHES", OPT_SIZE, &srv_cfg.max_series_patches,
+     "500", 1, 1e6, "patches one series may have (413 past it)"},
+    {"max-patch-bytes", "LOCKLAB_MAX_PATCH_BYTES", OPT_SIZE, &srv_cfg.max_patch_bytes, "4194304", 1,
+     1e10, "bytes of one patch's diff (413 past it)"},
     {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_INT, &srv_cfg.fetch_timeout, "30", 1, 3600,
      "seconds allowed to fetch a patch URL"},
     {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
@@ -93,8 +100,16 @@ static struct opt opts[] = {
      "connections are closed at twice this)"},
     {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
      "64", 1, 100000,
-     "open HTTP connections from one client address; past it 503 + Retry-After (closed at twice "
-     "this)"},
+     "HTTP connections from one client address that have sent a request; past it 503 + "
+     "Retry-After (closed at twice this)"},
+    {"header-connections", "LOCKLAB_HEADER_CONNECTIONS", OPT_UINT, &srv_cfg.header_connections,
+     "96", 1, 100000,
+     "HTTP connections from one client address that have not sent a whole request yet; a newer "
+     "one cuts the oldest (408), so slow clients cannot hold the slots complete requests need"},
+    {"trusted-proxy", "LOCKLAB_TRUSTED_PROXY", OPT_STR, &srv_cfg.trusted_proxy, "", 0, 0,
+     "IP address of a reverse proxy in front of the server: on its connections the client "
+     "address (for the per-address limits) is the last of X-Forwarded-For; from anywhere else "
+     "the header is ignored"},
     {"http-threads", "LOCKLAB_HTTP_THREADS", OPT_UINT, &srv_cfg.http_threads, "16", 1, 1024,
      "threads serving HTTP (epoll), each with its own database connection"},
     {"header-timeout", "LOCKLAB_HEADER_TIMEOUT", OPT_UINT, &srv_cfg.header_timeout, "20", 1, 86400,
@@ -105,6 +120,10 @@ static struct opt opts[] = {
     {"fetch-max-active", "LOCKLAB_FETCH_MAX_ACTIVE", OPT_UINT, &srv_cfg.fetch_max_active, "4", 1,
      1024,
      "URL submissions fetched at once; past it 503 + Retry-After (keep below --http-threads)"},
+    {"parse-max-active", "LOCKLAB_PARSE_MAX_ACTIVE", OPT_UINT, &srv_cfg.parse_max_active, "2", 1,
+     1024,
+     "submitted mboxes parsed at once, each on a thread of its own, off the HTTP threads; past "
+     "it 503 + Retry-After"},
     {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
      "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_UINT, &srv_cfg.connection_timeout,
@@ -365,6 +384,8 @@ static int parse_config(int argc, char **argv)
 		return -1;
 	if (mail_config() != 0)
 		return -1;
+	mbox_set_limits(&(struct mbox_limits){srv_cfg.max_mbox_messages, srv_cfg.max_series_patches,
+	                                      srv_cfg.max_patch_bytes});
 	if (srv_cfg.max_rounds < srv_cfg.min_rounds) {
 		fprintf(stderr, "locklab-server: --max-rounds %d is below --min-rounds %d\n",
 		        srv_cfg.max_rounds, srv_cfg.min_rounds);

@@ -655,13 +655,23 @@ struct collect {
 	size_t n, cap;
 	char *err;
 	size_t errlen;
+	size_t seen; /* messages split off, parsed or not */
 };
+
+static struct mbox_limits limits = {MBOX_MAX_MESSAGES, MBOX_MAX_PATCHES, MBOX_MAX_PATCH_BYTES};
+
+void mbox_set_limits(const struct mbox_limits *l)
+{
+	limits = *l;
+}
 
 static int collect_one(const char *raw, size_t len, void *arg)
 {
 	struct collect *c = arg;
 	char why[160];
 
+	if (++c->seen > limits.max_messages)
+		return 1; /* past --max-mbox-messages: nothing more is parsed */
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 16;
 		c->mails = g_realloc_n(c->mails, c->cap, sizeof(*c->mails));
@@ -1010,19 +1020,50 @@ out:
 int mbox_parse_thread(const char *buf, size_t len, const char *want_id, struct mbox_series *out,
                       char *err, size_t errlen)
 {
-	struct collect c = {NULL, 0, 0, err, errlen};
+	struct collect c = {NULL, 0, 0, err, errlen, 0};
 	size_t i;
-	int ret = -1;
+	int ret = -1, split;
 
 	if (memchr(buf, '\0', len)) {
 		strutil_errf(err, errlen, "not a text mbox: it holds NUL bytes");
 		return -1;
 	}
-	if (mbox_split(buf, len, collect_one, &c) != 0) {
+	split = mbox_split(buf, len, collect_one, &c);
+	if (split == 1) {
+		strutil_errf(err, errlen,
+		             "the mbox holds more than %zu messages, the limit of this server "
+		             "(--max-mbox-messages)",
+		             limits.max_messages);
+		ret = MBOX_TOO_LARGE;
+		goto out;
+	}
+	if (split != 0) {
 		strutil_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	ret = mbox_assemble(c.mails, c.n, want_id, out, err, errlen);
+	if (ret == 0 && out->npatches > limits.max_patches) {
+		strutil_errf(err, errlen,
+		             "the series has %zu patches, more than %zu, the limit of this server "
+		             "(--max-series-patches)",
+		             out->npatches, limits.max_patches);
+		ret = MBOX_TOO_LARGE;
+	}
+	for (i = 0; ret == 0 && i < out->npatches; i++) {
+		size_t bytes = out->patches[i].diff ? strlen(out->patches[i].diff) : 0;
+		if (bytes > limits.max_patch_bytes) {
+			strutil_errf(
+			    err, errlen,
+			    "patch %zu is %zu bytes, more than %zu, the limit of this server "
+			    "(--max-patch-bytes)",
+			    i + 1, bytes, limits.max_patch_bytes);
+			ret = MBOX_TOO_LARGE;
+		}
+	}
+	if (ret == MBOX_TOO_LARGE) {
+		mbox_series_release(out);
+		mbox_series_init(out);
+	}
 out:
 	for (i = 0; i < c.n; i++)
 		mbox_mail_release(&c.mails[i]);

@@ -56,13 +56,29 @@ void mbox_series_init(struct mbox_series *s);
 void mbox_series_release(struct mbox_series *s);
 
 /*
+ * What one mbox may hold: messages (counted as they are split, so a flood
+ * of empty mails stops early), patches in the series taken, bytes of one
+ * patch's diff.  The server sets them from --max-mbox-messages,
+ * --max-series-patches and --max-patch-bytes; these are the defaults.
+ */
+#define MBOX_MAX_MESSAGES    5000
+#define MBOX_MAX_PATCHES     500
+#define MBOX_MAX_PATCH_BYTES (4u << 20)
+struct mbox_limits {
+	size_t max_messages, max_patches, max_patch_bytes;
+};
+void mbox_set_limits(const struct mbox_limits *l);
+/* mbox_parse_thread's return when a limit was passed (err names it). */
+#define MBOX_TOO_LARGE (-2)
+/*
  * Parse buf (len bytes, need not be NUL-terminated) into out, which must be
  * initialised.  want_id ("<...>" or NULL) names a message of the series to
  * take when the mbox holds several (a URL's message-id); without it the
  * newest version wins, a series with a cover letter before one without, a
  * threaded one before strays.  Returns 0, or -1 with a reason in err: no
  * message with a diff, want_id not in the mbox, a series with missing parts,
- * numbering that disagrees.  On failure out is left empty.
+ * numbering that disagrees; MBOX_TOO_LARGE past a limit.  On failure out is
+ * left empty.
  */
 int mbox_parse_thread(const char *buf, size_t len, const char *want_id, struct mbox_series *out,
                       char *err, size_t errlen);

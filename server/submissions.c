@@ -4,17 +4,20 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "api.h"
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
 #include "mail.h"
 #include "mbox.h"
+#include "strutil.h"
 #include "url.h"
 #include <glib.h>
 
@@ -249,17 +252,22 @@ static int sub_insert_jobs(PGconn *c, struct sub_new *s, const char *idbuf)
 	nclass = PQntuples(res);
 	for (k = 0; k < s->nsuites; k++) {
 		for (i = 0; i < (nclass ? nclass : 1); i++) {
-			char rounds[16];
-			const char *p[4] = {idbuf, s->suites[k],
-			                    nclass ? PQgetvalue(res, i, 0) : "default", rounds};
+			char rounds[16], minr[16], maxr[16];
+			const char *p[6] = {
+			    idbuf,  s->suites[k], nclass ? PQgetvalue(res, i, 0) : "default",
+			    rounds, minr,         maxr};
 			PGresult *jr;
 
 			snprintf(rounds, sizeof(rounds), "%d",
 			         s->rounds > 0 ? s->rounds : srv_cfg.min_rounds);
+			/* the limits it is planned with go with it (any server judges by them) */
+			snprintf(minr, sizeof(minr), "%d", srv_cfg.min_rounds);
+			snprintf(maxr, sizeof(maxr), "%d", srv_cfg.max_rounds);
 			jr = db_exec(c,
 			             "INSERT INTO jobs (submission_id, suite, machine_class, "
-			             "rounds_wanted) VALUES ($1, $2, $3, $4) RETURNING id",
-			             4, p);
+			             "rounds_wanted, min_rounds, max_rounds) "
+			             "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+			             6, p);
 			if (!jr) {
 				rc = db_failure();
 				goto out;
@@ -435,18 +443,132 @@ out:
 	return rc;
 }
 
-/* A URL fetched off the pool's threads (http_defer), and what came of it. */
+/* Whether addr (len bytes) appears in hay as a whole address, case-blind. */
+static bool sub_addr_in(const char *hay, const char *addr, size_t len)
+{
+	for (const char *p = hay; p && *p; p++) {
+		if (strncasecmp(p, addr, len) != 0)
+			continue;
+		bool before = p == hay || strchr(" \t<,\"'(", p[-1]);
+		bool after = !p[len] || strchr(" \t>,\"')", p[len]);
+		if (before && after)
+			return true;
+	}
+	return false;
+}
+
+/* Whether addr is one of the series' people: From, the list it went to, Cc. */
+static bool sub_person(const struct mbox_series *sr, const char *addr, size_t len)
+{
+	const struct mbox_mail *m;
+	for (size_t i = 0; i <= sr->npatches; i++) {
+		m = i < sr->npatches ? &sr->patches[i] : sr->cover;
+		if (m && (sub_addr_in(m->from, addr, len) || sub_addr_in(m->list, addr, len) ||
+		          sub_addr_in(m->cc, addr, len)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether every address of notify ("a@b, Name <c@d>") is one of the
+ * series' own people; else false with the first other one named in err.
+ * A submission without mails (a git one) has no people.
+ */
+static bool sub_notify_ok(const struct mbox_series *sr, const char *notify, char *err,
+                          size_t errlen)
+{
+	for (const char *p = notify; *p;) {
+		size_t l = strcspn(p, ",");
+		const char *a = p, *lt = memchr(p, '<', l);
+		size_t al = l;
+		if (lt) {
+			const char *gt = memchr(lt, '>', l - (size_t)(lt - p));
+			a = lt + 1;
+			al = gt ? (size_t)(gt - a) : l - (size_t)(a - p);
+		}
+		while (al && (*a == ' ' || *a == '\t'))
+			a++, al--;
+		while (al && (a[al - 1] == ' ' || a[al - 1] == '\t'))
+			al--;
+		if (al && !sub_person(sr, a, al)) {
+			strutil_errf(
+			    err, errlen,
+			    "notify: %.*s is not among the series' From, To and Cc; only a "
+			    "trusted submitter token may name other addresses",
+			    (int)(al > 200 ? 200 : al), a);
+			return false;
+		}
+		p += l + (p[l] == ',');
+	}
+	return true;
+}
+
+/* Whether the caller is trusted with any notify address: 1, 0, or -1 (database). */
+static int sub_trusted(struct http_request *req)
+{
+	const char *token = http_bearer(req);
+	char hash[65];
+	if (!token)
+		return 0;
+	if (auth_is_admin(token))
+		return 1;
+	PGconn *c = db_conn();
+	if (!c)
+		return -1;
+	sha256_hex(token, strlen(token), hash);
+	const char *p[1] = {hash};
+	PGresult *res = db_exec(c,
+	                        "SELECT trusted FROM agents WHERE token_hash = $1 AND "
+	                        "role = 'submitter'",
+	                        1, p);
+	if (!res)
+		return -1;
+	int v = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return v;
+}
+
+/*
+ * A URL fetched, or a submitted mbox parsed, off the pool's threads
+ * (http_defer), and what came of it: the HTTP threads go on serving
+ * /healthz, the dashboard and agents while a flood of mboxes is parsed.
+ */
 struct sub_fetch {
 	char *url;
+	char *mbox; /* instead of url: the submitted mbox */
 	struct mbox_series series;
 	int rc;
 	char err[512];
 };
 
+/* Parses running at once (--parse-max-active; past it 503 + Retry-After). */
+static atomic_uint parse_active;
+
+unsigned submission_parses_active(void)
+{
+	return atomic_load(&parse_active);
+}
+
+static bool parse_slot_take(void)
+{
+	unsigned n = atomic_load(&parse_active);
+	do {
+		if (n >= srv_cfg.parse_max_active)
+			return false;
+	} while (!atomic_compare_exchange_weak(&parse_active, &n, n + 1));
+	return true;
+}
+
 static void sub_fetch_run(void *arg)
 {
 	struct sub_fetch *f = arg;
 
+	if (f->mbox) {
+		f->rc = mbox_parse(f->mbox, strlen(f->mbox), &f->series, f->err, sizeof(f->err));
+		atomic_fetch_sub(&parse_active, 1);
+		return;
+	}
 	f->rc = sub_fetch_series(f->url, &f->series, f->err, sizeof(f->err));
 	fetch_slot_release();
 }
@@ -457,7 +579,20 @@ static void sub_fetch_free(void *arg)
 
 	mbox_series_release(&f->series);
 	free(f->url);
+	free(f->mbox);
 	free(f);
+}
+
+/* The deferred work's series moves to s (f keeps an empty one); its rc. */
+static int sub_fetch_take(struct http_request *req, struct sub_new *s, char *err, size_t errlen)
+{
+	struct sub_fetch *f = req->deferred;
+
+	snprintf(err, errlen, "%s", f->err);
+	mbox_series_release(&s->series);
+	s->series = f->series;
+	mbox_series_init(&f->series);
+	return f->rc;
 }
 
 enum handler_rc api_submission_create(struct http_request *req)
@@ -568,16 +703,7 @@ enum handler_rc api_submission_create(struct http_request *req)
 				fetch_slot_release(); /* the work never started */
 			goto out;
 		}
-		{
-			struct sub_fetch *f = req->deferred;
-
-			dbrc = f->rc;
-			snprintf(err, sizeof(err), "%s", f->err);
-			/* the series moves to s; f keeps an empty one */
-			mbox_series_release(&s.series);
-			s.series = f->series;
-			mbox_series_init(&f->series);
-		}
+		dbrc = sub_fetch_take(req, &s, err, sizeof(err));
 		if (dbrc != FETCH_OK) {
 			rc = http_reply_error(req, 422,
 			                      dbrc == FETCH_REFUSED  ? "fetch-refused"
@@ -588,12 +714,51 @@ enum handler_rc api_submission_create(struct http_request *req)
 		}
 	} else {
 		s.source = "mbox";
-		if (mbox_parse(mbox, strlen(mbox), &s.series, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 422, "not-a-patch", "%s", err);
+		/* first call: parse on a thread of its own; the second takes its result */
+		if (!req->deferred) {
+			struct sub_fetch *f;
+
+			if (!parse_slot_take()) {
+				rc =
+				    http_reply_error(req, 503, "busy",
+				                     "%u mboxes are being parsed, the most at once "
+				                     "(--parse-max-active); try again later",
+				                     srv_cfg.parse_max_active);
+				goto out;
+			}
+			f = calloc(1, sizeof(*f));
+			if (!f || !(f->mbox = strdup(mbox))) {
+				free(f);
+				atomic_fetch_sub(&parse_active, 1);
+				rc = http_reply_error(req, 500, "internal", "out of memory");
+				goto out;
+			}
+			mbox_series_init(&f->series);
+			rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+			if (!req->suspended)
+				atomic_fetch_sub(&parse_active, 1); /* the work never started */
+			goto out;
+		}
+		int prc = sub_fetch_take(req, &s, err, sizeof(err));
+		if (prc != 0) {
+			rc = http_reply_error(req, prc == MBOX_TOO_LARGE ? 413 : 422,
+			                      prc == MBOX_TOO_LARGE ? "too-large" : "not-a-patch",
+			                      "%s", err);
 			goto out;
 		}
 	}
 
+	if (s.notify && *s.notify && !sub_notify_ok(&s.series, s.notify, err, sizeof(err))) {
+		int trusted = sub_trusted(req);
+		if (trusted < 0) {
+			rc = api_reply_db_error(req, "cannot check the token");
+			goto out;
+		}
+		if (!trusted) {
+			rc = http_reply_error(req, 422, "notify-refused", "%s", err);
+			goto out;
+		}
+	}
 	dbrc = submission_store(&s);
 	if (dbrc == DB_ABORT) {
 		rc = http_reply_error(req, 422, "invalid", "%s", s.err);

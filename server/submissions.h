@@ -40,4 +40,7 @@ struct submission_new {
  */
 int submission_store(struct submission_new *s);
 
+/* Submitted mboxes being parsed now, off the HTTP threads (/metrics). */
+unsigned submission_parses_active(void);
+
 #endif

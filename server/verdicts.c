@@ -34,12 +34,12 @@ static void free_results(struct lb_result *r, size_t n)
 	free(r);
 }
 
-int verdicts_looks(void)
+int verdicts_looks(int min_rounds, int max_rounds)
 {
-	int step = srv_cfg.min_rounds > 0 ? srv_cfg.min_rounds : 1;
+	int step = min_rounds > 0 ? min_rounds : 1;
 
 	/* a look every min_rounds up to max_rounds, and one for a confirmation */
-	return (srv_cfg.max_rounds + step - 1) / step + 1;
+	return (max_rounds + step - 1) / step + 1;
 }
 
 int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
@@ -55,7 +55,8 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	const char *plan_text;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
-	plan = db_exec(c, "SELECT plan::text, max_rounds FROM jobs WHERE id = $1", 1, p);
+	plan =
+	    db_exec(c, "SELECT plan::text, max_rounds, min_rounds FROM jobs WHERE id = $1", 1, p);
 	if (!plan)
 		return db_failure();
 	res = db_exec(c,
@@ -95,26 +96,28 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	opts.alpha = srv_cfg.alpha;
 	opts.min_effect = srv_cfg.min_effect;
 	opts.confirm_from = confirm_from;
-	opts.looks = verdicts_looks();
+	/* the limits the job was made with (NULL before they were kept: ours) */
+	bool one = PQntuples(plan) == 1;
+	int minr =
+	    one && !PQgetisnull(plan, 0, 2) ? atoi(PQgetvalue(plan, 0, 2)) : srv_cfg.min_rounds;
+	int maxr =
+	    one && !PQgetisnull(plan, 0, 1) ? atoi(PQgetvalue(plan, 0, 1)) : srv_cfg.max_rounds;
+	opts.looks = verdicts_looks(minr, maxr);
 	/*
 	 * A row needs the rounds the job asks for first, at most the default
 	 * and never fewer than a paired test can use (COMPARE_MIN_PAIRS): a
 	 * server asking for fewer gets "too few rounds to test", not a test.
 	 */
-	if (srv_cfg.min_rounds < (int)opts.min_samples)
-		opts.min_samples = srv_cfg.min_rounds > COMPARE_MIN_PAIRS
-		                       ? (size_t)srv_cfg.min_rounds
-		                       : COMPARE_MIN_PAIRS;
+	if (minr < (int)opts.min_samples)
+		opts.min_samples = minr > COMPARE_MIN_PAIRS ? (size_t)minr : COMPARE_MIN_PAIRS;
 	/* a planned job may look more often, and tests from its first rounds */
-	plan_text = PQntuples(plan) == 1 ? db_value(plan, 0, 0) : NULL;
-	plan_compare_opts(plan_text, srv_cfg.min_rounds, &opts);
+	plan_text = one ? db_value(plan, 0, 0) : NULL;
+	plan_compare_opts(plan_text, minr, &opts);
 	if (compare_results(base, nbase, patched, npatched, &opts, out, err, errlen) != 0)
 		goto out;
 	plan_mark_rows(plan_text, out);
 	/* and the rows the job's own rounds say it cannot resolve by its limit */
-	plan_mark_futile(out, PQntuples(plan) == 1 && !PQgetisnull(plan, 0, 1)
-	                          ? atoi(PQgetvalue(plan, 0, 1))
-	                          : srv_cfg.max_rounds);
+	plan_mark_futile(out, maxr);
 	rc = 0;
 out:
 	PQclear(plan);
@@ -428,7 +431,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		cmp->opts.equiv_margin = strtod(PQgetvalue(cres, i, 10), NULL);
 		cmp->opts.min_samples = (size_t)atol(PQgetvalue(cres, i, 11));
 		cmp->opts.confirm_from = atoi(PQgetvalue(cres, i, 12));
-		cmp->opts.looks = verdicts_looks();
+		cmp->opts.looks = verdicts_looks(srv_cfg.min_rounds, srv_cfg.max_rounds);
 		for (k = 0; k < nv; k++)
 			nrows += strcmp(PQgetvalue(vres, k, 0), cid) == 0;
 		cmp->rows = calloc(nrows + 1, sizeof(*cmp->rows));

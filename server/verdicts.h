@@ -13,11 +13,11 @@
 #include "compare.h"
 
 /*
- * Looks at a job's rounds the server plans with its configuration: one
+ * Looks at a job's rounds with the limits it was made with: one
  * every --min-rounds up to --max-rounds, and one for a confirmation.  Each
  * look gets alpha / looks for no-change (compare_opts.looks).
  */
-int verdicts_looks(void);
+int verdicts_looks(int min_rounds, int max_rounds);
 
 /*
  * Compare every base and patched document of job_id, confirming from round

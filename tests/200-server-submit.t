@@ -11,7 +11,7 @@ file_server "$T/www" || bail_out "no file server"
 server_setup --fetch-allow "127.0.0.1:$FILES_PORT"
 
 # by mbox
-jq -Rs '{mbox: ., suites: ["quick", "smoke"], notify: "dev@example.org"}' "$T/s/series.mbox" >"$T/req.json"
+jq -Rs '{mbox: ., suites: ["quick", "smoke"], notify: "Waiman <WAIMAN@example.org>"}' "$T/s/series.mbox" >"$T/req.json"
 api POST /api/v1/submissions -H 'Content-Type: application/json' -d @"$T/req.json"
 body=$BODY
 is "$CODE" 202 "mbox submission is accepted with 202"

@@ -153,7 +153,7 @@ sed "s/locking\/mutex: add handoff/$evil/; s/^From: .*/From: \"O'Brien; DELETE F
   "$T/s/out/v2-0001-locking-mutex-add-handoff.patch" >"$T/evil.patch"
 sed 's/\[PATCH v2 1\/2\]/[PATCH]/' -i "$T/evil.patch"
 jq -Rs --arg n "x'; DELETE FROM jobs; --" '{mbox: ., notify: $n, suites: ["quick"]}' "$T/evil.patch" >"$T/evil.json"
-api POST /api/v1/submissions -d @"$T/evil.json"
+api POST /api/v1/submissions -H "Authorization: Bearer $ADMIN_TOKEN" -d @"$T/evil.json"
 is "$CODE" 202 "a patch with SQL in its subject is accepted"
 e=$(jq -r .id <<<"$BODY")
 is "$(sql "SELECT subject FROM patches WHERE submission_id = $e")" "[PATCH] $evil" "the subject is stored verbatim"

@@ -42,15 +42,16 @@ refused() {
   is "$(connections "$log")" "$conns" "$name: the fixture saw no connection"
 }
 
-refused "another loopback port" "$other_URL/t.mbox" "$other_LOG" "127\\.0\\.0\\.1 port $other_PORT is loopback"
-refused "an allowed port on another loopback address" "$two_URL/t.mbox" "$two_LOG" "127\\.0\\.0\\.2 port $two_PORT is loopback"
-refused "localhost on another port" "http://localhost:$other_PORT/t.mbox" "$other_LOG" "port $other_PORT is loopback"
-refused "the IPv4-mapped loopback" "http://[::ffff:127.0.0.1]:$other_PORT/t.mbox" "$other_LOG" "IPv4-mapped"
-refused "the IPv6 loopback" "http://[::1]:$other_PORT/t.mbox" "$other_LOG" "::1 port $other_PORT is loopback"
-refused "the unspecified address" "http://0.0.0.0:$other_PORT/t.mbox" "$other_LOG" "unspecified"
-refused "loopback as one decimal number" "http://2130706433:$other_PORT/t.mbox" "$other_LOG" "loopback"
+refused "another loopback port" "$other_URL/t.mbox" "$other_LOG" "refused by the fetch policy: 127\\.0\\.0\\.1 port $other_PORT is not a place"
+refused "an allowed port on another loopback address" "$two_URL/t.mbox" "$two_LOG" "refused by the fetch policy: 127\\.0\\.0\\.2 port $two_PORT is not a place"
+refused "localhost on another port" "http://localhost:$other_PORT/t.mbox" "$other_LOG" "refused by the fetch policy: localhost port $other_PORT is not a place"
+unlike "$(jq -r .detail <<<"$BODY")" "127\\.0\\.0\\.1|::1|loopback" "localhost: what the name resolved to is not said"
+refused "the IPv4-mapped loopback" "http://[::ffff:127.0.0.1]:$other_PORT/t.mbox" "$other_LOG" "refused by the fetch policy"
+refused "the IPv6 loopback" "http://[::1]:$other_PORT/t.mbox" "$other_LOG" "refused by the fetch policy: ::1 port $other_PORT is not a place"
+refused "the unspecified address" "http://0.0.0.0:$other_PORT/t.mbox" "$other_LOG" "refused by the fetch policy"
+refused "loopback as one decimal number" "http://2130706433:$other_PORT/t.mbox" "$other_LOG" "refused by the fetch policy"
 refused "a redirect from the allowed fixture to a refused port" \
-  "$ok_URL/redirect?to=$other_URL/t.mbox" "$other_LOG" "a connection was refused by the fetch policy: 127\\.0\\.0\\.1 port $other_PORT is loopback"
+  "$ok_URL/redirect?to=$other_URL/t.mbox" "$other_LOG" "a connection was refused by the fetch policy$"
 grep -q 'request "GET /redirect' "$ok_LOG"
 ok $? "the redirect itself came from the allowed fixture"
 

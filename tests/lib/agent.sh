@@ -1,5 +1,6 @@
 # tests/lib/agent.sh - a native tree, patch series and agents for one test;
 # source after tap.sh, pg.sh and server.sh.
+#   skip_without_bwrap   skip the test where bubblewrap does not work
 #   tree_init            a clone of this repository at $T/tree (the native tree)
 #   make_series NAME CMD...  run CMD in a scratch clone, commit, format-patch
 #                        to $T/NAME.mbox (one commit per CMD; CMD is eval'd)
@@ -12,6 +13,14 @@
 #                        tests/lib/swallowproxy.py in front of the server
 #                        ($URL) on a free loopback port; sets VAR to its URL
 AGENT_FLAGS=${AGENT_FLAGS:-}
+
+# skip_without_bwrap: skip the whole test where bubblewrap does not work
+skip_without_bwrap() {
+  bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --new-session --die-with-parent true 2>/dev/null &&
+    return 0
+  echo "1..0 # SKIP bubblewrap does not work on this machine (the agent refuses to run submissions here)"
+  exit 0
+}
 
 tree_init() {
   git clone -q "$TOP" "$T/tree"

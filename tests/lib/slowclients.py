@@ -12,9 +12,12 @@ Every address is on loopback: the server's (HOST) and the client sources.
       connections ended (408 first, or closed without a reply), the longest
       one lived, and how many connections were open at once.
   slowclients.py over HOST PORT SOURCE COUNT
-      COUNT idle connections from SOURCE, then GET /healthz on one more from
-      SOURCE and on one from 127.0.0.1.  Prints "STATUS RETRY-AFTER" for
-      each, one a line ("closed -" when nothing came back).
+      COUNT kept-alive connections from SOURCE, each after one GET /healthz
+      answered (a connection that has sent a request counts against the
+      per-address limit; one that has not is under the header budget), then
+      GET /healthz on one more from SOURCE and on one from 127.0.0.1.
+      Prints "STATUS RETRY-AFTER" for each, one a line ("closed -" when
+      nothing came back).
   slowclients.py slowbody HOST PORT LENGTH
       POST /api/v1/submissions declaring LENGTH body bytes, then one byte a
       second until the server answers or closes (at most LENGTH seconds).
@@ -139,7 +142,11 @@ def flood(host, port, idle, slow, sources, seconds, probes):
 def over(host, port, src, count):
     held = []
     for _ in range(count):
-        held.append(connect(host, port, src))
+        s = connect(host, port, src)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.settimeout(0.5)
+        read_reply(s)  # its reply; the connection stays open
+        held.append(s)
     time.sleep(0.3)
     for who in (src, "127.0.0.1"):
         status, headers = get_healthz(host, port, who)
