@@ -103,6 +103,63 @@ static bool log_says(const char *path, const char *text)
 }
 
 /*
+ * A crash of the patched lockbench itself, a finding about the patch: the
+ * process died of a signal no one outside sends (not KILL, TERM, XCPU or
+ * XFSZ), or exited with a sanitizer's report, while the base's lockbench has
+ * run to its end in this job.  Its "why" into why; false when it is none
+ * (a crash on both sides, or before the base ran, stays the machine's).
+ */
+static bool patched_crash(const struct job *j, const struct variant *v,
+                          const struct spawn_result *r, const char *log, char *why, size_t len)
+{
+	static const char *const reports[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+	                                      "runtime error:", "WARNING: ThreadSanitizer"};
+	int sig = r->status >= 128 ? r->status - 128 : 0;
+
+	if (j->kernel || !j->base_clean || strcmp(v->name, "patched") != 0 || r->timed_out)
+		return false;
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
+	    sig == SIGTRAP || sig == SIGSYS) {
+		snprintf(why, len, "lockbench (patched) was killed by signal %d (%s)", sig,
+		         strsignal(sig));
+		return true;
+	}
+	for (size_t i = 0; r->status != 0 && r->status != 3 && i < 4; i++)
+		if (log_says(log, reports[i])) {
+			snprintf(why, len,
+			         "lockbench (patched) exited with status %d and a report: %s",
+			         r->status, reports[i]);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The document of a crash of the patched lockbench: one lockup of kind
+ * crash on the job's locks, its message why, its "stacks" the end of the
+ * run's output (where a sanitizer or the C library says what happened).
+ */
+static char *crash_document(struct job *j, const char *variant, int round, const char *why,
+                            const char *log)
+{
+	struct lb_result r;
+	char *tail = sandbox_tail(log, 40);
+	result_init(&r);
+	result_fill_machine(&r);
+	r.suite = strdup(j->suite);
+	r.variant = strdup(variant);
+	r.round = round;
+	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
+	run_set_lockup(run, "crash", why, tail && *tail ? tail : "(no output)");
+	json_t *doc = result_to_json(&r);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	result_release(&r);
+	free(tail);
+	return text;
+}
+
+/*
  * Keep the accelerator a kernel run settled on (its machine.model says
  * "QEMU KVM guest ..." or "QEMU TCG guest ...") for the agent's lifetime.
  */
@@ -344,6 +401,11 @@ static char *variant_outcome(struct job *j, const struct variant *v, int round,
 		fail_with_tail(j, msg, log, 15);
 		return NULL;
 	}
+	if (patched_crash(j, v, r, log, msg, sizeof(msg))) {
+		agent_log("warn", j->id, "round %d: %s; the base ran clean: posting a crash", round,
+		          msg);
+		return crash_document(j, v->name, round, msg, log);
+	}
 	if (r->status >= 128) {
 		/* not the watchdog's kill: the OOM killer, an operator, a limit */
 		snprintf(msg, sizeof(msg),
@@ -443,6 +505,8 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		return -1;
 	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
 	          r.wall_s, r.status);
+	if (r.status == 0 && strcmp(v->name, "base") == 0)
+		j->base_clean = true;
 	if (keep) {
 		*keep = doc;
 		return 0;
