@@ -71,26 +71,36 @@ static void capture_stacks(pid_t pid, void *arg)
 	fclose(f);
 }
 
-/* A document saying lockbench itself hung, with the stacks captured. */
-static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+/*
+ * A document of one lockup of lockbench itself (workload "lockbench" on the
+ * job's locks): kind, message and stacks as given.
+ */
+static char *lockbench_lockup_document(struct job *j, const char *variant, int round,
+                                       const char *kind, const char *msg, const char *stacks)
 {
 	struct lb_result r;
-	char msg[512];
 	result_init(&r);
 	result_fill_machine(&r);
 	r.suite = strdup(j->suite);
 	r.variant = strdup(variant);
 	r.round = round;
 	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
-	snprintf(msg, sizeof(msg),
-	         "lockbench did not finish within the agent's %d s deadline and was killed",
-	         j->ag->cfg.run_timeout_s);
-	run_set_lockup(run, "deadline", msg, stacks);
+	run_set_lockup(run, kind, msg, stacks);
 	json_t *doc = result_to_json(&r);
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	result_release(&r);
 	return text;
+}
+
+/* A document saying lockbench itself hung, with the stacks captured. */
+static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+	         "lockbench did not finish within the agent's %d s deadline and was killed",
+	         j->ag->cfg.run_timeout_s);
+	return lockbench_lockup_document(j, variant, round, "deadline", msg, stacks);
 }
 
 /* Whether the file at path holds text. */
@@ -142,19 +152,9 @@ static bool patched_crash(const struct job *j, const struct variant *v,
 static char *crash_document(struct job *j, const char *variant, int round, const char *why,
                             const char *log)
 {
-	struct lb_result r;
 	char *tail = sandbox_tail(log, 40);
-	result_init(&r);
-	result_fill_machine(&r);
-	r.suite = strdup(j->suite);
-	r.variant = strdup(variant);
-	r.round = round;
-	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
-	run_set_lockup(run, "crash", why, tail && *tail ? tail : "(no output)");
-	json_t *doc = result_to_json(&r);
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-	json_decref(doc);
-	result_release(&r);
+	char *text = lockbench_lockup_document(j, variant, round, "crash", why,
+	                                       tail && *tail ? tail : "(no output)");
 	free(tail);
 	return text;
 }
