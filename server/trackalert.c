@@ -168,7 +168,8 @@ void track_ab_steps(PGconn *c, const char *run)
 	    "v.workload, v.lock, v.metric, v.params_key, v.verdict, v.change, v.base_mean, "
 	    "v.patched_mean, v.unit FROM track_runs r JOIN jobs j ON j.submission_id = "
 	    "r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON "
-	    "v.comparison_id = cm.id WHERE r.id = $1 AND r.purpose IN ('head', 'sample') ORDER "
+	    "v.comparison_id = cm.id WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND NOT "
+	    "v.control ORDER "
 	    "BY j.machine_class, v.workload, v.lock, v.metric, v.params_key, cm.final DESC, cm.id "
 	    "DESC",
 	    1, p);
