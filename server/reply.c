@@ -261,14 +261,17 @@ static void reply_crash_finding(FILE *s, const struct reply_data *d)
 		           "clean");
 		return;
 	}
-	fprintf(s, "locklab noticed a crash: the patched lockbench running %s with %s", r->workload,
-	        r->lock);
-	if (*r->params_key)
+	/* workload "lockbench": the process itself died (agents/run.c), not one point */
+	fprintf(s, "locklab noticed a crash: the patched lockbench");
+	if (strcmp(r->workload, "lockbench") != 0)
+		fprintf(s, " running %s with %s", r->workload, r->lock);
+	if (strcmp(r->workload, "lockbench") != 0 && *r->params_key)
 		fprintf(s, " (%s)", r->params_key);
 	fprintf(s, " crashed (%s)", r->lockup_message ? r->lockup_message : "no message");
 	if (reply_crash_frame(r->lockup_stacks, where, sizeof(where)) == 0)
 		fprintf(s, " in %s", where);
-	fprintf(s, ", where the base ran the same point clean");
+	fprintf(s, ", where the base ran %s clean",
+	        strcmp(r->workload, "lockbench") != 0 ? "the same point" : "its lockbench");
 	if (count > 1)
 		fprintf(s, " (%zu crash rows in all)", count);
 }
