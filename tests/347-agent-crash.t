@@ -52,11 +52,12 @@ like "$(jq -r '[.lockups[] | select(.lock == "kmutex")][0].message' <<<"$BODY")"
 like "$(jq -r '[.lockups[] | select(.lock == "kmutex")][0].stacks' <<<"$BODY")" \
   "in kmutex_init \(.*lockbench/locks/kmutex.c:[0-9]+" "and the stack down to the frame that crashed"
 reply=$(curl -s "$URL/api/v1/submissions/$kabort/reply")
-like "$reply" "locklab[[:space:]]+noticed[[:space:]]+a[[:space:]]+crash" "the reply calls it a crash"
-like "$reply" "signal[[:space:]]+6[[:space:]]+\(Aborted\)" "with the signal"
-like "$reply" "kmutex_init[[:space:]]+at[[:space:]]+lockbench/locks/kmutex.c:[0-9]+" "and where"
-like "$reply" "base[[:space:]]+ran[[:space:]]+the[[:space:]]+same[[:space:]]+point[[:space:]]+clean" \
-  "and that the base ran it clean"
+# the finding is one paragraph, wrapped: read as one line
+flat=$(tr '\n' ' ' <<<"$reply")
+like "$flat" "locklab +noticed +a +crash" "the reply calls it a crash"
+like "$flat" "signal +6 +\(Aborted\)" "with the signal"
+like "$flat" "kmutex_init +at +lockbench/locks/kmutex.c:[0-9]+" "and where"
+like "$flat" "base +ran +the +same +point +clean" "and that the base ran it clean"
 unlike "$reply" "infrastructure failure" "it is not called an infrastructure failure"
 unlike "$reply" "^Tested-by: " "and it carries no Tested-by"
 like "$reply" "Reported-by: " "but the tags for a fix"
@@ -72,8 +73,9 @@ is "$(jq -r .verdict <<<"$BODY")" crash "its verdict is crash"
 like "$(jq -r '.lockups[0].message' <<<"$BODY")" "lockbench \(patched\) was killed by signal 6 \(Aborted\)" \
   "the API gives the signal"
 is "$(jq -r '.lockups[0].variant' <<<"$BODY")" patched "on the patched side"
-like "$(curl -s "$URL/api/v1/submissions/$mabort/reply")" "locklab[[:space:]]+noticed[[:space:]]+a[[:space:]]+crash" \
-  "the reply calls it a crash"
+like "$(curl -s "$URL/api/v1/submissions/$mabort/reply" | tr '\n' ' ')" \
+  "locklab +noticed +a +crash: +the +patched +lockbench +crashed +\(lockbench \(patched\) +was +killed +by +signal +6" \
+  "the reply calls it a crash of lockbench itself, with the signal"
 like "$(cat "$T/agent-b.log")" "the base ran clean: posting a crash" "the agent saw the base run clean first"
 
 # 3. the base crashes too: not a crash of the patch
