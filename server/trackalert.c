@@ -88,28 +88,44 @@ long long track_alert_open(PGconn *c, const struct track_step *st, const struct 
 }
 
 /*
+ * Run sql, an UPDATE of alerts ... RETURNING a.id whose $1..$7 are st's
+ * tree, branch and series and $8, $9 its good and bad ends, and record an
+ * event (state, note) of each alert it changed.  How many, -1 on a
+ * database error.
+ */
+static int track_alerts_update(PGconn *c, const struct track_step *st, const char *sql,
+                               const char *state, const char *note)
+{
+	const char *p[9] = {st->tree,      st->branch,    st->series[0],
+	                    st->series[1], st->series[2], st->series[3],
+	                    st->series[4], st->good,      st->bad};
+	PGresult *res = db_exec(c, sql, 9, p);
+	int k, n;
+
+	if (!res)
+		return -1;
+	n = PQntuples(res);
+	for (k = 0; k < n; k++)
+		track_event(c, PQgetvalue(res, k, 0), state, "tracker", note);
+	PQclear(res);
+	return n;
+}
+
+/*
  * A confirmed improvement st reverses the open alerts of its series whose
  * step it follows: they become fixed (fixed_by its bad end), with note.
  */
 void track_alert_fix(PGconn *c, const struct track_step *st, const char *note)
 {
-	const char *p[9] = {st->tree,      st->branch,    st->series[0],
-	                    st->series[1], st->series[2], st->series[3],
-	                    st->series[4], st->good,      st->bad};
-	PGresult *fx = db_exec(
-	    c,
+	track_alerts_update(
+	    c, st,
 	    "UPDATE alerts a SET state = 'fixed', fixed_by = $9, state_by = 'tracker', state_at = "
 	    "now() FROM track_commits ab, track_commits g WHERE a.tree_id = $1 AND a.branch = $2 "
 	    "AND a.machine_class = $3 AND a.workload = $4 AND a.lock = $5 AND a.metric = $6 AND "
 	    "a.params_key = $7 AND a.state IN ('new', 'confirmed', 'bisected') AND ab.tree_id = "
 	    "a.tree_id AND ab.branch = a.branch AND ab.commit = a.bad AND g.tree_id = a.tree_id "
 	    "AND g.branch = a.branch AND g.commit = $8 AND ab.seq <= g.seq RETURNING a.id",
-	    9, p);
-	int k;
-
-	for (k = 0; fx && k < PQntuples(fx); k++)
-		track_event(c, PQgetvalue(fx, k, 0), "fixed", "tracker", note);
-	PQclear(fx);
+	    "fixed", note);
 }
 
 /*
@@ -119,11 +135,8 @@ void track_alert_fix(PGconn *c, const struct track_step *st, const char *note)
  */
 static int track_alert_narrow(PGconn *c, const struct track_step *st, const char *note)
 {
-	const char *p[9] = {st->tree,      st->branch,    st->series[0],
-	                    st->series[1], st->series[2], st->series[3],
-	                    st->series[4], st->good,      st->bad};
-	PGresult *res = db_exec(
-	    c,
+	int n = track_alerts_update(
+	    c, st,
 	    "UPDATE alerts a SET bisect_good = $8, bisect_bad = $9 FROM track_commits g, "
 	    "track_commits b, track_commits ng, track_commits nb WHERE a.tree_id = $1 AND "
 	    "a.branch = $2 AND a.machine_class = $3 AND a.workload = $4 AND a.lock = $5 AND "
@@ -134,20 +147,13 @@ static int track_alert_narrow(PGconn *c, const struct track_step *st, const char
 	    "AND nb.tree_id = a.tree_id AND nb.branch = a.branch AND nb.commit = $9 AND "
 	    "nb.segment = b.segment AND ng.seq >= g.seq AND nb.seq <= b.seq AND nb.seq - ng.seq < "
 	    "b.seq - g.seq RETURNING a.id",
-	    9, p);
-	int k, n;
+	    "confirmed", note);
 
-	if (!res)
-		return -1;
-	n = PQntuples(res);
-	for (k = 0; k < n; k++) {
-		track_event(c, PQgetvalue(res, k, 0), "confirmed", "tracker", note);
+	if (n > 0)
 		fprintf(stderr,
-		        "locklab-server: tracker: alert %s: bisection narrows to %.12s..%.12s\n",
-		        PQgetvalue(res, k, 0), st->good, st->bad);
-	}
-	PQclear(res);
-	return n > 0;
+		        "locklab-server: tracker: %d alert(s): bisection narrows to %.12s..%.12s\n",
+		        n, st->good, st->bad);
+	return n < 0 ? -1 : n > 0;
 }
 
 /*
