@@ -85,7 +85,8 @@ struct job {
 	int claim; /* the server's count of this job's claims: this lease, in idempotency keys */
 	int confirm_from; /* 0, or the round from which a change found must be confirmed */
 	char fail_reason[8192];
-	bool duet_off; /* a duet or ABBA failed (old lockbench?): one side at a time */
+	bool duet_off;   /* a duet or ABBA failed (old lockbench?): one side at a time */
+	bool base_clean; /* the base's lockbench ran to its end in some round of this job */
 };
 
 /* workspace.c: git, with every submitted value checked first */

@@ -71,26 +71,36 @@ static void capture_stacks(pid_t pid, void *arg)
 	fclose(f);
 }
 
-/* A document saying lockbench itself hung, with the stacks captured. */
-static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+/*
+ * A document of one lockup of lockbench itself (workload "lockbench" on the
+ * job's locks): kind, message and stacks as given.
+ */
+static char *lockbench_lockup_document(struct job *j, const char *variant, int round,
+                                       const char *kind, const char *msg, const char *stacks)
 {
 	struct lb_result r;
-	char msg[512];
 	result_init(&r);
 	result_fill_machine(&r);
 	r.suite = strdup(j->suite);
 	r.variant = strdup(variant);
 	r.round = round;
 	struct lb_run *run = result_add_run(&r, "lockbench", j->locks[0] ? j->locks : "all");
-	snprintf(msg, sizeof(msg),
-	         "lockbench did not finish within the agent's %d s deadline and was killed",
-	         j->ag->cfg.run_timeout_s);
-	run_set_lockup(run, "deadline", msg, stacks);
+	run_set_lockup(run, kind, msg, stacks);
 	json_t *doc = result_to_json(&r);
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	result_release(&r);
 	return text;
+}
+
+/* A document saying lockbench itself hung, with the stacks captured. */
+static char *deadline_document(struct job *j, const char *variant, int round, const char *stacks)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+	         "lockbench did not finish within the agent's %d s deadline and was killed",
+	         j->ag->cfg.run_timeout_s);
+	return lockbench_lockup_document(j, variant, round, "deadline", msg, stacks);
 }
 
 /* Whether the file at path holds text. */
@@ -100,6 +110,53 @@ static bool log_says(const char *path, const char *text)
 	bool yes = all && strstr(all, text);
 	free(all);
 	return yes;
+}
+
+/*
+ * A crash of the patched lockbench itself, a finding about the patch: the
+ * process died of a signal no one outside sends (not KILL, TERM, XCPU or
+ * XFSZ), or exited with a sanitizer's report, while the base's lockbench has
+ * run to its end in this job.  Its "why" into why; false when it is none
+ * (a crash on both sides, or before the base ran, stays the machine's).
+ */
+static bool patched_crash(const struct job *j, const struct variant *v,
+                          const struct spawn_result *r, const char *log, char *why, size_t len)
+{
+	static const char *const reports[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+	                                      "runtime error:", "WARNING: ThreadSanitizer"};
+	int sig = r->status >= 128 ? r->status - 128 : 0;
+
+	if (j->kernel || !j->base_clean || strcmp(v->name, "patched") != 0 || r->timed_out)
+		return false;
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
+	    sig == SIGTRAP || sig == SIGSYS) {
+		snprintf(why, len, "lockbench (patched) was killed by signal %d (%s)", sig,
+		         strsignal(sig));
+		return true;
+	}
+	for (size_t i = 0; r->status != 0 && r->status != 3 && i < 4; i++)
+		if (log_says(log, reports[i])) {
+			snprintf(why, len,
+			         "lockbench (patched) exited with status %d and a report: %s",
+			         r->status, reports[i]);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The document of a crash of the patched lockbench: one lockup of kind
+ * crash on the job's locks, its message why, its "stacks" the end of the
+ * run's output (where a sanitizer or the C library says what happened).
+ */
+static char *crash_document(struct job *j, const char *variant, int round, const char *why,
+                            const char *log)
+{
+	char *tail = sandbox_tail(log, 40);
+	char *text = lockbench_lockup_document(j, variant, round, "crash", why,
+	                                       tail && *tail ? tail : "(no output)");
+	free(tail);
+	return text;
 }
 
 /*
@@ -344,6 +401,11 @@ static char *variant_outcome(struct job *j, const struct variant *v, int round,
 		fail_with_tail(j, msg, log, 15);
 		return NULL;
 	}
+	if (patched_crash(j, v, r, log, msg, sizeof(msg))) {
+		agent_log("warn", j->id, "round %d: %s; the base ran clean: posting a crash", round,
+		          msg);
+		return crash_document(j, v->name, round, msg, log);
+	}
 	if (r->status >= 128) {
 		/* not the watchdog's kill: the OOM killer, an operator, a limit */
 		snprintf(msg, sizeof(msg),
@@ -443,6 +505,8 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 		return -1;
 	agent_log("info", j->id, "round %d: %s finished in %.1f s (exit %d)", round, v->name,
 	          r.wall_s, r.status);
+	if (r.status == 0 && strcmp(v->name, "base") == 0)
+		j->base_clean = true;
 	if (keep) {
 		*keep = doc;
 		return 0;

@@ -35,7 +35,7 @@ enum gate_exit {
 	GATE_PASS = 0,         /* done: no-change or improvement (or any command that worked) */
 	GATE_REGRESSION = 1,   /* done: regression */
 	GATE_USAGE = 2,        /* bad usage, or a FILE that cannot be read */
-	GATE_LOCKUP = 3,       /* done: lockup or splat */
+	GATE_LOCKUP = 3,       /* done: lockup, splat or crash */
 	GATE_INCONCLUSIVE = 4, /* done: inconclusive (or a verdict this client does not know) */
 	GATE_FAILED = 5,  /* failed: the series did not apply or build, or no agent finished it */
 	GATE_TIMEOUT = 6, /* --timeout passed before the submission finished */
@@ -119,7 +119,7 @@ static const char exit_codes_text[] =
     "  0  no-change or improvement       4  inconclusive\n"
     "  1  regression                     5  failed (did not apply or build, no agent)\n"
     "  2  bad usage or unreadable FILE   6  --timeout passed first\n"
-    "  3  lockup or splat                7  server unreachable or it answered an error\n"
+    "  3  lockup, splat or crash         7  server unreachable or it answered an error\n"
     "the other commands exit 0, 2 or 7\n";
 
 static void usage(FILE *out)
@@ -450,9 +450,13 @@ static int gate_code(const char *state, const char *verdict)
 		const char *verdict;
 		int code;
 	} codes[] = {
-	    {"no-change", GATE_PASS},        {"improvement", GATE_PASS},
-	    {"regression", GATE_REGRESSION}, {"lockup", GATE_LOCKUP},
-	    {"splat", GATE_LOCKUP},          {"inconclusive", GATE_INCONCLUSIVE},
+	    {"no-change", GATE_PASS},
+	    {"improvement", GATE_PASS},
+	    {"regression", GATE_REGRESSION},
+	    {"lockup", GATE_LOCKUP},
+	    {"splat", GATE_LOCKUP},
+	    {"crash", GATE_LOCKUP},
+	    {"inconclusive", GATE_INCONCLUSIVE},
 	};
 
 	if (strcmp(state, "done") != 0)

@@ -746,7 +746,7 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		    c, "UPDATE jobs SET rounds_wanted = $2::int, updated = now() WHERE id = $1", 2,
 		    q);
 	} else if (rc == DB_OK) {
-		const char *q[2] = {idbuf, verdict_name(comparison_overall(&cmp))};
+		const char *q[2] = {idbuf, verdicts_job_word(c, x->id, &cmp)};
 
 		rc = db_run(c,
 		            "UPDATE jobs SET state = 'done', verdict = $2, lease_expires = NULL, "

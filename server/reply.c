@@ -217,6 +217,65 @@ static bool reply_tested(const struct reply_data *d)
 	       (strcmp(verdict, "no-change") == 0 || strcmp(verdict, "improvement") == 0);
 }
 
+/*
+ * Where a crash happened, from its gdb stacks (lockbench/src/runner.c): the
+ * first frame under "<signal handler called>" that is not the C library's
+ * (abort, raise), as "FUNCTION at FILE:LINE" into out.  0, or -1 when the
+ * stacks do not say.
+ */
+static int reply_crash_frame(const char *stacks, char *out, size_t len)
+{
+	const char *p = stacks ? strstr(stacks, "<signal handler called>") : NULL;
+
+	while (p && (p = strchr(p, '\n')) != NULL && *++p == '#') {
+		const char *in = strstr(p, " in "), *at, *eol = strchr(p, '\n');
+		int fn, loc;
+
+		if (!eol)
+			eol = p + strlen(p);
+		at = strstr(p, ") at ");
+		if (!at || at > eol || !in || in > at || at[5] == '.')
+			continue; /* the C library's frames: ./nptl/..., ../sysdeps/... */
+		fn = (int)strcspn(in + 4, " (");
+		loc = (int)(eol - (at + 5));
+		snprintf(out, len, "%.*s at %.*s", fn, in + 4, loc, at + 5);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The finding of a crash: the patched side's first crash row (a lockup of
+ * kind crash: the signal or the sanitizer in its message), the point that
+ * ran, and that the base ran it clean; its stack follows the table
+ * (reply_stacks).
+ */
+static void reply_crash_finding(FILE *s, const struct reply_data *d)
+{
+	size_t count = 0;
+	const struct compare_row *r = reply_worst(d, VERDICT_LOCKUP, &count);
+	char where[256];
+
+	if (!r) {
+		fprintf(s, "locklab noticed that the patched lockbench crashed where the base ran "
+		           "clean");
+		return;
+	}
+	/* workload "lockbench": the process itself died (agents/run.c), not one point */
+	fprintf(s, "locklab noticed a crash: the patched lockbench");
+	if (strcmp(r->workload, "lockbench") != 0)
+		fprintf(s, " running %s with %s", r->workload, r->lock);
+	if (strcmp(r->workload, "lockbench") != 0 && *r->params_key)
+		fprintf(s, " (%s)", r->params_key);
+	fprintf(s, " crashed (%s)", r->lockup_message ? r->lockup_message : "no message");
+	if (reply_crash_frame(r->lockup_stacks, where, sizeof(where)) == 0)
+		fprintf(s, " in %s", where);
+	fprintf(s, ", where the base ran %s clean",
+	        strcmp(r->workload, "lockbench") != 0 ? "the same point" : "its lockbench");
+	if (count > 1)
+		fprintf(s, " (%zu crash rows in all)", count);
+}
+
 /* The first paragraph: the finding in one sentence. */
 static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 {
@@ -231,6 +290,8 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 	if (!d->done) {
 		fprintf(s, "locklab could not test this: %s",
 		        db_value(d->sub, 0, 4) ? db_value(d->sub, 0, 4) : "the job failed");
+	} else if (verdict && strcmp(verdict, "crash") == 0) {
+		reply_crash_finding(s, d);
 	} else if (verdict && strcmp(verdict, "lockup") == 0 &&
 	           (r = reply_worst(d, VERDICT_LOCKUP, &count)) != NULL) {
 		struct comparison one = {.rows = (struct compare_row *)r, .nrows = 1};
@@ -672,7 +733,7 @@ static char *reply_body(const struct reply_data *d)
 		fprintf(f, "\nTested-by: %s\n", reply_identity());
 	} else if (d->done && verdict &&
 	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "lockup") == 0 ||
-	            strcmp(verdict, "splat") == 0)) {
+	            strcmp(verdict, "splat") == 0 || strcmp(verdict, "crash") == 0)) {
 		fputc('\n', f);
 		reply_wrap(
 		    f,

@@ -92,7 +92,8 @@ int reports_job_done(PGconn *c, long long submission)
 	rc = db_run(c,
 	            "UPDATE submissions SET state = 'done', updated = now(), verdict = (SELECT "
 	            "verdict FROM jobs WHERE submission_id = $1 ORDER BY array_position(ARRAY["
-	            "'no-change', 'improvement', 'inconclusive', 'regression', 'lockup'], verdict) "
+	            "'no-change', 'improvement', 'inconclusive', 'regression', 'splat', 'lockup', "
+	            "'crash'], verdict) "
 	            "DESC NULLS LAST LIMIT 1) WHERE id = $1",
 	            1, p);
 	if (rc != DB_OK)

@@ -398,7 +398,11 @@ static void track_poll_due(PGconn *c)
  * widest gap between measured commits of its current segment against the
  * gap's older end, up to --track-samples runs per new head.  The newest
  * head runs first (track_poll); these points come after it, one at a time,
- * halving the gaps as bisection would.
+ * halving the gaps as bisection would.  While an alert of the tree is being
+ * bisected, sampling waits: the A/B that regressed already named the range
+ * that holds the step, bisection splits that range next (its runs are not
+ * counted against --track-samples), and a sample run that regresses inside
+ * it narrows it (track_ab_steps).
  */
 static void track_sample(PGconn *c)
 {
@@ -416,7 +420,9 @@ static void track_sample(PGconn *c)
 	              "t.track_sampled < $1::int AND NOT EXISTS (SELECT 1 FROM jobs WHERE state = "
 	              "'queued') AND NOT EXISTS (SELECT 1 FROM track_runs r JOIN submissions s ON "
 	              "s.id = r.submission_id WHERE r.tree_id = t.id AND r.purpose IN ('head', "
-	              "'sample') AND s.state NOT IN ('done', 'failed')) ORDER BY t.id",
+	              "'sample') AND s.state NOT IN ('done', 'failed')) AND NOT EXISTS (SELECT 1 "
+	              "FROM alerts a WHERE a.tree_id = t.id AND a.state = 'confirmed' AND a.commit "
+	              "IS NULL AND a.reason IS NULL) ORDER BY t.id",
 	              1, p);
 	for (i = 0; res && i < PQntuples(res); i++) {
 		struct track_tree t = {PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
@@ -580,6 +586,8 @@ static void track_read_heads(PGconn *c)
 		    db_run(c, "UPDATE track_runs SET processed = now() WHERE id = $1", 1, p) !=
 		        DB_OK)
 			continue;
+		/* a head or sample run that itself ended regression is a confirmed step */
+		track_ab_steps(c, p[0]);
 		tr = track_tree_of(c, PQgetvalue(res, i, 1), &t);
 		if (!tr)
 			continue;

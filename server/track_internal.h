@@ -65,6 +65,21 @@ void track_wake(void);
 /* Record an event of alert (state, who, note: note may be NULL). */
 void track_event(PGconn *c, const char *alert, const char *state, const char *who,
                  const char *note);
+/* A step of one series between two commits (good, bad]; the strings are borrowed. */
+struct track_step {
+	const char *tree, *branch;
+	const char *const *series; /* machine class, workload, lock, metric, params */
+	const char *good, *bad;
+	const char *found_by; /* "ab-head", "ab-sample" or "changepoint" */
+};
+
+/* Open the alert of confirmed regression st (confirmed by run): its id, 0 when covered, -1. */
+long long track_alert_open(PGconn *c, const struct track_step *st, const struct track_row *row,
+                           const char *run, const char *new_note, const char *confirmed_note);
+/* Mark fixed the open alerts of st's series whose step the improvement st follows. */
+void track_alert_fix(PGconn *c, const struct track_step *st, const char *note);
+/* Act on the regression and improvement rows of ended head or sample run (its id). */
+void track_ab_steps(PGconn *c, const char *run);
 /* Judge the proposed steps whose A/B ended: alerts, fixes. */
 void track_judge_candidates(PGconn *c);
 /* One move of each open bisection. */

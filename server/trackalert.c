@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compare.h"
 #include "config.h"
 #include "db.h"
 #include "mail.h"
@@ -32,6 +33,191 @@ void track_event(PGconn *c, const char *alert, const char *state, const char *wh
 }
 
 /*
+ * Open the alert of a confirmed regression st (row: the A/B that confirmed
+ * it, run its track_runs id), state confirmed, with two events (new_note,
+ * confirmed_note), unless an alert of the series that is not closed already
+ * covers part of its range (one step, one alert).  Its id (>0), 0 when
+ * none was opened, -1 on a database error.
+ */
+long long track_alert_open(PGconn *c, const struct track_step *st, const struct track_row *row,
+                           const char *run, const char *new_note, const char *confirmed_note)
+{
+	char change[32], before[32], after[32];
+	const char *p[15] = {st->tree,      st->branch,    st->series[0], st->series[1],
+	                     st->series[2], st->series[3], st->series[4], st->good,
+	                     st->bad,       change,        before,        after,
+	                     row->unit,     run,           st->found_by};
+	PGresult *ins;
+	long long id = -1;
+
+	snprintf(change, sizeof(change), "%.6f", row->change);
+	snprintf(before, sizeof(before), "%.6g", row->base_mean);
+	snprintf(after, sizeof(after), "%.6g", row->patched_mean);
+	ins = db_exec(
+	    c,
+	    "INSERT INTO alerts (tree_id, branch, machine_class, workload, lock, metric, "
+	    "params_key, state, good, bad, bisect_good, bisect_bad, change, before_mean, "
+	    "after_mean, unit, confirm_run, found_by) SELECT $1::bigint, $2, $3, $4, $5, $6, $7, "
+	    "'confirmed', $8, $9, $8, $9, $10::double precision, $11::double precision, "
+	    "$12::double precision, $13, $14::bigint, $15 WHERE NOT EXISTS (SELECT 1 FROM alerts a "
+	    "JOIN track_commits ag ON ag.tree_id = a.tree_id AND ag.branch = a.branch AND "
+	    "ag.commit = a.good JOIN track_commits ab ON ab.tree_id = a.tree_id AND ab.branch = "
+	    "a.branch AND ab.commit = a.bad JOIN track_commits ng ON ng.tree_id = a.tree_id AND "
+	    "ng.branch = a.branch AND ng.commit = $8 JOIN track_commits nb ON nb.tree_id = "
+	    "a.tree_id AND nb.branch = a.branch AND nb.commit = $9 WHERE a.tree_id = $1::bigint "
+	    "AND a.branch = $2 AND a.machine_class = $3 AND a.workload = $4 AND a.lock = $5 AND "
+	    "a.metric = $6 AND a.params_key = $7 AND a.state IN ('new', 'confirmed', 'bisected') "
+	    "AND ab.segment = nb.segment AND ng.seq < ab.seq AND nb.seq > ag.seq) ON CONFLICT DO "
+	    "NOTHING RETURNING id",
+	    15, p);
+	if (!ins)
+		return -1;
+	id = 0;
+	if (PQntuples(ins) == 1) {
+		const char *aid = PQgetvalue(ins, 0, 0);
+
+		id = strtoll(aid, NULL, 10);
+		track_event(c, aid, "new", "tracker", new_note);
+		track_event(c, aid, "confirmed", "tracker", confirmed_note);
+		fprintf(stderr, "locklab-server: tracker: alert %s (%s): %s %s %s %+.1f%%\n", aid,
+		        st->found_by, st->series[1], st->series[2], st->series[3],
+		        100 * row->change);
+	}
+	PQclear(ins);
+	return id;
+}
+
+/*
+ * Run sql, an UPDATE of alerts ... RETURNING a.id whose $1..$7 are st's
+ * tree, branch and series and $8, $9 its good and bad ends, and record an
+ * event (state, note) of each alert it changed.  How many, -1 on a
+ * database error.
+ */
+static int track_alerts_update(PGconn *c, const struct track_step *st, const char *sql,
+                               const char *state, const char *note)
+{
+	const char *p[9] = {st->tree,      st->branch,    st->series[0],
+	                    st->series[1], st->series[2], st->series[3],
+	                    st->series[4], st->good,      st->bad};
+	PGresult *res = db_exec(c, sql, 9, p);
+	int k, n;
+
+	if (!res)
+		return -1;
+	n = PQntuples(res);
+	for (k = 0; k < n; k++)
+		track_event(c, PQgetvalue(res, k, 0), state, "tracker", note);
+	PQclear(res);
+	return n;
+}
+
+/*
+ * A confirmed improvement st reverses the open alerts of its series whose
+ * step it follows: they become fixed (fixed_by its bad end), with note.
+ */
+void track_alert_fix(PGconn *c, const struct track_step *st, const char *note)
+{
+	track_alerts_update(
+	    c, st,
+	    "UPDATE alerts a SET state = 'fixed', fixed_by = $9, state_by = 'tracker', state_at = "
+	    "now() FROM track_commits ab, track_commits g WHERE a.tree_id = $1 AND a.branch = $2 "
+	    "AND a.machine_class = $3 AND a.workload = $4 AND a.lock = $5 AND a.metric = $6 AND "
+	    "a.params_key = $7 AND a.state IN ('new', 'confirmed', 'bisected') AND ab.tree_id = "
+	    "a.tree_id AND ab.branch = a.branch AND ab.commit = a.bad AND g.tree_id = a.tree_id "
+	    "AND g.branch = a.branch AND g.commit = $8 AND ab.seq <= g.seq RETURNING a.id",
+	    "fixed", note);
+}
+
+/*
+ * A regression an A/B run showed inside the range an alert of its series
+ * is being bisected in: the range narrows to it (bisection goes on there).
+ * 1 when it did, 0 when no such alert, -1 on a database error.
+ */
+static int track_alert_narrow(PGconn *c, const struct track_step *st, const char *note)
+{
+	int n = track_alerts_update(
+	    c, st,
+	    "UPDATE alerts a SET bisect_good = $8, bisect_bad = $9 FROM track_commits g, "
+	    "track_commits b, track_commits ng, track_commits nb WHERE a.tree_id = $1 AND "
+	    "a.branch = $2 AND a.machine_class = $3 AND a.workload = $4 AND a.lock = $5 AND "
+	    "a.metric = $6 AND a.params_key = $7 AND a.state = 'confirmed' AND a.commit IS NULL "
+	    "AND a.reason IS NULL AND g.tree_id = a.tree_id AND g.branch = a.branch AND g.commit "
+	    "= a.bisect_good AND b.tree_id = a.tree_id AND b.branch = a.branch AND b.commit = "
+	    "a.bisect_bad AND ng.tree_id = a.tree_id AND ng.branch = a.branch AND ng.commit = $8 "
+	    "AND nb.tree_id = a.tree_id AND nb.branch = a.branch AND nb.commit = $9 AND "
+	    "nb.segment = b.segment AND ng.seq >= g.seq AND nb.seq <= b.seq AND nb.seq - ng.seq < "
+	    "b.seq - g.seq RETURNING a.id",
+	    "confirmed", note);
+
+	if (n > 0)
+		fprintf(stderr,
+		        "locklab-server: tracker: %d alert(s): bisection narrows to %.12s..%.12s\n",
+		        n, st->good, st->bad);
+	return n < 0 ? -1 : n > 0;
+}
+
+/*
+ * A head or sample run that ended: each headline row whose interleaved A/B
+ * (with its confirmation) ended `regression` is a confirmed step between
+ * the run's two commits.  It narrows the range of an alert of its series
+ * being bisected around it, else opens an alert at once (found_by ab-head
+ * or ab-sample) that track_bisect bisects inside that range.  A row that
+ * ended `improvement` fixes the open alerts whose step it follows.
+ */
+void track_ab_steps(PGconn *c, const char *run)
+{
+	const char *p[1] = {run};
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT DISTINCT ON (j.machine_class, v.workload, v.lock, v.metric, v.params_key) "
+	    "r.tree_id, r.branch, r.purpose, r.base_commit, r.commit, j.machine_class, "
+	    "v.workload, v.lock, v.metric, v.params_key, v.verdict, v.change, v.base_mean, "
+	    "v.patched_mean, v.unit FROM track_runs r JOIN jobs j ON j.submission_id = "
+	    "r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON "
+	    "v.comparison_id = cm.id WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND NOT "
+	    "v.control ORDER "
+	    "BY j.machine_class, v.workload, v.lock, v.metric, v.params_key, cm.final DESC, cm.id "
+	    "DESC",
+	    1, p);
+	int i;
+
+	for (i = 0; res && i < PQntuples(res); i++) {
+		const char *series[5] = {PQgetvalue(res, i, 5), PQgetvalue(res, i, 6),
+		                         PQgetvalue(res, i, 7), PQgetvalue(res, i, 8),
+		                         PQgetvalue(res, i, 9)};
+		const char *verdict = PQgetvalue(res, i, 10), *purpose = PQgetvalue(res, i, 2);
+		const bool head = strcmp(purpose, "head") == 0;
+		const struct track_step st = {.tree = PQgetvalue(res, i, 0),
+		                              .branch = PQgetvalue(res, i, 1),
+		                              .series = series,
+		                              .good = PQgetvalue(res, i, 3),
+		                              .bad = PQgetvalue(res, i, 4),
+		                              .found_by = head ? "ab-head" : "ab-sample"};
+		struct track_row row = {.change = strtod(PQgetvalue(res, i, 11), NULL),
+		                        .base_mean = strtod(PQgetvalue(res, i, 12), NULL),
+		                        .patched_mean = strtod(PQgetvalue(res, i, 13), NULL)};
+		char *note;
+
+		if (!compare_metric_is_headline(series[3]))
+			continue;
+		snprintf(row.verdict, sizeof(row.verdict), "%s", verdict);
+		snprintf(row.unit, sizeof(row.unit), "%s", PQgetvalue(res, i, 14));
+		note = g_strdup_printf("the interleaved A/B of the %s run %.12s..%.12s: %s %+.1f%%",
+		                       purpose, st.good, st.bad, verdict, 100 * row.change);
+		if (strcmp(verdict, "regression") == 0) {
+			if (track_alert_narrow(c, &st, note) == 0)
+				track_alert_open(c, &st, &row, run, note,
+				                 "an interleaved A/B with its confirmation is the "
+				                 "confirmation: bisection starts inside its range");
+		} else if (strcmp(verdict, "improvement") == 0) {
+			track_alert_fix(c, &st, note);
+		}
+		g_free(note);
+	}
+	PQclear(res);
+}
+
+/*
  * The proposed steps whose A/B ended: each gets its outcome; a confirmed
  * regression becomes an alert, a confirmed improvement fixes the open
  * alerts of its series whose step it follows.
@@ -41,7 +227,8 @@ void track_judge_candidates(PGconn *c)
 	PGresult *res = db_exec(
 	    c,
 	    "SELECT k.id, k.tree_id, k.branch, k.machine_class, k.workload, k.lock, k.metric, "
-	    "k.params_key, k.good, k.bad, k.expect, r.submission_id, s.state FROM track_candidates "
+	    "k.params_key, k.good, k.bad, k.expect, r.submission_id, s.state, k.run_id FROM "
+	    "track_candidates "
 	    "k JOIN track_runs r ON r.id = k.run_id JOIN submissions s ON s.id = r.submission_id "
 	    "WHERE k.outcome IS NULL AND s.state IN ('done', 'failed') ORDER BY k.id",
 	    0, NULL);
@@ -76,78 +263,38 @@ void track_judge_candidates(PGconn *c)
 		        series[1], series[2], series[3], outcome);
 		if (strcmp(outcome, expect) != 0)
 			continue;
-		/* $1..$9 the series and the step (good, bad), both queries; $10..$14 the alert's */
-		char change[32], before[32], after[32];
-		const char *p[14] = {PQgetvalue(res, i, 1),
-		                     PQgetvalue(res, i, 2),
-		                     series[0],
-		                     series[1],
-		                     series[2],
-		                     series[3],
-		                     series[4],
-		                     PQgetvalue(res, i, 8),
-		                     PQgetvalue(res, i, 9),
-		                     change,
-		                     before,
-		                     after,
-		                     row.unit,
-		                     kid};
+		{
+			const struct track_step st = {.tree = PQgetvalue(res, i, 1),
+			                              .branch = PQgetvalue(res, i, 2),
+			                              .series = series,
+			                              .good = PQgetvalue(res, i, 8),
+			                              .bad = PQgetvalue(res, i, 9),
+			                              .found_by = "changepoint"};
 
-		if (strcmp(expect, "regression") == 0) {
-			PGresult *ins;
-
-			snprintf(change, sizeof(change), "%.6f", row.change);
-			snprintf(before, sizeof(before), "%.6g", row.base_mean);
-			snprintf(after, sizeof(after), "%.6g", row.patched_mean);
-			ins = db_exec(
-			    c,
-			    "INSERT INTO alerts (tree_id, branch, machine_class, workload, "
-			    "lock, metric, params_key, state, good, bad, bisect_good, "
-			    "bisect_bad, change, before_mean, after_mean, unit, confirm_run) "
-			    "VALUES ($1, $2, $3, $4, $5, $6, $7, 'confirmed', $8, $9, $8, $9, "
-			    "$10, $11, $12, $13, (SELECT run_id FROM track_candidates WHERE id "
-			    "= $14)) ON CONFLICT DO NOTHING RETURNING id",
-			    14, p);
-			if (ins && PQntuples(ins) == 1) {
-				const char *aid = PQgetvalue(ins, 0, 0);
-
-				track_event(c, aid, "new", "tracker",
-				            "proposed by the change-point detector");
-				track_event(c, aid, "confirmed", "tracker",
-				            "the A/B of the two commits: regression");
-				fprintf(stderr,
-				        "locklab-server: tracker: alert %s: %s %s %s %+.1f%%\n",
-				        aid, series[1], series[2], series[3], 100 * row.change);
-			}
-			PQclear(ins);
-		} else {
-			/* a confirmed improvement after an open alert's step reverses it */
-			PGresult *fx = db_exec(
-			    c,
-			    "UPDATE alerts a SET state = 'fixed', fixed_by = $9, state_by = "
-			    "'tracker', "
-			    "state_at = now() FROM track_commits ab, track_commits g WHERE "
-			    "a.tree_id = $1 "
-			    "AND a.branch = $2 AND a.machine_class = $3 AND a.workload = $4 AND "
-			    "a.lock = "
-			    "$5 AND a.metric = $6 AND a.params_key = $7 AND a.state IN ('new', "
-			    "'confirmed', 'bisected') AND ab.tree_id = a.tree_id AND ab.branch = "
-			    "a.branch AND ab.commit = a.bad AND g.tree_id = a.tree_id AND g.branch "
-			    "= "
-			    "a.branch AND g.commit = $8 AND ab.seq <= g.seq RETURNING a.id",
-			    9, p);
-			int k;
-
-			for (k = 0; fx && k < PQntuples(fx); k++)
-				track_event(c, PQgetvalue(fx, k, 0), "fixed", "tracker",
-				            "a later step reverses it (confirmed by A/B)");
-			PQclear(fx);
+			if (strcmp(expect, "regression") == 0)
+				track_alert_open(c, &st, &row, PQgetvalue(res, i, 13),
+				                 "proposed by the change-point detector",
+				                 "the A/B of the two commits: regression");
+			else
+				track_alert_fix(c, &st,
+				                "a later step reverses it (confirmed by A/B)");
 		}
 	}
 	PQclear(res);
 }
 
 /* ---- the alert as a mail ------------------------------------------------------- */
+
+/* How an alert's step was found (alerts.found_by), in words for its mail. */
+static const char *track_found_by_text(const char *found_by)
+{
+	if (strcmp(found_by, "ab-head") == 0)
+		return "the interleaved A/B of a new head against the last head\nmeasured";
+	if (strcmp(found_by, "ab-sample") == 0)
+		return "the interleaved A/B of a sample run inside a push";
+	return "a change point in the branch's history, confirmed by an\ninterleaved A/B of "
+	       "its two commits";
+}
 
 /*
  * Queue the mail of a bisected alert to the commit's author, Cc the tree's
@@ -163,7 +310,8 @@ static void track_mail_alert(PGconn *c, const char *aid)
 	    "SELECT a.commit, a.subject, a.author, t.name, a.branch, t.url, a.good, a.bad, "
 	    "a.machine_class, a.workload, a.lock, a.metric, a.params_key, a.change, a.before_mean, "
 	    "a.after_mean, a.unit, r.submission_id, (SELECT count(*) FROM bisect_steps st WHERE "
-	    "st.alert_id = a.id), a.bisect_good, t.list FROM alerts a JOIN trees t ON t.id = "
+	    "st.alert_id = a.id), a.bisect_good, t.list, a.found_by FROM alerts a JOIN trees t ON "
+	    "t.id = "
 	    "a.tree_id "
 	    "JOIN "
 	    "track_runs r ON r.id = a.confirm_run WHERE a.id = $1 AND a.commit IS NOT NULL AND NOT "
@@ -183,7 +331,7 @@ static void track_mail_alert(PGconn *c, const char *aid)
 	body = g_strdup_printf(
 	    "Greeting,\n\n"
 	    "locklab found a %+.1f%% change of %s (%s) in %s on the %s lock (%s), on the\n"
-	    "%s machines, and bisected it with interleaved A/B runs to:\n\n"
+	    "%s machines. It was found by %s,\nand bisected with interleaved A/B runs to:\n\n"
 	    "commit: %s\n(\"%s\")\nauthor: %s\n"
 	    "tree:   %s %s\nrange:  %.12s..%.12s, %s A/B steps\n\n"
 	    "%16.12s %28.12s\n---------------- ---------------------------\n"
@@ -204,10 +352,11 @@ static void track_mail_alert(PGconn *c, const char *aid)
 	    "Thanks,\nlocklab\n",
 	    100 * change, PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 16), PQgetvalue(res, 0, 9),
 	    PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 8),
-	    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-	    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 6),
-	    PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 18), PQgetvalue(res, 0, 19),
-	    PQgetvalue(res, 0, 0), strtod(PQgetvalue(res, 0, 14), NULL), 100 * change,
+	    track_found_by_text(PQgetvalue(res, 0, 21)), PQgetvalue(res, 0, 0),
+	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3),
+	    PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 7),
+	    PQgetvalue(res, 0, 18), PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0),
+	    strtod(PQgetvalue(res, 0, 14), NULL), 100 * change,
 	    strtod(PQgetvalue(res, 0, 15), NULL), PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10),
 	    PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 5),
 	    PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 10),
@@ -258,6 +407,13 @@ out:
 }
 
 /* ---- bisection ---------------------------------------------------------------- */
+
+/* alert $1 and its commit $2 strictly inside (bisect_good, bisect_bad) */
+#define TRACK_INSIDE                                                                               \
+	"FROM track_commits x, track_commits g, track_commits b WHERE a.id = $1 AND x.tree_id = "  \
+	"a.tree_id AND x.branch = a.branch AND x.commit = $2 AND g.tree_id = a.tree_id AND "       \
+	"g.branch = a.branch AND g.commit = a.bisect_good AND b.tree_id = a.tree_id AND b.branch " \
+	"= a.branch AND b.commit = a.bisect_bad AND x.seq > g.seq AND x.seq < b.seq"
 
 /*
  * An inconclusive step: measured once more (attempt 1, --max-rounds from
@@ -407,10 +563,14 @@ static int track_bisect_read(PGconn *c, const char *aid, const char *const serie
 			    4, q);
 			if (!moves)
 				moves = verdict;
+			/* an end moves only inward: the range may have narrowed meanwhile
+			 * (track_alert_narrow) */
 			if (strcmp(moves, "regression") == 0)
-				db_run(c, "UPDATE alerts SET bisect_bad = $2 WHERE id = $1", 2, q);
+				db_run(c, "UPDATE alerts a SET bisect_bad = $2 " TRACK_INSIDE, 2,
+				       q);
 			else if (strcmp(moves, "skip") != 0)
-				db_run(c, "UPDATE alerts SET bisect_good = $2 WHERE id = $1", 2, q);
+				db_run(c, "UPDATE alerts a SET bisect_good = $2 " TRACK_INSIDE, 2,
+				       q);
 		}
 		fprintf(stderr, "locklab-server: tracker: alert %s: %.12s is %s\n", aid, commit,
 		        verdict);

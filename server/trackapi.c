@@ -46,7 +46,8 @@ enum handler_rc api_tree_poke(struct http_request *req, long long id)
 	"a.good || '..' || a.bad, 'bisect_range', a.bisect_good || '..' || a.bisect_bad, "         \
 	"'machine_class', a.machine_class, 'workload', a.workload, 'lock', a.lock, 'metric', "     \
 	"a.metric, 'params', a.params_key, 'change', a.change, 'before', a.before_mean, 'after', " \
-	"a.after_mean, 'unit', a.unit, 'reason', a.reason, 'fixed_by', a.fixed_by, 'state_by', "   \
+	"a.after_mean, 'unit', a.unit, 'reason', a.reason, 'fixed_by', a.fixed_by, 'found_by', "   \
+	"a.found_by, 'state_by', "                                                                 \
 	"a.state_by, 'state_at', a.state_at, 'created', a.created, 'steps', (SELECT "              \
 	"coalesce(json_agg(json_build_object('commit', st.commit, 'good', st.good, 'verdict', "    \
 	"st.verdict, 'change', st.change, 'submission', r.submission_id) ORDER BY st.created), "   \

@@ -15,11 +15,11 @@
 
 int verdicts_rank(const char *v)
 {
-	static const char *order[] = {"no-change",  "improvement", "inconclusive",
-	                              "regression", "splat",       "lockup"};
+	static const char *order[] = {"no-change", "improvement", "inconclusive", "regression",
+	                              "splat",     "lockup",      "crash"};
 	int i;
 
-	for (i = 0; v && i < 6; i++)
+	for (i = 0; v && i < 7; i++)
 		if (strcmp(v, order[i]) == 0)
 			return i;
 	return -1;
@@ -507,4 +507,39 @@ out:
 	PQclear(cres);
 	PQclear(vres);
 	return rc;
+}
+
+/*
+ * Whether job's lockups are a crash: every one is the patched side's and of
+ * kind "crash" (a benchmark point or lockbench itself died by a signal or
+ * with a sanitizer's report), and there is at least one.  The base side ran
+ * those points clean: it has no lockup at all.  1, 0, -1 on a database error.
+ */
+static int verdicts_is_crash(PGconn *c, long long job_id)
+{
+	char idbuf[24];
+	const char *p[1] = {idbuf};
+	PGresult *res;
+	int rc;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
+	res = db_exec(c,
+	              "SELECT count(*) FILTER (WHERE variant = 'patched' AND kind = 'crash'), "
+	              "count(*) FILTER (WHERE variant <> 'patched' OR kind <> 'crash') FROM "
+	              "lockups WHERE job_id = $1",
+	              1, p);
+	if (!res)
+		return -1;
+	rc = atoi(PQgetvalue(res, 0, 0)) > 0 && atoi(PQgetvalue(res, 0, 1)) == 0;
+	PQclear(res);
+	return rc;
+}
+
+const char *verdicts_job_word(PGconn *c, long long job_id, const struct comparison *cmp)
+{
+	enum verdict v = comparison_overall(cmp);
+
+	if (v == VERDICT_LOCKUP && verdicts_is_crash(c, job_id) == 1)
+		return "crash";
+	return verdict_name(v);
 }

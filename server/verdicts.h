@@ -56,7 +56,14 @@ struct stored_comparison {
 int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison **out, size_t *n);
 void verdicts_free(struct stored_comparison *v, size_t n);
 
-/* "lockup" > "regression" > "inconclusive" > "improvement" > "no-change" */
+/* "crash" > "lockup" > "splat" > "regression" > "inconclusive" > "improvement" > "no-change" */
 int verdicts_rank(const char *verdict);
+/*
+ * The word a finished job's verdict is stored as: its comparison's overall
+ * verdict, except that a lockup made only of the patched side's crashes
+ * (lockups of kind "crash": a signal or a sanitizer's report) where the base
+ * ran clean is "crash".
+ */
+const char *verdicts_job_word(PGconn *c, long long job_id, const struct comparison *cmp);
 
 #endif

@@ -78,7 +78,7 @@ finish() {
 # --help documents the codes
 help=$("$BIN/locklab" --help)
 ok $? "locklab --help exits 0"
-for code in '0  no-change or improvement' '1  regression' '2  bad usage' '3  lockup or splat' \
+for code in '0  no-change or improvement' '1  regression' '2  bad usage' '3  lockup, splat or crash' \
   '4  inconclusive' '5  failed' '6  --timeout' '7  server unreachable'; do
   like "$help" "^ *$code|  $code" "--help documents exit $code"
 done

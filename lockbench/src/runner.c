@@ -220,6 +220,36 @@ static int write_all(int fd, const char *s, size_t n)
 }
 
 /* The child: run the workload, send 'R' + JSON document or 'E' + reason. */
+/* The child's shared state, for its crash handler. */
+static struct wl_shared *child_shared;
+
+/*
+ * A crash in the child (the lock or the workload): say which signal and
+ * wait, so that the runner sees it while the crashed thread is still where
+ * it crashed and takes its stacks, then kills the child (and, should the
+ * runner be gone, PR_SET_PDEATHSIG does).
+ */
+static void child_crashed(int sig)
+{
+	atomic_store(&child_shared->crash_signal, sig);
+	for (;;)
+		pause();
+}
+
+static void child_catch_crashes(struct wl_shared *sh)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+	struct sigaction sa;
+
+	child_shared = sh;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = child_crashed;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 static void child_main(int fd, const struct workload *w, const struct lock_ops *ops,
                        const struct wl_params *p, struct wl_shared *sh)
 {
@@ -228,6 +258,7 @@ static void child_main(int fd, const struct workload *w, const struct lock_ops *
 	setpgid(0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	child_catch_crashes(sh);
 	result_init(&r);
 	result_fill_machine(&r);
 	r.suite = strdup("point");
@@ -333,6 +364,16 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 				}
 				strutil_buf_addlen(&out, tmp, (size_t)n);
 			}
+		}
+		int crashed = atomic_load(&sh->crash_signal);
+		if (crashed) {
+			snprintf(kind, sizeof(kind), "crash");
+			snprintf(
+			    msg, sizeof(msg),
+			    "benchmark process killed by signal %d (%s): %s with %s, %d threads",
+			    crashed, strsignal(crashed), w->name, ops ? ops->name : "kernel",
+			    p->threads);
+			break;
 		}
 		uint64_t now = lb_now_ns();
 		unsigned long cur = progress_sum(sh);

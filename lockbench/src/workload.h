@@ -47,6 +47,11 @@ struct wl_shared {
 	 * with it.  Written once by the child, read after it is gone.
 	 */
 	char note[192];
+	/*
+	 * The signal the child died of (SIGSEGV, SIGABRT ...): its handler sets
+	 * it and waits to be killed, so that the runner takes its stacks first.
+	 */
+	atomic_int crash_signal;
 };
 
 enum wl_phase { WL_PHASE_SETUP, WL_PHASE_MEASURE, WL_PHASE_STOPPING, WL_PHASE_DONE };

@@ -69,7 +69,7 @@ export function ago(iso) {
 
 /* The verdict words of the server, and what the dashboard calls them. */
 export const VERDICT_LABEL = {
-  regression: 'regression', improvement: 'improvement', lockup: 'lockup',
+  regression: 'regression', improvement: 'improvement', lockup: 'lockup', crash: 'crash',
   'no-change': 'clean', inconclusive: 'inconclusive',
 };
 

@@ -32,6 +32,13 @@ function commitCell(a) {
   return el('span', { class: 'muted' }, `bisecting ${a.bisect_range || a.range}`);
 }
 
+// How the step was found (the API's found_by).
+const FOUND_BY = {
+  'ab-head': 'found by the A/B of a head run',
+  'ab-sample': 'found by the A/B of a sample run',
+  changepoint: 'found as a change point, confirmed by A/B',
+};
+
 // The history chart: the runs (one value per tracked commit), the step the
 // A/B confirmed (before and after levels) and the bisected commit.
 function historyChart(a) {
@@ -154,7 +161,8 @@ export function render(main) {
         : alerts.map((a) => el('tr', { dataset: { id: a.id } },
           el('td', { class: 'num', 'data-label': '#' }, a.id),
           el('td', { 'data-label': 'State', title: `${a.state_by}, ${when(a.state_at)}` },
-            el('span', { class: `badge s-${a.state}` }, a.state), el('div', { class: 'muted' }, `${a.state_by}, ${ago(a.state_at)}`)),
+            el('span', { class: `badge s-${a.state}` }, a.state), el('div', { class: 'muted' }, `${a.state_by}, ${ago(a.state_at)}`),
+            el('div', { class: 'muted found-by' }, FOUND_BY[a.found_by] || '')),
           el('td', { 'data-label': 'Tree' }, `${a.tree} ${a.branch}`),
           el('td', { 'data-label': 'Row' }, `${a.workload} ${a.lock} ${a.metric}`, el('div', { class: 'muted' }, `${a.params} on ${a.machine_class}`)),
           el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# One push of 8 commits holds a step: the head run's interleaved A/B says
+# `regression`, an alert opens at once (found_by ab-head) and bisection
+# names the commit, through the real server, PostgreSQL, git (a git daemon
+# on loopback) and an agent.
+#
+# Four tracked trees, one branch each of the same upstream, every branch
+# 8 commits on top of this repository, each touching
+# lockbench/locks/futex3.c (so the agent measures futex3).  The step: a
+# busy loop of 400 iterations in futex3's lock path (about 20 ns a pair
+# become several hundred) at commit 5 (mid), 1 (first) or 8 (last) of the
+# push; the fourth branch (comments) changes comments only.  Each tree is
+# registered after its push with `since` the common base: its first look
+# is the push, one head run of 0 -> 8.  E-Divisive cannot see a step in
+# two history points; the A/B can.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/pg.sh"
+. "$(dirname "$0")/lib/server.sh"
+. "$(dirname "$0")/lib/agent.sh"
+
+pg_start || exit 1
+[[ ${KEEP:-0} == 1 ]] && diag "scratch: $T"
+gport=$(free_port)
+# one sample run per head, taken when nothing else waits
+server_start --min-rounds 4 --max-rounds 8 --lease-seconds 15 --track-interval 3600 \
+  --track-dir "$T/track" --fetch-allow "127.0.0.1:$gport" --track-samples 1 || exit 1
+register_agent
+
+git clone -q --bare "$TOP" "$T/up.git"
+git -C "$T/up.git" config uploadpack.allowReachableSHA1InWant true
+git daemon --export-all --base-path="$T" --listen=127.0.0.1 --port="$gport" \
+  --reuseaddr >"$T/git-daemon.log" 2>&1 &
+gd=$!
+at_exit "kill $gd"
+UP="git://127.0.0.1:$gport/up.git"
+for ((i = 0; i < 50; i++)); do git ls-remote "$UP" >/dev/null 2>&1 && break; sleep 0.1; done
+git clone -q "$T/up.git" "$T/work"
+git -C "$T/work" config user.name "Dev $RANDOM"
+git -C "$T/work" config user.email dev@example.org
+C0=$(git -C "$T/work" rev-parse HEAD)
+
+# a branch of 8 commits on C0, the step at commit $2 (0: none); C_<branch>[n] their hashes
+F=lockbench/locks/futex3.c
+declare -A C
+make_branch() {
+  local b=$1 step=$2 n msg
+  git -C "$T/work" checkout -q -B "$b" "$C0"
+  for ((n = 1; n <= 8; n++)); do
+    msg="futex3: comment $n"
+    if [[ $n == "$step" ]]; then
+      perl -0pi -e 's/(static void futex3_lock\(void \*p\)\n\{\n)/$1\tfor (volatile int spin = 0; spin < 400; spin++)\n\t\t;\n/' "$T/work/$F"
+      msg="futex3: wait a little before taking the lock"
+    fi
+    echo "/* $b change $n */" >>"$T/work/$F"
+    git -C "$T/work" commit -qam "$msg"
+    C[$b.$n]=$(git -C "$T/work" rev-parse HEAD)
+  done
+  git -C "$T/work" push -q "$T/up.git" "$b" 2>/dev/null
+}
+make_branch mid 5
+make_branch first 1
+make_branch last 8
+make_branch comments 0
+psq() { psql -qAt -c "$1"; }
+
+declare -A TREE
+for b in mid first last comments; do
+  api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+    -d "$(jq -n --arg u "$UP" --arg b "$b" --arg s "$C0" '{name: ("push-" + $b), url: $u, branch: $b, track: true, since: $s, suites: ["smoke"]}')"
+  [[ $CODE == 201 ]] || diag "tree $b: $CODE $BODY"
+  TREE[$b]=$(jq -r .id <<<"$BODY")
+done
+ok $([[ -n ${TREE[comments]} && ${TREE[comments]} != null ]]; echo $?) "four tracked trees are registered after their pushes"
+
+# two agents: the four head runs and the bisections go on side by side
+export LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport"
+agent_spawn a
+register_agent '{"name": "b"}'
+agent_spawn b
+
+# until three trees have alerts, all bisected, and nothing is queued or running; an alert is
+# one headline row of a step (futex3's uncontended ns per pair, hot ops per second ...)
+alerts_of() { curl -s "$URL/api/v1/alerts?tree=push-$1" | jq -c '.alerts'; }
+start=$(date +%s)
+for ((i = 0; i < 3600; i++)); do
+  all=$(curl -s "$URL/api/v1/alerts")
+  trees=$(jq '[.alerts[].tree] | unique | length' <<<"$all")
+  open=$(jq '[.alerts[] | select(.state != "bisected")] | length' <<<"$all")
+  busy=$(psq "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")
+  sampled=$(psq "SELECT count(*) FROM trees WHERE track AND track_sampled < 1")
+  [[ $trees -ge 3 && $open == 0 && $busy == 0 && $sampled == 0 ]] && break
+  sleep 1
+done
+diag "bench: $(($(date +%s) - start)) s from registration to the bisected alerts and idle agents"
+is "$(psq "SELECT count(*) FROM track_runs WHERE purpose = 'head'")" 4 "each push is one head run"
+is "$(psq "SELECT count(*) FROM track_runs WHERE purpose = 'confirm'")" 0 \
+  "no step waited for a change point: the head runs' A/B was the confirmation"
+
+for b in mid first last; do
+  case $b in mid) n=5 ;; first) n=1 ;; last) n=8 ;; esac
+  AS=$(alerts_of $b)
+  A=$(jq -c '[.[] | select(.workload == "uncontended" and .metric == "ns_per_pair")][0] // empty' <<<"$AS")
+  diag "$b: $(jq -c '[.[] | {row: (.workload + " " + .lock + " " + .metric + " " + .params), state, found_by, commit: .commit[0:12], change, reason, steps: [.steps[] | {c: .commit[0:12], verdict}]}]' <<<"$AS")"
+  is "$(jq -r '[.[].commit] | unique | join(",")' <<<"$AS")" "${C[$b.$n]}" \
+    "push with the step at commit $n: its alerts name commit $n"
+  is "$(jq -r '[.[].found_by] | unique | join(",")' <<<"$AS")" ab-head "  found by the A/B of the head run"
+  is "$(jq -r '[.[].range] | unique | join(",")' <<<"$AS")" "$C0..${C[$b.8]}" "  their range is the head run's, 0..8"
+  is "$(jq -r '.lock' <<<"$A")" futex3 "  one of them is futex3's uncontended ns per pair"
+  is "$(jq -r '[.events[].state] | join(" ")' <<<"$A")" "new confirmed bisected" "  new, confirmed, bisected"
+  like "$(jq -r '.events[0].note' <<<"$A")" "A/B of the head run .*: regression \+[0-9]" \
+    "  the first event says which A/B found it"
+  steps=$(jq '.steps | length' <<<"$A")
+  [[ $steps -ge 1 && $steps -le 4 ]]
+  ok $? "  bisection took $steps A/B steps for the 7 commits inside"
+  runs=$(psq "SELECT count(*) FROM track_runs WHERE tree_id = ${TREE[$b]} AND purpose = 'bisect'")
+  # each step once, or twice when inconclusive (attempt 1, --max-rounds)
+  [[ $runs -le $((2 * steps)) ]]
+  ok $? "  its $(jq length <<<"$AS") alerts (rows) share the bisection's $runs A/B runs"
+done
+is "$(curl -s "$URL/api/v1/alerts" | jq '[.alerts[] | select(.lock != "futex3")] | length')" 0 \
+  "no alert on the untouched control lock"
+
+# the comment-only push
+is "$(psq "SELECT s.state FROM track_runs r JOIN submissions s ON s.id = r.submission_id WHERE r.tree_id = ${TREE[comments]} AND r.purpose = 'head'")" done \
+  "comment-only push: its head run ended"
+diag "comment-only head run: $(psq "SELECT v.verdict || ' ' || round(100 * v.change::numeric, 1) || '% ' || v.workload FROM track_runs r JOIN jobs j ON j.submission_id = r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON v.comparison_id = cm.id WHERE r.tree_id = ${TREE[comments]} AND v.lock = 'futex3' AND r.purpose = 'head' AND cm.final" | tr '\n' ';')"
+is "$(alerts_of comments)" "[]" "comment-only push: no alert"
+is "$(psq "SELECT count(*) FROM track_runs WHERE tree_id = ${TREE[comments]} AND purpose IN ('bisect', 'confirm')")" 0 \
+  "comment-only push: no bisection"
+
+# sampling waited while a tree bisected: a tree's sample run comes after its alert is bisected
+is "$(psq "SELECT count(*) FROM track_runs r JOIN alerts a ON a.tree_id = r.tree_id JOIN submissions s ON s.id = r.submission_id WHERE r.purpose = 'sample' AND s.created < (SELECT max(at) FROM alert_events e WHERE e.alert_id = a.id AND e.state = 'bisected')")" 0 \
+  "no sample run started while its tree's alert was being bisected"
+
+mail=$(psq "SELECT message FROM outbox WHERE kind = 'alert' AND subject LIKE '%${C[mid.5]:0:12}%'")
+like "$mail" "^Subject: \[locklab alert [0-9]+\] ${C[mid.5]:0:12} futex3: wait a little" "the alert mail names commit 5"
+like "$mail" "found by the interleaved A/B of a new head" "and says how the step was found"
+done_testing
