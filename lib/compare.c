@@ -1122,6 +1122,21 @@ bool comparison_wants_rounds(const struct comparison *c)
 	return more;
 }
 
+bool comparison_found_change(const struct comparison *c)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+
+		if (r->verdict == VERDICT_LOCKUP)
+			return false;
+		found |= (r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT) &&
+		         compare_row_decides(r);
+	}
+	return found;
+}
+
 bool comparison_has_controls(const struct comparison *c)
 {
 	for (size_t i = 0; i < c->nrows; i++)

@@ -290,6 +290,13 @@ bool compare_row_wants_rounds(const struct compare_row *r);
 bool comparison_wants_rounds(const struct comparison *c);
 
 /*
+ * True when a look found a change to confirm: a regression or improvement
+ * of a row that decides, and no lockup (a lockup is a fact, not a finding
+ * to confirm).  The server then asks for as many rounds again.
+ */
+bool comparison_found_change(const struct comparison *c);
+
+/*
  * True for a code-path note: an exact count, not a timing
  * (instructions_per_pair, or a descriptive row with the same figure in
  * every run of both sides).  Notes are outside every Benjamini-Hochberg

@@ -135,17 +135,7 @@ bool verdicts_want_more(const struct comparison *cmp)
 
 bool verdicts_found_change(const struct comparison *cmp)
 {
-	bool found = false;
-
-	for (size_t i = 0; i < cmp->nrows; i++) {
-		const struct compare_row *r = &cmp->rows[i];
-
-		if (r->verdict == VERDICT_LOCKUP)
-			return false; /* a lockup is a fact, not a finding to confirm */
-		found |= (r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT) &&
-		         compare_row_decides(r);
-	}
-	return found;
+	return comparison_found_change(cmp);
 }
 
 /* JSON has no NaN or infinity: such statistics are stored as 0. */
