@@ -162,9 +162,8 @@ struct compare_row {
 	/*
 	 * The workload's headline figure (throughput, ns per pair, wake time,
 	 * JPM ...), as opposed to descriptive ones (fairness, CoV, CPU per op,
-	 * latency percentiles).  Only an inconclusive headline row makes the
-	 * comparison inconclusive or asks for more rounds; a significant
-	 * regression of any metric still counts.
+	 * latency percentiles).  Only headline rows of no control decide
+	 * (compare_row_decides); a descriptive row's regression is reported.
 	 */
 	bool headline;
 	/*
