@@ -60,10 +60,10 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect
+.PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect bench-verdict-sim
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
 	demo demo-stop clean man install uninstall
-all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post
+all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post $(BUILD)/verdict-sim
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -96,6 +96,11 @@ $(BUILD)/obj/lib/version.o $(BUILD)/obj-guest/lib/version.o: $(BUILD)/version.tx
 $(BUILD)/obj/agents/main.o: CFLAGS += -DLOCKLAB_SOURCE_DIR='"$(CURDIR)"'
 
 $(BUILD)/locklab-agent: $(call obj,agents/main.c) $(call obj,$(AGENT_SRC)) $(NET_OBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# make bench-verdict-sim / tests/191-verdict-sim.t: the verdict policy simulated
+# through the server's own compare, futility and look code (bench/verdict_sim.c)
+$(BUILD)/verdict-sim: $(call obj,bench/verdict_sim.c) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # make bench-keepalive: the agent's posts per second with and without a kept-alive connection
@@ -191,6 +196,10 @@ demo-stop:
 
 bench-verdicts: all
 	@BUILD=$(BUILD) bench/bench-verdicts.sh
+
+# the full-N simulation (10,000 jobs a case); SIM_N, SIM_SEED to change
+bench-verdict-sim: $(BUILD)/verdict-sim
+	@$(BUILD)/verdict-sim -n $${SIM_N:-10000} -s $${SIM_SEED:-1}
 
 bench-duet: all
 	@BUILD=$(BUILD) bench/bench-duet.sh

@@ -87,21 +87,21 @@ policy_verdict() {
     else
       json=$("$LB" compare "$bs" "$ps" --format json "${opt[@]}")
     fi
-    # found: a change in a row that is no control; more: an inconclusive headline
-    # row that is no control (the overall verdict says so); lockup: at once
+    # found: a change in a row that decides; more: the comparison asks for more
+    # rounds (more_rounds: a deciding row inconclusive that rounds may still settle)
     set -- $(perl -MJSON::PP -0777 -ne '
       my $d = decode_json($_); my ($found, $lockup) = (0, 0);
       for my $r (@{ $d->{rows} }) {
         $lockup = 1 if $r->{verdict} eq "lockup";
-        $found = 1 if !$r->{control} && $r->{verdict} =~ /^(regression|improvement)$/;
+        $found = 1 if $r->{decides} && $r->{verdict} =~ /^(regression|improvement)$/;
       }
-      print "$d->{overall} ", ($lockup ? 0 : $found), "\n"' <<<"$json")
+      print "$d->{overall} ", ($lockup ? 0 : $found), " ", ($d->{more_rounds} ? 1 : 0), "\n"' <<<"$json")
     if ((!confirm && $2)); then confirm=$r; want=$((2 * r)); continue; fi
     # -cont: a change the fresh rounds did not confirm is looked at again later
     if ((cont && confirm)) && [[ $1 == inconclusive ]] && ((r < cap)); then
       confirm=0; want=$((r + MIN_ROUNDS)); continue
     fi
-    if ((!confirm)) && [[ $1 == inconclusive ]] && ((want < cap)); then
+    if ((!confirm && $3)) && ((want < cap)); then
       # the plan's rounds when not reached yet, else MIN_ROUNDS more; never past the cap
       want=$((planned > want ? planned : want + MIN_ROUNDS))
       ((want > cap)) && want=$cap

@@ -650,19 +650,64 @@ static void bh_rows(const double *p, const bool *in, size_t n, double *q)
 	free(qin);
 }
 
-/* Every round tested at once: BH over all tested rows, then the verdicts. */
+/*
+ * The families a test's p-values are adjusted in (row_family): the rows
+ * that decide (headline rows of no control) are the family that finds
+ * changes, so that its first-ranked threshold is alpha over the rows that
+ * can change the answer (5 of the quick suite's 48 tested rows, not 48);
+ * controls and descriptive rows are reported, with a family of their own;
+ * a code-path note (an exact count, p 0 by fiat when it differs) is in
+ * none: its q is its p, and it cannot take rank 1 and loosen the others'.
+ */
+enum row_family {
+	FAMILY_NONE = -1,
+	FAMILY_DECIDING,
+	FAMILY_REPORTED,
+	FAMILY_NOTE,
+};
+
+static enum row_family row_family(const struct compare_row *r, bool tested)
+{
+	if (!tested)
+		return FAMILY_NONE;
+	if (compare_row_is_note(r))
+		return FAMILY_NOTE;
+	return r->headline && !r->control ? FAMILY_DECIDING : FAMILY_REPORTED;
+}
+
+/* Benjamini-Hochberg within each family of fam; notes keep q = p, FAMILY_NONE q = 1. */
+static void bh_families(const double *p, const enum row_family *fam, size_t n, double *q)
+{
+	double *qf = strutil_xreallocarray(NULL, n + 1, sizeof(double));
+	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+
+	for (size_t i = 0; i < n; i++)
+		q[i] = fam[i] == FAMILY_NOTE ? p[i] : 1;
+	for (int f = FAMILY_DECIDING; f <= FAMILY_REPORTED; f++) {
+		for (size_t i = 0; i < n; i++)
+			in[i] = fam[i] == (enum row_family)f;
+		bh_rows(p, in, n, qf);
+		for (size_t i = 0; i < n; i++)
+			if (in[i])
+				q[i] = qf[i];
+	}
+	free(qf);
+	free(in);
+}
+
+/* Every round tested at once: BH within each family of tested rows, then the verdicts. */
 static void judge(struct comparison *out, const struct compare_opts *o)
 {
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
 	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
-	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	enum row_family *fam = strutil_xreallocarray(NULL, n + 1, sizeof(*fam));
 
 	for (size_t i = 0; i < n; i++) {
-		in[i] = out->rows[i].tested;
+		fam[i] = row_family(&out->rows[i], out->rows[i].tested);
 		p[i] = out->rows[i].p;
 	}
-	bh_rows(p, in, n, q);
+	bh_families(p, fam, n, q);
 	for (size_t i = 0; i < n; i++) {
 		struct compare_row *r = &out->rows[i];
 		if (!r->tested)
@@ -674,7 +719,7 @@ static void judge(struct comparison *out, const struct compare_opts *o)
 	}
 	free(p);
 	free(q);
-	free(in);
+	free(fam);
 }
 
 /*
@@ -702,34 +747,25 @@ static void equivalence(struct comparison *out, const struct compare_opts *o)
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
 	       *q = strutil_xreallocarray(NULL, n + 1, sizeof(double));
-	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	enum row_family *fam = strutil_xreallocarray(NULL, n + 1, sizeof(*fam));
 	double level = compare_eq_level(o);
 
-	for (size_t i = 0; i < n; i++)
-		p[i] = out->rows[i].p_eq;
-	/* the deciding rows, then the rest: one BH each */
-	for (int deciding = 1; deciding >= 0; deciding--) {
-		for (size_t i = 0; i < n; i++) {
-			const struct compare_row *r = &out->rows[i];
+	/* the deciding rows, the reported rows: one BH each; notes on their own p */
+	for (size_t i = 0; i < n; i++) {
+		const struct compare_row *r = &out->rows[i];
 
-			in[i] = r->tested && r->base.mean != 0 &&
-			        (!r->control && r->headline) == (bool)deciding;
-		}
-		bh_rows(p, in, n, q);
-		for (size_t i = 0; i < n; i++) {
-			if (deciding) { /* first pass: untested rows stay at 1, not equivalent */
-				out->rows[i].q_eq = 1;
-				out->rows[i].equivalent = false;
-			}
-			if (!in[i])
-				continue;
-			out->rows[i].q_eq = q[i];
-			out->rows[i].equivalent = q[i] < level;
-		}
+		p[i] = r->p_eq;
+		fam[i] = row_family(r, r->tested && r->base.mean != 0);
+	}
+	bh_families(p, fam, n, q);
+	for (size_t i = 0; i < n; i++) {
+		/* untested rows stay at 1, not equivalent */
+		out->rows[i].q_eq = fam[i] == FAMILY_NONE ? 1 : q[i];
+		out->rows[i].equivalent = fam[i] != FAMILY_NONE && q[i] < level;
 	}
 	free(p);
 	free(q);
-	free(in);
+	free(fam);
 }
 
 /*
@@ -752,27 +788,29 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
 	       *qf = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
 	       *qa = strutil_xreallocarray(NULL, n + 1, sizeof(double));
-	bool *in = strutil_xreallocarray(NULL, n + 1, sizeof(bool)),
-	     *found = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	bool *found = strutil_xreallocarray(NULL, n + 1, sizeof(bool));
+	enum row_family *fam = strutil_xreallocarray(NULL, n + 1, sizeof(*fam)),
+	                *fam2 = strutil_xreallocarray(NULL, n + 1, sizeof(*fam2));
 
 	for (size_t i = 0; i < n; i++) {
-		in[i] = out->rows[i].verdict != VERDICT_LOCKUP && st[i].found.tested;
+		fam[i] = row_family(&out->rows[i],
+		                    out->rows[i].verdict != VERDICT_LOCKUP && st[i].found.tested);
 		p[i] = st[i].found.p;
 	}
-	bh_rows(p, in, n, qf);
+	bh_families(p, fam, n, qf);
 	for (size_t i = 0; i < n; i++) {
 		const struct range_test *f = &st[i].found, *a = &st[i].again;
 
-		found[i] = in[i] && qf[i] < o->alpha &&
+		found[i] = fam[i] != FAMILY_NONE && qf[i] < o->alpha &&
 		           big_enough(f->mb, f->mp, f->change, row_min_effect(&out->rows[i], o));
 		/*
 		 * The finding fixed the direction before the new rounds ran, so
 		 * their test is one-sided, in that direction.
 		 */
-		in[i] = found[i] && a->tested;
+		fam2[i] = found[i] && a->tested ? fam[i] : FAMILY_NONE;
 		p[i] = same_way(f, a) ? a->p / 2 : 1 - a->p / 2;
 	}
-	bh_rows(p, in, n, qa);
+	bh_families(p, fam2, n, qa);
 	for (size_t i = 0; i < n; i++) {
 		struct compare_row *r = &out->rows[i];
 		const struct range_test *f = &st[i].found, *a = &st[i].again;
@@ -809,7 +847,8 @@ static void judge_confirmed(struct comparison *out, const struct stages *st,
 	free(p);
 	free(qf);
 	free(qa);
-	free(in);
+	free(fam);
+	free(fam2);
 	free(found);
 }
 
@@ -924,6 +963,7 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 		judge(out, o);
 	if (out->nrows)
 		qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
+	compare_notes_escalate(out);
 	free(st);
 	points_release(&pts);
 	return 0;
@@ -1002,6 +1042,40 @@ bool compare_row_moved(const struct compare_row *r)
 	return r->margin > 0 && isfinite(r->change) && fabs(r->change) > r->margin;
 }
 
+bool compare_row_is_note(const struct compare_row *r)
+{
+	if (!strcmp(r->metric, "instructions_per_pair"))
+		return true;
+	/* any other exact count: one figure in every run of both sides */
+	return !r->headline && r->base.n > 1 && r->patched.n > 1 && r->base.stddev == 0 &&
+	       r->patched.stddev == 0;
+}
+
+/* A timed row a note of r's lock may escalate beside: headline, no control, no note. */
+static bool note_escalates_beside(const struct compare_row *note, const struct compare_row *t)
+{
+	if (t == note || !t->headline || t->control || compare_row_is_note(t) ||
+	    strcmp(t->workload, note->workload) || strcmp(t->lock, note->lock))
+		return false;
+	/* not shown unchanged, and not shown to move the other way */
+	return t->verdict == VERDICT_INCONCLUSIVE || t->verdict == note->verdict;
+}
+
+void compare_notes_escalate(struct comparison *c)
+{
+	for (size_t i = 0; i < c->nrows; i++) {
+		struct compare_row *r = &c->rows[i];
+
+		r->escalated = false;
+		if (!compare_row_is_note(r) || r->control ||
+		    (r->verdict != VERDICT_REGRESSION && r->verdict != VERDICT_IMPROVEMENT) ||
+		    !(fabs(r->change) >= COMPARE_NOTE_ESCALATE))
+			continue;
+		for (size_t k = 0; k < c->nrows && !r->escalated; k++)
+			r->escalated = note_escalates_beside(r, &c->rows[k]);
+	}
+}
+
 bool compare_row_decides(const struct compare_row *r)
 {
 	if (r->verdict == VERDICT_LOCKUP)
@@ -1009,15 +1083,58 @@ bool compare_row_decides(const struct compare_row *r)
 	if (r->control)
 		return false;
 	/*
-	 * Said up front: this machine cannot resolve it, so it decides nothing
-	 * while what it shows lies inside its margin.  A row that moved past
-	 * its margin keeps looking for the change (more rounds, no Tested-by):
-	 * a 20% loss on hot kmutex at 8 threads alone otherwise got a Tested-by
-	 * at the first look in 6 of 16 comparisons.
+	 * An exact count decides only beside a timed row it may explain: a
+	 * nop (+1 instruction a pair, 30 -> 31, no time anything measures)
+	 * ended `regression` by its count alone.
 	 */
-	if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
-		return compare_row_moved(r);
-	return r->verdict != VERDICT_INCONCLUSIVE || r->headline;
+	if (compare_row_is_note(r))
+		return r->escalated;
+	/*
+	 * Every headline row decides, resolved or not: an inconclusive one,
+	 * even one this machine cannot resolve (unresolvable), holds the
+	 * comparison at inconclusive, so a Tested-by is never sent past a row
+	 * that was not shown unchanged.  Descriptive rows are reported only.
+	 */
+	return r->headline;
+}
+
+bool compare_row_wants_rounds(const struct compare_row *r)
+{
+	if (r->verdict != VERDICT_INCONCLUSIVE || !compare_row_decides(r))
+		return false;
+	/*
+	 * Rounds cannot fit its interval inside its margin by the job's limit;
+	 * one that moved past its margin keeps looking for the change (a 20%
+	 * loss on hot kmutex at 8 threads alone).
+	 */
+	return !(r->unresolvable > 0) || compare_row_moved(r);
+}
+
+bool comparison_wants_rounds(const struct comparison *c)
+{
+	bool more = false;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		if (c->rows[i].verdict == VERDICT_LOCKUP)
+			return false;
+		more |= compare_row_wants_rounds(&c->rows[i]);
+	}
+	return more;
+}
+
+bool comparison_found_change(const struct comparison *c)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compare_row *r = &c->rows[i];
+
+		if (r->verdict == VERDICT_LOCKUP)
+			return false;
+		found |= (r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT) &&
+		         compare_row_decides(r);
+	}
+	return found;
 }
 
 bool comparison_has_controls(const struct comparison *c)
@@ -1031,13 +1148,19 @@ bool comparison_has_controls(const struct comparison *c)
 enum verdict comparison_overall(const struct comparison *c)
 {
 	enum verdict worst = VERDICT_NO_CHANGE;
+	size_t decided = 0;
+
 	for (size_t i = 0; i < c->nrows; i++) {
 		enum verdict v = c->rows[i].verdict;
 		if (!compare_row_decides(&c->rows[i]))
 			continue;
+		decided++;
 		if (verdict_rank(v) > verdict_rank(worst))
 			worst = v;
 	}
+	/* nothing decided: nothing was shown, unless no code changed at all */
+	if (!decided && !c->identical_code)
+		worst = VERDICT_INCONCLUSIVE;
 	for (size_t i = 0; i < c->nsplats; i++)
 		if (c->splats[i].new_in_patched &&
 		    verdict_rank(VERDICT_SPLAT) > verdict_rank(worst))

@@ -3,11 +3,12 @@
  * parameter point) over every document (round) of a side.  A paired t-test
  * over the per-round means of the rounds both sides ran (of the log of each
  * round's ratio, raw differences where a mean is <= 0), Benjamini-Hochberg
- * across all rows of the comparison, a minimum effect and the metric's
- * direction find a change; two one-sided tests against the row's margin
- * (TOST), Benjamini-Hochberg across the rows and a Bonferroni share per look,
- * find no change.  With fewer than COMPARE_MIN_PAIRS paired rounds a row is
- * not tested at all: too few rounds to test, inconclusive.
+ * within a family (the deciding rows: headline rows of no control; the
+ * reported rows: controls and descriptive metrics; code-path notes are in
+ * none), a minimum effect and the metric's direction find a change; two one-sided tests against the
+ * row's margin (TOST), Benjamini-Hochberg across the rows and a Bonferroni share per look, find no
+ * change.  With fewer than COMPARE_MIN_PAIRS paired rounds a row is not tested at all: too few
+ * rounds to test, inconclusive.
  *
  * The server and `lockbench compare` both call this; neither computes
  * verdicts any other way.
@@ -45,6 +46,16 @@ const char *verdict_name(enum verdict v);
 #define COMPARE_MARGIN_LATENCY      0.03  /* single-thread cost: ns per pair, wake time */
 #define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, fairness, descriptive metrics */
 #define COMPARE_MARGIN_INSTRUCTIONS 0.005 /* a deterministic count (instructions_per_pair) */
+
+/*
+ * An instruction count is a code-path note (compare_row_is_note): it never
+ * decides alone, and escalates to a deciding row only when it moved by
+ * this much or more (relative) beside a timed deciding row of its lock that
+ * was not shown unchanged (compare_notes_escalate).  iai-callgrind's
+ * default soft limit (+10% Ir) and CodSpeed's default threshold (10%);
+ * docs/verdicts.md argues the choice.
+ */
+#define COMPARE_NOTE_ESCALATE 0.10
 
 /*
  * What the paired test of a row takes from each round (compare.c,
@@ -151,9 +162,8 @@ struct compare_row {
 	/*
 	 * The workload's headline figure (throughput, ns per pair, wake time,
 	 * JPM ...), as opposed to descriptive ones (fairness, CoV, CPU per op,
-	 * latency percentiles).  Only an inconclusive headline row makes the
-	 * comparison inconclusive or asks for more rounds; a significant
-	 * regression of any metric still counts.
+	 * latency percentiles).  Only headline rows of no control decide
+	 * (compare_row_decides); a descriptive row's regression is reported.
 	 */
 	bool headline;
 	/*
@@ -191,6 +201,12 @@ struct compare_row {
 	 * (roundplan.h) gives up on a row only when this spread, too, says so.
 	 */
 	double round_sd_robust;
+	/*
+	 * A code-path note (compare_row_is_note) that escalated: it moved by
+	 * COMPARE_NOTE_ESCALATE or more beside a timed deciding row of its
+	 * lock not shown unchanged, so it decides (compare_notes_escalate).
+	 */
+	bool escalated;
 };
 
 /*
@@ -247,12 +263,54 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
                     char *err, size_t errlen);
 
 /*
- * True when the row takes part in the overall verdict and the more-rounds
- * decision: not a control (unless it locked up), and not an inconclusive
- * descriptive row or one this machine cannot resolve (unresolvable) whose
- * change lies inside its margin (compare_row_moved).
+ * True when the row takes part in the overall verdict: a lockup of any
+ * row; else a headline row of no control (whether it was resolved or
+ * not: an inconclusive or unresolvable one makes the comparison
+ * inconclusive, never no-change), or a code-path note that escalated.
+ * Descriptive rows, controls and code-path notes are reported and decide
+ * nothing.
  */
 bool compare_row_decides(const struct compare_row *r);
+
+/*
+ * True when more rounds may settle the row: it decides, it is inconclusive,
+ * and it is not one this machine cannot resolve (unresolvable: said up
+ * front by the plan, or by futility from the job's own rounds) while its
+ * change lies inside its margin.  Such a row stops buying rounds but still
+ * holds the comparison at inconclusive.
+ */
+bool compare_row_wants_rounds(const struct compare_row *r);
+
+/*
+ * True when the comparison asks for more rounds: no row locked up and some
+ * row wants them (compare_row_wants_rounds).  The server, `lockbench
+ * compare` (its JSON's more_rounds) and the verdict simulator ask by it.
+ */
+bool comparison_wants_rounds(const struct comparison *c);
+
+/*
+ * True when a look found a change to confirm: a regression or improvement
+ * of a row that decides, and no lockup (a lockup is a fact, not a finding
+ * to confirm).  The server then asks for as many rounds again.
+ */
+bool comparison_found_change(const struct comparison *c);
+
+/*
+ * True for a code-path note: an exact count, not a timing
+ * (instructions_per_pair, or a descriptive row with the same figure in
+ * every run of both sides).  Notes are outside every Benjamini-Hochberg
+ * family (their q is their p) and decide only when escalated.
+ */
+bool compare_row_is_note(const struct compare_row *r);
+
+/*
+ * Set every row's escalated flag: a note escalates when its verdict is a
+ * regression or improvement of COMPARE_NOTE_ESCALATE or more and a timed
+ * headline row of no control at the same workload and lock is inconclusive
+ * or moved the same way.  compare_results calls it; a caller that reads
+ * stored rows back calls it again.
+ */
+void compare_notes_escalate(struct comparison *c);
 
 /* The one-sided level no-change is judged at: alpha over the looks. */
 double compare_eq_level(const struct compare_opts *o);
@@ -285,9 +343,10 @@ bool compare_row_is_headline(const char *workload, const char *metric);
 
 /*
  * Worst verdict of the comparison: lockup > splat > regression >
- * inconclusive > improvement > no-change, where an inconclusive row counts
- * only when it is a headline row, a control row counts only when it locked
- * up, and splat means a splat key new in patched.
+ * inconclusive > improvement > no-change over the rows that decide
+ * (compare_row_decides), and splat means a splat key new in patched.  A
+ * comparison in which no row decided is inconclusive (nothing was shown),
+ * except when both sides ran one image (identical_code): no-change.
  */
 enum verdict comparison_overall(const struct comparison *c);
 

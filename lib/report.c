@@ -258,6 +258,26 @@ static void fmt_margin(const struct compare_row *r, char *buf, size_t len)
 	snprintf(buf, len, "\xc2\xb1%g%%", r->margin * 100);
 }
 
+bool report_note_text(const struct compare_row *r, char *buf, size_t len)
+{
+	bool ins = !strcmp(r->metric, "instructions_per_pair");
+	double d;
+
+	*buf = 0;
+	if (!compare_row_is_note(r) || !r->base.n || !r->patched.n)
+		return false;
+	d = r->patched.mean - r->base.mean;
+	if (d == 0)
+		snprintf(buf, len, "unchanged, %.6g", r->base.mean);
+	else
+		snprintf(buf, len, "%+.4g%s, %.6g -> %.6g", d,
+		         !ins           ? ""
+		         : fabs(d) == 1 ? " instruction a pair"
+		                        : " instructions a pair",
+		         r->base.mean, r->patched.mean);
+	return true;
+}
+
 /*
  * Which instrument measured the row: timed, duet or lockstep (some or all
  * runs), instructions.
@@ -357,9 +377,14 @@ static void legend_tests(FILE *out, const struct comparison *c)
 		        "ran get no verdict beyond inconclusive\n",
 		        few, COMPARE_MIN_PAIRS);
 	fprintf(out,
+	        "change found: Benjamini-Hochberg over the deciding rows (headline, no control) "
+	        "alone; controls and descriptive rows are a family of their own and decide "
+	        "nothing; instruction counts are code-path notes in no family, deciding only "
+	        "past %g%% beside a timed row not shown unchanged\n"
 	        "no-change = equivalence (two one-sided paired t-tests): the change is inside "
 	        "its margin (\xc2\xb1, beside each change), Benjamini-Hochberg over the deciding "
 	        "rows (headline, no control) and over the rest apart, at q < %g%s\n",
+	        COMPARE_NOTE_ESCALATE * 100,
 	        c->opts.alpha / (c->opts.looks > 1 ? c->opts.looks : 1),
 	        c->opts.looks > 1 ? " (alpha shared by the looks at the rounds)" : "");
 	if (counted)
@@ -1175,7 +1200,12 @@ static int render_text(const struct comparison *c, FILE *out)
 			grid_set(&g, row, 7, "-");
 			grid_set(&g, row, 8, "-");
 		}
-		if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
+		if (report_note_text(r, buf, sizeof(buf)) && !r->control)
+			/* an exact count: a note beside the timed rows, deciding only escalated */
+			grid_set(&g, row, 9, "%s (code path: %s%s)",
+			         r->escalated ? verdict_name(r->verdict) : "note", buf,
+			         r->escalated ? ", beside a timed row not shown unchanged" : "");
+		else if (r->verdict == VERDICT_INCONCLUSIVE && r->unresolvable > 0)
 			grid_set(&g, row, 9, "not resolvable on this machine: %.1f%%%s%s",
 			         r->unresolvable * 100,
 			         !r->control && compare_row_moved(r) ? "; moved past its margin"
@@ -1259,6 +1289,15 @@ static int render_json(const struct comparison *c, FILE *out)
 		 * (roundplan.h) */
 		if (r->unresolvable > 0)
 			json_object_set_new(row, "unresolvable", jnum(r->unresolvable));
+		/* an exact count: a code-path note, deciding only when escalated */
+		if (compare_row_is_note(r)) {
+			char note[128];
+
+			report_note_text(r, note, sizeof(note));
+			json_object_set_new(row, "note", json_string(note));
+			json_object_set_new(row, "escalated", json_boolean(r->escalated));
+		}
+		json_object_set_new(row, "decides", json_boolean(compare_row_decides(r)));
 		json_array_append_new(rows, row);
 	}
 	doc = json_pack("{s:s, s:{s:o, s:i, s:o, s:o}, s:i, s:i, s:i, s:s, s:o}", "suite",
@@ -1280,6 +1319,8 @@ static int render_json(const struct comparison *c, FILE *out)
 		              "new_in_patched", sp->new_in_patched));
 	}
 	json_object_set_new(doc, "splats", splats);
+	/* what the server asks more rounds by (comparison_wants_rounds) */
+	json_object_set_new(doc, "more_rounds", json_boolean(comparison_wants_rounds(c)));
 	json_object_set_new(doc, "identical_code", json_boolean(c->identical_code));
 	if (c->image)
 		json_object_set_new(doc, "image", json_string(c->image));

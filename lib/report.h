@@ -87,6 +87,13 @@ const char *report_identical_note(const struct comparison *c);
 void report_legend_test(FILE *out, const struct comparison *c, const char *lead, size_t lo,
                         size_t hi);
 
+/*
+ * A code-path note's figure for people (compare_row_is_note): "+1
+ * instruction a pair, 30 -> 31"; "unchanged, 30" when it did not move.
+ * False (buf empty) for a row that is no note or has no figure a side.
+ */
+bool report_note_text(const struct compare_row *r, char *buf, size_t len);
+
 /* Write the table(s) to out.  Returns 0 or -1 on a write error. */
 int report_render(const struct comparison *c, enum report_format fmt, FILE *out);
 

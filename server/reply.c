@@ -132,7 +132,10 @@ static const struct compare_row *reply_worst(const struct reply_data *d, enum ve
 			    (want != VERDICT_LOCKUP && !compare_row_decides(r)))
 				continue;
 			(*count)++;
-			if (!best || fabs(r->change) > fabs(best->change))
+			/* a timed row leads; an escalated code-path note only when alone */
+			if (!best || (compare_row_is_note(best) && !compare_row_is_note(r)) ||
+			    (compare_row_is_note(best) == compare_row_is_note(r) &&
+			     fabs(r->change) > fabs(best->change)))
 				best = r;
 		}
 	}
@@ -180,13 +183,20 @@ static bool reply_identical(const struct reply_data *d, size_t *rows)
 }
 
 /*
- * A row that stayed inconclusive because its machine cannot resolve it
- * (plan.h) and decided nothing: what it showed lay inside its margin.
+ * A deciding row that stayed inconclusive because its machine cannot
+ * resolve it (plan.h, or futility from the job's own rounds): it asked for
+ * no more rounds, and it holds back a Tested-by.
  */
 static bool reply_row_unresolved(const struct compare_row *x)
 {
-	return x->unresolvable > 0 && !x->control && x->verdict == VERDICT_INCONCLUSIVE &&
-	       !compare_row_decides(x);
+	return x->unresolvable > 0 && x->verdict == VERDICT_INCONCLUSIVE && compare_row_decides(x);
+}
+
+/* " +1.5% [-8.2%, +12.2%]": a row's change and its 95% interval. */
+static void reply_interval(FILE *f, const struct compare_row *x)
+{
+	fprintf(f, " %+.1f%% [%+.1f%%, %+.1f%%]", x->change * 100, x->change_lo * 100,
+	        x->change_hi * 100);
 }
 
 /* True when some row of d is reply_row_unresolved. */
@@ -201,7 +211,9 @@ static bool reply_unresolved(const struct reply_data *d)
 
 /*
  * Tested-by: every job ran, none regressed or locked up, not build-only,
- * conclusive, and some headline row was measured.
+ * and the verdict no-change or improvement, which comparison_overall gives
+ * only when every deciding row of every comparison was shown unchanged
+ * within its margin (or improved); and some headline row was measured.
  */
 static bool reply_tested(const struct reply_data *d)
 {
@@ -332,17 +344,39 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 			fprintf(s, " and %zu more %s%s", count - 1, verdict, count > 2 ? "s" : "");
 		fputc('.', s);
 	} else if (verdict && strcmp(verdict, "inconclusive") == 0) {
+		const struct compare_row *wide = NULL;
+		size_t deciding = 0;
+
+		/* the rows that held it there, the widest interval named */
 		for (size_t i = 0; i < d->ncmps; i++)
 			for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
 				const struct compare_row *x = &d->cmps[i].cmp.rows[k];
 
-				count += x->verdict == VERDICT_INCONCLUSIVE && x->headline &&
-				         compare_row_decides(x);
+				if (!compare_row_decides(x))
+					continue;
+				deciding++;
+				if (x->verdict != VERDICT_INCONCLUSIVE)
+					continue;
+				count++;
+				if (!wide ||
+				    x->change_hi - x->change_lo > wide->change_hi - wide->change_lo)
+					wide = x;
 			}
-		fprintf(s,
-		        "locklab could not tell a change from noise: %zu row%s stayed "
-		        "inconclusive at the most rounds allowed.",
-		        count, count == 1 ? "" : "s");
+		if (!deciding)
+			fprintf(
+			    s, "locklab measured no row that decides (a headline row of a lock the "
+			       "patch touches), so it cannot say nothing changed: no Tested-by.");
+		else if (wide) {
+			fprintf(s,
+			        "locklab could not show every deciding row unchanged: %zu row%s "
+			        "stayed inconclusive, ",
+			        count, count == 1 ? "" : "s");
+			reply_point(s, wide);
+			reply_interval(s, wide);
+			fprintf(s, " against its +-%g%% margin, so no Tested-by.",
+			        wide->margin * 100);
+		} else
+			fprintf(s, "locklab could not tell a change from noise.");
 	} else if (verdict && strcmp(verdict, "no-change") == 0) {
 		double bound;
 		size_t rows = reply_measured(d, &bound), same = 0;
@@ -388,46 +422,94 @@ static void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 }
 
 /*
- * The rows the machine's noise profile said up front it cannot resolve
- * (plan.h), one paragraph per comparison after the finding: they were left
- * out of the verdict and the Tested-by, and are said, never counted as
- * no-change.
+ * One paragraph per comparison of a finished submission, after the
+ * finding: what write says of the comparison (it returns the rows it named;
+ * none, no paragraph).
  */
-static void reply_unresolvable(FILE *f, const struct reply_data *d)
+static void reply_paragraphs(FILE *f, const struct reply_data *d,
+                             size_t (*write)(FILE *s, const struct stored_comparison *sc))
 {
 	for (size_t i = 0; d->done && i < d->ncmps; i++) {
-		const struct comparison *c = &d->cmps[i].cmp;
 		char *text = NULL;
-		size_t len = 0, n = 0;
+		size_t len = 0, n;
 		FILE *s = open_memstream(&text, &len);
 
 		if (!s)
 			return;
-		for (size_t k = 0; k < c->nrows; k++) {
-			const struct compare_row *x = &c->rows[k];
-
-			if (!reply_row_unresolved(x))
-				continue;
-			if (n++ == 0)
-				fprintf(s, "This machine (class %s) cannot resolve less than ",
-				        d->cmps[i].machine_class);
-			else
-				fputs(", ", s);
-			fprintf(s, "%.1f%% on ", x->unresolvable * 100);
-			reply_point(s, x);
-			fprintf(s, " (margin +-%g%%)", x->margin * 100);
-		}
-		if (n)
-			fprintf(s,
-			        ": not resolvable on this machine, so %s not counted as no-change "
-			        "and %s not hold back a Tested-by.",
-			        n == 1 ? "it is" : "they are", n == 1 ? "does" : "do");
+		n = write(s, &d->cmps[i]);
 		if (fclose(s) == 0 && text && n) {
 			fputc('\n', f);
 			reply_wrap(f, text, 0, 0);
 		}
 		free(text);
 	}
+}
+
+/*
+ * The code-path notes (instruction counts) that moved: "+1 instruction a
+ * pair, 30 -> 31".  They decide nothing alone (compare.h,
+ * compare_row_is_note).
+ */
+static size_t reply_notes(FILE *s, const struct stored_comparison *sc)
+{
+	const struct comparison *c = &sc->cmp;
+	char note[128];
+	size_t n = 0;
+
+	for (size_t k = 0; k < c->nrows; k++) {
+		const struct compare_row *x = &c->rows[k];
+
+		if (x->control || !report_note_text(x, note, sizeof(note)) ||
+		    x->patched.mean == x->base.mean)
+			continue;
+		fprintf(s, "%s%s.%s: %s", n++ ? "; " : "Code path: ", x->workload, x->lock, note);
+		if (x->escalated)
+			fprintf(s, " (past %g%% beside a timed row not shown unchanged: it counts)",
+			        COMPARE_NOTE_ESCALATE * 100);
+	}
+	if (n)
+		fputs(". An instruction count is a note beside the timed rows: it decides nothing "
+		      "alone.",
+		      s);
+	return n;
+}
+
+/*
+ * The deciding rows this machine cannot resolve (plan.h: the noise profile
+ * up front, or futility from the job's own rounds): each with its interval,
+ * never counted as no-change, and each holds back the Tested-by.
+ */
+static size_t reply_unresolvable(FILE *s, const struct stored_comparison *sc)
+{
+	const struct comparison *c = &sc->cmp;
+	size_t n = 0;
+
+	for (size_t k = 0; k < c->nrows; k++) {
+		const struct compare_row *x = &c->rows[k];
+
+		if (!reply_row_unresolved(x))
+			continue;
+		if (n++ == 0)
+			fprintf(s, "This machine (class %s) cannot resolve less than ",
+			        sc->machine_class);
+		else
+			fputs(", ", s);
+		fprintf(s, "%.1f%% on ", x->unresolvable * 100);
+		reply_point(s, x);
+		fprintf(s, " (margin +-%g%%, measured", x->margin * 100);
+		reply_interval(s, x);
+		fputc(')', s);
+	}
+	if (n)
+		fprintf(
+		    s,
+		    ": not resolvable on this machine, so %s not counted as no-change and %s "
+		    "back a Tested-by, which needs every deciding row shown unchanged. It would "
+		    "take a machine class that resolves %s within %s margin, or a margin as "
+		    "wide as the figure above.",
+		    n == 1 ? "it is" : "they are", n == 1 ? "holds" : "hold",
+		    n == 1 ? "it" : "them", n == 1 ? "its" : "their");
+	return n;
 }
 
 /* What was tested: the series (or git ref), its author and tree. */
@@ -720,7 +802,8 @@ static char *reply_body(const struct reply_data *d)
 		return NULL;
 	reply_link(link, sizeof(link), d->id);
 	reply_finding(f, d, tested);
-	reply_unresolvable(f, d);
+	reply_paragraphs(f, d, reply_unresolvable);
+	reply_paragraphs(f, d, reply_notes);
 	fputc('\n', f);
 	reply_what(f, d);
 	for (size_t i = 0; d->done && i < d->ncmps; i++) {

@@ -129,33 +129,16 @@ out:
 
 bool verdicts_want_more(const struct comparison *cmp)
 {
-	size_t i;
-	bool inconclusive = false;
-
-	for (i = 0; i < cmp->nrows; i++) {
-		if (cmp->rows[i].verdict == VERDICT_LOCKUP)
-			return false;
-		/* descriptive metrics (fairness, CoV) and controls never buy more rounds */
-		if (cmp->rows[i].verdict == VERDICT_INCONCLUSIVE &&
-		    compare_row_decides(&cmp->rows[i]))
-			inconclusive = true;
-	}
-	return inconclusive;
+	/*
+	 * descriptive metrics (fairness, CoV), controls and rows this machine
+	 * cannot resolve never buy more rounds (compare_row_wants_rounds)
+	 */
+	return comparison_wants_rounds(cmp);
 }
 
 bool verdicts_found_change(const struct comparison *cmp)
 {
-	bool found = false;
-
-	for (size_t i = 0; i < cmp->nrows; i++) {
-		const struct compare_row *r = &cmp->rows[i];
-
-		if (r->verdict == VERDICT_LOCKUP)
-			return false; /* a lockup is a fact, not a finding to confirm */
-		found |= (r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT) &&
-		         compare_row_decides(r);
-	}
-	return found;
+	return comparison_found_change(cmp);
 }
 
 /* JSON has no NaN or infinity: such statistics are stored as 0. */
@@ -495,6 +478,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
 		}
 		plan_mark_rows(db_value(cres, i, 13), cmp);
+		compare_notes_escalate(cmp);
 	}
 	*out = v;
 	v = NULL;

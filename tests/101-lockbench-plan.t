@@ -52,10 +52,15 @@ is "$(jq -r '.max_rounds' "$T/plan900.json")" 4 "900 s a round in a 3600 s budge
 # compare without the plan: the spread row keeps the comparison inconclusive
 out=$("$LB" compare "$B" "$P" --format json)
 is "$(jq -r .overall <<<"$out")" inconclusive "without a plan the spread row makes the comparison inconclusive"
-# with it: that row decides nothing, and every other row is inside its margin
+# with it: every other row is inside its margin, and the row it cannot
+# resolve buys no rounds but still holds the comparison at inconclusive (a
+# Tested-by needs every deciding row shown unchanged)
 out=$("$LB" compare "$B" "$P" --plan "$T/plan.json" --format json)
 ok $? "compare --plan exits 0"
-is "$(jq -r .overall <<<"$out")" no-change "with the plan the row it cannot resolve decides nothing: no-change"
+is "$(jq -r .overall <<<"$out")" inconclusive "with the plan the row it cannot resolve still blocks no-change: inconclusive"
+is "$(jq -r .more_rounds <<<"$out")" false "and asks for no rounds it could not use"
+is "$(jq -r '[.rows[] | select(.headline and .unresolvable == null) | .verdict] | unique | join(",")' <<<"$out")" no-change \
+  "every other headline row is no-change"
 like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
   '^0\.[0-9]+' "the row carries its resolution at the limit (unresolvable)"
 is "$(jq -r '[.rows[] | select(.unresolvable != null)] | length' <<<"$out")" 1 "and no other row does"
@@ -64,8 +69,8 @@ like "$out" "threads=4 +ops_per_sec .*not resolvable on this machine: [0-9.]+%" 
 # the plan's first rounds (3) are enough for a verdict, as in the server
 B3=$(echo "$T"/b[0-2].json | tr ' ' ,) P3=$(echo "$T"/p[0-2].json | tr ' ' ,)
 is "$("$LB" compare "$B3" "$P3" --format json | jq -r .overall)" inconclusive "three rounds without a plan: too few for a verdict"
-is "$("$LB" compare "$B3" "$P3" --plan "$T/plan.json" --format json | jq -r .overall)" no-change \
-  "three rounds of a job planned for three: a verdict"
+is "$("$LB" compare "$B3" "$P3" --plan "$T/plan.json" --format json | jq -r '[.rows[] | select(.headline and .unresolvable == null) | .verdict] | unique | join(",")')" no-change \
+  "three rounds of a job planned for three: a verdict on every row it can resolve"
 # a change still counts on a row the plan cannot resolve
 for r in 0 1 2 3 4; do
   shape $r base | jq -c '(.runs[] | select(.workload == "hot" and .lock == "kmutex" and .params.threads == 4) | .samples.ops_per_sec) |= map(. * 3)' >"$T/x$r.json"
@@ -93,7 +98,8 @@ like "$out" "threads=4 +ops_per_sec .*not resolvable on this machine: [0-9.]+%; 
 # 1.383029) * 0.143 / sqrt(10) = 14.5% at 10 rounds (past its 10% margin: not
 # resolvable by then) and of 6.8% at 40 (resolvable: left alone)
 out=$("$LB" compare "$B" "$P" --max-rounds 10 --format json)
-is "$(jq -r .overall <<<"$out")" no-change "a job limited to 10 rounds cannot resolve the spread row: it decides nothing"
+is "$(jq -r '[.overall, .more_rounds] | join(",")' <<<"$out")" inconclusive,false \
+  "a job limited to 10 rounds cannot resolve the spread row: inconclusive, and no more rounds"
 like "$(jq -r '.rows[] | select(.workload == "hot" and .lock == "kmutex" and (.params | test("threads=4")) and .metric == "ops_per_sec") | .unresolvable' <<<"$out")" \
   '^0\.1[0-9]*' "and carries its resolution at 10 rounds"
 out=$("$LB" compare "$B" "$P" --max-rounds 40 --format json)

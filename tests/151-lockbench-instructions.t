@@ -3,7 +3,8 @@
 # under valgrind for uncontended points (lockbench/src/instr.h).  A lock with
 # more work in its uncontended path counts more; the same binary counts the
 # same; without valgrind the row is left out and the run says so; compare
-# decides the row by its own tiny margin.
+# judges the row by its own tiny margin (a code-path note: the row's verdict,
+# never the job's alone, docs/verdicts.md).
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench-test"
 
@@ -74,7 +75,7 @@ h=$(value "$T/h.json" delay-pthread instructions_per_pair)
 more=$(awk -v a="$a" -v h="$h" 'BEGIN { print ((h >= a + 20) ? "yes" : "no") }')
 is "$more" yes "a longer hold counts more (LOCKBENCH_HOLD_LOOPS=2560, 10 chain steps in lock(): $a -> $h)"
 
-# compare, five rounds a side: the counts decide by their 0.5% margin
+# compare, five rounds a side: the counts' rows are judged by their 0.5% margin
 for r in 1 2 3 4 5; do
   run1 0 "$T/base$r.json" --variant base --round "$r"
   run1 0 "$T/aa$r.json" --variant patched --round "$r"

@@ -223,8 +223,8 @@ done
 is "$(sql "SELECT verdict FROM submissions WHERE id = $s6")" inconclusive "a noisy run ends inconclusive"
 api GET "/api/v1/submissions/$s6/reply"
 info=$(mailinfo <<<"$BODY")
-like "$(jq -r .first_paragraph <<<"$info")" '^locklab could not tell a change from noise: [0-9]+ rows? stayed inconclusive' \
-  "the reply says so first"
+like "$(jq -r .first_paragraph <<<"$info")" '^locklab could not show every deciding row unchanged: [0-9]+ rows? stayed inconclusive, [^ ]+( \([^)]*\))? [-+][0-9.]+% \[[-+][0-9.]+%, [-+][0-9.]+%\] against its \+-[0-9.]+% margin, so no Tested-by\.$' \
+  "the reply says so first, naming the widest row with its interval"
 unlike "$(jq -r .body <<<"$info")" '^(Tested-by|Reported-by): ' "with neither Tested-by nor Reported-by"
 
 # a kernel lockup: the hung-task report's call trace, top frames, within 100 columns

@@ -4,12 +4,14 @@
 # class asks for the rounds that reach the target MDE, within the time
 # budget; a row whose resolution at the job's most rounds is past its margin
 # is said up front ("this machine cannot resolve less than X%"), and when it
-# stays inconclusive with what it shows inside its margin it is reported as
-# not resolvable, not as no-change, and does not hold back a Tested-by; one
-# that moved past its margin keeps the job looking (inconclusive at the
-# limit, no Tested-by).  A class without a profile keeps the server's
-# rounds; there the job's own rounds find the rows they cannot
-# resolve by its limit (futility), and the same documents end no-change.
+# stays inconclusive with what it shows inside its margin it asks for no
+# more rounds and is reported as not resolvable, never as no-change: it holds
+# the job at inconclusive and back a Tested-by (one needs every deciding row
+# shown unchanged); one that moved past its margin keeps the job looking
+# (inconclusive at the limit, no Tested-by).  A class without a profile keeps
+# the server's rounds; there the job's own rounds find the rows they cannot
+# resolve by its limit (futility), and the same documents end inconclusive
+# early.
 #
 # The documents are made by lockbench: one real smoke run of pthread is the
 # template (its points, parameter keys, units and figures), and each round's
@@ -159,10 +161,10 @@ is "$(jq -r --arg k "$UNC" '.jobs[0].plan.rows[] | select(.params == $k) | [.rou
 
 run_job "$j1" "$A"
 is "$POSTED" 5 "the job was done at its first look (the documents are quieter than the profile)"
-is "$(sql "SELECT state || ',' || verdict FROM jobs WHERE id = $j1")" "done,no-change" \
-  "the comparison is no-change: the unresolvable hot rows do not block it"
+is "$(sql "SELECT state || ',' || verdict FROM jobs WHERE id = $j1")" "done,inconclusive" \
+  "the comparison is inconclusive: the unresolvable hot rows were not shown unchanged"
 api GET "/api/v1/submissions/$s1"
-is "$(jq -r '.verdict' <<<"$BODY")" no-change "the submission's verdict is no-change"
+is "$(jq -r '.verdict' <<<"$BODY")" inconclusive "the submission's verdict is inconclusive"
 is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .verdict] | unique | join(",")' <<<"$BODY")" \
   inconclusive "the hot throughput rows themselves stayed inconclusive (never called no-change)"
 is "$(jq -r '[.verdicts[] | select(.workload == "hot" and .metric == "ops_per_sec") | .unresolvable * 1000 | round] | join(",")' <<<"$BODY")" \
@@ -171,10 +173,10 @@ is "$(jq -r '.verdicts[] | select(.workload == "uncontended") | .verdict' <<<"$B
   "the uncontended row is no-change"
 api GET "/api/v1/submissions/$s1/reply"
 reply=$BODY
-like "$reply" '^Tested-by: ' "the reply carries a Tested-by"
+unlike "$reply" '^Tested-by: ' "the reply carries no Tested-by"
 like "$(tr '\n' ' ' <<<"$reply" | tr -s ' ')" \
-  "cannot resolve less than 58\.9% on .*not resolvable on this machine" \
-  "and says which row this machine cannot resolve and how it was reported"
+  "cannot resolve less than 58\.9% on .*not resolvable on this machine, so they are not counted as no-change and hold back a Tested-by" \
+  "and says which rows this machine cannot resolve and that they hold back the Tested-by"
 api GET "/api/v1/submissions/$s1/report?format=text"
 like "$BODY" "not resolvable on this machine: 58\.9%" "the text report's verdict column says not resolvable with the resolution"
 
@@ -217,11 +219,11 @@ api GET "/api/v1/submissions/$s7/reply"
 unlike "$BODY" '^Tested-by: ' "the reply carries no Tested-by"
 reply=$(python3 -c 'import quopri, sys; sys.stdout.write(quopri.decodestring(sys.stdin.buffer.read()).decode())' <<<"$BODY" |
   tr '\n' ' ' | tr -s ' ')
-like "$reply" "could not tell a change from noise: 1 row stayed inconclusive at the most rounds allowed" \
-  "it says one row stayed inconclusive at the limit"
-like "$reply" "cannot resolve less than 58\.9% on hot\.pthread\.ops_per_sec \([^)]*threads=2\) \(margin \+-10%\): not resolvable on this machine, so it is not counted" \
-  "it excuses the row at 2 threads alone"
-unlike "$reply" "cannot resolve less than [0-9.]+% on hot\.pthread\.ops_per_sec \([^)]*threads=4\)" "and not the row that moved"
+like "$reply" "could not show every deciding row unchanged: 2 rows stayed inconclusive, hot\.pthread\.ops_per_sec \([^)]*\) [-+][0-9.]+% \[[-+][0-9.]+%, [-+][0-9.]+%\] against its \+-10% margin, so no Tested-by" \
+  "it says two rows stayed inconclusive and names the widest with its interval"
+like "$reply" "cannot resolve less than 58\.9% on hot\.pthread\.ops_per_sec \([^)]*threads=2\) \(margin \+-10%, measured [-+][0-9.]+% \[" \
+  "it names the row at 2 threads it cannot resolve, with its interval"
+like "$reply" "[0-9.]+% on hot\.pthread\.ops_per_sec \([^)]*threads=4\) \(margin \+-10%, measured -18\.8%" "and the row that moved"
 browser_run "the dashboard shows each row's margin and which rows this machine cannot resolve" \
   noiseplan.mjs "$URL" "$s7"
 
@@ -254,7 +256,7 @@ is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || coalesce(max_rounds::te
   "none,none" "and has no plan and no limit of its own"
 run_job "$jo" "$O"
 ok $((!(POSTED >= 5 && POSTED < 12))) "it stopped before --max-rounds (12): at $POSTED"
-is "$(sql "SELECT verdict FROM jobs WHERE id = $jo")" no-change "and ended no-change: rows its rounds cannot resolve do not block it"
+is "$(sql "SELECT verdict FROM jobs WHERE id = $jo")" inconclusive "and ended inconclusive: rows its rounds cannot resolve were not shown unchanged"
 is "$(sql "SELECT count(*) FROM verdicts v JOIN comparisons c ON c.id = v.comparison_id WHERE c.job_id = $jo
   AND c.final AND v.workload = 'hot' AND v.metric = 'ops_per_sec' AND v.verdict = 'inconclusive' AND v.unresolvable > 0.10")" 2 \
   "both hot throughput rows stayed inconclusive and carry an MDE at 12 rounds past their 10% margin"
@@ -295,7 +297,7 @@ like "$(sql "SELECT plan->'unresolvable'->>0 FROM jobs WHERE id = $jl")" "less t
   "and says up front what this class cannot resolve"
 run_job "$jl" "$L"
 is "$POSTED" 5 "the job was done at its first look"
-is "$(sql "SELECT verdict FROM jobs WHERE id = $jl")" no-change "and decided (no-change), where unplanned it ran to 12 inconclusive"
+is "$(sql "SELECT verdict FROM jobs WHERE id = $jl")" inconclusive "and ended (inconclusive: hot cannot be resolved), where unplanned it ran to 12"
 register_agent '{"name": "later", "machine_class": "late3"}'
 M=$AGENT_TOKEN
 submit_one 4

@@ -611,14 +611,24 @@ static void test_overall_and_names(void **state)
 	struct compare_row rows[3];
 
 	comparison_init(&c);
+	/* no row decided: nothing was shown, so never no-change */
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+	c.identical_code = true; /* one image both sides: no code changed */
 	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	c.identical_code = false;
 	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 3; i++)
+		rows[i].metric = "ops_per_sec";
 	c.rows = rows;
 	c.nrows = 3;
-	rows[0].verdict = VERDICT_IMPROVEMENT;
+	rows[0].verdict = VERDICT_REGRESSION;
 	rows[1].verdict = VERDICT_NO_CHANGE;
 	rows[2].verdict = VERDICT_INCONCLUSIVE;
-	/* an inconclusive descriptive metric (fairness, CoV) does not decide */
+	/* descriptive rows only (fairness, CoV): reported, none decides, not even a regression */
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+	rows[0].headline = rows[1].headline = true;
+	rows[0].verdict = VERDICT_IMPROVEMENT;
+	/* an inconclusive descriptive metric does not decide */
 	assert_int_equal(comparison_overall(&c), VERDICT_IMPROVEMENT);
 	rows[2].headline = true;
 	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
@@ -842,7 +852,8 @@ static void test_no_change_family(void **state)
 /*
  * An instruction count is exact: the same code gives the same count in
  * every round, so a 1% move (74 -> 74.74 instructions per pair in all five
- * rounds) is a regression, though it is below min_effect (2%), which would
+ * rounds) is the row's regression (a code-path note: it decides nothing
+ * alone, test_instructions_are_a_note), though it is below min_effect (2%), which would
  * leave the same figures in ns no-change.  A move inside the 0.5% margin
  * (74 -> 74.1) and equal counts are no-change.
  */
@@ -941,10 +952,10 @@ static void test_bad_options(void **state)
 	o.confirm_from = -1;
 	assert_int_equal(compare_results(NULL, 0, NULL, 0, &o, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "confirm_from"));
-	/* nothing on either side: an empty comparison, no change */
+	/* nothing on either side: an empty comparison; no row decided, so inconclusive */
 	assert_int_equal(compare_results(NULL, 0, NULL, 0, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.nrows, 0);
-	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
 	comparison_release(&c);
 }
 
@@ -1024,6 +1035,141 @@ static void test_identical_image(void **state)
 	}
 }
 
+/* n rounds of one point: base[d] and patched[d] are round d's single samples. */
+static void rounds_point(struct lb_result *bd, struct lb_result *pd, int n, const char *workload,
+                         const char *lock, long long threads, const char *metric, bool hb,
+                         const double *base, const double *patched)
+{
+	for (int d = 0; d < n; d++) {
+		add_point(&bd[d], workload, lock, threads, metric, "", hb, &base[d], 1);
+		add_point(&pd[d], workload, lock, threads, metric, "", hb, &patched[d], 1);
+	}
+}
+
+static const struct compare_row *find_row(const struct comparison *c, const char *metric)
+{
+	for (size_t i = 0; i < c->nrows; i++)
+		if (!strcmp(c->rows[i].metric, metric))
+			return &c->rows[i];
+	return NULL;
+}
+
+/*
+ * A nop on the fast path: +1 instruction a pair (30 -> 31, exact, in every
+ * round) and no time anything measures.  The count is a code-path note: its
+ * row says regression (it is a fact: more instructions), outside every BH
+ * family (q = p), and decides nothing: the comparison is no-change by its
+ * timed row.  Beside a timed row that is not shown unchanged, a count that
+ * moved by COMPARE_NOTE_ESCALATE or more escalates and decides; +3.3% does
+ * not.
+ */
+static void test_instructions_are_a_note(void **state)
+{
+	const double ns_b[] = {5.50, 5.48, 5.52, 5.49, 5.51, 5.50},
+	             ns_p[] = {5.51, 5.49, 5.50, 5.50, 5.52, 5.49};
+	const double noisy_b[] = {5.5, 7.0, 5.5, 8.0, 5.6, 6.5},
+	             noisy_p[] = {7.9, 5.5, 7.1, 5.5, 8.1, 5.6};
+	const double i30[] = {30, 30, 30, 30, 30, 30}, i31[] = {31, 31, 31, 31, 31, 31},
+	             i36[] = {36, 36, 36, 36, 36, 36};
+	const struct {
+		const double *nb, *np, *ip;
+		enum verdict note, overall;
+		bool escalated;
+	} cases[] = {
+	    {ns_b, ns_p, i31, VERDICT_REGRESSION, VERDICT_NO_CHANGE, false},
+	    {noisy_b, noisy_p, i31, VERDICT_REGRESSION, VERDICT_INCONCLUSIVE, false},
+	    {noisy_b, noisy_p, i36, VERDICT_REGRESSION, VERDICT_REGRESSION, true},
+	    /* timed row shown unchanged: +20% instructions stay a note */
+	    {ns_b, ns_p, i36, VERDICT_REGRESSION, VERDICT_NO_CHANGE, false},
+	};
+	(void)state;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct lb_result bd[6], pd[6];
+		struct comparison c;
+		char err[256];
+		const struct compare_row *ins, *ns;
+
+		docs_init(bd, 6, "base");
+		docs_init(pd, 6, "patched");
+		rounds_point(bd, pd, 6, "uncontended", "kmutex", 1, "ns_per_pair", false,
+		             cases[k].nb, cases[k].np);
+		rounds_point(bd, pd, 6, "uncontended", "kmutex", 1, "instructions_per_pair", false,
+		             i30, cases[k].ip);
+		comparison_init(&c);
+		assert_int_equal(compare_results(bd, 6, pd, 6, NULL, &c, err, sizeof(err)), 0);
+		ins = find_row(&c, "instructions_per_pair");
+		ns = find_row(&c, "ns_per_pair");
+		assert_non_null(ins);
+		assert_non_null(ns);
+		assert_true(compare_row_is_note(ins));
+		assert_false(compare_row_is_note(ns));
+		assert_int_equal(ins->verdict, cases[k].note);
+		assert_true(ins->q == ins->p); /* in no BH family */
+		assert_int_equal(ins->escalated, cases[k].escalated);
+		assert_int_equal(compare_row_decides(ins), cases[k].escalated);
+		assert_int_equal(comparison_overall(&c), cases[k].overall);
+		comparison_release(&c);
+		docs_release(bd, 6);
+		docs_release(pd, 6);
+	}
+}
+
+/*
+ * The family that finds changes is the deciding rows alone.  A 4.5% loss of
+ * hot kmutex at 2 threads (paired p about 0.002) beside 30 descriptive rows
+ * of A/A noise: in one family of 31 its q was p * 31, past alpha, and the
+ * comparison not a regression; in its own family q = p.  And a descriptive
+ * row that doubled (wait_p99_us) is reported as a regression of its own
+ * but decides nothing: the headline row, shown unchanged, does.
+ */
+static void test_deciding_family(void **state)
+{
+	const double b[] = {100, 100, 100, 100, 100, 100};
+	const double lost[] = {95, 97, 93, 98, 94, 96};
+	const double same[] = {100.5, 99.6, 100.2, 99.8, 100.4, 99.7};
+	const double wild[] = {100, 160, 60, 150, 40, 110};
+	const double twice[] = {200, 205, 198, 202, 199, 201};
+	struct lb_result bd[6], pd[6];
+	struct comparison c;
+	char err[256];
+	const struct compare_row *head, *desc;
+	(void)state;
+
+	docs_init(bd, 6, "base");
+	docs_init(pd, 6, "patched");
+	rounds_point(bd, pd, 6, "hot", "kmutex", 2, "ops_per_sec", true, b, lost);
+	for (long long t = 1; t <= 30; t++)
+		rounds_point(bd, pd, 6, "long-hold", "kmutex", t, "wait_p50_us", false, b, wild);
+	comparison_init(&c);
+	assert_int_equal(compare_results(bd, 6, pd, 6, NULL, &c, err, sizeof(err)), 0);
+	head = find_row(&c, "ops_per_sec");
+	assert_non_null(head);
+	assert_true(head->p > 0.05 / 31 && head->p < 0.05);
+	assert_true(head->q == head->p);
+	assert_int_equal(head->verdict, VERDICT_REGRESSION);
+	assert_int_equal(comparison_overall(&c), VERDICT_REGRESSION);
+	comparison_release(&c);
+	docs_release(bd, 6);
+	docs_release(pd, 6);
+
+	docs_init(bd, 6, "base");
+	docs_init(pd, 6, "patched");
+	rounds_point(bd, pd, 6, "hot", "kmutex", 2, "ops_per_sec", true, b, same);
+	rounds_point(bd, pd, 6, "long-hold", "kmutex", 2, "wait_p99_us", false, b, twice);
+	comparison_init(&c);
+	assert_int_equal(compare_results(bd, 6, pd, 6, NULL, &c, err, sizeof(err)), 0);
+	head = find_row(&c, "ops_per_sec");
+	desc = find_row(&c, "wait_p99_us");
+	assert_int_equal(head->verdict, VERDICT_NO_CHANGE);
+	assert_int_equal(desc->verdict, VERDICT_REGRESSION); /* reported */
+	assert_false(compare_row_decides(desc));
+	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	comparison_release(&c);
+	docs_release(bd, 6);
+	docs_release(pd, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1048,6 +1194,8 @@ int main(void)
 	    cmocka_unit_test(test_log_ratio_multiplicative),
 	    cmocka_unit_test(test_log_ratio_falls_back),
 	    cmocka_unit_test(test_identical_image),
+	    cmocka_unit_test(test_instructions_are_a_note),
+	    cmocka_unit_test(test_deciding_family),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

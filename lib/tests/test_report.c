@@ -561,6 +561,60 @@ static void test_run_bands(void **state)
 	fclose(full);
 }
 
+/*
+ * An instruction count is a code-path note: its figure for people, in the
+ * text table's verdict column and the JSON, and never a verdict of its
+ * own there ("note", not "regression").
+ */
+static void test_note(void **state)
+{
+	struct compare_row r;
+	struct comparison c;
+	char buf[128], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	memset(&r, 0, sizeof(r));
+	r.metric = "instructions_per_pair";
+	r.base.n = r.patched.n = 5;
+	r.base.mean = 30;
+	r.patched.mean = 31;
+	assert_true(report_note_text(&r, buf, sizeof(buf)));
+	assert_string_equal(buf, "+1 instruction a pair, 30 -> 31");
+	r.patched.mean = 33;
+	report_note_text(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "+3 instructions a pair, 30 -> 33");
+	r.patched.mean = 30;
+	report_note_text(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "unchanged, 30");
+	r.metric = "ns_per_pair"; /* a timing: no note */
+	r.headline = true;
+	assert_false(report_note_text(&r, buf, sizeof(buf)));
+
+	comparison_init(&c);
+	memset(&r, 0, sizeof(r));
+	r.workload = "uncontended";
+	r.lock = "kmutex";
+	r.metric = "instructions_per_pair";
+	r.unit = "instructions";
+	r.params_key = "threads=1";
+	r.base.n = r.patched.n = 5;
+	r.base.mean = 30;
+	r.patched.mean = 31;
+	r.change = 1.0 / 30;
+	r.verdict = VERDICT_REGRESSION;
+	c.rows = &r;
+	c.nrows = 1;
+	f = open_memstream(&text, &len);
+	assert_int_equal(report_render(&c, REPORT_TEXT, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "note (code path: +1 instruction a pair, 30 -> 31)"));
+	/* the row decided nothing, so neither did the comparison */
+	assert_non_null(strstr(text, "overall: inconclusive"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,7 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_json),         cmocka_unit_test(test_sentences),
 	    cmocka_unit_test(test_format_parse), cmocka_unit_test(test_legend_test),
 	    cmocka_unit_test(test_write_error),  cmocka_unit_test(test_splats_and_emulated),
-	    cmocka_unit_test(test_run_bands),
+	    cmocka_unit_test(test_run_bands),    cmocka_unit_test(test_note),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -70,8 +70,14 @@ static void test_mark_rows(void **state)
 	assert_true(c.rows[1].unresolvable == 0); /* resolvable */
 	assert_true(c.rows[2].unresolvable == 0); /* another point */
 	assert_true(c.rows[3].unresolvable == 0); /* another metric */
-	assert_false(compare_row_decides(&c.rows[0]));
-	assert_int_equal(comparison_overall(&c), VERDICT_NO_CHANGE);
+	/*
+	 * Said up front, and still deciding: the comparison stays inconclusive
+	 * (no Tested-by past a row not shown unchanged), but the row buys no
+	 * rounds it could not use.
+	 */
+	assert_true(compare_row_decides(&c.rows[0]));
+	assert_false(compare_row_wants_rounds(&c.rows[0]));
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
 	/* a regression found on a row the machine cannot resolve still counts */
 	c.rows[0].verdict = VERDICT_REGRESSION;
 	assert_true(compare_row_decides(&c.rows[0]));
@@ -283,13 +289,16 @@ static void test_futile(void **state)
 	assert_true(fabs(c.rows[1].unresolvable - 0.13421) < 2e-4);
 	assert_true(c.rows[2].unresolvable == 0 && c.rows[3].unresolvable == 0 &&
 	            c.rows[4].unresolvable == 0);
-	assert_false(compare_row_decides(&c.rows[1]));
-	/* a marked row whose change lies past its margin keeps looking (decides) */
+	/* given up: no more rounds for it, and it holds the comparison inconclusive */
+	assert_true(compare_row_decides(&c.rows[1]));
+	assert_false(compare_row_wants_rounds(&c.rows[1]));
+	assert_int_equal(comparison_overall(&c), VERDICT_INCONCLUSIVE);
+	/* a marked row whose change lies past its margin keeps looking */
 	c.rows[1].change = -0.11;
 	assert_true(compare_row_moved(&c.rows[1]));
-	assert_true(compare_row_decides(&c.rows[1]));
+	assert_true(compare_row_wants_rounds(&c.rows[1]));
 	c.rows[1].change = 0.10; /* at its margin: inside */
-	assert_false(compare_row_decides(&c.rows[1]));
+	assert_false(compare_row_wants_rounds(&c.rows[1]));
 	c.rows[1].change = 0;
 	/* marked once: a second look leaves it as it is */
 	assert_int_equal(plan_mark_futile(&c, 20), 0);

@@ -481,8 +481,8 @@ export function render(main, params, match) {
         el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
         el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
           fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
-          '; ↑/↓ = higher/lower is better; margin = a row is no-change when two one-sided tests show its change inside ±margin, at the level its looks and rows leave',
-          rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the narrowest margin inside which the row\'s noise would let the job\'s most rounds show it unchanged, past its own, so the row decides nothing while its change stays inside its margin' : ''),
+          '; only headline rows of the touched locks decide; instructions_per_pair is a code-path note that decides nothing alone; a Tested-by needs every deciding row no-change or improvement; ↑/↓ = higher/lower is better; margin = a row is no-change when two one-sided tests show its change inside ±margin, at the level its looks and rows leave',
+          rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the narrowest margin inside which the row\'s noise would let the job\'s most rounds show it unchanged, past its own, so the row asks for no more rounds, is never no-change and holds back a Tested-by' : ''),
         charts));
       await drawCharts(charts, rows, patches, jobStats);
     }
