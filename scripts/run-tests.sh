@@ -25,6 +25,70 @@ if [[ -n ${SANITIZED:-} ]]; then
   export UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 fi
 
+# The TAP scripts run RUN_TESTS_JOBS at a time (default: one per CPU), the
+# longest first: the seconds each took in the last run here ($out/times),
+# else tests/lib/costs (a fresh machine's), else 60.  A script that says
+# "# run-tests: alone" in its first 30 lines (it judges timings, so it wants
+# an idle machine) runs after the others, with nothing beside it.  Each
+# script's prove output goes to $out/tap/NAME.log; prove.log is all of them
+# in file order.  tap_rc[SCRIPT] is each one's prove exit status.
+declare -A tap_rc
+tap_cost() {
+  local name=$1 f c
+  for f in "$out/times" "$top/tests/lib/costs"; do
+    [[ -f $f ]] && c=$(awk -v n="$name" '$1 == n { print $2; exit }' "$f") && [[ -n $c ]] && break
+  done
+  echo "${c:-60}"
+}
+tap_start() {
+  local t=$1
+  (
+    s=$(date +%s)
+    BUILD="${BUILD:-build}" TEST_OUTPUT="$out" prove -v --timer "$t" >"$out/tap/$(basename "$t").log" 2>&1
+    rc=$?
+    echo "$(basename "$t") $(($(date +%s) - s)) $rc" >>"$out/times.new"
+    exit $rc
+  ) &
+  tap_pid[$!]=$t
+}
+# tap_reap: wait for one running script; record its exit status
+tap_reap() {
+  local pid rc
+  wait -n -p pid "${!tap_pid[@]}"
+  rc=$?
+  tap_rc[${tap_pid[$pid]}]=$rc
+  unset "tap_pid[$pid]"
+}
+run_tap() {
+  local jobs=${RUN_TESTS_JOBS:-$(nproc)} t name
+  local -a together=() alone=()
+  declare -gA tap_pid=()
+  rm -rf "$out/tap"; mkdir -p "$out/tap"; : >"$out/times.new"
+  for t in $(for t in "$@"; do echo "$(tap_cost "$(basename "$t")") $t"; done | sort -k1,1nr -s | cut -d' ' -f2); do
+    if head -n 30 "$t" | grep -q '^# run-tests: alone'; then alone+=("$t"); else together+=("$t"); fi
+  done
+  ((jobs >= 1)) || jobs=1
+  for t in "${together[@]}"; do
+    while ((${#tap_pid[@]} >= jobs)); do tap_reap; done
+    tap_start "$t"
+  done
+  while ((${#tap_pid[@]})); do tap_reap; done
+  for t in "${alone[@]}"; do
+    tap_start "$t"; tap_reap
+  done
+  : >"$out/prove.log"
+  for t in "$@"; do
+    name=$(basename "$t")
+    cat "$out/tap/$name.log" >>"$out/prove.log"
+    printf '    %-4s %5s s  %s\n' "$( ((tap_rc[$t] == 0)) && echo ok || echo FAIL)" \
+      "$(awk -v n="$name" '$1 == n { print $2 }' "$out/times.new")" "$t"
+  done
+  # keep the times of scripts that did not run this time
+  [[ -f $out/times ]] || : >"$out/times"
+  awk 'NR == FNR { seen[$1] = 1; print $1, $2; next } !($1 in seen)' "$out/times.new" "$out/times" >"$out/times.tmp"
+  mv "$out/times.tmp" "$out/times"; rm -f "$out/times.new"
+}
+
 for t in "$@"; do
   name=$(basename "$t")
   log="$out/$name.log"
@@ -46,15 +110,18 @@ done
 shopt -s nullglob
 if [[ -n ${RUN_TESTS_TAP:-} ]]; then read -ra tap <<<"$RUN_TESTS_TAP"; else tap=(tests/*.t); fi
 if [[ ${#tap[@]} -gt 0 ]]; then
+  run_tap "${tap[@]}"
   log="$out/prove.log"
-  BUILD="${BUILD:-build}" TEST_OUTPUT="$out" prove -v --timer "${tap[@]}" >"$log" 2>&1
-  rc=$?
   s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$log")
   s=$((s + $(grep -cE '^1\.\.0 *# *SKIP|\.t \.+ skipped:' "$log")))
   p=$(($(grep -cE '^ok [0-9]+' "$log") - $(grep -cE '^ok [0-9]+.*# *SKIP' "$log")))
   f=$(grep -cE '^not ok [0-9]+' "$log")
-  grep -E '^tests/.*\.t \.+|^Result:' "$log" | sed 's/^/    /'
-  if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; echo "FAIL prove exited $rc without a failing test (died?)"; fi
+  # a script whose prove failed without a failing check (it died) is one failure
+  for t in "${!tap_rc[@]}"; do
+    if [[ ${tap_rc[$t]} -ne 0 ]] && ! grep -qE '^not ok [0-9]+' "$out/tap/$(basename "$t").log"; then
+      f=$((f + 1)); echo "FAIL $t: prove exited ${tap_rc[$t]} without a failing test (died?)"
+    fi
+  done
   if [[ $f -ne 0 ]]; then
     echo "failing TAP tests (log: test-output/prove.log):"
     grep -E '^not ok|^#' "$log" | grep -v '^# *$' | grep -B1 -A6 '^not ok' | head -n 60 | sed 's/^/    /'
