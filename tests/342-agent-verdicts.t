@@ -11,7 +11,6 @@
 #    the timed row alone does not resolve in 10 rounds here): a regression,
 #    found and confirmed, from the exact count at least, and the reply has no
 #    Tested-by.
-# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"

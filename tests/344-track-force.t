@@ -12,7 +12,6 @@
 # job and submission failed, or done with one verdict row.  Alerts are rows
 # put in the way track_judge_candidates puts them once an A/B confirmed a
 # step.
-# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"

@@ -5,7 +5,6 @@
 # posts each point's spread to POST /api/v1/noise; that job (claimed before
 # the profile, no result in yet) and the next job of its machine class are
 # planned from that profile; within --noise-interval it does not measure again.
-# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
