@@ -4,7 +4,6 @@
 # dashboard answers, and make demo-stop leaves nothing running.  The clone is
 # made where root naturally clones, in a private (0700) folder like a home
 # directory, which the cluster's `postgres` user cannot enter.
-# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/server.sh"
 
