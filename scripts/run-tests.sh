@@ -76,12 +76,12 @@ run_tap() {
   for t in "${alone[@]}"; do
     tap_start "$t"; tap_reap
   done
-  : >"$out/prove.log"
+  : >"$out/prove.log"; : >"$out/tap.summary"
   for t in "$@"; do
     name=$(basename "$t")
     cat "$out/tap/$name.log" >>"$out/prove.log"
     printf '    %-4s %5s s  %s\n' "$( ((tap_rc[$t] == 0)) && echo ok || echo FAIL)" \
-      "$(awk -v n="$name" '$1 == n { print $2 }' "$out/times.new")" "$t"
+      "$(awk -v n="$name" '$1 == n { print $2 }' "$out/times.new")" "$t" >>"$out/tap.summary"
   done
   # keep the times of scripts that did not run this time
   [[ -f $out/times ]] || : >"$out/times"
@@ -89,29 +89,45 @@ run_tap() {
   mv "$out/times.tmp" "$out/times"; rm -f "$out/times.new"
 }
 
-for t in "$@"; do
-  name=$(basename "$t")
-  log="$out/$name.log"
-  CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
-  rc=$?
-  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-  p=${p:-0}; f=${f:-0}
-  if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; fi   # crashed before its summary
-  passed=$((passed + p)); failed=$((failed + f))
-  if [[ $f -ne 0 ]]; then
-    echo "FAIL $name ($f failed, log: test-output/$name.log)"
-    grep -E '^\[  (FAILED|  ERROR)|^\[  ERROR|error|Error' "$log" | head -n 20 | sed 's/^/    /'
-  else
-    echo "ok   $name ($p tests)"
-  fi
-done
+# The cmocka binaries run one after the other beside the TAP scripts (they
+# mostly wait on deadlines); what they print and their counts come out
+# first, as before.
+run_units() {
+  local t name log rc p f passed=0 failed=0
+  for t in "$@"; do
+    name=$(basename "$t")
+    log="$out/$name.log"
+    CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
+    rc=$?
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    p=${p:-0}; f=${f:-0}
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then f=1; fi   # crashed before its summary
+    passed=$((passed + p)); failed=$((failed + f))
+    if [[ $f -ne 0 ]]; then
+      echo "FAIL $name ($f failed, log: test-output/$name.log)"
+      grep -E '^\[  (FAILED|  ERROR)|^\[  ERROR|error|Error' "$log" | head -n 20 | sed 's/^/    /'
+    else
+      echo "ok   $name ($p tests)"
+    fi
+  done
+  echo "$passed $failed" >"$out/units.counts"
+}
+run_units "$@" >"$out/units.report" &
+units_pid=$!
 
 shopt -s nullglob
 if [[ -n ${RUN_TESTS_TAP:-} ]]; then read -ra tap <<<"$RUN_TESTS_TAP"; else tap=(tests/*.t); fi
 if [[ ${#tap[@]} -gt 0 ]]; then
   run_tap "${tap[@]}"
+fi
+wait "$units_pid"
+cat "$out/units.report"
+read -r p f <"$out/units.counts"
+passed=$((passed + p)); failed=$((failed + f))
+if [[ ${#tap[@]} -gt 0 ]]; then
   log="$out/prove.log"
+  cat "$out/tap.summary"
   s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$log")
   s=$((s + $(grep -cE '^1\.\.0 *# *SKIP|\.t \.+ skipped:' "$log")))
   p=$(($(grep -cE '^ok [0-9]+' "$log") - $(grep -cE '^ok [0-9]+.*# *SKIP' "$log")))
