@@ -29,10 +29,12 @@ fi
 # longest first: the seconds each took in the last run here ($out/times),
 # else tests/lib/costs (a fresh machine's), else 60.  A script that says
 # "# run-tests: alone" in its first 30 lines (it judges timings, so it wants
-# an idle machine) runs after the others, with nothing beside it.  Each
-# script's prove output goes to $out/tap/NAME.log; prove.log is all of them
-# in file order.  tap_rc[SCRIPT] is each one's prove exit status.
-declare -A tap_rc
+# an idle machine) runs after the others, with nothing beside it; of the
+# scripts that say "# run-tests: group NAME" (they share something: the
+# kernel builds and qemu's CPUs) one runs at a time.  Each script's prove
+# output goes to $out/tap/NAME.log; prove.log is all of them in file order.
+# tap_rc[SCRIPT] is each one's prove exit status.
+declare -A tap_rc tap_group group_busy
 tap_cost() {
   local name=$1 f c
   for f in "$out/times" "$top/tests/lib/costs"; do
@@ -50,6 +52,7 @@ tap_start() {
     exit $rc
   ) &
   tap_pid[$!]=$t
+  [[ -z ${tap_group[$t]:-} ]] || group_busy[${tap_group[$t]}]=1
 }
 # tap_reap: wait for one running script; record its exit status
 tap_reap() {
@@ -57,20 +60,30 @@ tap_reap() {
   wait -n -p pid "${!tap_pid[@]}"
   rc=$?
   tap_rc[${tap_pid[$pid]}]=$rc
+  [[ -z ${tap_group[${tap_pid[$pid]}]:-} ]] || unset "group_busy[${tap_group[${tap_pid[$pid]}]}]"
   unset "tap_pid[$pid]"
 }
 run_tap() {
-  local jobs=${RUN_TESTS_JOBS:-$(nproc)} t name
+  local jobs=${RUN_TESTS_JOBS:-$(nproc)} t name i pick
   local -a together=() alone=()
   declare -gA tap_pid=()
   rm -rf "$out/tap"; mkdir -p "$out/tap"; : >"$out/times.new"
   for t in $(for t in "$@"; do echo "$(tap_cost "$(basename "$t")") $t"; done | sort -k1,1nr -s | cut -d' ' -f2); do
+    tap_group[$t]=$(head -n 30 "$t" | sed -n 's/^# run-tests: group \([A-Za-z0-9_-]*\).*/\1/p' | head -n 1)
     if head -n 30 "$t" | grep -q '^# run-tests: alone'; then alone+=("$t"); else together+=("$t"); fi
   done
   ((jobs >= 1)) || jobs=1
-  for t in "${together[@]}"; do
+  # the longest script that may start: none of its group is running
+  while ((${#together[@]})); do
     while ((${#tap_pid[@]} >= jobs)); do tap_reap; done
-    tap_start "$t"
+    pick=-1
+    for i in "${!together[@]}"; do
+      t=${together[$i]}
+      if [[ -z ${tap_group[$t]} || -z ${group_busy[${tap_group[$t]}]:-} ]]; then pick=$i; break; fi
+    done
+    if ((pick < 0)); then tap_reap; continue; fi
+    tap_start "${together[$pick]}"
+    unset "together[$pick]"; together=("${together[@]}")
   done
   while ((${#tap_pid[@]})); do tap_reap; done
   for t in "${alone[@]}"; do
