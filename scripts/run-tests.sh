@@ -132,15 +132,18 @@ units_pid=$!
 shopt -s nullglob
 if [[ -n ${RUN_TESTS_TAP:-} ]]; then read -ra tap <<<"$RUN_TESTS_TAP"; else tap=(tests/*.t); fi
 if [[ ${#tap[@]} -gt 0 ]]; then
-  # one initdb for the run: each test's cluster is a copy (tests/lib/pg.sh);
-  # under /tmp, where the postgres user can reach it when we are root
-  pgt=$(mktemp -d "${TMPDIR:-/tmp}/locklab-pg-template.XXXXXX") && chmod 755 "$pgt"
-  trap 'rm -rf "$pgt"' EXIT
-  if [[ $(id -u) -eq 0 ]]; then chown postgres: "$pgt"; fi
-  if (. tests/lib/pg.sh && pg_initdb "$pgt/data") >"$out/pg-template.log" 2>&1; then
-    export LOCKLAB_PG_TEMPLATE=$pgt/data
-  else
-    echo "note: no template cluster (log: test-output/pg-template.log); each test runs initdb"
+  # one initdb for the run (unless the run inside a test has its caller's):
+  # each test's cluster is a copy (tests/lib/pg.sh); under /tmp, where the
+  # postgres user can reach it when we are root
+  if [[ -z ${LOCKLAB_PG_TEMPLATE:-} ]]; then
+    pgt=$(mktemp -d "${TMPDIR:-/tmp}/locklab-pg-template.XXXXXX") && chmod 755 "$pgt"
+    trap 'rm -rf "$pgt"' EXIT
+    if [[ $(id -u) -eq 0 ]]; then chown postgres: "$pgt"; fi
+    if (. tests/lib/pg.sh && pg_initdb "$pgt/data") >"$out/pg-template.log" 2>&1; then
+      export LOCKLAB_PG_TEMPLATE=$pgt/data
+    else
+      echo "note: no template cluster (log: test-output/pg-template.log); each test runs initdb"
+    fi
   fi
   run_tap "${tap[@]}"
 fi
