@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every cmocka unit test binary given as arguments, then every TAP script
-# under tests/ with prove.  Prints one closing line "N passed, N failed, N
+# Run every cmocka unit test binary given as arguments and every TAP script
+# under tests/ with prove (the binaries beside the scripts, the scripts
+# several at a time: below).  Prints one closing line "N passed, N failed, N
 # skipped" and exits non-zero when anything failed.  A skipped check ("ok N -
 # ... # SKIP why", or a whole script's "1..0 # SKIP why") is counted as
 # skipped, never as passed.  Output of each part is kept under test-output/
