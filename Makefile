@@ -133,10 +133,13 @@ $(BUILD)/tests/agent-%: $(BUILD)/obj/agents/tests/%.o $(call obj,$(AGENT_SRC)) $
 deps:
 	@scripts/deps.sh
 
-# Every test: cmocka unit tests, then the TAP scripts under tests/ with prove.
-# Ends with one line "N passed, N failed"; non-zero exit on any failure.
+# Every test: cmocka unit tests, then the TAP scripts under tests/ with prove
+# (two at a time on two CPUs: scripts/run-tests.sh).  Ends with one line "N
+# passed, N failed, N skipped"; non-zero exit on any failure.  The build uses
+# every CPU unless make was given its own -j.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC)) all
 	@BUILD=$(BUILD) SANITIZED=$(if $(SAN),1,) scripts/run-tests.sh $(UNIT)
 
 asan:

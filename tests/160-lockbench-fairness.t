@@ -7,6 +7,7 @@
 # compare decides.  A lock that lets the releasing thread take the lock
 # straight back (kmutex-2009: no handoff) starves its waiter and halves the
 # index of one that hands off (kmutex).
+# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 

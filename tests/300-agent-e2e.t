@@ -2,6 +2,7 @@
 # From a mailed series to a verdict, through the real server, PostgreSQL, git
 # and lockbench: a regression, a harmless change, a series that does not
 # apply, and a lock that loses wakeups, which the agent survives.
+# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"

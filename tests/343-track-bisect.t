@@ -18,6 +18,7 @@
 # against 20), and raw differences left it inconclusive (p 0.013, q 0.053 on
 # 5 rounds a stage), which skipped this test until the log-ratio test.  It
 # takes about 11 minutes on a loaded 2-CPU machine.
+# run-tests: alone (it judges timings: another test beside it would be noise)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"

@@ -68,8 +68,10 @@ tracker_turn() {
   before=$(psq "SELECT track_checked FROM trees WHERE name = 'far'")
   poke "$FAR"
   wait_for "SELECT track_checked > '$before' FROM trees WHERE name = 'far'" t >/dev/null
-  poke "$FAR"
+  # read before the poke: a look that ends before the read would be waited for
+  # in vain (60 s)
   before=$(psq "SELECT track_checked FROM trees WHERE name = 'far'")
+  poke "$FAR"
   wait_for "SELECT track_checked > '$before' FROM trees WHERE name = 'far'" t >/dev/null
 }
 # end_run SUBMISSION: its jobs fail, as when an agent reports a failure

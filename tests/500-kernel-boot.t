@@ -4,6 +4,7 @@
 # the base objects), boot under qemu, give locktorture and guest lockbench
 # figures, and neither locks up.  Uses Debian's linux-source-6.1, cached in
 # /var/cache/locklab (or $LOCKLAB_CACHE) together with the base build.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 J="$TOP/scripts/lbjson.pl"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lockbench kernel: a patch that does not compile is a build failure with
 # the compiler's error lines; bad usage is refused with a clear message.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 

@@ -3,6 +3,7 @@
 # __mutex_unlock_slowpath (the lost wakeup behind "locked up at 2000 users" in the
 # mutex rewrite's review) is reported as a lockup of the patched kernel, with the kernel's
 # "blocked for more than" lines and the call traces; the base stays clean.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 J="$TOP/scripts/lbjson.pl"

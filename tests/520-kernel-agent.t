@@ -3,6 +3,7 @@
 # the server, a mailed patch to kernel/locking/mutex.c, and the agent building
 # base and patched kernels (the base cached by commit) and booting both under
 # qemu for locktorture and the guest lockbench, posting interleaved rounds.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"

@@ -8,6 +8,7 @@
 # qemu-system-x86_64 is a wrapper on PATH here that plays the broken qemu and
 # hands everything else to the real one.  LOCKLAB_KVM_DEVICE=/dev/null makes
 # the probe try KVM on hosts without /dev/kvm too.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 J="$TOP/scripts/lbjson.pl"

@@ -10,6 +10,7 @@
 # which every locktorture mutex_lock boot runs.  The builds are incremental
 # from the cached debug base (about 20 s each; the first run builds the base,
 # about 7 minutes on 2 cores).
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 LB="$BIN/lockbench"
 

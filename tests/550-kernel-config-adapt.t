@@ -4,6 +4,7 @@
 # says which (stderr, the build log, the result document) and goes on; an
 # option the tree knows but cannot enable says that instead.  Incremental
 # from the cached base build (the configuration comes out the same).
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 . "$TOP/tests/lib/kernel.sh"
 LB="$BIN/lockbench"

@@ -5,6 +5,7 @@
 # boot (the users suite's own bands, 100, 1000 and 2000 users a boot each,
 # take about 25 minutes under TCG: make bench-kernel runs them), without a
 # lockup or a splat, and each gives its figure (ops/s, JPM) with one per user.
+# run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 . "$TOP/tests/lib/kernel.sh"
 LB="$BIN/lockbench"
