@@ -325,13 +325,14 @@ void conn_metrics(FILE *out)
 	        "# TYPE locklab_http_refused_total counter\n"
 	        "locklab_http_refused_total{limit=\"total\"} %lu\n"
 	        "locklab_http_refused_total{limit=\"per-ip\"} %lu\n"
-	        "# HELP locklab_http_deadline_total Connections cut or requests refused at a "
-	        "deadline.\n"
+	        "# HELP locklab_http_deadline_total Connections past a deadline, by phase: "
+	        "answered 408 then closed (status \"408\") or closed without a reply "
+	        "(status \"cut\").\n"
 	        "# TYPE locklab_http_deadline_total counter\n"
-	        "locklab_http_deadline_total{phase=\"headers\"} %lu\n"
-	        "locklab_http_deadline_total{phase=\"idle\"} %lu\n"
-	        "locklab_http_deadline_total{phase=\"body\"} %lu\n"
-	        "locklab_http_deadline_total{phase=\"body-408\"} %lu\n",
+	        "locklab_http_deadline_total{phase=\"headers\",status=\"408\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"idle\",status=\"cut\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"body\",status=\"cut\"} %lu\n"
+	        "locklab_http_deadline_total{phase=\"body\",status=\"408\"} %lu\n",
 	        open, atomic_load_explicit(&conn_refused_total, memory_order_relaxed),
 	        atomic_load_explicit(&conn_refused_ip, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_headers, memory_order_relaxed),
