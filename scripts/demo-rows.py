@@ -5,7 +5,8 @@ The reply mail holds one %change table per comparison (server/reply.c): a
 header line, then one line per row (a long name on a line of its own
 first), a blank line at the end.  A row whose %change carries a '*' is
 significant; those rows, at most MAX of them, are printed under the
-header, with a line saying how many more the reply holds.
+header, with a line saying how many more the reply holds, and the reply's
+line saying what the '*' means.
 """
 import email
 import sys
@@ -36,6 +37,7 @@ def main():
     msg = email.message_from_string(sys.stdin.read(), policy=policy.default)
     body = msg.get_body(("plain",))
     text = body.get_content() if body is not None else ""
+    legend = next((ln for ln in text.splitlines() if ln.startswith("*: significant")), "")
     shown = more = tables = 0
     for header, rows in rows_of(text):
         tables += 1
@@ -58,7 +60,8 @@ def main():
         print("  no row changed significantly (every row is in the reply)")
     if more:
         print(f"  ... and {more} more in the reply")
-    print("  *: significant (Benjamini-Hochberg q and the smallest change that counts)")
+    if legend and shown:
+        print("  " + legend)
     return 0
 
 
