@@ -94,8 +94,8 @@ echo "submission $id: $(jq -r .subject <<<"$answer")"
 # Progress: on a terminal one line redrawn in place; otherwise a line when a
 # state changes or a job passes a quarter of its rounds (every change with
 # DEMO_VERBOSE=1).
-tty=0
-[[ -t 1 ]] && tty=1
+tty=0 cols=80
+if [[ -t 1 ]]; then tty=1 cols=$(tput cols 2>/dev/null || echo 80); fi
 last="" lastkey=""
 while :; do
   s=$(curl -sS "$URL/api/v1/submissions/$id")
@@ -103,7 +103,8 @@ while :; do
   line=$(jq -r '"state \(.state)" + ([.jobs[]? | " | job \(.id) \(.suite): \(.state), round \(.rounds_complete // 0)/\(.rounds // "?")"] | join(""))' <<<"$s")
   key=$(jq -r '.state + ([.jobs[]? | " \(.state) \(if (.rounds // 0) > 0 then ((.rounds_complete // 0) * 4 / .rounds | floor) else 0 end)"] | join(""))' <<<"$s")
   if [[ $tty -eq 1 ]]; then
-    [[ $line != "$last" ]] && printf '\r\033[K  %s' "$line"
+    # cut to the terminal's width: a wrapped line would not be redrawn in place
+    [[ $line != "$last" ]] && printf '\r\033[K  %s' "${line:0:$((cols - 3))}"
   elif [[ $VERBOSE != 0 && $line != "$last" ]] || [[ $key != "$lastkey" ]]; then
     echo "  $line"
   fi
