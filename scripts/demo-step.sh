@@ -12,10 +12,9 @@ if [[ ${DEMO_VERBOSE:-0} != 0 ]]; then
   exit
 fi
 mkdir -p "$(dirname "$log")"
-if "$@" >"$log" 2>&1; then
-  exit 0
-fi
+"$@" >"$log" 2>&1
 rc=$?
+[[ $rc -eq 0 ]] && exit 0
 tail -n 40 "$log" >&2
 echo "demo: $title failed (exit $rc); the whole output is in $log" >&2
 exit "$rc"
