@@ -110,6 +110,15 @@ static void metrics_print_hist(FILE *out, int slot, const char *method, const ch
 	        method, route, cum, method, route, (double)sum / 1e6, method, route, cum);
 }
 
+void metrics_print_counters(FILE *out, const char *name, const char *help, const char *label,
+                            const char *const *values, atomic_ulong *counts, size_t n)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s{%s=\"%s\"} %lu\n", name, label, values[i],
+		        atomic_load_explicit(&counts[i], memory_order_relaxed));
+}
+
 void metrics_print(FILE *out)
 {
 	size_t i, n = routes_count();
@@ -125,11 +134,8 @@ void metrics_print(FILE *out)
 	}
 	metrics_print_hist(out, 1, "GET", "static");
 	metrics_print_hist(out, 0, "any", "none");
-	fprintf(out, "# HELP locklab_verdicts_total Jobs judged, by verdict.\n"
-	             "# TYPE locklab_verdicts_total counter\n");
-	for (i = 0; i < METRICS_NVERDICTS; i++)
-		fprintf(out, "locklab_verdicts_total{verdict=\"%s\"} %lu\n", metrics_verdicts[i],
-		        atomic_load_explicit(&metrics_verdict_total[i], memory_order_relaxed));
+	metrics_print_counters(out, "locklab_verdicts_total", "Jobs judged, by verdict.", "verdict",
+	                       metrics_verdicts, metrics_verdict_total, METRICS_NVERDICTS);
 	fprintf(out,
 	        "# HELP locklab_mail_out_total Reply mails the SMTP server took (sent) or that "
 	        "were given up on (failed).\n"

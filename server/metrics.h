@@ -7,7 +7,9 @@
 #ifndef LOCKLAB_SERVER_METRICS_H
 #define LOCKLAB_SERVER_METRICS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -25,6 +27,13 @@ void metrics_verdict(const char *verdict);
 void metrics_mail(bool sent);
 /* A fetch of a submitted URL was refused by the address policy. */
 void metrics_fetch_refused(void);
+
+/*
+ * A counter family in the Prometheus text format: its HELP and TYPE lines,
+ * then name{label="values[i]"} counts[i] for each of the n values.
+ */
+void metrics_print_counters(FILE *out, const char *name, const char *help, const char *label,
+                            const char *const *values, atomic_ulong *counts, size_t n);
 
 /* All of them in the Prometheus text format. */
 void metrics_print(FILE *out);

@@ -95,8 +95,8 @@ await drive(origin, async ({ page, context }) => {
       await page.locator('#comparisons figure.chart').first().waitFor();
     }
     if (name === 'alerts') {
-      await page.locator('#alerts tr[data-id="7"] summary').click();
-      await page.locator('#alerts tr[data-id="7"] canvas').first().waitFor();
+      await page.locator('#alerts tr.chart-row[data-alert="7"] summary').click();
+      await page.locator('#alerts tr.chart-row[data-alert="7"] canvas').first().waitFor();
     }
     await page.waitForTimeout(300);
     const bad = await widthProblems(page);
@@ -105,11 +105,11 @@ await drive(origin, async ({ page, context }) => {
   }
 
   // the alert's chart is readable: as wide as most of the page, not a column's
-  const chartWidth = await page.locator('#alerts tr[data-id="7"] canvas').first().evaluate((c) => c.getBoundingClientRect().width);
+  const chartWidth = await page.locator('#alerts tr.chart-row[data-alert="7"] canvas').first().evaluate((c) => c.getBoundingClientRect().width);
   check(chartWidth >= 600, 'the alert\'s history chart gets a readable width', `${chartWidth} px`);
   // a history of one commit is said in words
-  await page.locator('#alerts tr[data-id="8"] summary').click();
-  const one = await page.locator('#alerts tr[data-id="8"] details').innerText();
-  check(/1 point/.test(one) && await page.locator('#alerts tr[data-id="8"] canvas').count() === 0,
+  await page.locator('#alerts tr.chart-row[data-alert="8"] summary').click();
+  const one = await page.locator('#alerts tr.chart-row[data-alert="8"] details').innerText();
+  check(/1 point/.test(one) && await page.locator('#alerts tr.chart-row[data-alert="8"] canvas').count() === 0,
     'a history of one point says "1 point" and draws no axis', one.replace(/\s+/g, ' '));
 }, { width: WIDTH, height: 900 });

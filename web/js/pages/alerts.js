@@ -163,7 +163,7 @@ export function render(main) {
           el('td', { 'data-label': 'Commit', class: 'commit' }, commitCell(a)),
           el('td', { 'data-label': 'Bisection' }, stepsCell(a))),
         // the history chart under its alert, as wide as the table
-        el('tr', { dataset: { id: a.id }, class: 'chart-row' },
+        el('tr', { dataset: { alert: a.id }, class: 'chart-row' },
           el('td', { colspan: 8, 'data-label': 'History' }, historyChart(a)))]));
     } catch (err) {
       clear(errors, errorBox(err, 'The alerts could not be listed'));
