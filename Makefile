@@ -186,12 +186,15 @@ programs: $(PROGRAMS)
 
 # The whole service on this machine (README); demo-stop ends it.  It installs
 # only what the demo needs (deps.sh --demo) and times itself from here.  The
-# script runs on a line of its own: a line holding $(MAKE) would hand make's
-# jobserver to the server and agent it leaves running, and make would wait.
+# packages' and the compiler's output go to logs, shown when a step fails
+# (DEMO_VERBOSE=1 shows everything).  The script runs on a line of its own:
+# a line holding $(MAKE) would hand make's jobserver to the server and agent
+# it leaves running, and make would wait.
 demo:
 	@mkdir -p $(BUILD) && date +%s.%N >$(BUILD)/.demo-start
-	@scripts/deps.sh --demo
-	@$(MAKE) --no-print-directory programs
+	@scripts/demo-step.sh $(BUILD)/demo-deps.log "checking the Debian packages" scripts/deps.sh --demo
+	@scripts/demo-step.sh $(BUILD)/demo-build.log "building the programs" \
+	  $(MAKE) --no-print-directory programs
 	@DEMO_T0=$$(cat $(BUILD)/.demo-start) BUILD=$(BUILD) scripts/demo.sh
 
 demo-stop:

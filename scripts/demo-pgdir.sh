@@ -12,7 +12,7 @@ var=$(cd "$var" && pwd)
 if [[ -s $var/pgdir ]]; then cat "$var/pgdir"; exit 0; fi
 if [[ $(id -u) -ne 0 ]]; then echo "$var/pg"; exit 0; fi
 chmod 755 "$var"
-if runuser -u postgres -- test -x "$var" -a -r "$var"; then
+if (cd / && runuser -u postgres -- test -x "$var" -a -r "$var"); then
   echo "$var/pg"
 else
   base=${LOCKLAB_DEMO_PGROOT:-/var/lib/locklab-demo}

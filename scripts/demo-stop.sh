@@ -6,7 +6,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 VAR=${DEMO_VAR:-var}
 PG_BIN=/usr/lib/postgresql/15/bin
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# from / : postgres cannot always enter the folder it was started from
+as_pg() { if [[ $(id -u) -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 stop_pid() { # stop_pid NAME FILE: SIGTERM, wait up to 30 s, then SIGKILL
   local pid
   [[ -f $2 ]] || return 0

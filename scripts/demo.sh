@@ -7,6 +7,7 @@
 #
 #   DEMO_SUITE   suite the example runs [quick]
 #   DEMO_VAR     state folder [var]
+#   DEMO_VERBOSE 1: print the whole reports and the reply too [0]
 #   LOCKLAB_LISTEN  [127.0.0.1:8080]; LOCKLAB_DB: use that PostgreSQL instead
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +22,10 @@ URL="http://$LISTEN"
 PG_BIN=/usr/lib/postgresql/15/bin
 say() { printf '\033[1m== %s\033[0m\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+VERBOSE=${DEMO_VERBOSE:-0}
+# as postgres from / : postgres's programs go back to the folder they were
+# started from, and root's may be one postgres cannot enter
+as_pg() { if [[ $(id -u) -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 # 1. PostgreSQL: the one given, or a private cluster (unix socket only).  As
@@ -87,16 +91,29 @@ answer=$(curl -sS -X POST -H 'Content-Type: application/json' -d "$body" "$URL/a
 id=$(jq -r '.id // empty' <<<"$answer")
 [[ -n $id ]] || die "the server refused the example: $answer"
 echo "submission $id: $(jq -r .subject <<<"$answer")"
-last=""
+# Progress: on a terminal one line redrawn in place; otherwise a line when a
+# state changes or a job passes a quarter of its rounds (every change with
+# DEMO_VERBOSE=1).
+tty=0 cols=80
+if [[ -t 1 ]]; then tty=1 cols=$(tput cols 2>/dev/null || echo 80); fi
+last="" lastkey=""
 while :; do
   s=$(curl -sS "$URL/api/v1/submissions/$id")
   state=$(jq -r .state <<<"$s")
   line=$(jq -r '"state \(.state)" + ([.jobs[]? | " | job \(.id) \(.suite): \(.state), round \(.rounds_complete // 0)/\(.rounds // "?")"] | join(""))' <<<"$s")
-  [[ $line != "$last" ]] && echo "  $line" && last=$line
+  key=$(jq -r '.state + ([.jobs[]? | " \(.state) \(if (.rounds // 0) > 0 then ((.rounds_complete // 0) * 4 / .rounds | floor) else 0 end)"] | join(""))' <<<"$s")
+  if [[ $tty -eq 1 ]]; then
+    # cut to the terminal's width: a wrapped line would not be redrawn in place
+    [[ $line != "$last" ]] && printf '\r\033[K  %s' "${line:0:$((cols - 3))}"
+  elif [[ $VERBOSE != 0 && $line != "$last" ]] || [[ $key != "$lastkey" ]]; then
+    echo "  $line"
+  fi
+  last=$line lastkey=$key
   [[ $state == done || $state == failed ]] && break
-  alive "$VAR/agent.pid" || die "the agent stopped: $(tail -n 5 "$VAR/agent.log")"
+  alive "$VAR/agent.pid" || { [[ $tty -eq 1 ]] && echo; die "the agent stopped: $(tail -n 5 "$VAR/agent.log")"; }
   sleep 2
 done
+[[ $tty -eq 1 ]] && echo
 if [[ $state == failed ]]; then
   die "the submission failed: $(jq -r '.reason // "see the agent log"' <<<"$s")"
 fi
@@ -111,13 +128,29 @@ body = m.get_body(("plain",))
 text = body.get_content() if body is not None else ""
 print(" ".join(text.strip().split("\n\n")[0].split()))' <<<"$reply" 2>/dev/null || true)
 say "finding: ${finding:-(the reply has none: $(head -c 200 <<<"$reply"))}"
+# The whole reports and the reply are kept in files; the screen gets the
+# reply's rows that decided (a significant change), at most 8 of them.
+OUT=$VAR/submission-$id
+mkdir -p "$OUT"
 for f in aim7 perf; do
-  say "report ($f)"
-  curl -sS "$URL/api/v1/submissions/$id/report?format=$f"
+  curl -sS "$URL/api/v1/submissions/$id/report?format=$f" >"$OUT/report-$f.txt"
 done
+printf '%s\n' "$reply" >"$OUT/reply.eml"
 t_tables=$(date +%s.%N)
-say "reply mail"
-printf '%s\n' "$reply"
+if [[ $VERBOSE != 0 ]]; then
+  for f in aim7 perf; do
+    say "report ($f)"
+    cat "$OUT/report-$f.txt"
+  done
+  say "reply mail"
+  printf '%s\n' "$reply"
+else
+  say "the rows that decided"
+  python3 "$top/scripts/demo-rows.py" 8 <"$OUT/reply.eml" || echo "  (see the reply)"
+fi
+rel=${OUT#"$top"/}
+say "full reports: $rel/report-aim7.txt, $rel/report-perf.txt; reply: $rel/reply.eml"
 say "$(awk -v a="${DEMO_T0:-$t_submit}" -v s="$t_submit" -v b="$t_tables" \
   'BEGIN { printf "time: %.0f s from make demo to the tables (%.0f s from submission to verdict and tables)", b - a, b - s }')"
-say "dashboard: $URL/   (stop everything with: make demo-stop)"
+say "dashboard: $URL/"
+say "stop everything with: make demo-stop"

@@ -21,6 +21,7 @@
 
 #include "addrpolicy.h"
 #include "config.h"
+#include "metrics.h"
 #include "strutil.h"
 
 static pthread_key_t fetch_key;
@@ -234,7 +235,7 @@ out:
 	return ret;
 }
 
-int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen)
+static int fetch_url_run(const char *url, char **out, size_t *len, char *err, size_t errlen)
 {
 	CURL *h = pthread_getspecific(fetch_key);
 	char curlerr[CURL_ERROR_SIZE] = "";
@@ -321,5 +322,14 @@ int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen
 	ret = FETCH_OK;
 out:
 	strutil_buf_release(&b.buf);
+	return ret;
+}
+
+int fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen)
+{
+	int ret = fetch_url_run(url, out, len, err, errlen);
+
+	if (ret == FETCH_REFUSED)
+		metrics_fetch_refused();
 	return ret;
 }

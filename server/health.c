@@ -1,7 +1,8 @@
 /*
  * health.c - GET /healthz (does the database answer) and GET /metrics (the
- * Prometheus text: HTTP and intake counters, jobs and submissions by
- * state).  The counters themselves are kept by http.c and intake.c.
+ * Prometheus text: the build, HTTP, intake and server counters, whether the
+ * database answers, jobs and submissions by state).  The counters
+ * themselves are kept by http.c, conn.c, intake.c and metrics.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,9 @@
 #include "api.h"
 #include "db.h"
 #include "intake.h"
+#include "metrics.h"
 #include "submissions.h"
+#include "version.h"
 
 enum handler_rc api_healthz(struct http_request *req)
 {
@@ -37,20 +40,27 @@ enum handler_rc api_metrics(struct http_request *req)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return http_reply_error(req, 500, "internal", "out of memory");
+	fprintf(f,
+	        "# HELP locklab_build_info The server's version.\n"
+	        "# TYPE locklab_build_info gauge\n"
+	        "locklab_build_info{version=\"%s\"} 1\n",
+	        version_text());
 	http_metrics(f);
 	fprintf(f,
 	        "# HELP locklab_mbox_parses Submitted mboxes being parsed (off the HTTP "
 	        "threads).\n# TYPE locklab_mbox_parses gauge\nlocklab_mbox_parses %u\n",
 	        submission_parses_active());
+	metrics_print(f);
 	intake_metrics(f);
-	fprintf(f, "# HELP locklab_up Whether the database answers.\n# TYPE locklab_up gauge\n");
+	fprintf(f, "# HELP locklab_database_up Whether the database answers (1) or not (0).\n"
+	           "# TYPE locklab_database_up gauge\n");
 	if (c)
 		res = db_exec(c,
 		              "SELECT s.state, count(j.id) FROM unnest(ARRAY['queued', 'running', "
 		              "'done', 'failed']) s(state) LEFT JOIN jobs j ON j.state = s.state "
 		              "GROUP BY s.state ORDER BY s.state",
 		              0, NULL);
-	fprintf(f, "locklab_up %d\n", res ? 1 : 0);
+	fprintf(f, "locklab_database_up %d\n", res ? 1 : 0);
 	if (res) {
 		fprintf(f, "# HELP locklab_jobs Jobs by state.\n# TYPE locklab_jobs gauge\n");
 		for (i = 0; i < PQntuples(res); i++)

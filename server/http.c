@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "metrics.h"
 #include "routes.h"
 
 static struct MHD_Daemon *http_daemon;
@@ -275,6 +276,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		if (!req)
 			return MHD_NO;
 		req->conn = conn;
+		req->route = METRICS_ROUTE_OTHER;
+		clock_gettime(CLOCK_MONOTONIC, &req->start);
 		req->method = method;
 		req->url = url;
 		*con_cls = req;
@@ -346,8 +349,14 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 	conn_request_done(conn);
 	if (!req)
 		return;
-	if (req->status >= 100 && req->status < 600)
+	if (req->status >= 100 && req->status < 600) {
+		struct timespec now;
+
 		atomic_fetch_add_explicit(&http_replies[req->status], 1, memory_order_relaxed);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		metrics_request_done(req->route, (double)(now.tv_sec - req->start.tv_sec) +
+		                                     (now.tv_nsec - req->start.tv_nsec) / 1e9);
+	}
 	if (req->deferred && req->deferred_release)
 		req->deferred_release(req->deferred);
 	free(req->body);

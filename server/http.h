@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 struct MHD_Connection;
 
@@ -42,8 +43,10 @@ struct http_request {
 	size_t body_len;
 	bool body_too_large;
 	bool replied;
-	bool close; /* the reply says "Connection: close" */
-	int status; /* of the reply, for /metrics */
+	bool close;            /* the reply says "Connection: close" */
+	int status;            /* of the reply, for /metrics */
+	int route;             /* for /metrics: set by the router, METRICS_ROUTE_OTHER until then */
+	struct timespec start; /* the request's first byte (CLOCK_MONOTONIC), for /metrics */
 	/* http_defer: the work's argument; suspended tells http_access (only) */
 	void *deferred;
 	void (*deferred_release)(void *);

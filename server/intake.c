@@ -22,6 +22,7 @@
 #include "config.h"
 #include "db.h"
 #include "mbox.h"
+#include "metrics.h"
 #include "strutil.h"
 #include "submissions.h"
 
@@ -980,13 +981,9 @@ void intake_stop(void)
 
 void intake_metrics(FILE *out)
 {
-	int i;
-
-	fprintf(out, "# HELP locklab_mail_messages_total Mails the intake read, by what became "
-	             "of them.\n# TYPE locklab_mail_messages_total counter\n");
-	for (i = 0; i < IN_NRESULTS; i++)
-		fprintf(out, "locklab_mail_messages_total{result=\"%s\"} %lu\n", result_names[i],
-		        atomic_load_explicit(&in_mails[i], memory_order_relaxed));
+	metrics_print_counters(out, "locklab_mail_messages_total",
+	                       "Mails the intake read, by what became of them.", "result",
+	                       result_names, in_mails, IN_NRESULTS);
 	fprintf(out,
 	        "# HELP locklab_mail_series_total Series the intake submitted or gave up.\n"
 	        "# TYPE locklab_mail_series_total counter\n"

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "db.h"
 #include "ingest.h"
+#include "metrics.h"
 #include "plan.h"
 #include "reply.h"
 #include "reports.h"
@@ -655,6 +656,7 @@ struct results_ctx {
 	char msg[512];
 	bool duplicate;
 	json_t *progress;
+	const char *verdict; /* the job's, when this result finished it (for /metrics) */
 };
 
 /*
@@ -754,6 +756,8 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		            2, q);
 		if (rc == DB_OK)
 			rc = reports_job_done(c, submission);
+		if (rc == DB_OK)
+			x->verdict = q[1];
 	}
 	comparison_release(&cmp);
 	return rc;
@@ -994,6 +998,7 @@ static int results_body(PGconn *c, void *arg)
 	json_decref(x->progress);
 	x->progress = NULL;
 	x->duplicate = false;
+	x->verdict = NULL;
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
 	snprintf(agent, sizeof(agent), "%lld", x->agent->id);
 	snprintf(round, sizeof(round), "%d", x->res->round);
@@ -1182,6 +1187,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 	else if (dbrc != DB_OK)
 		rc = api_reply_db_error(req, "cannot store the result");
 	else {
+		metrics_verdict(x.verdict);
 		json_object_set_new(x.progress, "stored", json_boolean(!x.duplicate));
 		json_object_set_new(x.progress, "duplicate", json_boolean(x.duplicate));
 		rc = http_reply_json(req, x.duplicate ? 200 : 201, x.progress);

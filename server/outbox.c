@@ -17,6 +17,7 @@
 #include "config.h"
 #include "db.h"
 #include "mail.h"
+#include "metrics.h"
 
 bool outbox_sending(void)
 {
@@ -89,12 +90,17 @@ static char *outbox_crlf(const char *msg, size_t *len)
 	return out;
 }
 
-/* The row's outcome: one UPDATE.  state NULL = queued again after a backoff. */
+/*
+ * The row's outcome: one UPDATE.  state NULL = queued again after a
+ * backoff, or failed after the last attempt.  A row that ends sent or
+ * failed is counted for /metrics.
+ */
 static int outbox_mark(PGconn *c, const char *id, const char *state, const char *error,
                        const char *reply)
 {
 	char retry[16], max[16];
 	const char *p[6] = {id, state, error, reply, retry, max};
+	PGresult *res;
 
 	snprintf(retry, sizeof(retry), "%d", srv_cfg.mail_retry_seconds);
 	snprintf(max, sizeof(max), "%d", srv_cfg.mail_max_attempts);
@@ -102,17 +108,26 @@ static int outbox_mark(PGconn *c, const char *id, const char *state, const char 
 	 * 'unknown' may turn into 'sent' (a late answer of ours is still the
 	 * truth); nothing else is changed once the lease is gone.
 	 */
-	return db_run(
-	    c,
-	    "UPDATE outbox SET lease_expires = NULL, last_error = $3, "
-	    "smtp_reply = coalesce($4, smtp_reply), "
-	    "sent = CASE WHEN $2 = 'sent' THEN now() ELSE sent END, "
-	    "state = CASE WHEN $2 IS NOT NULL THEN $2 "
-	    "  WHEN attempts >= $6::int THEN 'failed' ELSE 'queued' END, "
-	    "next_attempt = now() + make_interval(secs => least(3600, $5::int * "
-	    "  power(2, greatest(attempts - 1, 0)))) "
-	    "WHERE id = $1 AND (state = 'sending' OR (state = 'unknown' AND $2 = 'sent'))",
-	    6, p);
+	res =
+	    db_exec(c,
+	            "UPDATE outbox SET lease_expires = NULL, last_error = $3, "
+	            "smtp_reply = coalesce($4, smtp_reply), "
+	            "sent = CASE WHEN $2 = 'sent' THEN now() ELSE sent END, "
+	            "state = CASE WHEN $2 IS NOT NULL THEN $2 "
+	            "  WHEN attempts >= $6::int THEN 'failed' ELSE 'queued' END, "
+	            "next_attempt = now() + make_interval(secs => least(3600, $5::int * "
+	            "  power(2, greatest(attempts - 1, 0)))) "
+	            "WHERE id = $1 AND (state = 'sending' OR (state = 'unknown' AND $2 = 'sent')) "
+	            "RETURNING state",
+	            6, p);
+	if (!res)
+		return db_failure();
+	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "sent") == 0)
+		metrics_mail(true);
+	else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "failed") == 0)
+		metrics_mail(false);
+	PQclear(res);
+	return DB_OK;
 }
 
 /* Send one claimed row; returns 1 when the server accepted it, 0 otherwise, -1 on db failure. */

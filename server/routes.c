@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "metrics.h"
 #include "outbox.h"
 #include "track.h"
 
@@ -190,6 +191,7 @@ enum handler_rc routes_dispatch(struct http_request *req)
 			         r->method);
 			continue;
 		}
+		req->route = (int)i;
 		rc = routes_check_access(req, r->access);
 		if (rc != HANDLER_OK)
 			return rc;
@@ -204,7 +206,19 @@ enum handler_rc routes_dispatch(struct http_request *req)
 		return http_reply_error(req, 404, "not-found", "no such endpoint");
 	if (strcmp(method, "GET") != 0)
 		return http_reply_error(req, 405, "method", "use GET");
+	req->route = METRICS_ROUTE_STATIC;
 	return http_static(req);
+}
+
+size_t routes_count(void)
+{
+	return NROUTES;
+}
+
+void routes_name(size_t i, const char **method, const char **pattern)
+{
+	*method = i < NROUTES ? routes[i].method : "?";
+	*pattern = i < NROUTES ? routes[i].pattern : "?";
 }
 
 void routes_print(FILE *out)

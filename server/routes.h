@@ -24,8 +24,14 @@ enum route_access {
  * and /healthz-like paths answer 404, a known path with another method 405
  * (with Allow), other GETs are static files.  Returns what the handler or
  * the refusal returned (the OK / HANDLED / FATAL contract of http.h).
+ * Sets req->route (metrics.h) to the route's index, or to
+ * METRICS_ROUTE_STATIC for a file.
  */
 enum handler_rc routes_dispatch(struct http_request *req);
+
+/* How many routes the table has, and route i's method and pattern. */
+size_t routes_count(void);
+void routes_name(size_t i, const char **method, const char **pattern);
 
 /* One line per route, "METHOD PATTERN ACCESS" (access: anyone, submit, agent, admin). */
 void routes_print(FILE *out);

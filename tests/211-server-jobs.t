@@ -253,5 +253,21 @@ api GET /metrics
 like "$BODY" '^locklab_jobs\{state="done"\} 6$' "metrics count jobs by state"
 like "$BODY" '^locklab_http_requests_total\{code="201"\} [0-9]+' "metrics count requests by code"
 like "$BODY" '^locklab_queue_oldest_seconds [0-9.]+' "metrics give the oldest queued age"
+like "$BODY" '^locklab_build_info\{version="[^"]+"\} 1$' "metrics name the server's version"
+like "$BODY" '^locklab_database_up 1$' "metrics say the database answers, under a name that says so"
+unlike "$BODY" '^locklab_up ' "not under the old name"
+# every job done here was judged by this server: the verdicts add up to them
+is "$(awk '/^locklab_verdicts_total\{/ { n += $2 } END { print n + 0 }' <<<"$BODY")" 6 \
+  "metrics count the six verdicts by kind"
+like "$BODY" '^locklab_verdicts_total\{verdict="regression"\} [1-6]$' "regressions among them"
+# the latency histogram of the result route: cumulative buckets, +Inf = _count
+hist=$(grep '^locklab_http_request_duration_seconds_bucket{method="POST",route="/api/v1/jobs/{id}/results",' <<<"$BODY")
+count=$(sed -n 's|^locklab_http_request_duration_seconds_count{method="POST",route="/api/v1/jobs/{id}/results"} ||p' <<<"$BODY")
+is "$(grep -c . <<<"$hist")" 14 "the result route has a latency histogram of 14 buckets"
+is "$(awk '{ if ($2 < last) bad = 1; last = $2 } END { print bad + 0 }' <<<"$hist")" 0 "its buckets are cumulative"
+like "$(tail -n 1 <<<"$hist")" "le=\"\+Inf\"} $count\$" "the +Inf bucket holds every request (_count $count)"
+ok "$(( count >= 36 ? 0 : 1 ))" "every posted result is counted ($count)"
+like "$BODY" '^locklab_http_request_duration_seconds_sum\{method="POST",route="/api/v1/jobs/\{id\}/results"\} [0-9.]+$' \
+  "and their summed time"
 
 done_testing

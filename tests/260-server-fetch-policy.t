@@ -54,6 +54,8 @@ refused "a redirect from the allowed fixture to a refused port" \
   "$ok_URL/redirect?to=$other_URL/t.mbox" "$other_LOG" "a connection was refused by the fetch policy$"
 grep -q 'request "GET /redirect' "$ok_LOG"
 ok $? "the redirect itself came from the allowed fixture"
+api GET /metrics
+like "$BODY" '^locklab_fetch_refused_total 8$' "/metrics counts the eight fetches the policy refused"
 
 api POST /api/v1/submissions -d "{\"url\": \"$ok_URL/redirect?to=$ok_URL/t.mbox\"}"
 is "$CODE" 202 "a redirect to an allowed port is followed"

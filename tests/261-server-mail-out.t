@@ -110,6 +110,9 @@ is "$(jq -r '.mails[0] | [.state, .message_id] | join(",")' <<<"$BODY")" "sent,$
   "and so does the submission"
 api GET "/api/v1/submissions/$s1/reply"
 is "$BODY" "$(cat "$m1")" "GET .../reply serves the mail as it was sent"
+api GET /metrics
+like "$BODY" '^locklab_mail_out_total\{result="sent"\} 1$' "/metrics counts the mail sent"
+like "$BODY" '^locklab_mail_out_total\{result="failed"\} 0$' "and none given up"
 
 # a regression: Reported-by trailers, no Tested-by
 submit_mbox "$T/series.mbox"

@@ -37,7 +37,7 @@ ok "$(jq -e '.longest_slow < 8' <<<"$out" >/dev/null; echo $?)" \
 ok "$(jq -e '.idle_closed >= 200' <<<"$out" >/dev/null; echo $?)" \
   "idle connections are closed at the header deadline too"
 api GET /metrics
-like "$BODY" 'locklab_http_deadline_total\{phase="headers"\} [1-9]' "/metrics counts the header deadline cuts"
+like "$BODY" 'locklab_http_deadline_total\{phase="headers",status="408"\} [1-9]' "/metrics counts the header deadline cuts"
 
 # --- a body trickling past the body deadline
 read -r status secs < <($SLOW slowbody 127.0.0.1 "$PORT" 30)

@@ -36,22 +36,47 @@ like "$out" "time: [0-9]+ s from make demo to the tables \([0-9]+ s from submiss
 unlike "$out" "deps: installing.*(chromium|qemu|linux-source|docker-compose)" "it installs nothing only tests need"
 like "$out" "submission [0-9]+: \[PATCH 0/2\] locking/kmutex: woken waiters stop spinning" "it submits the example series with its cover letter"
 like "$out" "job [0-9]+ quick: running, round [0-9]+/" "it shows progress while the job runs"
-like "$out" "\| +(users|threads) +\| avg throughput +\| avg throughput +\|" "it prints the AIM7-style table"
-like "$out" "\| threads \| baseline" "it prints the perf-style table"
+unlike "$out" "could not change directory" "nothing complains of a folder it cannot enter"
+lines=$(wc -l <<<"$out")
+diag "make demo printed $lines lines"
+[[ $lines -le 40 ]]
+ok $? "make demo fits a screen: $lines lines, at most 40"
+unlike "$out" "(^|[^a-z])(cc|gcc) .*-o build/" "the compiler's output is not shown when the build works"
+like "$out" "== verdict: [a-z-]+" "it prints the verdict"
 like "$out" "finding: locklab [a-z]" "it prints the finding in one line, as the reply says it"
-[[ $(grep -n -m1 '^.*finding: ' <<<"$out" | cut -d: -f1) -lt $(grep -n -m1 'avg throughput' <<<"$out" | cut -d: -f1) ]]
-ok $? "the finding comes before the tables"
-like "$out" "In-Reply-To: <cover\.[0-9]+\.git\.dana@example\.org>" "the reply threads to the cover letter"
+like "$out" "== the rows that decided" "it prints the rows that decided"
+like "$out" "base +%sd +%change +patched +%sd +\+-ci95 +n +metric" "under the reply's table header"
+[[ $(grep -n -m1 '^.*finding: ' <<<"$out" | cut -d: -f1) -lt $(grep -n -m1 'the rows that decided' <<<"$out" | cut -d: -f1) ]]
+ok $? "the finding comes before the table"
+sub=$(sed -n 's/^submission \([0-9]*\): .*/\1/p' <<<"$out" | head -n 1)
+files="var/submission-$sub"
+like "$out" "full reports: $files/report-aim7\.txt, $files/report-perf\.txt; reply: $files/reply\.eml" \
+  "it says where the full reports and the reply are kept"
+like "$(cat "$C/$files/report-aim7.txt" 2>/dev/null)" "\| +(users|threads) +\| avg throughput +\| avg throughput +\|" \
+  "the AIM7-style report is in its file"
+like "$(cat "$C/$files/report-perf.txt" 2>/dev/null)" "\| threads \| baseline" "the perf-style report is in its file"
+like "$(cat "$C/$files/reply.eml" 2>/dev/null)" "In-Reply-To: <cover\.[0-9]+\.git\.dana@example\.org>" \
+  "the reply, kept in its file, threads to the cover letter"
+unlike "$out" "In-Reply-To: " "the reply's text is not printed by default"
+like "$out" "stop everything with: make demo-stop" "it says how to stop it"
 like "$out" "dashboard: http://127\.0\.0\.1:$port/" "it prints the dashboard URL"
 curl -fsS "http://127.0.0.1:$port/" | grep -qi '<html'; ok $? "the dashboard answers"
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null; ok $? "the server is healthy"
 
-# a second run reuses the cluster and the running programs
-out2=$(DEMO_SUITE=smoke make -C "$C" demo 2>&1); rc=$?
+# a second run reuses the cluster and the running programs; DEMO_VERBOSE=1
+# prints everything: the build, the whole reports and the reply
+touch "$C/client/locklab.c"
+out2=$(DEMO_SUITE=smoke DEMO_VERBOSE=1 make -C "$C" demo 2>&1); rc=$?
 printf '%s\n' "$out2" >"${TEST_OUTPUT:-$T}/demo-2.log"
 is "$rc" 0 "make demo works a second time"
 like "$out2" "locklab-server already running" "it reuses the running server"
 unlike "$out2" "creating a private PostgreSQL cluster" "and the cluster"
+like "$out2" "-o build/locklab( |$)" "DEMO_VERBOSE=1 shows the compiler's commands"
+like "$out2" "\| +(users|threads) +\| avg throughput +\| avg throughput +\|" "DEMO_VERBOSE=1 prints the AIM7-style report"
+like "$out2" "\| threads \| baseline" "and the perf-style report"
+like "$out2" "== reply mail" "and the reply"
+like "$out2" "In-Reply-To: <cover\.[0-9]+\.git\.dana@example\.org>" "the whole of it, headers included"
+sub2=$(sed -n 's/^submission \([0-9]*\): .*/\1/p' <<<"$out2" | head -n 1)
 
 # The example's second patch costs kmutex's uncontended unlock an mfence:
 # one instruction a pair more (30 -> 31, exact under valgrind, quick suite)
@@ -67,16 +92,16 @@ finding_of() { sed -n 's/.*== finding: \(.*\)/\1/p' <<<"$1" | sed 's/\x1b\[0m$//
 decisive() {
   case $(verdict_of "$1") in
   regression | improvement) return 0 ;;
-  no-change) grep -q '^Tested-by: ' <<<"$1" ;;
+  no-change) grep -q '^Tested-by: ' "$2" ;;
   *) return 1 ;;
   esac
 }
-decided=$out
-if ! decisive "$out"; then
+decided=$out decided_reply=$C/$files/reply.eml
+if ! decisive "$out" "$decided_reply"; then
   diag "the first run was not decisive (verdict $(verdict_of "$out"): $(finding_of "$out")); the second run is its one retry"
-  decided=$out2
+  decided=$out2 decided_reply=$C/var/submission-$sub2/reply.eml
 fi
-decisive "$decided"
+decisive "$decided" "$decided_reply"
 ok $? "the example series gets a decisive verdict (regression, improvement, or no-change with Tested-by)"
 diag "first run (quick): $(verdict_of "$out"); second run (smoke): $(verdict_of "$out2")" \
   "finding: $(finding_of "$decided")"

@@ -62,8 +62,10 @@ function short(v) {
 
 /*
  * A chart in container.  spec: {title, xLabel, yLabel, x: [...], time: bool,
+ * linear: bool (no log x axis), height,
  * series: [{label, y: [...], sd: [...]|null, dash: bool, points: bool}]}.
- * Returns the uPlot instance (or shows why there is none).
+ * Returns the uPlot instance (or shows why there is none); one x value is
+ * said in words ("1 point") and returns null.
  */
 export async function lineChart(container, spec) {
   let uPlot;
@@ -75,8 +77,18 @@ export async function lineChart(container, spec) {
     return null;
   }
   const xs = spec.x;
+  // one point is no line: say it in words instead of drawing an axis around a dot
+  if (xs.length === 1) {
+    const x = spec.time ? new Date(xs[0] * 1000).toLocaleString() : num(xs[0]);
+    const vals = spec.series.filter((s) => s.y[0] !== null && s.y[0] !== undefined)
+      .map((s) => `${s.label} ${num(s.y[0])}${s.sd && s.sd[0] ? ` ± ${num(s.sd[0])}` : ''}`);
+    container.append(el('p', { class: 'one-point', dataset: { points: '1' } },
+      el('strong', {}, spec.title), ': 1 point, at ', `${spec.xLabel} ${x}: `, vals.join('; ') || 'no value',
+      el('span', { class: 'muted' }, ' (a chart needs two)')));
+    return null;
+  }
   const positive = xs.length > 0 && xs.every((v) => v > 0);
-  const logX = !spec.time && positive && Math.max(...xs) / Math.min(...xs) >= 4;
+  const logX = !spec.time && !spec.linear && positive && Math.max(...xs) / Math.min(...xs) >= 4;
   let lo = Infinity;
   let hi = -Infinity;
   for (const s of spec.series) {

@@ -67,10 +67,10 @@ export function ago(iso) {
   return `${Math.round(s / 86400)} days ago`;
 }
 
-/* The verdict words of the server, and what the dashboard calls them. */
+/* The verdict words of the server: a badge says the word the text beside it says. */
 export const VERDICT_LABEL = {
   regression: 'regression', improvement: 'improvement', lockup: 'lockup', crash: 'crash',
-  'no-change': 'clean', inconclusive: 'inconclusive',
+  'no-change': 'no-change', inconclusive: 'inconclusive',
 };
 
 export function verdictBadge(v) {

@@ -34,7 +34,8 @@ await drive(origin, async ({ page, consoleErrors }) => {
     && rewrites[0].includes(mergeBase.slice(0, 12)),
     'the page names the force-pushed branch and the merge base its history goes on from', rewrites.join(' | '));
 
-  const details = row(bisected).locator('details');
+  // the chart has a row of its own under its alert's
+  const details = page.locator(`#alerts tbody tr.chart-row[data-alert="${bisected}"] details`);
   const summary = await details.locator('summary').innerText();
   check(/^history \([1-9][0-9]* commits\)$/.test(summary), 'the bisected alert carries its history', summary);
   await details.locator('summary').click();

@@ -48,7 +48,7 @@ function historyChart(a) {
   const xs = [...new Set([...hist.map((p) => p.seq), ...(commitSeq != null ? [commitSeq] : [])])].sort((p, q) => p - q);
   const at = new Map(hist.map((p) => [p.seq, p.value]));
   const box = el('div', { class: 'chart' });
-  const details = el('details', {}, el('summary', {}, `history (${hist.length} commits)`), box);
+  const details = el('details', {}, el('summary', {}, hist.length === 1 ? 'history (1 point)' : `history (${hist.length} commits)`), box);
   let drawn = false;
   details.addEventListener('toggle', () => {
     if (details.open) openCharts.add(a.id);
@@ -58,6 +58,7 @@ function historyChart(a) {
     lineChart(box, {
       title: `${a.workload} ${a.lock} ${a.metric}`,
       xLabel: 'commit (position on the branch)',
+      linear: true,
       yLabel: a.unit || a.metric,
       x: xs,
       series: [
@@ -158,7 +159,7 @@ export function render(main) {
       status.textContent = `${alerts.length} alert${alerts.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}`;
       clear(tbody, alerts.length === 0
         ? el('tr', {}, el('td', { colspan: 8, class: 'empty' }, 'No alert: no tracked branch has shown a confirmed step.'))
-        : alerts.map((a) => el('tr', { dataset: { id: a.id } },
+        : alerts.flatMap((a) => [el('tr', { dataset: { id: a.id } },
           el('td', { class: 'num', 'data-label': '#' }, a.id),
           el('td', { 'data-label': 'State', title: `${a.state_by}, ${when(a.state_at)}` },
             el('span', { class: `badge s-${a.state}` }, a.state), el('div', { class: 'muted' }, `${a.state_by}, ${ago(a.state_at)}`),
@@ -167,8 +168,11 @@ export function render(main) {
           el('td', { 'data-label': 'Row' }, `${a.workload} ${a.lock} ${a.metric}`, el('div', { class: 'muted' }, `${a.params} on ${a.machine_class}`)),
           el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),
           el('td', { class: 'num', 'data-label': 'Before → after' }, `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
-          el('td', { 'data-label': 'Commit' }, commitCell(a)),
-          el('td', { 'data-label': 'Bisection' }, stepsCell(a), historyChart(a)))));
+          el('td', { 'data-label': 'Commit', class: 'commit' }, commitCell(a)),
+          el('td', { 'data-label': 'Bisection' }, stepsCell(a))),
+        // the history chart under its alert, as wide as the table
+        el('tr', { dataset: { alert: a.id }, class: 'chart-row' },
+          el('td', { colspan: 8, 'data-label': 'History' }, historyChart(a)))]));
     } catch (err) {
       clear(errors, errorBox(err, 'The alerts could not be listed'));
     }

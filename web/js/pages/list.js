@@ -5,7 +5,7 @@ import { el, clear, errorBox, verdictBadge, stateBadge, progress, ago, when, pol
 
 const STATES = ['queued', 'running', 'done', 'failed'];
 const VERDICTS = [['regression', 'regression'], ['improvement', 'improvement'], ['lockup', 'lockup'],
-  ['no-change', 'clean'], ['inconclusive', 'inconclusive']];
+  ['no-change', 'no-change'], ['inconclusive', 'inconclusive']];
 const POLL_MS = 3000;
 
 function select(id, label, options, value) {

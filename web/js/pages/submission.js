@@ -92,20 +92,49 @@ function unresolvedNote(v) {
     ` not resolvable on this machine: ${(v.unresolvable * 100).toFixed(1)}%${moved ? '; moved past its margin' : ''}`);
 }
 
-function verdictTable(rows, patches, jobStats) {
-  const head = ['workload', 'lock', 'params', 'metric', 'base mean ± sd (n)',
+/*
+ * The parameters every row shares, as [name, value] pairs in name order:
+ * said once in the table's caption, left out of each row's cell.
+ */
+function sharedParams(rows) {
+  const split = rows.map((v) => new Map((v.params || '').split(',').filter(Boolean).map((x) => {
+    const i = x.indexOf('=');
+    return i < 0 ? [x, ''] : [x.slice(0, i), x.slice(i + 1)];
+  })));
+  if (split.length === 0) return [];
+  return [...split[0]].filter(([k, val]) => split.every((m) => m.get(k) === val));
+}
+
+/* One table per workload: its shared parameters are said once, in its caption. */
+function verdictTables(rows, patches, jobStats) {
+  const byWorkload = new Map();
+  for (const v of rows) {
+    if (!byWorkload.has(v.workload)) byWorkload.set(v.workload, []);
+    byWorkload.get(v.workload).push(v);
+  }
+  return [...byWorkload].map(([workload, wrows]) => {
+    const shared = sharedParams(wrows);
+    const caption = el('caption', { class: 'params-common' }, el('strong', {}, workload),
+      shared.length ? `: every row at ${shared.map(([k, val]) => `${k}=${val}`).join(', ')}` : '');
+    return el('div', { class: 'table-wrap' }, verdictTable(wrows, patches, jobStats, new Set(shared.map(([k]) => k)), caption));
+  });
+}
+
+function verdictTable(rows, patches, jobStats, shared, caption) {
+  // the workload is the table's (its caption says it)
+  const head = ['lock', 'params', 'metric', 'base mean ± sd (n)',
     ...patches.map((p) => `${p} mean (change)`), 'patched mean ± sd (n)', 'change [95% interval]', 'margin', 'p', 'q', 'verdict'];
-  const last = 5 + patches.length;
-  const numeric = new Set([4, ...patches.map((_, i) => 5 + i), last, last + 1, last + 2, last + 3, last + 4]);
-  return el('table', { class: 'verdicts' },
+  const last = 4 + patches.length;
+  const numeric = new Set([3, ...patches.map((_, i) => 4 + i), last, last + 1, last + 2, last + 3, last + 4]);
+  const own = (params) => (params || '').split(',').filter((x) => x && !shared.has(x.split('=')[0]));
+  return el('table', { class: 'verdicts' }, caption,
     el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: numeric.has(i) ? 'num' : null }, h)))),
     el('tbody', {}, rows.map((v) => {
       const key = `${v.workload}|${v.lock}|${v.params}|${v.metric}`;
       const sig = v.significant || v.verdict === 'regression' || v.verdict === 'improvement';
       return el('tr', { class: `v-${v.verdict}${sig ? ' sig' : ''}${v.control ? ' control' : ''}`, dataset: { key } },
-        el('td', {}, v.workload),
         el('td', {}, v.lock, v.control ? el('abbr', { class: 'control', title: 'untouched by the change: this row is the machine\'s own A/A variation and decides nothing but a lockup' }, ' (control)') : null),
-        el('td', { class: 'params' }, (v.params || '').split(',').flatMap((x, i) => (i ? [',', el('wbr'), x] : [x]))),
+        el('td', { class: 'params' }, own(v.params).length ? own(v.params).flatMap((x, i) => (i ? [',', el('wbr'), x] : [x])) : '-'),
         el('td', { class: 'metric' }, v.metric, v.unit ? el('span', { class: 'unit' }, ` (${v.unit})`) : null,
           el('span', { class: 'better', title: `${v.better} is better` }, v.better === 'higher' ? ' ↑' : ' ↓')),
         meanCell(v.base),
@@ -146,6 +175,12 @@ async function drawCharts(box, rows, patches, jobStats) {
     box.append(el('p', { class: 'muted' }, 'Nothing to chart yet.'));
     return;
   }
+  // what every row of a workload shares is said by its table's caption, not in each title
+  const shared = new Map();
+  for (const w of new Set(rows.map((v) => v.workload))) {
+    shared.set(w, new Set(sharedParams(rows.filter((v) => v.workload === w)).map(([k, val]) => `${k}=${val}`)));
+  }
+  box.append(el('p', { class: 'legend muted charts-note' }, `Each chart: a metric against ${groups[0].xLabel}, mean ± stddev of the samples; ↑/↓ = higher/lower is better.`));
   for (const g of groups) {
     g.rows.sort((a, b) => a.users - b.users);
     const xs = g.rows.map((v) => v.users);
@@ -158,13 +193,35 @@ async function drawCharts(box, rows, patches, jobStats) {
       }
     });
     series.push({ label: 'patched', y: g.rows.map((v) => (v.patched.n ? v.patched.mean : null)), sd: g.rows.map((v) => v.patched.stddev), color: COLORS[1] });
-    const title = `${g.workload} · ${g.lock} · ${g.metric}${g.other ? ` (${g.other})` : ''}`;
+    const other = (g.other || '').split(',').filter((x) => x && !shared.get(g.workload).has(x)).join(',');
+    const title = `${g.workload} · ${g.lock} · ${g.metric} ${g.rows[0].better === 'higher' ? '↑' : '↓'}${other ? ` (${other})` : ''}`;
     const fig = el('figure', { class: 'chart', dataset: { workload: g.workload, lock: g.lock, metric: g.metric } });
     const plot = el('div', { class: 'plot' });
-    fig.append(plot, el('figcaption', {}, `${g.metric}${g.unit ? ` in ${g.unit}` : ''} against ${g.xLabel}, mean ± stddev of the samples; ${g.rows[0].better} is better`));
+    fig.append(plot);
     box.append(fig);
-    await lineChart(plot, { title, xLabel: g.xLabel, yLabel: g.unit || g.metric, x: xs, series });
+    if (xs.length === 1) fig.classList.add('one');
+    await lineChart(plot, { title, xLabel: g.xLabel, yLabel: g.unit || g.metric, x: xs, series, height: 160 });
   }
+}
+
+/*
+ * The charts under a summary that says how many there are: open when a few
+ * lines are drawn (at most CHARTS_OPEN), else closed so that the page stays
+ * about two screens tall, drawn when first opened.
+ */
+const CHARTS_OPEN = 4;
+function chartsBox(charts, rows, patches, jobStats) {
+  const groups = chartGroups(rows);
+  const lines = groups.filter((g) => new Set(g.rows.map((v) => v.users)).size > 1).length;
+  const box = el('details', { class: 'charts-box', open: lines <= CHARTS_OPEN },
+    el('summary', {}, `Charts: ${groups.length} (each metric against ${groups.length ? groups[0].xLabel : 'threads'})`), charts);
+  let drawn = box.open;
+  box.addEventListener('toggle', () => {
+    if (!box.open || drawn) return;
+    drawn = true;
+    drawCharts(charts, rows, patches, jobStats);
+  });
+  return box;
 }
 
 function lockupList(lockups) {
@@ -478,13 +535,13 @@ export function render(main, params, match) {
         j.identical_code
           ? el('p', { class: 'identical' }, `No code changed: base and patched ran one image (${String(j.image || '').slice(0, 19)}…), so every row below is this machine's own A/A and the verdict is no-change.`)
           : null,
-        el('div', { class: 'table-wrap' }, verdictTable(rows, patches, jobStats)),
+        verdictTables(rows, patches, jobStats),
         el('p', { class: 'legend muted' }, '* = significant after Benjamini-Hochberg and over the minimum effect',
           fin && j.confirm_from != null ? `, found on rounds 0-${j.confirm_from - 1} and confirmed on rounds ${j.confirm_from} and later` : '',
           '; only headline rows of the touched locks decide; instructions_per_pair is a code-path note that decides nothing alone; a Tested-by needs every deciding row no-change or improvement; ↑/↓ = higher/lower is better; margin = a row is no-change when two one-sided tests show its change inside ±margin, at the level its looks and rows leave',
           rows.some((r) => r.unresolvable > 0) ? '; not resolvable on this machine: X% = the narrowest margin inside which the row\'s noise would let the job\'s most rounds show it unchanged, past its own, so the row asks for no more rounds, is never no-change and holds back a Tested-by' : ''),
-        charts));
-      await drawCharts(charts, rows, patches, jobStats);
+        chartsBox(charts, rows, patches, jobStats)));
+      if (charts.parentNode.open) await drawCharts(charts, rows, patches, jobStats);
     }
   }
 
