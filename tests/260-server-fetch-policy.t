@@ -106,7 +106,7 @@ for bad in "127.0.0.1" "127.0.0.1:0" "127.0.0.0/33" "[::1]80" "a:b:c"; do
     unlike "$out" "fetch-allow" "a bare address is a /32 entry: accepted (the server then stops on the database)"
     continue
   fi
-  is "$rc" 1 "--fetch-allow '$bad' stops the server"
+  is "$rc" 2 "--fetch-allow '$bad' stops the server as bad usage (exit 2)"
   like "$out" "^locklab-server: --fetch-allow: " "and says why: $(head -n1 <<<"$out")"
 done
 
