@@ -338,8 +338,12 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	if (mbox_mail_parse(raw, len, &m, why, sizeof(why)) != 0)
 		goto out;
-	if (m.is_reply || !m.patch_prefix) {
-		/* replies and other mail are left alone, but for the trailers they give */
+	if (m.is_reply || (!m.patch_prefix && !m.diff)) {
+		/*
+		 * replies and other mail are left alone, but for the trailers they
+		 * give; a mail with a diff is a patch whatever its subject says
+		 * ("[net,v2,1/2]", "MAINTAINERS: ...", none), as the API takes it
+		 */
 		int kept = 0;
 
 		if (m.message_id && m.in_reply_to) {
@@ -379,11 +383,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	b64 = g_base64_encode((const guchar *)raw, len);
 	{
+		/* clock_timestamp: mails of one batch keep their arrival order, so
+		 * of two copies of a part the later is the one tested */
 		const char *p[3] = {m.message_id, source, b64};
 
 		res = db_exec(c,
-		              "INSERT INTO mail_messages (message_id, source, raw) VALUES ($1, $2, "
-		              "decode($3, 'base64')) ON CONFLICT (message_id) DO NOTHING",
+		              "INSERT INTO mail_messages (message_id, source, raw, arrived) VALUES "
+		              "($1, $2, decode($3, 'base64'), clock_timestamp()) ON CONFLICT "
+		              "(message_id) DO NOTHING",
 		              3, p);
 	}
 	if (!res) {
@@ -788,9 +795,19 @@ static void intake_series(PGconn *c, struct mbox_mail *mails, const size_t *idx,
 	s.mail_ids = ids;
 	rc = submission_store(&s);
 	if (rc == DB_OK) {
+		const char *subject =
+		    s.series.cover ? s.series.cover->subject : s.series.patches[0].subject;
+
 		intake_log("series", "submitted %s (%zu patch(es), v%d) as submission %lld",
-		           s.series.cover ? s.series.cover->subject : s.series.patches[0].subject,
-		           s.series.npatches, s.series.version, s.id);
+		           subject, s.series.npatches, s.series.version, s.id);
+		if (s.series.set_aside)
+			intake_log("series", "set aside part(s) %s of %s: past its numbering",
+			           s.series.set_aside, subject);
+		if (s.series.replaced)
+			intake_log(
+			    "series",
+			    "replaced %zu part(s) of %s sent again: the later copy is tested",
+			    s.series.replaced, subject);
 		atomic_fetch_add_explicit(&in_submitted, 1, memory_order_relaxed);
 	} else if (rc == DB_ABORT) {
 		intake_log("series", "gave up on the series of %s: %s", who, s.err);

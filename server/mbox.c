@@ -65,6 +65,7 @@ void mbox_series_release(struct mbox_series *s)
 	for (i = 0; i < s->npatches; i++)
 		mbox_mail_release(&s->patches[i]);
 	free(s->patches);
+	free(s->set_aside);
 	mbox_series_init(s);
 }
 
@@ -131,11 +132,22 @@ void mbox_parse_subject(struct mbox_mail *m)
 				n = sizeof(group) - 1;
 			memcpy(group, s + 1, n);
 			group[n] = '\0';
+			int num = -1;    /* a number just read: Mercurial's "[PATCH 1 of 2]" */
+			bool of = false; /* and "of" after it */
+
 			for (tok = strtok_r(group, " \t,", &save); tok;
 			     tok = strtok_r(NULL, " \t,", &save)) {
 				int a, b, v;
 				char tail;
+				bool digits = *tok && strspn(tok, "0123456789") == strlen(tok);
 
+				if (digits && of && num >= 0 && atoi(tok) > 0) {
+					m->index = num;
+					m->total = atoi(tok);
+					m->numbered = true;
+				}
+				of = num >= 0 && !of && !strcasecmp(tok, "of");
+				num = digits && strlen(tok) < 6 && !of ? atoi(tok) : of ? num : -1;
 				if (sscanf(tok, "%d/%d%c", &a, &b, &tail) == 2 && a >= 0 && b > 0) {
 					m->index = a;
 					m->total = b;
@@ -758,6 +770,32 @@ struct grouping {
 	size_t ngroups;
 };
 
+/* A cover letter (0/N) that could head a series of total parts. */
+static bool is_cover_of(const struct mbox_mail *c, int total)
+{
+	return !c->is_reply && !c->diff && c->numbered && c->index == 0 && c->total == total;
+}
+
+/*
+ * The version mails[i] belongs to: its own, but an unversioned part under a
+ * versioned cover of its numbering ("[PATCH net-next v3 0/4]" over
+ * "[PATCH 1/4]", as netdev sends them) takes the cover's.
+ */
+static int series_version(const struct mbox_mail *mails, const struct grouping *g, size_t i)
+{
+	const struct mbox_mail *m = &mails[i], *top = &mails[g->top[i]];
+	gpointer v;
+
+	if (m->version != 1 || !m->numbered || m->index == 0)
+		return m->version;
+	if (m->in_reply_to && g_hash_table_lookup_extended(g->ids, m->in_reply_to, NULL, &v) &&
+	    is_cover_of(&mails[GPOINTER_TO_SIZE(v)], m->total))
+		return mails[GPOINTER_TO_SIZE(v)].version;
+	if (is_cover_of(top, m->total))
+		return top->version;
+	return m->version;
+}
+
 static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 {
 	size_t *children, i;
@@ -783,6 +821,7 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 		char *root, *key;
 		gpointer v;
 		bool threaded = true;
+		int version;
 
 		g->gof[i] = (size_t)-1;
 		if (!is_candidate(m))
@@ -797,7 +836,8 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 			root = g_strdup_printf("stray %s %d", m->from, m->total);
 			threaded = false;
 		}
-		key = g_strdup_printf("%s v%d", root, m->version);
+		version = series_version(mails, g, i);
+		key = g_strdup_printf("%s v%d", root, version);
 		g_free(root);
 		if (g_hash_table_lookup_extended(g->keys, key, NULL, &v)) {
 			g->gof[i] = GPOINTER_TO_SIZE(v);
@@ -807,7 +847,7 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 
 			g->gof[i] = g->ngroups;
 			gr->key = key;
-			gr->version = m->version;
+			gr->version = version;
 			gr->first = i;
 			gr->threaded = threaded;
 			g_hash_table_insert(g->keys, key, GSIZE_TO_POINTER(g->ngroups));
@@ -848,6 +888,7 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
                   char *err, size_t errlen)
 {
 	struct grouping g;
+	struct strutil_buf aside = STRUTIL_BUF_INIT;
 	size_t *top, *gof, i, npatches = 0;
 	struct group *groups;
 	bool *seen = NULL;
@@ -966,12 +1007,24 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 			continue;
 		if (numbered) {
 			if (mails[i].index < 1 || mails[i].index > total) {
-				strutil_errf(err, errlen, "patch %d/%d is out of range",
-				             mails[i].index, total);
-				goto out;
-			}
-			if (seen[mails[i].index]) /* a resend of the same part: the first counts */
+				/* a stray part (3/2): set aside, the rest is the series */
+				strutil_buf_addf(&aside, "%s%d/%d", aside.len ? ", " : "",
+				                 mails[i].index, total);
 				continue;
+			}
+			if (seen[mails[i].index]) {
+				/* a resend of the same part: the later copy replaces the earlier */
+				size_t k;
+
+				for (k = 0; k < out->npatches; k++)
+					if (out->patches[k].index == mails[i].index)
+						break;
+				mbox_mail_release(&out->patches[k]);
+				out->patches[k] = mails[i];
+				memset(&mails[i], 0, sizeof(mails[i]));
+				out->replaced++;
+				continue;
+			}
 			seen[mails[i].index] = true;
 		} else {
 			mails[i].index = (int)out->npatches + 1;
@@ -998,10 +1051,12 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		memset(&mails[cover], 0, sizeof(mails[cover]));
 	}
 	out->version = version;
+	out->set_aside = aside.len ? strutil_buf_detach(&aside) : NULL;
 	ret = 0;
 out:
 	if (ret != 0)
 		mbox_series_release(out);
+	strutil_buf_release(&aside);
 	g_free(seen);
 	grouping_release(&g);
 	return ret;

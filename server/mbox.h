@@ -50,6 +50,8 @@ struct mbox_series {
 	struct mbox_mail *patches;
 	size_t npatches; /* patches[i].index == i + 1 */
 	int version;
+	char *set_aside; /* parts past the numbering ("3/2, 4/2"), left out; NULL when none */
+	size_t replaced; /* parts sent again in the series: the later copy was taken */
 };
 
 void mbox_series_init(struct mbox_series *s);

@@ -743,6 +743,113 @@ static void test_broken_encodings(void **state)
 	}
 }
 
+/* msg: one mail of a series with a From_ line; subject and ids given */
+static char *series_mail(const char *subject, const char *id, const char *reply, bool with_diff)
+{
+	char headers[512];
+
+	snprintf(headers, sizeof(headers),
+	         "From: Dev Eloper <dev@example.org>\nSubject: %s\nMessage-ID: %s\n%s%s%s", subject,
+	         id, reply ? "In-Reply-To: " : "", reply ? reply : "", reply ? "\n" : "");
+	return mail("From 0 Mon Sep 17 00:00:00 2001", headers, "The waiter spins.\n",
+	            with_diff ? diff1 : NULL);
+}
+
+/* parts[0..n) joined into one mbox (the parts freed) */
+static char *join(char **parts, size_t n)
+{
+	GString *b = g_string_new(NULL);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		g_string_append(b, parts[i]);
+		free(parts[i]);
+	}
+	return g_string_free(b, FALSE);
+}
+
+/* a netdev cover "[PATCH net-next v3 0/2]" over unversioned parts: one v3 series */
+static void test_versioned_cover_unversioned_parts(void **state)
+{
+	char *p[] = {series_mail("[PATCH net-next v3 0/2] locking: handoff", "<c@x>", NULL, false),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<p1@x>", "<c@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<p2@x>", "<p1@x>", true)};
+	char *m = join(p, 3);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_non_null(s.cover);
+	assert_string_equal(s.cover->message_id, "<c@x>");
+	assert_int_equal(s.version, 3);
+	assert_int_equal(s.npatches, 2);
+	mbox_series_release(&s);
+	g_free(m);
+}
+
+/* Mercurial's "[PATCH 1 of 2]" numbering, cover "0 of 2" included */
+static void test_mercurial_numbering(void **state)
+{
+	char *p[] = {series_mail("[PATCH 2 of 2] locking: add pickup", "<h2@x>", "<h0@x>", true),
+	             series_mail("[PATCH 0 of 2] locking: handoff", "<h0@x>", NULL, false),
+	             series_mail("[PATCH 1 of 2] locking: add handoff", "<h1@x>", "<h0@x>", true)};
+	char *m = join(p, 3);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_non_null(s.cover);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<h1@x>");
+	assert_int_equal(s.patches[1].total, 2);
+	assert_string_equal(s.patches[1].title, "locking: add pickup");
+	mbox_series_release(&s);
+	g_free(m);
+}
+
+/* a part past the numbering (3/2) is set aside; the rest is the series */
+static void test_stray_part_set_aside(void **state)
+{
+	char *p[] = {series_mail("[PATCH 0/2] locking: handoff", "<s0@x>", NULL, false),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<s1@x>", "<s0@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<s2@x>", "<s0@x>", true),
+	             series_mail("[PATCH 3/2] locking: one more", "<s3@x>", "<s0@x>", true)};
+	char *m = join(p, 4);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_non_null(s.set_aside);
+	assert_string_equal(s.set_aside, "3/2");
+	mbox_series_release(&s);
+	g_free(m);
+}
+
+/* a part sent again in the same series: the later copy is the one taken */
+static void test_resent_part_replaces(void **state)
+{
+	char *p[] = {series_mail("[PATCH 1/2] locking: add handoff", "<r1@x>", NULL, true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<r2@x>", "<r1@x>", true),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<r1b@x>", "<r1@x>", true)};
+	char *m = join(p, 3);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<r1b@x>");
+	assert_string_equal(s.patches[1].message_id, "<r2@x>");
+	assert_int_equal(s.replaced, 1);
+	assert_null(s.set_aside);
+	mbox_series_release(&s);
+	g_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +877,10 @@ int main(void)
 	    cmocka_unit_test(test_author),
 	    cmocka_unit_test(test_reply_headers),
 	    cmocka_unit_test(test_broken_encodings),
+	    cmocka_unit_test(test_versioned_cover_unversioned_parts),
+	    cmocka_unit_test(test_mercurial_numbering),
+	    cmocka_unit_test(test_stray_part_set_aside),
+	    cmocka_unit_test(test_resent_part_replaces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
