@@ -168,14 +168,14 @@ def parse_expect(text):
 
 def got_series(prefix):
     """locklab's submissions holding mails of prefix, as sorted vV:C+N."""
-    rows = sql("SELECT s.version, s.source, count(*) FILTER (WHERE p.seq = 0), "
+    rows = sql("SELECT s.version, s.git_url IS NOT NULL, count(*) FILTER (WHERE p.seq = 0), "
                "count(*) FILTER (WHERE p.seq > 0) FROM submissions s JOIN patches p "
                "ON p.submission_id = s.id WHERE p.message_id LIKE '<%s%%' GROUP BY s.id "
                "ORDER BY s.id" % prefix)
     out = []
     for r in rows.splitlines():
-        v, src, c, n = r.split("|")
-        out.append("pull" if src == "pull" else "v%s:%s+%s" % (v, c, n))
+        v, pull, c, n = r.split("|")
+        out.append("pull" if pull == "t" else "v%s:%s+%s" % (v, c, n))
     return out
 
 

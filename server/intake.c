@@ -338,7 +338,7 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	if (mbox_mail_parse(raw, len, &m, why, sizeof(why)) != 0)
 		goto out;
-	if (m.is_reply || (!m.patch_prefix && !m.diff)) {
+	if (m.is_reply || (!m.patch_prefix && !m.diff && !m.pull_url)) {
 		/*
 		 * replies and other mail are left alone, but for the trailers they
 		 * give; a mail with a diff is a patch whatever its subject says
@@ -357,7 +357,7 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 		snprintf(why, sizeof(why), "no Message-ID");
 		goto out;
 	}
-	if (!m.diff && !(m.numbered && m.index == 0)) {
+	if (!m.diff && !m.pull_url && !(m.numbered && m.index == 0)) {
 		snprintf(why, sizeof(why), "a patch without a diff%s%s%s", m.defect ? " (" : "",
 		         m.defect ? m.defect : "", m.defect ? ")" : "");
 		goto out;

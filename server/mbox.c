@@ -45,6 +45,8 @@ void mbox_mail_release(struct mbox_mail *m)
 	free(m->list);
 	free(m->body);
 	free(m->diff);
+	free(m->pull_url);
+	free(m->pull_ref);
 	free(m->raw);
 	memset(m, 0, sizeof(*m));
 }
@@ -507,6 +509,63 @@ static void split_body(struct mbox_mail *m, const char *b, size_t len)
 	m->body = dup_trim(b, (size_t)((sep ? sep : diff ? diff : bend) - b));
 }
 
+/* The next line of text after p (at its NUL when none). */
+static const char *line_after(const char *p)
+{
+	const char *e = strchr(p, '\n');
+
+	return e ? e + 1 : p + strlen(p);
+}
+
+/* A repository URL as git request-pull writes it: scheme:// or user@host:. */
+static bool pull_url_ok(const char *w, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (isalnum((unsigned char)w[i]) || w[i] == '+' || w[i] == '-'))
+		i++;
+	return i && i + 3 < n && (!strncmp(w + i, "://", 3) || (w[i] == '@' && memchr(w, ':', n)));
+}
+
+/*
+ * git request-pull's text: "The following changes since commit ..." and,
+ * further on, "are available in the Git repository at:", blank lines, then
+ * "  URL REF" (the ref may be wrapped onto the next line, or missing: the
+ * remote's HEAD).  Sets m->pull_url and m->pull_ref (git+ssh:// is ssh://).
+ */
+static void pull_request(struct mbox_mail *m, const char *text)
+{
+	static const char intro[] = "the following changes since commit";
+	static const char at[] = "are available in the git repository at:";
+	const char *p = text, *w, *e;
+	bool since = false;
+	size_t n;
+
+	for (; *p; p = line_after(p)) {
+		if (!strncasecmp(p, intro, sizeof(intro) - 1))
+			since = true;
+		else if (since && !strncasecmp(p, at, sizeof(at) - 1))
+			break;
+	}
+	if (!*p)
+		return;
+	for (p = line_after(p); *p && strspn(p, " \t\r") == strcspn(p, "\n"); p = line_after(p))
+		;
+	w = p + strspn(p, " \t");
+	n = strcspn(w, " \t\r\n");
+	if (!pull_url_ok(w, n))
+		return;
+	if (!strncasecmp(w, "git+ssh://", 10))
+		m->pull_url = g_strdup_printf("ssh://%.*s", (int)(n - 10), w + 10);
+	else
+		m->pull_url = g_strndup(w, n);
+	e = w + n + strspn(w + n, " \t\r");
+	if (*e == '\n' && e[1] && !isspace((unsigned char)e[1]))
+		e++; /* the ref wrapped onto a line of its own */
+	n = strcspn(e, " \t\r\n");
+	m->pull_ref = n ? g_strndup(e, n) : g_strdup("HEAD");
+}
+
 int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err, size_t errlen)
 {
 	GMimeStream *stream = NULL;
@@ -553,6 +612,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 	if (g_mime_message_get_mime_part(msg))
 		body_text(g_mime_message_get_mime_part(msg), &body, 0, &m->defect);
 	split_body(m, strutil_buf_str(&body), body.len);
+	pull_request(m, strutil_buf_str(&body));
 	ret = 0;
 out:
 	strutil_buf_release(&body);
@@ -703,7 +763,7 @@ struct group {
 /* The candidate a message belongs to: a patch, or a cover letter (0/N). */
 static bool is_candidate(const struct mbox_mail *m)
 {
-	return !m->is_reply && (m->diff || (m->numbered && m->index == 0));
+	return !m->is_reply && (m->diff || m->pull_url || (m->numbered && m->index == 0));
 }
 
 /* The first id of "<a> <b>" (new), or NULL. */
@@ -900,6 +960,21 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 	top = g.top;
 	gof = g.gof;
 	groups = g.groups;
+
+	/* a pull request (the one named, else the first): the pulled range is the patch */
+	for (i = 0; i < n; i++) {
+		if (!mails[i].pull_url || mails[i].is_reply ||
+		    (want_id && (!mails[i].message_id || strcmp(want_id, mails[i].message_id))))
+			continue;
+		out->cover = g_new(struct mbox_mail, 1);
+		*out->cover = mails[i];
+		memset(&mails[i], 0, sizeof(mails[i]));
+		out->pull_url = out->cover->pull_url;
+		out->pull_ref = out->cover->pull_ref;
+		out->version = out->cover->version;
+		ret = 0;
+		goto out;
+	}
 
 	if (want_id) {
 		gpointer v;
