@@ -3,8 +3,9 @@
 # versioned cover over unversioned parts ("[PATCH net-next v3 0/2]" over
 # "[PATCH 1/2]"), Mercurial's "[PATCH 1 of 2]" delivered one mail at a time,
 # a patch whose subject has no PATCH prefix, a stray part past the
-# numbering (set aside, the rest tested) and a part sent again while its
-# series waits (the later copy tested).
+# numbering (set aside, the rest tested), a part sent again while its
+# series waits (the later copy tested), and the client given a header byte
+# that is not UTF-8.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
@@ -101,4 +102,10 @@ done >"$T/netdev.mbox"
 api POST /api/v1/submissions --data-binary @<(jq -Rs '{mbox: .}' "$T/netdev.mbox")
 is "$CODE $(jq -r '.patches' <<<"$BODY")" "202 2" "the API takes the netdev series" || diag "$BODY"
 is "$(series api)" "3 1+2" "as version 3 with its cover letter"
+# 7. the client takes any bytes a mail holds: a Latin-1 byte in a header
+sed "s/^From: .*/From: Ren$(printf '\xe9') <rene@example.org>/; s/<plain-/<latin1-/" "$T/plain.eml" >"$T/latin1.eml"
+out=$("$BIN/locklab" submit --server "$URL" "$T/latin1.eml" 2>&1)
+ok $? "locklab submit takes a mail with a Latin-1 byte in a header" || diag "$out"
+is "$(sql "SELECT author FROM patches WHERE message_id LIKE '<latin1-%'")" "René <rene@example.org>" \
+  "and the byte is read as the Latin-1 letter it is"
 done_testing
