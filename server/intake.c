@@ -864,12 +864,14 @@ static void intake_assemble(void)
 				idx[first[gof[i]] + fill[gof[i]]++] = i;
 		for (g = 0; g < ngroups; g++) {
 			size_t k, cnt = first[g + 1] - first[g];
-			double age = 0;
+			double age = -1;
 
+			/* counted from the newest mail: a series whose parts keep
+			 * coming, each within wait_seconds, is not split */
 			for (k = first[g]; k < first[g + 1]; k++) {
 				double a = strtod(PQgetvalue(res, (int)idx[k], 1), NULL);
 
-				if (a > age)
+				if (age < 0 || a < age)
 					age = a;
 			}
 			if (cnt)

@@ -473,6 +473,25 @@ static const char *inbody_headers(struct mbox_mail *m, const char *b, const char
 }
 
 /* The commit message and the diff out of the decoded body text. */
+/* Runs of white space (a folded header's tab) made one space, in place. */
+static void squeeze_space(char *s)
+{
+	char *w = s;
+	bool space = false;
+
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') {
+			space = true;
+			continue;
+		}
+		if (space)
+			*w++ = ' ';
+		space = false;
+		*w++ = *s;
+	}
+	*w = '\0';
+}
+
 static void split_body(struct mbox_mail *m, const char *b, size_t len)
 {
 	const char *bend = b + len, *diff, *sep = NULL, *q, *sig = NULL;
@@ -484,9 +503,14 @@ static void split_body(struct mbox_mail *m, const char *b, size_t len)
 		for (q = b; q < diff; q = next_line(q, diff))
 			if ((line_is(q, "---\n") || line_is(q, "--- \n")) && !sep)
 				sep = q;
-		/* the diff ends at a "-- " signature line (format-patch version) */
+		/*
+		 * the diff ends at a "-- " signature line (format-patch version)
+		 * or at a list's footer ("____" then the list's name): no diff
+		 * line starts with '_'
+		 */
 		for (q = diff; q < bend; q = next_line(q, bend))
-			if (line_is(q, "-- \n") || (bend - q == 3 && line_is(q, "-- "))) {
+			if (line_is(q, "-- \n") || (bend - q == 3 && line_is(q, "-- ")) ||
+			    line_is(q, "____")) {
 				sig = q;
 				break;
 			}
@@ -604,6 +628,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 		m->date = dup_trim(v, strlen(v));
 	v = g_mime_message_get_subject(msg);
 	m->subject = dup_trim(v ? v : "", strlen(v ? v : ""));
+	squeeze_space(m->subject);
 	m->from = mail_author(msg);
 	m->cc = addresses(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC));
 	m->list = mail_list(msg);

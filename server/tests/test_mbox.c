@@ -888,6 +888,30 @@ static void test_pull_request(void **state)
 	}
 }
 
+/* a folded subject's tab is one space; a list's footer is not part of the diff */
+static void test_folded_subject_and_list_footer(void **state)
+{
+	char *body = g_strdup_printf("The waiter spins.\n---\n mutex.c | 1 +\n\n%s"
+	                             "_______________________________________________\n"
+	                             "locking mailing list\nlocking@lists.example.org\n",
+	                             diff1);
+	char *m = mail("From 0 Mon Sep 17 00:00:00 2001",
+	               "From: Dev <dev@example.org>\nSubject: [PATCH] locking/mutex: hand off\n"
+	               "\tto the first waiter\nMessage-ID: <fold@x>\n",
+	               body, NULL);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_string_equal(s.patches[0].subject,
+	                    "[PATCH] locking/mutex: hand off to the first waiter");
+	assert_string_equal(s.patches[0].diff, diff1);
+	mbox_series_release(&s);
+	free(m);
+	g_free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -920,6 +944,7 @@ int main(void)
 	    cmocka_unit_test(test_stray_part_set_aside),
 	    cmocka_unit_test(test_resent_part_replaces),
 	    cmocka_unit_test(test_pull_request),
+	    cmocka_unit_test(test_folded_subject_and_list_footer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
