@@ -21,12 +21,8 @@ git clone -q "$T/tree" "$T/pull"
 git -C "$T/pull" checkout -q -b locking-core HEAD~1
 printf '\n/* the owner hands off to the first waiter */\n' >>"$T/pull/lockbench/locks/kmutex.c"
 git -C "$T/pull" -c user.name=Maint -c user.email=maint@example.org commit -qam 'locking/kmutex: say who hands off'
-gport=$(free_port)
-git daemon --export-all --base-path="$T" --listen=127.0.0.1 --port="$gport" --reuseaddr \
-  >"$T/git-daemon.log" 2>&1 &
-gd=$!
-at_exit "kill $gd"
-for ((i = 0; i < 50; i++)); do git ls-remote "git://127.0.0.1:$gport/pull" >/dev/null 2>&1 && break; sleep 0.1; done
+git_daemon "$T" pull || bail_out "no git daemon"
+gport=$GPORT
 base=$(git -C "$T/tree" rev-parse HEAD~1)
 {
   printf 'From maint Mon Sep 17 00:00:00 2001\nFrom: Maint <maint@example.org>\nTo: locking@vger.example.org\n'
