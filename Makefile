@@ -60,7 +60,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-mail bench-mail-out bench-keepalive bench-bisect bench-verdict-sim
+.PHONY: bench-intake-corpus bench-mail bench-mail-out bench-keepalive bench-bisect bench-verdict-sim
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
 	demo demo-stop clean man install uninstall
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post $(BUILD)/verdict-sim
@@ -241,6 +241,11 @@ bench-kernel: all
 
 bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@BUILD=$(BUILD) bench/bench-mail.sh
+
+# Patchwork's parser corpus through the API and the Maildir intake
+# (PATCHWORK_DIR=a checkout of getpatchwork/patchwork)
+bench-intake-corpus: $(BUILD)/locklab-server
+	@BUILD=$(BUILD) bench/bench-intake-corpus.sh
 
 bench-server: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@$(BUILD)/bench-mbox 20000

@@ -510,9 +510,12 @@ int job_prepare(struct job *j, json_t *desc)
 		return -1;
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
 	const char *base = branch;
+	char pull_base[64];
 	if (json_is_object(git)) {
 		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
 		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
+		/* apart: the unpack stops at a null base, before any key after it */
+		bool pull = json_is_true(json_object_get(git, "pull"));
 		if (!gurl || !ref) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "git submission without url/ref");
@@ -576,8 +579,24 @@ int job_prepare(struct job *j, json_t *desc)
 			fail_with_tail(j, "cannot fetch the submitted ref", log, 10);
 			return -1;
 		}
-		if (gbase && *gbase)
+		if (gbase && *gbase) {
 			base = gbase;
+		} else if (pull) {
+			/* a pull request changes what lies between the tree and its ref */
+			char tip[64];
+			snprintf(spec, sizeof(spec), "refs/locklab/job%lld", j->id);
+			if (rev_parse(j, base, tip, sizeof(tip)) ||
+			    merge_base(j, tip, spec, pull_base, sizeof(pull_base))) {
+				snprintf(j->fail_reason, sizeof(j->fail_reason),
+				         "the pulled ref has no merge base with %s of %s", base,
+				         url);
+				return -1;
+			}
+			base = pull_base;
+			agent_log("info", j->id,
+			          "pull request: base %.12s, the merge base of %s and %s",
+			          pull_base, branch, ref);
+		}
 	}
 	if (looks_like_option(base)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),

@@ -102,6 +102,8 @@ bool url_ok(const char *url, bool submitted);
 void fail_with_tail(struct job *j, const char *what, const char *log, int lines);
 int prepare_mirror(struct job *j, const char *url);
 int rev_parse(struct job *j, const char *rev, char *out, size_t outlen);
+/* git merge-base a b in the mirror into out (a full commit name); 0 or -1 */
+int merge_base(struct job *j, const char *a, const char *b, char *out, size_t outlen);
 int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len);
 /* the series' messages as the list sent them, one file each (patch-K.eml) */
 int write_mails(struct job *j, json_t *mails);

@@ -154,17 +154,10 @@ int prepare_mirror(struct job *j, const char *url)
 	return 0;
 }
 
-/* The commit rev names in the mirror, by git's own rules (--verify, --end-of-options). */
-int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
+/* Run git (argv) in the mirror; its first line of output, a full commit name, into out. */
+static int git_commit_name(struct job *j, const char *const argv[], char *out, size_t outlen)
 {
-	char spec[1100];
 	struct spawn_result r;
-	if (looks_like_option(rev) || strlen(rev) > 1000)
-		return -1;
-	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
-	const char *argv[] = {"git",     "-C",       j->mirror,          "rev-parse",
-	                      "--quiet", "--verify", "--end-of-options", spec,
-	                      NULL};
 	int rc = git_run(j, "/dev/null", argv, &r, 256);
 	if (!rc && r.out) {
 		r.out[strcspn(r.out, "\n")] = 0;
@@ -175,6 +168,28 @@ int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
 	}
 	spawn_result_release(&r);
 	return rc ? -1 : 0;
+}
+
+/* The commit rev names in the mirror, by git's own rules (--verify, --end-of-options). */
+int rev_parse(struct job *j, const char *rev, char *out, size_t outlen)
+{
+	char spec[1100];
+	if (looks_like_option(rev) || strlen(rev) > 1000)
+		return -1;
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	const char *argv[] = {"git",     "-C",       j->mirror,          "rev-parse",
+	                      "--quiet", "--verify", "--end-of-options", spec,
+	                      NULL};
+	return git_commit_name(j, argv, out, outlen);
+}
+
+/* The best common ancestor of commits a and b in the mirror (git merge-base). */
+int merge_base(struct job *j, const char *a, const char *b, char *out, size_t outlen)
+{
+	if (looks_like_option(a) || looks_like_option(b))
+		return -1;
+	const char *argv[] = {"git", "-C", j->mirror, "merge-base", "--end-of-options", a, b, NULL};
+	return git_commit_name(j, argv, out, outlen);
 }
 
 /*
@@ -270,11 +285,10 @@ int write_mails(struct job *j, json_t *mails)
 	return (int)json_array_size(mails);
 }
 
-int git_am(struct job *j, int k)
+/* git am of file in the series tree, -p0 when asked; aborted when it fails. 0 or -1. */
+static int am_once(struct job *j, const char *file, const char *log, bool p0)
 {
-	char log[4096], gd[1400], wt[1200], file[4096];
-	snprintf(log, sizeof(log), "%s/am.log", j->dir);
-	mail_path(j, k, file, sizeof(file));
+	char gd[1400], wt[1200];
 	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
 	const char *argv[] = {"git",
 	                      "-C",
@@ -289,20 +303,38 @@ int git_am(struct job *j, int k)
 	                      "-3",
 	                      "--quiet",
 	                      "--patch-format=mbox",
-	                      "--",
-	                      file,
+	                      p0 ? "-p0" : "--",
+	                      p0 ? "--" : file,
+	                      p0 ? file : NULL,
 	                      NULL};
 	if (run_git(j, log, argv)) {
-		char msg[128];
 		const char *abort_argv[] = {"git", "-C", j->series_tree, gd,
 		                            wt,    "am", "--abort",      NULL};
-		snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k,
-		         j->npatches);
-		fail_with_tail(j, msg, log, 15);
 		run_git(j, "/dev/null", abort_argv);
 		return -1;
 	}
 	return 0;
+}
+
+int git_am(struct job *j, int k)
+{
+	char log[4096], p0log[4096], file[4096];
+	snprintf(log, sizeof(log), "%s/am.log", j->dir);
+	snprintf(p0log, sizeof(p0log), "%s/am-p0.log", j->dir);
+	mail_path(j, k, file, sizeof(file));
+	if (am_once(j, file, log, false) == 0)
+		return 0;
+	/* what a maintainer tries next by hand: a patch made with --no-prefix */
+	if (am_once(j, file, p0log, true) == 0) {
+		agent_log("info", j->id,
+		          "patch %d of %d applied with git am -p0 (no a/ b/ prefixes)", k,
+		          j->npatches);
+		return 0;
+	}
+	char msg[128];
+	snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k, j->npatches);
+	fail_with_tail(j, msg, log, 15);
+	return -1;
 }
 
 /*

@@ -658,10 +658,64 @@ out:
 	return ret;
 }
 
+/* The length of the valid UTF-8 sequence at p (n bytes left), 0 when none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		len = 2;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		len = 3;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+	if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
+	    (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
+		return 0; /* overlong, a surrogate, past U+10FFFF */
+	return len;
+}
+
+/*
+ * A mail may hold any bytes (a Latin-1 byte in a header, a patch in another
+ * charset) but a JSON string is UTF-8: each byte that is not part of valid
+ * UTF-8 is taken as the Latin-1 character it would be, the rest is kept.
+ */
+static void latin1_repair(const struct strutil_buf *in, struct strutil_buf *out)
+{
+	const unsigned char *p = (const unsigned char *)strutil_buf_str(in);
+	size_t n = in->len, k;
+
+	while (n) {
+		k = utf8_len(p, n);
+		if (k) {
+			strutil_buf_addlen(out, p, k);
+		} else {
+			char two[2] = {(char)(0xC0 | (p[0] >> 6)), (char)(0x80 | (p[0] & 0x3F))};
+
+			strutil_buf_addlen(out, two, 2);
+			k = 1;
+		}
+		p += k;
+		n -= k;
+	}
+	if (!out->buf)
+		strutil_buf_add(out, "");
+}
+
 static int cmd_submit(int argc, char **argv, const struct options *o, double started)
 {
 	struct strutil_buf content = STRUTIL_BUF_INIT;
 	json_t *body = NULL, *doc = NULL;
+	struct strutil_buf repaired = STRUTIL_BUF_INIT;
 	char *text = NULL;
 	struct reply r = {0};
 	json_int_t id = 0, npatches = 0;
@@ -679,9 +733,10 @@ static int cmd_submit(int argc, char **argv, const struct options *o, double sta
 			ret = GATE_USAGE;
 			goto out;
 		}
-		body = json_pack("{s:s}", "mbox", strutil_buf_str(&content));
+		latin1_repair(&content, &repaired);
+		body = json_pack("{s:s}", "mbox", strutil_buf_str(&repaired));
 		if (!body) {
-			fprintf(stderr, "locklab: %s: not UTF-8 text\n", argv[0]);
+			fprintf(stderr, "locklab: %s: not a text mbox\n", argv[0]);
 			ret = GATE_USAGE;
 			goto out;
 		}
@@ -719,6 +774,7 @@ out:
 	json_decref(body);
 	json_decref(doc);
 	free(text);
+	strutil_buf_release(&repaired);
 	strutil_buf_release(&content);
 	free(r.data);
 	return ret;

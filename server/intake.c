@@ -339,8 +339,12 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	if (mbox_mail_parse(raw, len, &m, why, sizeof(why)) != 0)
 		goto out;
-	if (m.is_reply || !m.patch_prefix) {
-		/* replies and other mail are left alone, but for the trailers they give */
+	if (m.is_reply || (!m.patch_prefix && !m.diff && !m.pull_url)) {
+		/*
+		 * replies and other mail are left alone, but for the trailers they
+		 * give; a mail with a diff is a patch whatever its subject says
+		 * ("[net,v2,1/2]", "MAINTAINERS: ...", none), as the API takes it
+		 */
 		int kept = 0;
 
 		if (m.message_id && m.in_reply_to) {
@@ -354,7 +358,7 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 		snprintf(why, sizeof(why), "no Message-ID");
 		goto out;
 	}
-	if (!m.diff && !(m.numbered && m.index == 0)) {
+	if (!m.diff && !m.pull_url && !(m.numbered && m.index == 0)) {
 		snprintf(why, sizeof(why), "a patch without a diff%s%s%s", m.defect ? " (" : "",
 		         m.defect ? m.defect : "", m.defect ? ")" : "");
 		goto out;
@@ -380,11 +384,14 @@ static int intake_take(const char *source, const char *what, const char *raw, si
 	}
 	b64 = g_base64_encode((const guchar *)raw, len);
 	{
+		/* clock_timestamp: mails of one batch keep their arrival order, so
+		 * of two copies of a part the later is the one tested */
 		const char *p[3] = {m.message_id, source, b64};
 
 		res = db_exec(c,
-		              "INSERT INTO mail_messages (message_id, source, raw) VALUES ($1, $2, "
-		              "decode($3, 'base64')) ON CONFLICT (message_id) DO NOTHING",
+		              "INSERT INTO mail_messages (message_id, source, raw, arrived) VALUES "
+		              "($1, $2, decode($3, 'base64'), clock_timestamp()) ON CONFLICT "
+		              "(message_id) DO NOTHING",
 		              3, p);
 	}
 	if (!res) {
@@ -789,9 +796,19 @@ static void intake_series(PGconn *c, struct mbox_mail *mails, const size_t *idx,
 	s.mail_ids = ids;
 	rc = submission_store(&s);
 	if (rc == DB_OK) {
+		const char *subject =
+		    s.series.cover ? s.series.cover->subject : s.series.patches[0].subject;
+
 		intake_log("series", "submitted %s (%zu patch(es), v%d) as submission %lld",
-		           s.series.cover ? s.series.cover->subject : s.series.patches[0].subject,
-		           s.series.npatches, s.series.version, s.id);
+		           subject, s.series.npatches, s.series.version, s.id);
+		if (s.series.set_aside)
+			intake_log("series", "set aside part(s) %s of %s: past its numbering",
+			           s.series.set_aside, subject);
+		if (s.series.replaced)
+			intake_log(
+			    "series",
+			    "replaced %zu part(s) of %s sent again: the later copy is tested",
+			    s.series.replaced, subject);
 		atomic_fetch_add_explicit(&in_submitted, 1, memory_order_relaxed);
 	} else if (rc == DB_ABORT) {
 		intake_log("series", "gave up on the series of %s: %s", who, s.err);
@@ -848,12 +865,14 @@ static void intake_assemble(void)
 				idx[first[gof[i]] + fill[gof[i]]++] = i;
 		for (g = 0; g < ngroups; g++) {
 			size_t k, cnt = first[g + 1] - first[g];
-			double age = 0;
+			double age = -1;
 
+			/* counted from the newest mail: a series whose parts keep
+			 * coming, each within wait_seconds, is not split */
 			for (k = first[g]; k < first[g + 1]; k++) {
 				double a = strtod(PQgetvalue(res, (int)idx[k], 1), NULL);
 
-				if (a > age)
+				if (age < 0 || a < age)
 					age = a;
 			}
 			if (cnt)

@@ -45,6 +45,8 @@ void mbox_mail_release(struct mbox_mail *m)
 	free(m->list);
 	free(m->body);
 	free(m->diff);
+	free(m->pull_url);
+	free(m->pull_ref);
 	free(m->raw);
 	memset(m, 0, sizeof(*m));
 }
@@ -65,6 +67,7 @@ void mbox_series_release(struct mbox_series *s)
 	for (i = 0; i < s->npatches; i++)
 		mbox_mail_release(&s->patches[i]);
 	free(s->patches);
+	free(s->set_aside);
 	mbox_series_init(s);
 }
 
@@ -131,11 +134,22 @@ void mbox_parse_subject(struct mbox_mail *m)
 				n = sizeof(group) - 1;
 			memcpy(group, s + 1, n);
 			group[n] = '\0';
+			int num = -1;    /* a number just read: Mercurial's "[PATCH 1 of 2]" */
+			bool of = false; /* and "of" after it */
+
 			for (tok = strtok_r(group, " \t,", &save); tok;
 			     tok = strtok_r(NULL, " \t,", &save)) {
 				int a, b, v;
 				char tail;
+				bool digits = *tok && strspn(tok, "0123456789") == strlen(tok);
 
+				if (digits && of && num >= 0 && atoi(tok) > 0) {
+					m->index = num;
+					m->total = atoi(tok);
+					m->numbered = true;
+				}
+				of = num >= 0 && !of && !strcasecmp(tok, "of");
+				num = digits && strlen(tok) < 6 && !of ? atoi(tok) : of ? num : -1;
 				if (sscanf(tok, "%d/%d%c", &a, &b, &tail) == 2 && a >= 0 && b > 0) {
 					m->index = a;
 					m->total = b;
@@ -459,6 +473,25 @@ static const char *inbody_headers(struct mbox_mail *m, const char *b, const char
 }
 
 /* The commit message and the diff out of the decoded body text. */
+/* Runs of white space (a folded header's tab) made one space, in place. */
+static void squeeze_space(char *s)
+{
+	char *w = s;
+	bool space = false;
+
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') {
+			space = true;
+			continue;
+		}
+		if (space)
+			*w++ = ' ';
+		space = false;
+		*w++ = *s;
+	}
+	*w = '\0';
+}
+
 static void split_body(struct mbox_mail *m, const char *b, size_t len)
 {
 	const char *bend = b + len, *diff, *sep = NULL, *q, *sig = NULL;
@@ -470,9 +503,14 @@ static void split_body(struct mbox_mail *m, const char *b, size_t len)
 		for (q = b; q < diff; q = next_line(q, diff))
 			if ((line_is(q, "---\n") || line_is(q, "--- \n")) && !sep)
 				sep = q;
-		/* the diff ends at a "-- " signature line (format-patch version) */
+		/*
+		 * the diff ends at a "-- " signature line (format-patch version)
+		 * or at a list's footer ("____" then the list's name): no diff
+		 * line starts with '_'
+		 */
 		for (q = diff; q < bend; q = next_line(q, bend))
-			if (line_is(q, "-- \n") || (bend - q == 3 && line_is(q, "-- "))) {
+			if (line_is(q, "-- \n") || (bend - q == 3 && line_is(q, "-- ")) ||
+			    line_is(q, "____")) {
 				sig = q;
 				break;
 			}
@@ -493,6 +531,63 @@ static void split_body(struct mbox_mail *m, const char *b, size_t len)
 		}
 	}
 	m->body = dup_trim(b, (size_t)((sep ? sep : diff ? diff : bend) - b));
+}
+
+/* The next line of text after p (at its NUL when none). */
+static const char *line_after(const char *p)
+{
+	const char *e = strchr(p, '\n');
+
+	return e ? e + 1 : p + strlen(p);
+}
+
+/* A repository URL as git request-pull writes it: scheme:// or user@host:. */
+static bool pull_url_ok(const char *w, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (isalnum((unsigned char)w[i]) || w[i] == '+' || w[i] == '-'))
+		i++;
+	return i && i + 3 < n && (!strncmp(w + i, "://", 3) || (w[i] == '@' && memchr(w, ':', n)));
+}
+
+/*
+ * git request-pull's text: "The following changes since commit ..." and,
+ * further on, "are available in the Git repository at:", blank lines, then
+ * "  URL REF" (the ref may be wrapped onto the next line, or missing: the
+ * remote's HEAD).  Sets m->pull_url and m->pull_ref (git+ssh:// is ssh://).
+ */
+static void pull_request(struct mbox_mail *m, const char *text)
+{
+	static const char intro[] = "the following changes since commit";
+	static const char at[] = "are available in the git repository at:";
+	const char *p = text, *w, *e;
+	bool since = false;
+	size_t n;
+
+	for (; *p; p = line_after(p)) {
+		if (!strncasecmp(p, intro, sizeof(intro) - 1))
+			since = true;
+		else if (since && !strncasecmp(p, at, sizeof(at) - 1))
+			break;
+	}
+	if (!*p)
+		return;
+	for (p = line_after(p); *p && strspn(p, " \t\r") == strcspn(p, "\n"); p = line_after(p))
+		;
+	w = p + strspn(p, " \t");
+	n = strcspn(w, " \t\r\n");
+	if (!pull_url_ok(w, n))
+		return;
+	if (!strncasecmp(w, "git+ssh://", 10))
+		m->pull_url = g_strdup_printf("ssh://%.*s", (int)(n - 10), w + 10);
+	else
+		m->pull_url = g_strndup(w, n);
+	e = w + n + strspn(w + n, " \t\r");
+	if (*e == '\n' && e[1] && !isspace((unsigned char)e[1]))
+		e++; /* the ref wrapped onto a line of its own */
+	n = strcspn(e, " \t\r\n");
+	m->pull_ref = n ? g_strndup(e, n) : g_strdup("HEAD");
 }
 
 int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err, size_t errlen)
@@ -533,6 +628,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 		m->date = dup_trim(v, strlen(v));
 	v = g_mime_message_get_subject(msg);
 	m->subject = dup_trim(v ? v : "", strlen(v ? v : ""));
+	squeeze_space(m->subject);
 	m->from = mail_author(msg);
 	m->cc = addresses(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC));
 	m->list = mail_list(msg);
@@ -541,6 +637,7 @@ int mbox_mail_parse(const char *raw, size_t len, struct mbox_mail *m, char *err,
 	if (g_mime_message_get_mime_part(msg))
 		body_text(g_mime_message_get_mime_part(msg), &body, 0, &m->defect);
 	split_body(m, strutil_buf_str(&body), body.len);
+	pull_request(m, strutil_buf_str(&body));
 	ret = 0;
 out:
 	strutil_buf_release(&body);
@@ -701,7 +798,7 @@ struct group {
 /* The candidate a message belongs to: a patch, or a cover letter (0/N). */
 static bool is_candidate(const struct mbox_mail *m)
 {
-	return !m->is_reply && (m->diff || (m->numbered && m->index == 0));
+	return !m->is_reply && (m->diff || m->pull_url || (m->numbered && m->index == 0));
 }
 
 /* The first id of "<a> <b>" (new), or NULL. */
@@ -768,6 +865,32 @@ struct grouping {
 	size_t ngroups;
 };
 
+/* A cover letter (0/N) that could head a series of total parts. */
+static bool is_cover_of(const struct mbox_mail *c, int total)
+{
+	return !c->is_reply && !c->diff && c->numbered && c->index == 0 && c->total == total;
+}
+
+/*
+ * The version mails[i] belongs to: its own, but an unversioned part under a
+ * versioned cover of its numbering ("[PATCH net-next v3 0/4]" over
+ * "[PATCH 1/4]", as netdev sends them) takes the cover's.
+ */
+static int series_version(const struct mbox_mail *mails, const struct grouping *g, size_t i)
+{
+	const struct mbox_mail *m = &mails[i], *top = &mails[g->top[i]];
+	gpointer v;
+
+	if (m->version != 1 || !m->numbered || m->index == 0)
+		return m->version;
+	if (m->in_reply_to && g_hash_table_lookup_extended(g->ids, m->in_reply_to, NULL, &v) &&
+	    is_cover_of(&mails[GPOINTER_TO_SIZE(v)], m->total))
+		return mails[GPOINTER_TO_SIZE(v)].version;
+	if (is_cover_of(top, m->total))
+		return top->version;
+	return m->version;
+}
+
 static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 {
 	size_t *children, i;
@@ -793,6 +916,7 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 		char *root, *key;
 		gpointer v;
 		bool threaded = true;
+		int version;
 
 		g->gof[i] = (size_t)-1;
 		if (!is_candidate(m))
@@ -807,7 +931,8 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 			root = g_strdup_printf("stray %s %d", m->from, m->total);
 			threaded = false;
 		}
-		key = g_strdup_printf("%s v%d", root, m->version);
+		version = series_version(mails, g, i);
+		key = g_strdup_printf("%s v%d", root, version);
 		g_free(root);
 		if (g_hash_table_lookup_extended(g->keys, key, NULL, &v)) {
 			g->gof[i] = GPOINTER_TO_SIZE(v);
@@ -817,7 +942,7 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 
 			g->gof[i] = g->ngroups;
 			gr->key = key;
-			gr->version = m->version;
+			gr->version = version;
 			gr->first = i;
 			gr->threaded = threaded;
 			g_hash_table_insert(g->keys, key, GSIZE_TO_POINTER(g->ngroups));
@@ -858,6 +983,7 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
                   char *err, size_t errlen)
 {
 	struct grouping g;
+	struct strutil_buf aside = STRUTIL_BUF_INIT;
 	size_t *top, *gof, i, npatches = 0;
 	struct group *groups;
 	bool *seen = NULL;
@@ -869,6 +995,21 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 	top = g.top;
 	gof = g.gof;
 	groups = g.groups;
+
+	/* a pull request (the one named, else the first): the pulled range is the patch */
+	for (i = 0; i < n; i++) {
+		if (!mails[i].pull_url || mails[i].is_reply ||
+		    (want_id && (!mails[i].message_id || strcmp(want_id, mails[i].message_id))))
+			continue;
+		out->cover = g_new(struct mbox_mail, 1);
+		*out->cover = mails[i];
+		memset(&mails[i], 0, sizeof(mails[i]));
+		out->pull_url = out->cover->pull_url;
+		out->pull_ref = out->cover->pull_ref;
+		out->version = out->cover->version;
+		ret = 0;
+		goto out;
+	}
 
 	if (want_id) {
 		gpointer v;
@@ -976,12 +1117,24 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 			continue;
 		if (numbered) {
 			if (mails[i].index < 1 || mails[i].index > total) {
-				strutil_errf(err, errlen, "patch %d/%d is out of range",
-				             mails[i].index, total);
-				goto out;
-			}
-			if (seen[mails[i].index]) /* a resend of the same part: the first counts */
+				/* a stray part (3/2): set aside, the rest is the series */
+				strutil_buf_addf(&aside, "%s%d/%d", aside.len ? ", " : "",
+				                 mails[i].index, total);
 				continue;
+			}
+			if (seen[mails[i].index]) {
+				/* a resend of the same part: the later copy replaces the earlier */
+				size_t k;
+
+				for (k = 0; k < out->npatches; k++)
+					if (out->patches[k].index == mails[i].index)
+						break;
+				mbox_mail_release(&out->patches[k]);
+				out->patches[k] = mails[i];
+				memset(&mails[i], 0, sizeof(mails[i]));
+				out->replaced++;
+				continue;
+			}
 			seen[mails[i].index] = true;
 		} else {
 			mails[i].index = (int)out->npatches + 1;
@@ -1008,10 +1161,12 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		memset(&mails[cover], 0, sizeof(mails[cover]));
 	}
 	out->version = version;
+	out->set_aside = aside.len ? strutil_buf_detach(&aside) : NULL;
 	ret = 0;
 out:
 	if (ret != 0)
 		mbox_series_release(out);
+	strutil_buf_release(&aside);
 	g_free(seen);
 	grouping_release(&g);
 	return ret;

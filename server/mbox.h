@@ -39,6 +39,9 @@ struct mbox_mail {
 	bool patch_prefix;  /* a "[PATCH ...]" / "[RFC ...]" prefix is there */
 	char *body;         /* message text before the diff (the commit message) */
 	char *diff;         /* the patch, NULL when the mail has none */
+	char *pull_url;     /* a pull request's repository (git request-pull's "are
+	                       available in the Git repository at:"), NULL when none */
+	char *pull_ref;     /* and its branch or tag ("HEAD" when it names none) */
 	const char *defect; /* static text: what GMime could not read (a text part's
 	                       base64 is not base64), NULL when none */
 	char *raw;          /* the message as sent (headers and body) */
@@ -50,6 +53,11 @@ struct mbox_series {
 	struct mbox_mail *patches;
 	size_t npatches; /* patches[i].index == i + 1 */
 	int version;
+	char *set_aside; /* parts past the numbering ("3/2, 4/2"), left out; NULL when none */
+	/* a pull request: cover is its mail and there are no patches (an inline
+	 * diff in it is not a patch); borrowed from cover, NULL otherwise */
+	const char *pull_url, *pull_ref;
+	size_t replaced; /* parts sent again in the series: the later copy was taken */
 };
 
 void mbox_series_init(struct mbox_series *s);
@@ -73,12 +81,12 @@ void mbox_set_limits(const struct mbox_limits *l);
 /*
  * Parse buf (len bytes, need not be NUL-terminated) into out, which must be
  * initialised.  want_id ("<...>" or NULL) names a message of the series to
- * take when the mbox holds several (a URL's message-id); without it the
- * newest version wins, a series with a cover letter before one without, a
- * threaded one before strays.  Returns 0, or -1 with a reason in err: no
- * message with a diff, want_id not in the mbox, a series with missing parts,
- * numbering that disagrees; MBOX_TOO_LARGE past a limit.  On failure out is
- * left empty.
+ * take when the mbox holds several (a URL's message-id); without it a pull
+ * request (the first) wins, then the newest version, a series with a cover
+ * letter before one without, a threaded one before strays.  Returns 0, or -1
+ * with a reason in err: no message with a diff, want_id not in the mbox, a
+ * series with missing parts, numbering that disagrees; MBOX_TOO_LARGE past a
+ * limit.  On failure out is left empty.
  */
 int mbox_parse_thread(const char *buf, size_t len, const char *want_id, struct mbox_series *out,
                       char *err, size_t errlen);

@@ -334,6 +334,24 @@ out:
 
 int submission_store(struct submission_new *s)
 {
+	char err[200];
+
+	if (s->series.pull_url && !s->git_url) {
+		/* a pull request: its repository is fetched as a git submission's */
+		if (url_check(s->series.pull_url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err))) {
+			snprintf(s->err, sizeof(s->err), "pull request %s: %s", s->series.pull_url,
+			         err);
+			return DB_ABORT;
+		}
+		if (!api_git_ref_ok(s->series.pull_ref)) {
+			snprintf(s->err, sizeof(s->err),
+			         "pull request: '%.100s' is not a git revision",
+			         s->series.pull_ref);
+			return DB_ABORT;
+		}
+		s->git_url = s->series.pull_url;
+		s->git_ref = s->series.pull_ref;
+	}
 	return db_tx(sub_store, s);
 }
 

@@ -743,6 +743,175 @@ static void test_broken_encodings(void **state)
 	}
 }
 
+/* msg: one mail of a series with a From_ line; subject and ids given */
+static char *series_mail(const char *subject, const char *id, const char *reply, bool with_diff)
+{
+	char headers[512];
+
+	snprintf(headers, sizeof(headers),
+	         "From: Dev Eloper <dev@example.org>\nSubject: %s\nMessage-ID: %s\n%s%s%s", subject,
+	         id, reply ? "In-Reply-To: " : "", reply ? reply : "", reply ? "\n" : "");
+	return mail("From 0 Mon Sep 17 00:00:00 2001", headers, "The waiter spins.\n",
+	            with_diff ? diff1 : NULL);
+}
+
+/* parts[0..n) joined into one mbox (the parts freed) */
+static char *join(char **parts, size_t n)
+{
+	GString *b = g_string_new(NULL);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		g_string_append(b, parts[i]);
+		free(parts[i]);
+	}
+	return g_string_free(b, FALSE);
+}
+
+/* parse the mbox of parts[0..n) (freed) into s; parse's result */
+static int parse_parts(char **parts, size_t n, struct mbox_series *s)
+{
+	char *m = join(parts, n), err[256] = "";
+	int rc = parse(m, s, err, sizeof(err));
+
+	g_free(m);
+	return rc;
+}
+
+/* a netdev cover "[PATCH net-next v3 0/2]" over unversioned parts: one v3 series */
+static void test_versioned_cover_unversioned_parts(void **state)
+{
+	char *p[] = {series_mail("[PATCH net-next v3 0/2] locking: handoff", "<c@x>", NULL, false),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<p1@x>", "<c@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<p2@x>", "<p1@x>", true)};
+	struct mbox_series s;
+
+	(void)state;
+	assert_int_equal(parse_parts(p, 3, &s), 0);
+	assert_non_null(s.cover);
+	assert_string_equal(s.cover->message_id, "<c@x>");
+	assert_int_equal(s.version, 3);
+	assert_int_equal(s.npatches, 2);
+	mbox_series_release(&s);
+}
+
+/* Mercurial's "[PATCH 1 of 2]" numbering, cover "0 of 2" included */
+static void test_mercurial_numbering(void **state)
+{
+	char *p[] = {series_mail("[PATCH 2 of 2] locking: add pickup", "<h2@x>", "<h0@x>", true),
+	             series_mail("[PATCH 0 of 2] locking: handoff", "<h0@x>", NULL, false),
+	             series_mail("[PATCH 1 of 2] locking: add handoff", "<h1@x>", "<h0@x>", true)};
+	struct mbox_series s;
+
+	(void)state;
+	assert_int_equal(parse_parts(p, 3, &s), 0);
+	assert_non_null(s.cover);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<h1@x>");
+	assert_int_equal(s.patches[1].total, 2);
+	assert_string_equal(s.patches[1].title, "locking: add pickup");
+	mbox_series_release(&s);
+}
+
+/* a part past the numbering (3/2) is set aside; the rest is the series */
+static void test_stray_part_set_aside(void **state)
+{
+	char *p[] = {series_mail("[PATCH 0/2] locking: handoff", "<s0@x>", NULL, false),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<s1@x>", "<s0@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<s2@x>", "<s0@x>", true),
+	             series_mail("[PATCH 3/2] locking: one more", "<s3@x>", "<s0@x>", true)};
+	struct mbox_series s;
+
+	(void)state;
+	assert_int_equal(parse_parts(p, 4, &s), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_non_null(s.set_aside);
+	assert_string_equal(s.set_aside, "3/2");
+	mbox_series_release(&s);
+}
+
+/* a part sent again in the same series: the later copy is the one taken */
+static void test_resent_part_replaces(void **state)
+{
+	char *p[] = {series_mail("[PATCH 1/2] locking: add handoff", "<r1@x>", NULL, true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<r2@x>", "<r1@x>", true),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<r1b@x>", "<r1@x>", true)};
+	struct mbox_series s;
+
+	(void)state;
+	assert_int_equal(parse_parts(p, 3, &s), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<r1b@x>");
+	assert_string_equal(s.patches[1].message_id, "<r2@x>");
+	assert_int_equal(s.replaced, 1);
+	assert_null(s.set_aside);
+	mbox_series_release(&s);
+}
+
+/* a pull request (git request-pull's text): URL and ref, its inline diff no patch */
+static void test_pull_request(void **state)
+{
+	static const char *const at[] = {
+	    "  git://git.example.org/locking.git locking-core-2026\n\nfor you to fetch.\n",
+	    "  https://git.example.org/locking.git/\ntags/locking-v2\n\nfor you.\n",
+	    "  git+ssh://git.example.org/locking.git \n\n",
+	};
+	static const char *const url[] = {"git://git.example.org/locking.git",
+	                                  "https://git.example.org/locking.git/",
+	                                  "ssh://git.example.org/locking.git"};
+	static const char *const ref[] = {"locking-core-2026", "tags/locking-v2", "HEAD"};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		char *body =
+		    g_strdup_printf("Hi, please pull.\n\nThe following changes since commit "
+		                    "0123456789abcdef:\n\n  locking: base (2026-11-30)\n\n"
+		                    "are available in the Git repository at:\n\n%s",
+		                    at[i]);
+		char *m = mail("From 0 Mon Sep 17 00:00:00 2001",
+		               "From: Maint <maint@example.org>\nSubject: [GIT PULL] locking for "
+		               "next\nMessage-ID: <pull@x>\n",
+		               body, i == 0 ? diff1 : NULL);
+		struct mbox_series s;
+		char err[256] = "";
+
+		assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+		assert_non_null(s.pull_url);
+		assert_string_equal(s.pull_url, url[i]);
+		assert_string_equal(s.pull_ref, ref[i]);
+		assert_non_null(s.cover);
+		assert_int_equal(s.npatches, 0);
+		mbox_series_release(&s);
+		free(m);
+		g_free(body);
+	}
+}
+
+/* a folded subject's tab is one space; a list's footer is not part of the diff */
+static void test_folded_subject_and_list_footer(void **state)
+{
+	char *body = g_strdup_printf("The waiter spins.\n---\n mutex.c | 1 +\n\n%s"
+	                             "_______________________________________________\n"
+	                             "locking mailing list\nlocking@lists.example.org\n",
+	                             diff1);
+	char *m = mail("From 0 Mon Sep 17 00:00:00 2001",
+	               "From: Dev <dev@example.org>\nSubject: [PATCH] locking/mutex: hand off\n"
+	               "\tto the first waiter\nMessage-ID: <fold@x>\n",
+	               body, NULL);
+	struct mbox_series s;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_string_equal(s.patches[0].subject,
+	                    "[PATCH] locking/mutex: hand off to the first waiter");
+	assert_string_equal(s.patches[0].diff, diff1);
+	mbox_series_release(&s);
+	free(m);
+	g_free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +939,12 @@ int main(void)
 	    cmocka_unit_test(test_author),
 	    cmocka_unit_test(test_reply_headers),
 	    cmocka_unit_test(test_broken_encodings),
+	    cmocka_unit_test(test_versioned_cover_unversioned_parts),
+	    cmocka_unit_test(test_mercurial_numbering),
+	    cmocka_unit_test(test_stray_part_set_aside),
+	    cmocka_unit_test(test_resent_part_replaces),
+	    cmocka_unit_test(test_pull_request),
+	    cmocka_unit_test(test_folded_subject_and_list_footer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,8 @@
 #   submit_mbox FILE [SUITE]  sets SUB (submission id)
 #   agent_spawn NAME [FLAGS...]  start an agent in the background: AGENT_PID
 #   wait_state SUB STATE... [SECONDS]  wait until the submission is in a state
+#   git_daemon DIR REPO  git daemon exporting DIR on a free loopback port
+#                        (GPORT), stopped when the test ends; waits for REPO
 #   listen_loopback FILE  a listener on a free loopback port (LPORT) that
 #                        writes one line per connection to FILE
 #   answer_proxy VAR LOG [MATCH COUNT | --hold REGEX SECONDS]
@@ -41,6 +43,16 @@ make_series() {
   git -C "$d" format-patch -q --stdout --cover-letter -"$n" >"$T/$name.mbox" 2>/dev/null ||
     git -C "$d" format-patch -q --stdout -"$n" >"$T/$name.mbox"
   [[ $n -gt 1 ]] || git -C "$d" format-patch -q --stdout -1 >"$T/$name.mbox"
+}
+
+git_daemon() {
+  local i
+  GPORT=$(free_port)
+  git daemon --export-all --base-path="$1" --listen=127.0.0.1 --port="$GPORT" --reuseaddr \
+    >"$T/git-daemon.log" 2>&1 &
+  at_exit "kill $!"
+  for ((i = 0; i < 50; i++)); do git ls-remote "git://127.0.0.1:$GPORT/$2" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  return 1
 }
 
 submit_mbox() {

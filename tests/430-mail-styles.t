@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Numbering styles the lists use, through the Maildir intake and the API: a
+# versioned cover over unversioned parts ("[PATCH net-next v3 0/2]" over
+# "[PATCH 1/2]"), Mercurial's "[PATCH 1 of 2]" delivered one mail at a time,
+# a patch whose subject has no PATCH prefix, a stray part past the
+# numbering (set aside, the rest tested), a part sent again while its
+# series waits (the later copy tested), and the client given a header byte
+# that is not UTF-8.
+source "$(dirname "$0")/lib/tap.sh"
+source "$TOP/tests/lib/pg.sh"
+source "$TOP/tests/lib/server.sh"
+source "$TOP/tests/lib/intake.sh"
+
+pg_start || bail_out "no postgres"
+git init -q "$T/repo" && cd "$T/repo" && git config user.email dev@example.org &&
+  git config user.name 'Dev Eloper' && printf 'int owner;\n' >m.c && git add m.c && git commit -qm start &&
+  printf 'int handoff;\n' >>m.c && git commit -qam 'locking: add handoff' -m 'Hand off.' &&
+  printf 'int pickup;\n' >>m.c && git commit -qam 'locking: add pickup' -m 'Pick up.' &&
+  git format-patch -q --cover-letter --thread -o "$T/fp" HEAD~2 && cd "$TOP" || bail_out "git format-patch failed"
+
+# style TAG SED-SCRIPT: the series of $T/fp with Message-IDs tagged TAG and
+# SED-SCRIPT applied, as $T/TAG/0000.eml ...
+style() {
+  local tag=$1 f n=0
+  mkdir -p "$T/$tag"
+  for f in "$T"/fp/*.patch; do
+    sed "s/^\(Message-I[Dd]\|In-Reply-To\|References\): <\(.*\)>/\1: <$tag-\2>/I; $2" "$f" >"$T/$tag/000$n.eml"
+    n=$((n + 1))
+  done
+}
+style netdev 's/^Subject: \[PATCH 0\/2\]/Subject: [PATCH net-next v3 0\/2]/'
+style hg 's/^Subject: \[PATCH \([0-9]\)\/2\]/Subject: [PATCH \1 of 2]/'
+style stray ''
+sed 's/^\(Message-I[Dd]\): <\(.*\)>/\1: <three-\2>/I; s/\[PATCH 2\/2\]/[PATCH 3\/2]/' "$T/stray/0002.eml" >"$T/stray/0003.eml"
+style resend ''
+sed 's/^\(Message-I[Dd]\): <\(.*\)>/\1: <again-\2>/I; s/^+int handoff;/+int handoff, spinner;/' "$T/resend/0001.eml" >"$T/resend/0003.eml"
+sed -n '/^Subject:/!p; /^Subject:/s/.*/Subject: MAINTAINERS: add the locking files/p' "$T/fp/0001-"* |
+  sed '/^In-Reply-To:/d; /^References:/d; s/^\(Message-I[Dd]\): <\(.*\)>/\1: <plain-\2>/I' >"$T/plain.eml"
+
+mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
+cat >"$T/mail.json" <<JSON
+{"sources": [{"name": "lists", "maildir": "$T/Maildir"}], "poll_seconds": 0.2, "wait_seconds": 30}
+JSON
+server_start --mail-config "$T/mail.json" || bail_out "no server"
+
+# series TAG: "version cover+patches" of the submission holding TAG's mails
+series() {
+  sql "SELECT s.version || ' ' || count(*) FILTER (WHERE p.seq = 0) || '+' || count(*) FILTER (WHERE p.seq > 0)
+       FROM submissions s JOIN patches p ON p.submission_id = s.id WHERE p.message_id LIKE '<$1-%'
+       GROUP BY s.id ORDER BY s.id"
+}
+# one_at_a_time FILE...: deliver each once the intake took the one before
+one_at_a_time() {
+  local f i
+  for f in "$@"; do
+    maildir_deliver "$T/Maildir" "$f"
+    for ((i = 0; i < 100; i++)); do [[ -z $(ls "$T/Maildir/new") ]] && break; sleep 0.1; done
+    sleep 0.5
+  done
+}
+
+# 1. the netdev cover keeps its series: v3, cover kept, nothing given up
+maildir_deliver "$T/Maildir" "$T"/netdev/*.eml
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<netdev-%' AND state = 'submitted'" 3)" 3 \
+  "the netdev series' three mails are submitted"
+is "$(series netdev)" "3 1+2" "as one series, version 3 of its cover, the cover letter kept"
+is "$(sql "SELECT p.subject FROM submissions s JOIN patches p ON p.submission_id = s.id AND p.seq = 0
+           WHERE p.message_id LIKE '<netdev-%'")" "[PATCH net-next v3 0/2] *** SUBJECT HERE ***" \
+  "the cover's subject is the series'"
+unlike "$(cat "$SERVER_LOG")" 'gave up' "nothing was given up waiting for a cover it had"
+
+# 2. Mercurial numbering, one mail at a time: one series
+one_at_a_time "$T"/hg/0001.eml "$T"/hg/0000.eml "$T"/hg/0002.eml
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<hg-%' AND state = 'submitted'" 3)" 3 \
+  "the [PATCH n of m] mails are submitted"
+is "$(series hg)" "1 1+2" "as one series with its cover letter"
+
+# 3. a patch without PATCH in its subject is taken, as the API takes it
+maildir_deliver "$T/Maildir" "$T/plain.eml"
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<plain-%' AND state = 'submitted'" 1)" 1 \
+  "a 'MAINTAINERS: ...' patch is submitted"
+
+# 4. a stray 3/2 is set aside and logged; 1/2 and 2/2 are tested
+maildir_deliver "$T/Maildir" "$T"/stray/*.eml
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<stray-%' AND state = 'submitted'" 3)" 3 \
+  "the series with a stray part is submitted"
+is "$(series stray)" "1 1+2" "without the stray part"
+like "$(cat "$SERVER_LOG")" 'set aside part\(s\) 3/2 of \[PATCH 0/2\]' "the stray part is logged as set aside"
+
+# 5. a part sent again while its series waits: the later copy is tested
+maildir_deliver "$T/Maildir" "$T"/resend/0000.eml "$T"/resend/0001.eml "$T"/resend/0003.eml "$T"/resend/0002.eml
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<resend-%' AND state = 'submitted'" 3)" 3 \
+  "the resent series is submitted"
+like "$(sql "SELECT p.diff FROM patches p WHERE p.message_id LIKE '<again-resend-%'")" 'handoff, spinner' \
+  "with the later copy of part 1"
+like "$(cat "$SERVER_LOG")" 'replaced 1 part\(s\) of .* sent again' "and the replacement is logged"
+
+# 6. the API reads the netdev series as the intake does
+for f in "$T"/netdev/*.eml; do
+  sed 's/<netdev-/<api-/' "$f" && echo
+done >"$T/netdev.mbox"
+api POST /api/v1/submissions --data-binary @<(jq -Rs '{mbox: .}' "$T/netdev.mbox")
+is "$CODE $(jq -r '.patches' <<<"$BODY")" "202 2" "the API takes the netdev series" || diag "$BODY"
+is "$(series api)" "3 1+2" "as version 3 with its cover letter"
+# 7. the client takes any bytes a mail holds: a Latin-1 byte in a header
+sed "s/^From: .*/From: Ren$(printf '\xe9') <rene@example.org>/; s/<plain-/<latin1-/" "$T/plain.eml" >"$T/latin1.eml"
+out=$("$BIN/locklab" submit --server "$URL" "$T/latin1.eml" 2>&1)
+ok $? "locklab submit takes a mail with a Latin-1 byte in a header" || diag "$out"
+is "$(sql "SELECT author FROM patches WHERE message_id LIKE '<latin1-%'")" "René <rene@example.org>" \
+  "and the byte is read as the Latin-1 letter it is"
+done_testing

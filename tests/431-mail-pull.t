@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A pull request as the lists send it ([GIT PULL], the text git request-pull
+# writes) is a submission of its own kind: the repository and ref it names
+# are fetched by the agent from a git daemon on loopback, under the fetch
+# policy, measured against the merge base with the tree, and the reply
+# threads to the pull request.  Its inline diff is not applied as a patch;
+# a URL the policy refuses is a 422.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/pg.sh"
+. "$(dirname "$0")/lib/server.sh"
+. "$(dirname "$0")/lib/agent.sh"
+
+pg_start || bail_out "no postgres"
+server_start --min-rounds 2 --max-rounds 4 || bail_out "no server"
+register_agent
+tree_init
+
+# the locking tree's maintainer: a branch with one change to kmutex, on top
+# of a commit that is older than the tree's tip (the merge base is the base)
+git clone -q "$T/tree" "$T/pull"
+git -C "$T/pull" checkout -q -b locking-core HEAD~1
+printf '\n/* the owner hands off to the first waiter */\n' >>"$T/pull/lockbench/locks/kmutex.c"
+git -C "$T/pull" -c user.name=Maint -c user.email=maint@example.org commit -qam 'locking/kmutex: say who hands off'
+git_daemon "$T" pull || bail_out "no git daemon"
+gport=$GPORT
+base=$(git -C "$T/tree" rev-parse HEAD~1)
+{
+  printf 'From maint Mon Sep 17 00:00:00 2001\nFrom: Maint <maint@example.org>\nTo: locking@vger.example.org\n'
+  printf 'Subject: [GIT PULL] locking/core for next\nMessage-ID: <pull-1@example.org>\nDate: Mon, 30 Nov 2026 10:00:00 +0000\n\n'
+  printf 'Please pull the locking tree.\n\n'
+  git -C "$T/pull" request-pull "$base" "git://127.0.0.1:$gport/pull" locking-core 2>/dev/null
+  # the diffstat's diff, inline, as some maintainers send it: not a patch to apply
+  git -C "$T/pull" diff "$base" locking-core | sed 's/handoff/TYPO-THAT-DOES-NOT-APPLY/'
+} >"$T/pull.mbox"
+like "$(cat "$T/pull.mbox")" 'are available in the Git repository at:' "git request-pull wrote the pull request"
+
+submit_mbox "$T/pull.mbox"
+is "$CODE" 202 "the pull request is taken" || diag "$BODY"
+psub=$SUB
+api GET "/api/v1/submissions/$psub"
+is "$(jq -r '.git.url + " " + .git.ref' <<<"$BODY")" "git://127.0.0.1:$gport/pull locking-core" \
+  "as the repository and ref it names"
+is "$(jq -r '[.patches[] | select(.seq > 0)] | length' <<<"$BODY")" 0 "its inline diff is no patch"
+is "$(jq -r '.patches[0].message_id' <<<"$BODY")" "<pull-1@example.org>" "the mail is kept as its seq 0"
+
+LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport" "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" \
+  --workdir "$T/agent" --native-tree "$T/tree" --once >"$T/agent.log" 2>&1
+ok $? "the agent runs the pull request's job" || diag "$(tail -n 20 "$T/agent.log")"
+api GET "/api/v1/submissions/$psub"
+is "$(jq -r .state <<<"$BODY")" done "the pull request is done" || diag "$(tail -n 20 "$T/agent.log")"
+like "$(jq -r .verdict <<<"$BODY")" '^(no-change|improvement|regression|inconclusive)$' "with a verdict"
+like "$(cat "$T/agent.log")" 'measuring pthread,kmutex' "the pulled commit is measured on the lock it touches"
+like "$(cat "$T/agent.log")" "base ${base:0:12}" "against the merge base with the tree, not the tree's tip"
+api GET "/api/v1/submissions/$psub/reply"
+is "$CODE" 200 "there is a reply"
+like "$BODY" $'In-Reply-To: <pull-1@example.org>' "threaded to the pull request"
+like "$BODY" 'Subject: Re: \[GIT PULL\] locking/core for next' "under its subject"
+
+# a repository the fetch policy refuses is refused at once
+sed 's|git://127.0.0.1:[0-9]*/pull|file:///etc/pull|; s/pull-1@/pull-2@/' "$T/pull.mbox" >"$T/bad.mbox"
+submit_mbox "$T/bad.mbox"
+is "$CODE" 422 "a pull request naming a file:// URL is refused"
+like "$BODY" 'pull request file:///etc/pull' "saying which"
+done_testing
