@@ -113,7 +113,7 @@ submit_mbox "$T/hangrun.mbox"; shr=$SUB
 submit_mbox "$T/honest.mbox"; sh=$SUB
 AGENT_TOKEN=unused-see-token-file
 "$BIN/locklab-agent" --server "$URL" --token-file "$T/agent-token" --workdir "$T/agent-s" \
-  --native-tree "$T/tree" --poll 1 --build-timeout 45 --run-timeout 15 \
+  --native-tree "$T/tree" --poll 1 --build-timeout 120 --run-timeout 15 \
   --sandbox-procs 64 --sandbox-fsize 32 --sandbox-tmp 16 >>"$T/agent-s.log" 2>&1 &
 AGENT_PID=$!
 at_exit "kill -9 $AGENT_PID 2>/dev/null"
@@ -161,7 +161,7 @@ like "$rlog" 'probe run: fill /tmp/fill: stopped at (1[0-6]|[0-9]) MiB: No space
 # 3. a build that never ends, with a process it tried to leave behind
 wait_state "$ss" failed done 300
 is "$(sub_state "$ss")" failed "the endless build fails"
-like "$(reason "$ss")" 'build of patched did not finish within 45 s' "at the build deadline"
+like "$(reason "$ss")" 'build of patched did not finish within 120 s' "at the build deadline"
 
 # 4. a run that never ends: killed at the deadline, with the stacks the agent took
 wait_state "$shr" done failed 300
