@@ -83,7 +83,8 @@ for i in postgres server agent; do
   step_done "build locklab-$i"
 done
 
-# 3. the stack, with fresh secrets and an override for this run
+# 3. the stack, with fresh secrets, podman's override (what bubblewrap needs
+# in the agent's container) and one for this run's rounds
 POSTGRES_PASSWORD=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 LOCKLAB_ADMIN_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export POSTGRES_PASSWORD LOCKLAB_ADMIN_TOKEN
@@ -95,7 +96,8 @@ services:
       LOCKLAB_MIN_ROUNDS: "$ROUNDS"
       LOCKLAB_MAX_ROUNDS: "$ROUNDS"
 YML
-DC=(podman-compose -p "$PROJECT" -f docker/docker-compose.yml -f "$LOG/override.yml")
+DC=(podman-compose -p "$PROJECT" -f docker/docker-compose.yml -f docker/podman/compose.podman.yml
+  -f "$LOG/override.yml")
 down() {
   local rc=$?
   if [[ $rc -ne 0 ]]; then
