@@ -138,18 +138,21 @@ answer=$(curl -sS -X POST -H 'Content-Type: application/json' -d "$body" "$URL/a
 id=$(jq -r '.id // empty' <<<"$answer")
 [[ -n $id ]] || die "the server refused the example: $answer"
 step_done "submit"
-end=$(($(date +%s) + TIMEOUT))
-last="" state=""
-while :; do
-  s=$(curl -sS "$URL/api/v1/submissions/$id")
-  state=$(jq -r .state <<<"$s")
-  line=$(jq -r '"state \(.state)" + ([.jobs[]? | " | job \(.id) \(.suite): \(.state), round \(.rounds_complete // 0)/\(.rounds // "?")"] | join(""))' <<<"$s")
-  [[ $line != "$last" ]] && echo "  $line" && last=$line
-  [[ $state == done || $state == failed ]] && break
-  [[ $(date +%s) -lt $end ]] || die "no verdict within $TIMEOUT s (IMAGES_TIMEOUT)"
-  sleep 5
+# progress: the submission's state and each job's rounds, printed when they
+# change, with the seconds since the submission
+t0=$(date +%s) last="" state=""
+until [[ $state == done || $state == failed ]]; do
+  ((SECONDS_WAITED = $(date +%s) - t0)) || true
+  [[ $SECONDS_WAITED -le $TIMEOUT ]] || die "no verdict within $TIMEOUT s (IMAGES_TIMEOUT)"
+  [[ -z $state ]] || sleep 5
+  sub=$(curl -sS "$URL/api/v1/submissions/$id")
+  read -r state progress < <(jq -r '[.state, ([.jobs[]? | "\(.suite)=\(.state):\(.rounds_complete // 0)/\(.rounds // "?")"] | join(","))] | join(" ")' <<<"$sub")
+  if [[ "$state $progress" != "$last" ]]; then
+    printf '  +%4d s  %s %s\n' "$SECONDS_WAITED" "$state" "$progress"
+    last="$state $progress"
+  fi
 done
 step_done "submission to verdict"
-[[ $state == done ]] || die "the submission failed: $(jq -r '.reason // ([.jobs[]?.reason] | join("; "))' <<<"$s")"
-say "verdict: $(jq -r .verdict <<<"$s")"
+[[ $state == done ]] || die "the submission failed: $(jq -r '.reason // ([.jobs[]?.reason] | join("; "))' <<<"$sub")"
+say "verdict: $(jq -r .verdict <<<"$sub")"
 curl -sS "$URL/api/v1/submissions/$id/report?format=text" | head -n 25
