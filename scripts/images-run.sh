@@ -16,6 +16,8 @@
 #   IMAGES_SUITE    suite the example runs [smoke]
 #   IMAGES_ROUNDS   the server's --min-rounds and --max-rounds [3]
 #   IMAGES_TIMEOUT  seconds to wait for the verdict [1800]
+#   IMAGES_CA_BUNDLE  CA bundle npm trusts in the build
+#                   [/etc/ssl/certs/ca-certificates.crt]
 #   IMAGES_KEEP=1   leave the stack up at the end (podman-compose down
 #                   with the same -p and -f files removes it)
 #
@@ -71,11 +73,16 @@ else
 fi
 step_done "base image"
 
-# 2. the three images; the build logs go to a file, shown on failure
+# 2. the three images; the build logs go to a file, shown on failure.  The
+# host's CA bundle is mounted into the builds and handed to npm, so that a
+# host behind a TLS-intercepting proxy (whose CA it trusts) can build too.
 LOG=$(mktemp -d /tmp/locklab-images.XXXXXX)
+CA=${IMAGES_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+ca_args=()
+[[ -s $CA ]] && ca_args=(--volume "$CA:/run/host-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.crt)
 for i in postgres server agent; do
   say "building locklab-$i:local (log: $LOG/build-$i.log)"
-  if ! podman build --pull=never --format docker -f "docker/Dockerfile.$i" -t "locklab-$i:local" . \
+  if ! podman build --pull=never --format docker "${ca_args[@]}" -f "docker/Dockerfile.$i" -t "locklab-$i:local" . \
     >"$LOG/build-$i.log" 2>&1; then
     tail -n 30 "$LOG/build-$i.log" >&2
     die "building locklab-$i failed"
