@@ -18,6 +18,7 @@
 #   IMAGES_TIMEOUT  seconds to wait for the verdict [1800]
 #   IMAGES_CA_BUNDLE  CA bundle npm trusts in the build
 #                   [/etc/ssl/certs/ca-certificates.crt]
+#   IMAGES_NO_CACHE=1  build every layer again (podman build --no-cache)
 #   IMAGES_KEEP=1   leave the stack up at the end (podman-compose down
 #                   with the same -p and -f files removes it)
 #
@@ -78,8 +79,9 @@ step_done "base image"
 # host behind a TLS-intercepting proxy (whose CA it trusts) can build too.
 LOG=$(mktemp -d /tmp/locklab-images.XXXXXX)
 CA=${IMAGES_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
-ca_args=()
-[[ -s $CA ]] && ca_args=(--volume "$CA:/run/host-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.crt)
+ca_args=() # and --no-cache
+[[ ${IMAGES_NO_CACHE:-0} == 1 ]] && ca_args+=(--no-cache)
+[[ -s $CA ]] && ca_args+=(--volume "$CA:/run/host-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.crt)
 for i in postgres server agent; do
   say "building locklab-$i:local (log: $LOG/build-$i.log)"
   if ! podman build --pull=never --format docker "${ca_args[@]}" -f "docker/Dockerfile.$i" -t "locklab-$i:local" . \
