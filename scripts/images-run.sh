@@ -120,6 +120,8 @@ down() {
   else
     say "tearing the stack down"
     "${DC[@]}" down -v >"$LOG/down.log" 2>&1 || tail -n 5 "$LOG/down.log" >&2
+    # podman-compose 1.0.3 leaves the project's networks behind
+    podman network rm "${PROJECT}_db" "${PROJECT}_lab" >>"$LOG/down.log" 2>&1 || true
     step_done "down"
   fi
   say "times"
