@@ -62,7 +62,7 @@ UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-intake-corpus bench-mail bench-mail-out bench-keepalive bench-bisect bench-verdict-sim
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
-	demo demo-stop clean man install uninstall
+	demo demo-stop images-run clean man install uninstall
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post $(BUILD)/verdict-sim
 
 $(BUILD)/obj/%.o: %.c
@@ -199,6 +199,13 @@ demo:
 
 demo-stop:
 	@scripts/demo-stop.sh
+
+# the images built with podman from a Debian base made by mmdebstrap, the
+# compose stack up, the example series to a verdict, the stack down (slow:
+# not part of make test; docs/measured/images.md has a run)
+images-run:
+	@scripts/deps.sh --images
+	@scripts/images-run.sh
 
 bench-verdicts: all
 	@BUILD=$(BUILD) bench/bench-verdicts.sh

@@ -6,7 +6,10 @@
 #   scripts/deps.sh --demo    only what `make demo` needs: build the programs
 #                             and run PostgreSQL, the server, an agent and the
 #                             dashboard (no browser, qemu, kernel source, ...)
-#   scripts/deps.sh [--demo] --list   print the Debian packages and stop
+#   scripts/deps.sh --images  only what `make images-run` needs: podman,
+#                             podman-compose, mmdebstrap and what podman runs
+#                             containers with on Debian 12
+#   scripts/deps.sh [--demo|--images] --list   print the Debian packages and stop
 #
 # Add a package here when code starts to need it, never in .ci/run; a package
 # only tests use goes to TEST_PACKAGES.
@@ -36,19 +39,31 @@ TEST_PACKAGES=(
   qemu-system-x86 linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils  # lockbench kernel
   chromium  # the dashboard's browser tests use Debian's chromium
 )
+# make images-run (scripts/images-run.sh): the images and the compose stack
+# with Debian's tools; not needed by make test
+IMAGE_PACKAGES=(
+  podman podman-compose mmdebstrap curl jq ca-certificates
+  runc  # crun refuses cgroups in hybrid (v1 + v2) mode; docker/podman/containers.conf picks runc
+  netavark aardvark-dns iptables slirp4netns uidmap fuse-overlayfs
+)
 
-demo=0 list=0
+demo=0 list=0 images=0
 for a in "$@"; do
   case $a in
     --demo) demo=1 ;;
+    --images) images=1 ;;
     --list) list=1 ;;
-    *) echo "deps: unknown option '$a' (valid: --demo, --list)" >&2; exit 2 ;;
+    *) echo "deps: unknown option '$a' (valid: --demo, --images, --list)" >&2; exit 2 ;;
   esac
 done
-PACKAGES=("${DEMO_PACKAGES[@]}")
-[[ $demo -eq 1 ]] || PACKAGES+=("${TEST_PACKAGES[@]}")
-# node and npm may come with the machine (newer than Debian's): take Debian's only when absent
-command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+if [[ $images -eq 1 ]]; then
+  PACKAGES=("${IMAGE_PACKAGES[@]}")
+else
+  PACKAGES=("${DEMO_PACKAGES[@]}")
+  [[ $demo -eq 1 ]] || PACKAGES+=("${TEST_PACKAGES[@]}")
+  # node and npm may come with the machine (newer than Debian's): take Debian's only when absent
+  command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+fi
 if [[ $list -eq 1 ]]; then
   printf '%s\n' "${PACKAGES[@]}"
   exit 0
@@ -60,6 +75,7 @@ for p in "${PACKAGES[@]}"; do
   [[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
 web_deps() { # the dashboard's npm packages, from the lock file (the demo: no dev ones)
+  [[ $images -eq 0 ]] || return 0 # the images run npm ci inside their build
   local top want=web/node_modules/playwright-core/package.json omit=()
   top=$(cd "$(dirname "$0")/.." && pwd)
   if [[ $demo -eq 1 ]]; then want=web/node_modules/uplot/package.json; omit=(--omit=dev); fi

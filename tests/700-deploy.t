@@ -48,7 +48,9 @@ q() { jq -r "$@" "$C" 2>/dev/null; }
 is "$(q '.services | keys | join(" ")')" "agent postgres server" "services: postgres, server, agent"
 
 # postgres
-is "$(q '.services.postgres.image')" "postgres:15-bookworm" "postgres runs postgres:15-bookworm"
+is "$(q '.services.postgres.image')" "locklab-postgres:local" "postgres runs the locklab-postgres image"
+is "$(q '.services.postgres.build.dockerfile')" "docker/Dockerfile.postgres" \
+  "which compose builds from Debian's postgresql-15 (docker/Dockerfile.postgres)"
 pgvol=$(q '.services.postgres.volumes[] | if type == "string" then . else "\(.source):\(.target)" end' | grep -c ':/var/lib/postgresql/data')
 is "$pgvol" 1 "postgres keeps its data in a volume"
 like "$(q '.services.postgres.healthcheck.test | if type == "array" then join(" ") else . end')" \
@@ -77,7 +79,7 @@ like "$(q '.services.agent.healthcheck.test | join(" ")')" 'healthz' "agent has 
 is "$(q '.services.agent.networks | keys | join(" ")')" "lab" "agent is not on the database network"
 is "$(q '.networks.db.internal')" "true" "database network is internal"
 is "$(q '.volumes | keys | join(" ")')" "agent-work pgdata" "named volumes are declared"
-for s in server agent; do
+for s in postgres server agent; do
   df=$(q ".services.$s.build.dockerfile")
   ctx=$(q ".services.$s.build.context")
   ok "$([[ -f "$ctx/$df" && $(cd "$ctx" && pwd) == "$TOP" ]]; echo $?)" \
