@@ -115,13 +115,22 @@ static int build_ended(struct job *j, const struct spawn_result *r, bool kernel,
 	return -1;
 }
 
+/* The version text of every lockbench the agent builds (make's variable). */
+#define AGENT_BUILD_VERSION "LOCKLAB_VERSION=agent-build"
+
 /* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
 static int build_tree(struct job *j, const char *tree, const char *what)
 {
 	char log[4096], jobs[16];
 	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
 	snprintf(jobs, sizeof(jobs), "-j%d", j->ag->cfg.jobs);
-	const char *argv[] = {"make", "-C", tree, jobs, "BUILD=build", "build/lockbench", NULL};
+	/*
+	 * one version text for every build: git describe differs between the
+	 * base and a patched commit, and the text is in the image an A/A is
+	 * told by (a README patch must build the base's image)
+	 */
+	const char *argv[] = {
+	    "make", "-C", tree, jobs, "BUILD=build", AGENT_BUILD_VERSION, "build/lockbench", NULL};
 	struct spawn_result r;
 	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
 		return -1;

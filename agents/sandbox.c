@@ -99,6 +99,8 @@ bool sandbox_available(void)
 		argv[k++] = mount_opts[i];
 	for (int i = 0; opts[i]; i++)
 		argv[k++] = opts[i];
+	argv[k++] = "--perms"; /* as the command's own sandbox has it */
+	argv[k++] = "1777";
 	argv[k++] = "--tmpfs";
 	argv[k++] = "/tmp";
 	if (opts == root_opts) {
@@ -211,7 +213,9 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 	strv_add(&s, "bwrap");
 	strv_add_copy(&s, mount_opts);
 	strv_add_copy(&s, root ? root_opts : base_opts);
-	strv_add_copy(&s, (const char *const[]){"--size", size, "--tmpfs", "/tmp", "--size", size,
+	/* 1777: as root the command runs as --sandbox-user, who must write its /tmp */
+	strv_add_copy(&s, (const char *const[]){"--perms", "1777", "--size", size, "--tmpfs",
+	                                        "/tmp", "--perms", "1777", "--size", size,
 	                                        "--tmpfs", "/dev/shm", NULL});
 	for (int i = 0; i < SANDBOX_MAX_PATHS && p->visible[i]; i++)
 		add_bind(&s, root, "--ro-bind", p->visible[i]);

@@ -19,7 +19,7 @@ register_agent
 tree_init
 
 # the base's image, from a build of the tree as the agent builds it
-make -s -C "$T/tree" BUILD=build build/lockbench >"$T/base-build.log" 2>&1 ||
+make -s -C "$T/tree" BUILD=build LOCKLAB_VERSION=agent-build build/lockbench >"$T/base-build.log" 2>&1 ||
   { echo "Bail out! the base tree does not build: $(tail -3 "$T/base-build.log")"; exit 1; }
 base_image=$("$T/tree/build/lockbench" image "$T/tree/build/lockbench" | cut -d' ' -f1)
 like "$base_image" '^sha256:[0-9a-f]{64}$' "lockbench image gives the base build's image"
