@@ -140,15 +140,43 @@ const char *sandbox_describe(void)
 	       "(--allow-unsandboxed overrides)";
 }
 
-/* Whether the PATH entry q (l bytes) lies under a folder the sandbox covers. */
-static bool path_under_private(const char *q, size_t l, const char *home)
+/*
+ * Where the PATH entry q (l bytes) lies: PATH_HIDDEN under a folder the
+ * sandbox hides (/root, /home, the agent's home), PATH_TMP under /tmp (the
+ * sandbox's own tmpfs covers it), else PATH_SYSTEM.
+ */
+enum path_place { PATH_SYSTEM, PATH_TMP, PATH_HIDDEN };
+
+static enum path_place path_place(const char *q, size_t l, const char *home)
 {
-	const char *tops[] = {"/tmp/", "/root/", "/home/", NULL};
-	for (int i = 0; tops[i]; i++)
-		if (l > strlen(tops[i]) && !strncmp(q, tops[i], strlen(tops[i])))
-			return true;
+	const char *hidden[] = {"/root/", "/home/", NULL};
+	for (int i = 0; hidden[i]; i++)
+		if (l > strlen(hidden[i]) && !strncmp(q, hidden[i], strlen(hidden[i])))
+			return PATH_HIDDEN;
 	size_t hl = home ? strlen(home) : 0;
-	return hl > 1 && l > hl && !strncmp(q, home, hl) && q[hl] == '/';
+	if (hl > 1 && l > hl && !strncmp(q, home, hl) && q[hl] == '/')
+		return PATH_HIDDEN;
+	return l > 5 && !strncmp(q, "/tmp/", 5) ? PATH_TMP : PATH_SYSTEM;
+}
+
+/*
+ * The agent's PATH less the entries under a folder the sandbox hides (a
+ * tool installed under /root or a home, such as a version manager's shims,
+ * would run there without the rest of its folder): a new string, the
+ * system's folders when nothing is left.
+ */
+static char *sandbox_path(const char *path, const char *home)
+{
+	struct strutil_buf b = STRUTIL_BUF_INIT;
+	for (const char *q = path; q && *q;) {
+		size_t l = strcspn(q, ":");
+		if (l && path_place(q, l, home) != PATH_HIDDEN)
+			strutil_buf_addf(&b, "%s%.*s", b.len ? ":" : "", (int)l, q);
+		q += l + (q[l] == ':');
+	}
+	if (!b.len)
+		strutil_buf_addf(&b, "/usr/local/bin:/usr/bin:/bin");
+	return strutil_buf_detach(&b);
 }
 
 struct strv {
@@ -251,11 +279,11 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 	if (kvm)
 		strv_add_copy(&s,
 		              (const char *const[]){"--dev-bind", "/dev/kvm", "/dev/kvm", NULL});
-	/* the PATH the agent was given stays usable where a private folder covers it */
+	/* a PATH entry under /tmp (the sandbox's own tmpfs) stays usable, read-only */
 	const char *path = getenv("PATH");
 	for (const char *q = path; q && *q;) {
 		size_t l = strcspn(q, ":");
-		if (path_under_private(q, l, home)) {
+		if (path_place(q, l, home) == PATH_TMP) {
 			char *dir = strndup(q, l);
 			if (!stat(dir, &st))
 				add_bind(&s, root, "--ro-bind", dir);
@@ -269,7 +297,10 @@ char **sandbox_wrap(const struct sandbox_policy *p, const char *const argv[],
 		if (!eq || !strncmp(envp[i], "HOME=", 5) || !strncmp(envp[i], "SSH_AUTH_SOCK=", 14))
 			continue;
 		char *name = strndup(envp[i], (size_t)(eq - envp[i]));
-		strv_add_copy(&s, (const char *const[]){"--setenv", name, eq + 1, NULL});
+		char *value =
+		    strcmp(name, "PATH") ? strutil_xstrdup(eq + 1) : sandbox_path(eq + 1, home);
+		strv_add_copy(&s, (const char *const[]){"--setenv", name, value, NULL});
+		free(value);
 		free(name);
 	}
 	strv_add_copy(&s, (const char *const[]){"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR",
