@@ -253,7 +253,7 @@ claim "$O"
 jo=$JOB
 is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a class without a profile asks for --min-rounds"
 is "$(sql "SELECT coalesce(plan::text, 'none') || ',' || coalesce(max_rounds::text, 'none') FROM jobs WHERE id = $jo")" \
-  "none,none" "and has no plan and no limit of its own"
+  "none,12" "and has no plan; its limit is the server's --max-rounds, kept with the job"
 run_job "$jo" "$O"
 ok $((!(POSTED >= 5 && POSTED < 12))) "it stopped before --max-rounds (12): at $POSTED"
 is "$(sql "SELECT verdict FROM jobs WHERE id = $jo")" inconclusive "and ended inconclusive: rows its rounds cannot resolve were not shown unchanged"
