@@ -38,9 +38,9 @@ for s in held:
 PY
 }
 
-mapfile -t r < <(hold 127.0.0.1 10.0.0.1,10.0.0.1 10.0.0.1,10.0.0.2)
-is "${r[0]:-}" 503 "through the proxy: a third connection of client 10.0.0.1 is over --per-ip-connections 2"
+mapfile -t r < <(hold 127.0.0.1 192.0.2.1,192.0.2.1 192.0.2.1,192.0.2.2)
+is "${r[0]:-}" 503 "through the proxy: a third connection of client 192.0.2.1 is over --per-ip-connections 2"
 is "${r[1]:-}" 200 "another client behind the same proxy is served"
-mapfile -t r < <(hold 127.0.0.5 10.0.0.3,10.0.0.4 10.0.0.5)
+mapfile -t r < <(hold 127.0.0.5 192.0.2.3,192.0.2.4 192.0.2.5)
 is "${r[0]:-}" 503 "from an address that is not the proxy, X-Forwarded-For is ignored: its third connection is over"
 done_testing
