@@ -131,8 +131,8 @@ static void print_bands(FILE *tbl, const struct lb_result *res, const char *work
 			kernel_band_rows(res, names[i], bands, nbands, booted, rows, &unit);
 			char title[192];
 			lb_pathf(title, sizeof(title),
-			         "%s (%s kernel): by AIM7's bands of users, a boot each",
-			         names[i], variant);
+			         "%s (%s kernel): by AIM7's bands of users, a boot each", names[i],
+			         variant);
 			fputc('\n', tbl);
 			report_run_bands(tbl, title, unit, rows, nbands);
 		}
