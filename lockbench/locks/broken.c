@@ -198,4 +198,21 @@ const struct lock_ops lock_delay_pthread_ops = {
     .unlock = delay_unlock,
     .destroy = delay_destroy,
 };
+/*
+ * `kmutex-woken-steal` is kmutex with one line changed: a woken first
+ * waiter that fails to take the lock spins as before but never sets HANDOFF,
+ * so a releasing thread that locks again at once, or a spinner, takes the
+ * lock from under it after every wake-up.  Mutual exclusion holds; the
+ * waiter's worst wait grows without bound (the starvation the 2016 rewrite's
+ * handoff ended).  A correct lock whose fault is unfairness: what the
+ * worst-wait rows must catch.
+ */
+#define KMUTEX_WOKEN_HANDOFF false
+#define KMUTEX_OPS           lock_kmutex_woken_steal_ops
+#define KMUTEX_NAME          "kmutex-woken-steal"
+#define KMUTEX_DESCRIPTION                                                                         \
+	"kmutex whose woken waiter never asks for a handoff (test only: starvation)"
+#define KMUTEX_TEST_ONLY true
+#include "kmutex.c"
+
 #endif

@@ -32,6 +32,23 @@
  */
 #include "kmutex_common.h"
 
+/*
+ * The test build compiles this file once more, in broken.c, as
+ * `kmutex-woken-steal`: there KMUTEX_WOKEN_HANDOFF is false, so a woken
+ * waiter still spins but never asks for the handoff, and spinners and a
+ * re-locking holder can starve it (what the HANDOFF bit is for).  The
+ * tests that a verdict catches starvation compare it with kmutex.
+ */
+#ifndef KMUTEX_WOKEN_HANDOFF
+#define KMUTEX_WOKEN_HANDOFF true
+#define KMUTEX_OPS           lock_kmutex_ops
+#define KMUTEX_NAME          "kmutex"
+#define KMUTEX_DESCRIPTION                                                                         \
+	"2016 kernel mutex: owner word + WAITERS/HANDOFF/PICKUP, OSQ spinners, FIFO waiters, "     \
+	"handoff"
+#define KMUTEX_TEST_ONLY false
+#endif
+
 #define MUTEX_FLAG_WAITERS 0x01u
 #define MUTEX_FLAG_HANDOFF 0x02u
 #define MUTEX_FLAG_PICKUP  0x04u
@@ -334,7 +351,7 @@ static void kmutex_lock_slowpath(struct kmutex *lock)
 		/* woken: only the first waiter is ever woken in this model */
 		first = true;
 		kmutex_set_state(&waiter, TASK_SLEEPING);
-		if (mutex_trylock_or_handoff(lock, first))
+		if (mutex_trylock_or_handoff(lock, first && KMUTEX_WOKEN_HANDOFF))
 			break;
 		if (first && mutex_optimistic_spin(lock, true))
 			break;
@@ -443,12 +460,12 @@ static void kmutex_destroy(void *p)
 {
 }
 
-const struct lock_ops lock_kmutex_ops = {
-    .name = "kmutex",
-    .description = "2016 kernel mutex: owner word + WAITERS/HANDOFF/PICKUP, OSQ spinners, "
-                   "FIFO waiters, handoff",
+const struct lock_ops KMUTEX_OPS = {
+    .name = KMUTEX_NAME,
+    .description = KMUTEX_DESCRIPTION,
     .size = LB_LOCK_SIZE(struct kmutex),
     .sleeps = true,
+    .test_only = KMUTEX_TEST_ONLY,
     .init = kmutex_init,
     .lock = kmutex_lock,
     .trylock = kmutex_trylock,

@@ -147,6 +147,7 @@ extern const struct lock_ops lock_parking_ops;
 #ifdef LB_TEST_LOCKS
 extern const struct lock_ops lock_broken_lostwake_ops;
 extern const struct lock_ops lock_delay_pthread_ops;
+extern const struct lock_ops lock_kmutex_woken_steal_ops;
 #endif
 
 #endif

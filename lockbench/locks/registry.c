@@ -27,6 +27,7 @@ static const struct lock_ops *const all_locks[] = {
 #ifdef LB_TEST_LOCKS
     &lock_broken_lostwake_ops,
     &lock_delay_pthread_ops,
+    &lock_kmutex_woken_steal_ops,
 #endif
     NULL,
 };
