@@ -990,12 +990,14 @@ static int verdict_rank(enum verdict v)
 
 double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts)
 {
-	static const char *const throughput[] = {"ops_per_sec", "jpm", "writes_per_sec", "jain"};
+	static const char *const throughput[] = {"ops_per_sec", "jpm", "writes_per_sec"};
 
 	if (opts && opts->equiv_margin > 0)
 		return opts->equiv_margin;
 	if (!strcmp(metric, "instructions_per_pair"))
 		return COMPARE_MARGIN_INSTRUCTIONS;
+	if (compare_metric_is_worst_wait(metric))
+		return COMPARE_MARGIN_WORST_WAIT;
 	if (!compare_metric_is_headline(metric))
 		return COMPARE_MARGIN_THROUGHPUT;
 	for (size_t i = 0; i < sizeof(throughput) / sizeof(throughput[0]); i++)
@@ -1004,20 +1006,28 @@ double compare_row_margin(const char *metric, long long users, const struct comp
 	return COMPARE_MARGIN_LATENCY;
 }
 
+bool compare_metric_is_worst_wait(const char *metric)
+{
+	return !strcmp(metric, "wait_worst_us") || !strcmp(metric, "wait_p999_worst_us");
+}
+
 bool compare_metric_is_headline(const char *metric)
 {
 	static const char *const headline[] = {
-	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "lockup", "jain",
+	    "ops_per_sec", "ns_per_pair", "wake_ms", "jpm", "writes_per_sec", "lockup",
 	};
 	for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
 		if (!strcmp(metric, headline[i]))
 			return true;
-	return false;
+	return compare_metric_is_worst_wait(metric);
 }
 
 bool compare_row_is_headline(const char *workload, const char *metric)
 {
-	/* long-hold's throughput is its 100 us hold's, not the lock's: jain is its headline */
+	/*
+	 * long-hold's throughput is its 100 us hold's, not the lock's: the worst
+	 * waits are its headline (Jain's index describes)
+	 */
 	if (workload && !strcmp(workload, "long-hold") && !strcmp(metric, "ops_per_sec"))
 		return false;
 	/*

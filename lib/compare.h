@@ -46,6 +46,12 @@ const char *verdict_name(enum verdict v);
 #define COMPARE_MARGIN_LATENCY      0.03  /* single-thread cost: ns per pair, wake time */
 #define COMPARE_MARGIN_THROUGHPUT   0.10  /* contended throughput, fairness, descriptive metrics */
 #define COMPARE_MARGIN_INSTRUCTIONS 0.005 /* a deterministic count (instructions_per_pair) */
+/*
+ * The worst waits of a sleeping lock (compare_metric_is_worst_wait): a
+ * tail, whose per-round paired spread on a loaded 2-CPU machine is 10 and
+ * more times a throughput row's; docs/verdicts.md argues the figure.
+ */
+#define COMPARE_MARGIN_WORST_WAIT 0.75
 
 /*
  * An instruction count is a code-path note (compare_row_is_note): it never
@@ -325,19 +331,28 @@ bool comparison_has_controls(const struct comparison *c);
  * The relative equivalence margin of a row of metric at users threads
  * (-1 unknown): opts->equiv_margin when set, else COMPARE_MARGIN_INSTRUCTIONS
  * for instruction counts, COMPARE_MARGIN_THROUGHPUT for contended headline
- * metrics (throughput at more than one thread, jain) and for descriptive metrics, and
- * COMPARE_MARGIN_LATENCY for the rest (single-thread cost, wake time).
+ * metrics (throughput at more than one thread) and for descriptive metrics,
+ * COMPARE_MARGIN_WORST_WAIT for the worst waits, and COMPARE_MARGIN_LATENCY
+ * for the rest (single-thread cost, wake time).
  */
 double compare_row_margin(const char *metric, long long users, const struct compare_opts *opts);
 
 /*
  * True for the metrics that decide (see compare_row.headline): throughput,
- * ns per pair, wake time, JPM, and jain (Jain's fairness index of a sleeping
- * lock under a long hold: A/A spread of its round figure 0.5-5% at 2
- * threads on a loaded 2-CPU machine, where a lock that starves a waiter
- * halves it).
+ * ns per pair, wake time, JPM, and the worst waits of a sleeping lock under
+ * a long hold (compare_metric_is_worst_wait).  Jain's fairness index is
+ * descriptive: a waiter starved for a few holds in a thousand barely moves
+ * a share of acquisitions.
  */
 bool compare_metric_is_headline(const char *metric);
+/*
+ * True for the worst-wait rows: wait_worst_us (the longest wait of any
+ * thread, the median over the repetitions) and wait_p999_worst_us (the
+ * worst thread's p99.9 wait).  lockbench reports them for the locks whose
+ * waiters sleep, at more than one thread, on long-hold: where a spinner or
+ * a re-locking holder can steal the lock from a woken waiter.  Higher is worse.
+ */
+bool compare_metric_is_worst_wait(const char *metric);
 /* The same for a row of workload: long-hold's ops_per_sec is not (the hold sets it). */
 bool compare_row_is_headline(const char *workload, const char *metric);
 

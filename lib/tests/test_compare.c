@@ -643,8 +643,15 @@ static void test_overall_and_names(void **state)
 	assert_true(compare_metric_is_headline("ns_per_pair"));
 	assert_false(compare_metric_is_headline("fairness"));
 	assert_false(compare_metric_is_headline("cov"));
-	/* fairness under a long hold decides; that workload's throughput is its hold's */
-	assert_true(compare_row_is_headline("long-hold", "jain"));
+	/*
+	 * the worst waits under a long hold decide; Jain's index describes, and
+	 * that workload's throughput is its hold's
+	 */
+	assert_true(compare_row_is_headline("long-hold", "wait_worst_us"));
+	assert_true(compare_row_is_headline("long-hold", "wait_p999_worst_us"));
+	assert_false(compare_row_is_headline("long-hold", "jain"));
+	assert_false(compare_row_is_headline("long-hold", "wait_max_us"));
+	assert_false(compare_row_is_headline("long-hold", "wait_p99_us"));
 	/* too wide an A/A spread to decide (compare_row_is_headline): shown, not headline */
 	assert_false(compare_row_is_headline("oversub", "ops_per_sec"));
 	assert_false(compare_row_is_headline("wake-latency", "wakeup_p50_us"));
@@ -652,6 +659,8 @@ static void test_overall_and_names(void **state)
 	assert_false(compare_row_is_headline("long-hold", "ops_per_sec"));
 	assert_true(compare_row_is_headline("hot", "ops_per_sec"));
 	assert_true(compare_row_margin("jain", 2, NULL) == COMPARE_MARGIN_THROUGHPUT);
+	assert_true(compare_row_margin("wait_worst_us", 2, NULL) == COMPARE_MARGIN_WORST_WAIT);
+	assert_true(compare_row_margin("wait_p999_worst_us", 4, NULL) == COMPARE_MARGIN_WORST_WAIT);
 	assert_string_equal(verdict_name(VERDICT_NO_CHANGE), "no-change");
 	assert_string_equal(verdict_name(VERDICT_IMPROVEMENT), "improvement");
 	assert_string_equal(verdict_name(VERDICT_REGRESSION), "regression");
@@ -1170,6 +1179,52 @@ static void test_deciding_family(void **state)
 	docs_release(pd, 6);
 }
 
+/*
+ * A sleeping lock that lets spinners steal from its woken waiter: Jain's
+ * index of long-hold at 2 threads barely moves (0.999 -> 0.976, inside any
+ * margin, and descriptive), the worst wait of a waiter doubles.  The
+ * worst-wait row decides: a regression.  The same row within its noise
+ * (+-30% a round, as the machine's tails move) is shown unchanged within its
+ * margin, and the comparison is no-change.
+ */
+static void test_worst_wait_decides(void **state)
+{
+	const double jb[] = {0.999, 0.998, 0.999, 0.999, 0.997, 0.999},
+	             jp[] = {0.976, 0.981, 0.970, 0.979, 0.975, 0.977};
+	const double wb[] = {30e3, 25e3, 41e3, 33e3, 28e3, 36e3},
+	             wp[] = {61e3, 66e3, 70e3, 58e3, 65e3, 73e3},
+	             wn[] = {36e3, 21e3, 45e3, 30e3, 34e3, 29e3};
+	struct lb_result bd[6], pd[6];
+	struct comparison c;
+	char err[256];
+	const struct compare_row *w, *j;
+	(void)state;
+
+	for (int k = 0; k < 2; k++) {
+		docs_init(bd, 6, "base");
+		docs_init(pd, 6, "patched");
+		rounds_point(bd, pd, 6, "long-hold", "kmutex", 2, "jain", true, jb, k ? jb : jp);
+		rounds_point(bd, pd, 6, "long-hold", "kmutex", 2, "wait_worst_us", false, wb,
+		             k ? wn : wp);
+		comparison_init(&c);
+		assert_int_equal(compare_results(bd, 6, pd, 6, NULL, &c, err, sizeof(err)), 0);
+		w = find_row(&c, "wait_worst_us");
+		j = find_row(&c, "jain");
+		assert_non_null(w);
+		assert_non_null(j);
+		assert_true(w->headline);
+		assert_false(j->headline);
+		assert_false(compare_row_decides(j));
+		assert_true(w->margin == COMPARE_MARGIN_WORST_WAIT);
+		assert_int_equal(w->verdict, k ? VERDICT_NO_CHANGE : VERDICT_REGRESSION);
+		assert_int_equal(comparison_overall(&c),
+		                 k ? VERDICT_NO_CHANGE : VERDICT_REGRESSION);
+		comparison_release(&c);
+		docs_release(bd, 6);
+		docs_release(pd, 6);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1196,6 +1251,7 @@ int main(void)
 	    cmocka_unit_test(test_identical_image),
 	    cmocka_unit_test(test_instructions_are_a_note),
 	    cmocka_unit_test(test_deciding_family),
+	    cmocka_unit_test(test_worst_wait_decides),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
