@@ -125,3 +125,19 @@ fair_side() {
     $_->{lock} = "kmutex" for @{$d->{runs}}; print encode_json($d)' "$3.raw" >"$3"
   rm -f "$3.raw"
 }
+
+# steal_side VARIANT ROUND OUT: one side of the starvation case
+# (tests/160-lockbench-fairness.t): long-hold of kmutex, and on the patched
+# side the test build's kmutex-woken-steal named kmutex (kmutex with one
+# line changed: a woken waiter spins but never asks for the handoff).  Both
+# from the test build (LB_TEST, default "$LB-test"), without an image: two
+# builds of the code.  STEAL_PATCHED=kmutex makes it an A/A of that path.
+steal_side() {
+  local lock=kmutex
+  [[ $1 == patched ]] && lock=${STEAL_PATCHED:-kmutex-woken-steal}
+  "${LB_TEST:-$LB-test}" run --suite quick --workloads long-hold --locks "$lock" \
+    --no-instructions --variant "$1" --round "$2" --json "$3.raw" --quiet || return 1
+  perl -MJSON::PP -0777 -ne 'my $d = decode_json($_); delete $d->{image};
+    $_->{lock} = "kmutex" for @{$d->{runs}}; print encode_json($d)' "$3.raw" >"$3"
+  rm -f "$3.raw"
+}
