@@ -16,6 +16,13 @@ rows=$(run --workloads long-hold --locks kmutex --threads 3 --hold-us 50 --durat
 for m in wait_p50_us wait_p99_us wait_max_us cpu_us_per_acq fairness; do
   like "$rows" $'^long-hold\tkmutex\t.*hold_us=50.*\t'"$m"$'\t' "long-hold: $m"
 done
+# the worst wait of any thread: for a lock whose waiters sleep, at more than one thread
+for m in wait_worst_us wait_p999_worst_us; do
+  like "$rows" $'^long-hold\tkmutex\t.*threads=3\t'"$m"$'\t' "long-hold: $m of a sleeping lock"
+done
+rows=$(run --workloads long-hold --locks tas,kmutex --threads 1,2 --hold-us 50)
+unlike "$rows" $'^long-hold\ttas\t.*\twait_(p999_)?worst_us\t' "none for a spin lock (no woken waiter to steal from)"
+unlike "$rows" $'^long-hold\tkmutex\t.*threads=1\twait_(p999_)?worst_us\t' "none at one thread"
 # wake-latency: a waiter that slept on the held lock, timed from the unlock to its lock() returning
 rows=$(run --workloads wake-latency --locks futex3,tas)
 for m in wakeup_p50_us wakeup_p99_us; do
