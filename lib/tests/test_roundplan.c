@@ -216,6 +216,26 @@ static void test_build(void **state)
 	plan = plan_build(&pts[1], 1, 20, "", &s, &first, &cap);
 	assert_int_equal(first, 5);
 	json_decref(plan);
+	/*
+	 * a sleeping lock's worst waits (A/A per-round spread 28% and 50%):
+	 * their target MDE is their margin, so the plan asks for the rounds
+	 * that reach it, not for its limit
+	 */
+	const struct profile_point tails[] = {
+	    {"long-hold", "kmutex", "threads=2", "wait_worst_us", 2, 0.28},
+	    {"long-hold", "kmutex", "threads=2", "wait_p999_worst_us", 2, 0.50},
+	};
+	plan = plan_build(tails, 2, 20, "", &s, &first, &cap);
+	rows = json_object_get(plan, "rows");
+	assert_int_equal(json_array_size(rows), 2);
+	r = json_array_get(rows, 0);
+	assert_true(json_real_value(json_object_get(r, "target")) == COMPARE_MARGIN_WORST_WAIT);
+	assert_int_equal(json_integer_value(json_object_get(r, "rounds")), 5);
+	r = json_array_get(rows, 1);
+	assert_true(json_is_true(json_object_get(r, "resolvable")));
+	assert_true(json_integer_value(json_object_get(r, "rounds")) > 5);
+	assert_true(first == json_integer_value(json_object_get(r, "rounds")) && first < cap);
+	json_decref(plan);
 }
 
 /* The options a planned job is judged with (roundplan.h, plan_compare_opts). */
