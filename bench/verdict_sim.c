@@ -1,11 +1,12 @@
 /*
  * verdict_sim.c - the verdict policy simulated: synthetic rounds with known
  * effects and this machine kind's noise shapes (docs/measured and the noise
- * notes: uncontended's bimodal floor, hot's regimes, steal spikes) go
- * through the code the server runs at each look - compare_results with the
- * server's options, plan_mark_futile, comparison_found_change (then as many
- * rounds again to confirm), comparison_wants_rounds, plan_next_look and
- * comparison_overall - and the verdicts are counted.
+ * notes: uncontended's bimodal floor, hot's regimes, steal spikes,
+ * long-hold's worst-wait tails) go through the code the server runs at each
+ * look - compare_results with the server's options, plan_mark_futile,
+ * comparison_found_change (then as many rounds again to confirm),
+ * comparison_wants_rounds, plan_next_look and comparison_overall - and the
+ * verdicts are counted.
  *
  * Each job holds one deciding row (the row under test) beside a code-path
  * note (instructions_per_pair, exact), a descriptive row and a control row,
