@@ -16,6 +16,7 @@
 #include "fsutil.h"
 #include "gitproto.h"
 #include "job.h"
+#include "kernel_workloads.h"
 #include "log.h"
 #include "netpolicy.h"
 #include "sandbox.h"
@@ -426,6 +427,41 @@ static void choose_locks(struct job *j)
 }
 
 /*
+ * Kernel trees: the guest workloads and locktorture types the boots run,
+ * the core and what the paths the series touches add (kernel_workloads.c),
+ * each logged with its reason and kept in the job's workloads.txt.
+ */
+static void choose_kernel_workloads(struct job *j)
+{
+	char gd[1400], path[1200], line[256];
+	struct spawn_result r;
+	struct kw_choice c;
+
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
+	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
+	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
+		agent_log("warn", j->id, "cannot list the paths the series touches: the core runs");
+		kw_choose(&c, NULL, 0);
+	} else {
+		kw_choose(&c, r.out, r.out_len);
+	}
+	spawn_result_release(&r);
+	snprintf(j->kworkloads, sizeof(j->kworkloads), "%s", c.workloads);
+	snprintf(j->ktypes, sizeof(j->ktypes), "%s", c.types);
+	snprintf(path, sizeof(path), "%s/workloads.txt", j->dir);
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < c.n; i++) {
+		kw_line(&c, i, line, sizeof(line));
+		agent_log("info", j->id, "runs %s", line);
+		if (f)
+			fprintf(f, "%s\n", line);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
  * Kernel trees: base (cached by commit) and patched kernels.  Each output
  * folder is a direct child of its tree, so kbuild's command lines use the
  * relative srctree and the patched build, started from a copy of the base
@@ -489,6 +525,7 @@ static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 		return -1;
 	j->locks[0] = 0;
 	j->controls[0] = 0;
+	choose_kernel_workloads(j);
 	return 0;
 }
 

@@ -47,6 +47,9 @@ ok $? "the agent runs the kernel job" || diag "$(tail -n 30 "$T/agent.log")"
 log=$(cat "$T/agent.log")
 like "$log" "built kernel patched in|kernel base [0-9a-f]+ built before" "base and patched kernels are built"
 like "$log" "built kernel patched in" "the patched kernel is built (incrementally, from the base objects)"
+like "$log" "runs pipe-mutex: kernel/locking/mutex.c \\(struct mutex\\)" "a mutex.c patch runs the mutex workloads, saying why"
+like "$log" "runs locktorture:ww_mutex_lock: kernel/locking/mutex.c" "and locktorture's other mutex type"
+like "$log" "runs hot: the core every kernel job runs" "beside the core"
 api GET "/api/v1/submissions/$sub"
 is "$(jq -r .state <<<"$BODY")" done "the submission is done"
 v=$(jq -r .verdict <<<"$BODY")
