@@ -16,11 +16,14 @@
 #include "fsutil.h"
 #include "gitproto.h"
 #include "job.h"
+#include "kernel_cache.h"
+#include "kernel_workloads.h"
 #include "log.h"
 #include "netpolicy.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "sshpin.h"
+#include "strutil.h"
 
 /*
  * The sandbox every step built from a submission runs in: the agent's
@@ -426,33 +429,109 @@ static void choose_locks(struct job *j)
 }
 
 /*
- * Kernel trees: base (cached by commit) and patched kernels.  Each output
+ * Kernel trees: the guest workloads and locktorture types the boots run,
+ * the core and what the paths the series touches add (kernel_workloads.c),
+ * each logged with its reason and kept in the job's workloads.txt.
+ */
+static void choose_kernel_workloads(struct job *j)
+{
+	char gd[1400], path[1200], line[256];
+	struct spawn_result r;
+	struct kw_choice c;
+
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
+	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
+	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
+		agent_log("warn", j->id, "cannot list the paths the series touches: the core runs");
+		kw_choose(&c, NULL, 0);
+	} else {
+		kw_choose(&c, r.out, r.out_len);
+	}
+	spawn_result_release(&r);
+	snprintf(j->kworkloads, sizeof(j->kworkloads), "%s", c.workloads);
+	snprintf(j->ktypes, sizeof(j->ktypes), "%s", c.types);
+	snprintf(path, sizeof(path), "%s/workloads.txt", j->dir);
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < c.n; i++) {
+		kw_line(&c, i, line, sizeof(line));
+		agent_log("info", j->id, "runs %s", line);
+		if (f)
+			fprintf(f, "%s\n", line);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The base kernel in the machine's cache (kernel_cache.h), keyed by commit
+ * and fragment: reused when some job of some agent built it, else built
+ * here under the key's lock and kept.  base_out gets its folder.
+ */
+static int cached_base(struct job *j, char *base_out, size_t len)
+{
+	char frag[4200], key[256], marker[2200], built[1300];
+	char *text = NULL;
+	bool waited;
+	int lock = -1, rc = -1;
+
+	if (!kcache_fragment(j->ag->cfg.lockbench, frag, sizeof(frag)))
+		text = strutil_file_text(frag);
+	if (!text) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: no kernel configuration fragment beside %s", INFRA,
+		         j->ag->cfg.lockbench);
+		return -1;
+	}
+	kcache_key(j->base_rev, text, strlen(text), NULL, key, sizeof(key));
+	free(text);
+	snprintf(base_out, len, "%s/%s", j->ag->cfg.kernel_cache, key);
+	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
+	if (!access(marker, R_OK)) {
+		agent_log("info", j->id, "kernel base %s built before: reusing it", key);
+		return 0;
+	}
+	if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
+	    (lock = kcache_lock(j->ag->cfg.kernel_cache, key, &waited)) < 0) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot lock %s/%s.lock: %s",
+		         INFRA, j->ag->cfg.kernel_cache, key, strerror(errno));
+		return -1;
+	}
+	if (waited && !access(marker, R_OK)) {
+		agent_log("info", j->id,
+		          "kernel base %s built meanwhile by another job: reusing it", key);
+		close(lock);
+		return 0;
+	}
+	agent_log("info", j->id, "building kernel base %s into the machine's cache %s", key,
+	          j->ag->cfg.kernel_cache);
+	snprintf(built, sizeof(built), "%s/locklab-out", j->base_tree);
+	if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir, sizeof(j->base_gitdir)) ||
+	    kernel_build(j, j->base_tree, built, NULL, "base"))
+		goto out;
+	/* the base is the tree's own commit (trusted): keep it for every job */
+	if (kcache_keep(built, base_out)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "cannot keep the base kernel build in %s: %s", base_out, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	close(lock);
+	return rc;
+}
+
+/*
+ * Kernel trees: base (in the machine's cache) and patched kernels.  Each output
  * folder is a direct child of its tree, so kbuild's command lines use the
  * relative srctree and the patched build, started from a copy of the base
  * objects (--reuse), recompiles only what the series changed.
  */
 static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 {
-	char base_out[2048], built[1300], patched_out[1300], marker[2100], tmp[2100];
-	snprintf(base_out, sizeof(base_out), "%s/%s", j->ag->cfg.kernel_cache, j->base_rev);
-	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
-	if (!access(marker, R_OK)) {
-		agent_log("info", j->id, "kernel base %.12s built before: reusing it", j->base_rev);
-	} else {
-		snprintf(built, sizeof(built), "%s/locklab-out", j->base_tree);
-		if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
-		    add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
-		                 sizeof(j->base_gitdir)) ||
-		    kernel_build(j, j->base_tree, built, NULL, "base"))
-			return -1;
-		/* the base is the tree's own commit (trusted): keep it by commit */
-		snprintf(tmp, sizeof(tmp), "%s.tmp", base_out);
-		if (fs_remove_tree(tmp) || rename(built, tmp) || rename(tmp, base_out)) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "cannot keep the base kernel build in %s", base_out);
-			return -1;
-		}
-	}
+	char base_out[2048], patched_out[1300];
+	if (cached_base(j, base_out, sizeof(base_out)))
+		return -1;
 	if (kernel_variant(j, base_out, "base"))
 		return -1;
 	if (json_is_object(git)) {
@@ -489,6 +568,7 @@ static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 		return -1;
 	j->locks[0] = 0;
 	j->controls[0] = 0;
+	choose_kernel_workloads(j);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,56 @@ out:
 	if (rc)
 		unlink(tmp);
 	return rc;
+}
+
+static const char *copy_from, *copy_to;
+static bool copy_dirs_only;
+
+/* Set dst's modification and access times to st's. */
+static int copy_times(const char *dst, const struct stat *st)
+{
+	struct timespec ts[2] = {st->st_atim, st->st_mtim};
+	return utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char dst[8192], link[4096];
+	(void)ftw;
+	if (snprintf(dst, sizeof(dst), "%s%s", copy_to, path + strlen(copy_from)) >=
+	    (int)sizeof(dst)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (flag == FTW_DP) /* the second pass: a folder's time after what went into it */
+		return chmod(dst, st->st_mode & 07777) || copy_times(dst, st) ? -1 : 0;
+	if (copy_dirs_only)
+		return 0;
+	if (flag == FTW_D)
+		return mkdir(dst, 0700);
+	if (flag == FTW_SL) {
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			return -1;
+		link[n] = 0;
+		return symlink(link, dst) || copy_times(dst, st) ? -1 : 0;
+	}
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0; /* sockets, fifos, devices: nothing a build keeps */
+	if (fs_copy_file(path, dst) || chmod(dst, st->st_mode & 07777))
+		return -1;
+	return copy_times(dst, st);
+}
+
+int fs_copy_tree(const char *from, const char *to)
+{
+	copy_from = from;
+	copy_to = to;
+	copy_dirs_only = false;
+	if (nftw(from, copy_one, 32, FTW_PHYS | FTW_MOUNT))
+		return -1;
+	copy_dirs_only = true;
+	return nftw(from, copy_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when)

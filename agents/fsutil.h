@@ -26,6 +26,14 @@ int fs_remove_tree(const char *path);
 int fs_copy_file(const char *from, const char *to);
 
 /*
+ * cp -a of the tree from into to (which must not exist): folders, regular
+ * files and symbolic links with their modes and modification times (make
+ * compares them), never following a link or leaving from's file system.
+ * 0 or -1 with errno (what was copied stays: the caller removes it).
+ */
+int fs_copy_tree(const char *from, const char *to);
+
+/*
  * Give path and everything under it to uid:gid (symbolic links themselves,
  * never what they point to): what a sandbox that drops root may write.
  */

@@ -67,6 +67,9 @@ struct job {
 	int npatches;
 	bool kernel;            /* tree kind kernel: variants are bzImages */
 	char trusted_dir[1100]; /* kernel: the checkout of the trusted lockbench */
+	/* kernel: --workloads and --types of its boots, from what the series touches */
+	char kworkloads[256];
+	char ktypes[256];
 	/* lease */
 	int lease_s;
 	atomic_int lost; /* heartbeat said the job is no longer ours */

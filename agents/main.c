@@ -14,6 +14,8 @@
 
 #include "addrpolicy.h"
 #include "agent.h"
+#include "fsutil.h"
+#include "kernel_cache.h"
 #include "log.h"
 #include "progdir.h"
 #include "sandbox.h"
@@ -99,7 +101,8 @@ static struct opt opts[] = {
      "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside "
      "this program)"},
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
-     "base kernel builds kept by commit (unset: WORKDIR/kernel-cache)"},
+     "base kernel builds kept by commit and configuration, shared by every agent on the "
+     "machine (default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
      "internal addresses a submitted git URL may reach: host:port or CIDR entries, "
      "comma-separated"},
@@ -349,9 +352,15 @@ static int agent_main(int argc, char **argv)
 	if (cfg.kernel_cache)
 		cfg.kernel_cache = absolute(cfg.kernel_cache, kc, sizeof(kc));
 	static char kcache[4096];
+	if (!cfg.kernel_cache && !fs_mkdirs(KCACHE_DEFAULT) && !access(KCACHE_DEFAULT, W_OK))
+		cfg.kernel_cache = KCACHE_DEFAULT;
 	if (!cfg.kernel_cache) {
 		snprintf(kcache, sizeof(kcache), "%s/kernel-cache", cfg.workdir);
 		cfg.kernel_cache = kcache;
+		agent_log("info", 0,
+		          "cannot write " KCACHE_DEFAULT
+		          ": kernel builds are kept in %s, for this agent only",
+		          kcache);
 	}
 	/* the token stays in this process: children get a cleared environment anyway */
 	unsetenv("LOCKLAB_AGENT_TOKEN");

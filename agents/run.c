@@ -252,13 +252,13 @@ static const char *paired_workloads(enum pairing m)
 }
 
 /*
- * The command of one variant's round into argv (at most 24 entries): the
+ * The command of one variant's round into argv (at most 28 entries): the
  * submission's lockbench run, or, for a kernel job, the trusted lockbench
  * booting the variant's kernel.  rs and budget are the caller's buffers the
  * entries point into.
  */
 static void variant_argv(const struct job *j, const struct variant *v, const char *duet,
-                         const char *out, const char *rs, char budget[16], const char *argv[24])
+                         const char *out, const char *rs, char budget[16], const char *argv[28])
 {
 	int k = 0;
 
@@ -284,6 +284,15 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		                                       : j->ag->cfg.run_timeout_s);
 		argv[k++] = "--budget-s";
 		argv[k++] = budget;
+		/* what the series touches chose (build.c), beside the core */
+		if (j->kworkloads[0]) {
+			argv[k++] = "--workloads";
+			argv[k++] = j->kworkloads;
+		}
+		if (j->ktypes[0]) {
+			argv[k++] = "--types";
+			argv[k++] = j->ktypes;
+		}
 	} else {
 		argv[k++] = v->bin;
 		argv[k++] = "run";
@@ -447,7 +456,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
                             bool *retry, char **keep)
 {
 	char out[4096], log[4096], rs[24], outdir[2048], bindir[1400], budget[16], err[512];
-	const char *argv[24];
+	const char *argv[28];
 	struct stack_arg sa;
 	struct sandbox_policy sb;
 	struct spawn_result r;

@@ -11,15 +11,18 @@
 
 src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err")
 ok $? "the kernel source is cached" || { diag "$(cat "$T/src.err")"; done_testing; exit 1; }
-# The agent keeps base builds by commit.  On a cold machine tests/500-kernel-boot.t has just
-# built this very commit with the same fragment (lockbench kernel build): share
-# it (a copy of about 100 MB) rather than build the base a second time.
-kcache=${LOCKLAB_CACHE:-/var/cache/locklab}/agent-kernel-cache
+# The agent keeps base builds in the machine's cache, by commit and fragment (REV-CFG, CFG
+# the fragment's SHA-256, 12 digits).  On a cold machine tests/500-kernel-boot.t has just
+# built this very commit with the same fragment (lockbench kernel build): share it (a copy
+# of about 100 MB) rather than build the base a second time.
+kcache=${LOCKLAB_CACHE:-/var/cache/locklab}/kernels
 rev=$(git -C "$src" rev-parse HEAD)
-if [[ ! -f $kcache/$rev/arch/x86/boot/bzImage && -f $src/locklab-out/arch/x86/boot/bzImage ]] &&
+key=$rev-$(sha256sum "$TOP/lockbench/kernel/locklab.config" | cut -c1-12)
+if [[ ! -f $kcache/$key/arch/x86/boot/bzImage && -f $src/locklab-out/arch/x86/boot/bzImage ]] &&
   "$BIN/lockbench" kernel build --tree "$src" >"$T/base-build.out" 2>&1; then
-  mkdir -p "$kcache" && rm -rf "$kcache/$rev.tmp" && cp -a "$src/locklab-out" "$kcache/$rev.tmp" &&
-    mv "$kcache/$rev.tmp" "$kcache/$rev" && diag "the agent's base build is shared with the tree's ($rev)"
+  mkdir -p "$kcache" && rm -rf "$kcache/$key.tmp" &&
+    cp -a "$src/locklab-out" "$kcache/$key.tmp" &&
+    mv "$kcache/$key.tmp" "$kcache/$key" && diag "the agent's base build is shared with the tree's ($key)"
 fi
 pg_start || exit 1
 # the tree is the local cache of scripts/kernel-source.sh: a path, allowed by --allow-local-trees
@@ -47,6 +50,11 @@ ok $? "the agent runs the kernel job" || diag "$(tail -n 30 "$T/agent.log")"
 log=$(cat "$T/agent.log")
 like "$log" "built kernel patched in|kernel base [0-9a-f]+ built before" "base and patched kernels are built"
 like "$log" "built kernel patched in" "the patched kernel is built (incrementally, from the base objects)"
+like "$log" "kernel base $key (built before: reusing it|built meanwhile)|building kernel base $key into the machine's cache" \
+  "the base is the machine's cache entry of its commit and fragment"
+like "$log" "runs pipe-mutex: kernel/locking/mutex.c \\(struct mutex\\)" "a mutex.c patch runs the mutex workloads, saying why"
+like "$log" "runs locktorture:ww_mutex_lock: kernel/locking/mutex.c" "and locktorture's other mutex type"
+like "$log" "runs hot: the core every kernel job runs" "beside the core"
 api GET "/api/v1/submissions/$sub"
 is "$(jq -r .state <<<"$BODY")" done "the submission is done"
 v=$(jq -r .verdict <<<"$BODY")

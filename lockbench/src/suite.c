@@ -241,7 +241,9 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 		return -1;
 	}
 	/* the suite's workloads, then any named with --workloads that it lacks,
-	 * shaped as the full suite runs them but timed as this suite's hot */
+	 * shaped as the full suite runs them (or, for the kernel-mutex workloads
+	 * only the users suite has, at its first band's users) but timed as this
+	 * suite's hot */
 	struct wl_setting sets[24];
 	int nsets = 0;
 	for (int i = 0; i < 12 && s->settings[i].workload; i++)
@@ -255,6 +257,17 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 			if (strcmp(full->settings[i].workload, ov->workloads[k]->name))
 				continue;
 			sets[nsets] = full->settings[i];
+			sets[nsets].duration_ms = s->settings[1].duration_ms;
+			sets[nsets].repeat = s->settings[1].repeat;
+			nsets++;
+			have = true;
+		}
+		const struct suite_def *users = find("users");
+		for (int i = 0; !have && i < 12 && users->settings[i].workload; i++) {
+			if (strcmp(users->settings[i].workload, ov->workloads[k]->name))
+				continue;
+			sets[nsets] = users->settings[i];
+			sets[nsets].threads[1] = END;
 			sets[nsets].duration_ms = s->settings[1].duration_ms;
 			sets[nsets].repeat = s->settings[1].repeat;
 			nsets++;

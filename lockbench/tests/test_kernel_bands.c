@@ -1,9 +1,11 @@
 /*
  * test_kernel_bands.c - the users suite's composition (its bands, a boot
- * each, and the points the guest runs) and the rows of its table by bands
- * read back from a run's document (kernel_band_rows); a band's boot that
- * locked up after some points finished, recovered from its real console
- * (kernel_recover_boot); the guest's lockup thresholds under TCG.
+ * each, and the points the guest runs; a quick boot that names its
+ * kernel-mutex workloads runs them at its first band) and the rows of its
+ * table by bands read back from a run's document (kernel_band_rows); a
+ * band's boot that locked up after some points finished, recovered from its
+ * real console (kernel_recover_boot); the guest's lockup thresholds under
+ * TCG.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,6 +68,34 @@ static void test_users_plan(void **state)
 	assert_int_equal(plan.n, 4);
 	for (size_t i = 0; i < plan.n; i++)
 		assert_int_equal(plan.points[i].p.threads, 1000);
+	plan_release(&plan);
+}
+
+/*
+ * A kernel job's quick or smoke boot names the kernel-mutex workloads only
+ * the users suite has: each runs at its first band's users, timed as hot.
+ */
+static void test_mutex_workloads_in_quick(void **state)
+{
+	const struct workload *ws[] = {workload_find("hot"), workload_find("pipe-mutex"),
+	                               workload_find("seq-read"), NULL};
+	struct suite_overrides ov = {.workloads = ws};
+	struct plan plan = {0};
+	char err[256];
+	int pipe = 0, seq = 0;
+	assert_int_equal(suite_plan("quick", &ov, &plan, err, sizeof(err)), 0);
+	for (size_t i = 0; i < plan.n; i++) {
+		const struct plan_point *pt = &plan.points[i];
+		if (strcmp(pt->w->name, "pipe-mutex") && strcmp(pt->w->name, "seq-read"))
+			continue;
+		pipe += !strcmp(pt->w->name, "pipe-mutex");
+		seq += !strcmp(pt->w->name, "seq-read");
+		assert_int_equal(pt->p.threads, 100);
+		assert_int_equal(pt->p.duration_ms, 100); /* quick's hot */
+		assert_int_equal(pt->p.repeat, 3);
+	}
+	assert_int_equal(pipe, 1);
+	assert_int_equal(seq, 1);
 	plan_release(&plan);
 }
 
@@ -417,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_users_bands),
 	    cmocka_unit_test(test_users_plan),
+	    cmocka_unit_test(test_mutex_workloads_in_quick),
 	    cmocka_unit_test(test_band_rows),
 	    cmocka_unit_test(test_table_runs_from_console),
 	    cmocka_unit_test(test_recover_stalled_band),
