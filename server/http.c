@@ -286,6 +286,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 			rc = http_reply_error(req, 503, "busy", "%s; try again later",
 			                      admit == CONN_FULL
 			                          ? "the server has too many connections open"
+			                      : admit == CONN_TOKEN_FULL
+			                          ? "too many connections open with your token"
 			                          : "too many connections open from your address");
 			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
 		}

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
@@ -100,8 +101,8 @@ static struct opt opts[] = {
      "connections are closed at twice this)"},
     {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
      "64", 1, 100000,
-     "HTTP connections from one client address that have sent a request; past it 503 + "
-     "Retry-After (closed at twice this)"},
+     "HTTP connections from one client address that have sent a request, or with one agent's "
+     "token (counted apart from its address); past it 503 + Retry-After (closed at twice this)"},
     {"header-connections", "LOCKLAB_HEADER_CONNECTIONS", OPT_UINT, &srv_cfg.header_connections,
      "96", 1, 100000,
      "HTTP connections from one client address that have not sent a whole request yet; a newer "
@@ -463,6 +464,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-server: cannot prepare the database\n");
 		goto out;
 	}
+	auth_load_agents();
 	if (http_start() != 0)
 		goto out;
 	if (jobs_reaper_start() != 0) {
