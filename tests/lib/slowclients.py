@@ -22,6 +22,10 @@ Every address is on loopback: the server's (HOST) and the client sources.
       POST /api/v1/submissions declaring LENGTH body bytes, then one byte a
       second until the server answers or closes (at most LENGTH seconds).
       Prints "STATUS SECONDS" ("closed SECONDS" without a reply).
+  slowclients.py headersonly HOST PORT LENGTH
+      POST /api/v1/submissions declaring LENGTH body bytes and sending none
+      of them; prints "STATUS RETRY-AFTER" of a reply that comes within
+      10 s ("closed -" without one).
   slowclients.py agentburst HOST PORT HOLD TOKEN POSTS PARALLEL
       HOLD anonymous clients from 127.0.0.1 that sent a request's headers
       and trickle its body (they count against the address's limit), then
@@ -223,6 +227,12 @@ def main():
         flood(host, port, int(a[0]), int(a[1]), a[2].split(","), float(a[3]), int(a[4]))
     elif cmd == "over":
         over(host, port, a[0], int(a[1]))
+    elif cmd == "headersonly":
+        s = connect(host, port, "127.0.0.1", timeout=10.0)
+        s.sendall(("POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                   "application/json\r\nContent-Length: %d\r\n\r\n" % int(a[0])).encode())
+        status, headers = read_reply(s)
+        print(status, headers.get("retry-after", "-"))
     elif cmd == "agentburst":
         agentburst(host, port, int(a[0]), a[1], int(a[2]), int(a[3]))
     elif cmd == "slowbody":
