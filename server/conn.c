@@ -113,7 +113,8 @@ void conn_agent_token(const char *hash)
 	pthread_mutex_lock(&conn_lock);
 	if (!conn_agents)
 		conn_agents = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	if (g_hash_table_size(conn_agents) < CONN_AGENTS_MAX)
+	if (!g_hash_table_contains(conn_agents, hash) &&
+	    g_hash_table_size(conn_agents) < CONN_AGENTS_MAX)
 		g_hash_table_add(conn_agents, g_strdup(hash));
 	pthread_mutex_unlock(&conn_lock);
 }

@@ -200,7 +200,7 @@ def agentburst(host, port, hold, token, posts, parallel):
 
     def post(_):
         try:
-            s = connect(host, port, "127.0.0.1", timeout=10.0)
+            s = connect(host, port, "127.0.0.1", timeout=30.0)  # a loaded machine
             s.sendall(("POST /api/v1/jobs/claim HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s"
                        "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
                        "Connection: close\r\n\r\n{}" % token).encode())
