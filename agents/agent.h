@@ -42,6 +42,7 @@ struct agent_cfg {
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
 	const char *kernel_cache; /* base kernel builds, kept by commit */
 	const char *fetch_allow;  /* LOCKLAB_FETCH_ALLOW for submitted git URLs (netpolicy.h) */
+	bool allow_local_trees;   /* a job's git URL may be its tree's local path (codesource.h) */
 	const char *token_file;   /* where the token was read from (hidden from the sandbox) */
 	/* limits of everything built from a submission (spawn.h) */
 	long sandbox_mem_mb;   /* address space per process */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codesource.h"
 #include "elfimage.h"
 #include "fsutil.h"
 #include "gitproto.h"
@@ -610,15 +611,21 @@ int job_prepare(struct job *j, json_t *desc)
 			         "git submission without url/ref");
 			return -1;
 		}
-		if (!url_ok(gurl, true)) {
+		char why[512];
+		struct netpolicy_pin pin = {.resolve = ""};
+		/* where the code may come from: the server's rule (codesource.h) */
+		enum codesource_kind src =
+		    codesource_check(gurl, url, j->ag->cfg.allow_local_trees, why, sizeof(why));
+		if (src == CODESOURCE_REFUSED) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "refused: git url '%.300s' is not an http, https, git or ssh URL",
-			         gurl);
+			         "refused: git url '%.300s' %s", gurl, why);
 			return -1;
 		}
-		char why[512];
-		struct netpolicy_pin pin;
-		if (netpolicy_check_url(gurl, j->ag->cfg.fetch_allow, &pin, why, sizeof(why))) {
+		if (src == CODESOURCE_LOCAL) {
+			/* its tree's own path: no network, nothing to pin */
+			snprintf(pin.url, sizeof(pin.url), "%s", gurl);
+		} else if (netpolicy_check_url(gurl, j->ag->cfg.fetch_allow, &pin, why,
+		                               sizeof(why))) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "refused: git url '%.300s': %s", gurl, why);
 			return -1;
@@ -640,9 +647,9 @@ int job_prepare(struct job *j, json_t *desc)
 		char spec[1024];
 		snprintf(spec, sizeof(spec), "+%s:refs/locklab/job%lld", ref, j->id);
 		/*
-		 * a submitted URL only over the network protocols, never ext:: or
-		 * file://, and only to the addresses just checked (netpolicy.h):
-		 * no redirects, the name pinned
+		 * a submitted URL only over the network protocols, never ext:: and
+		 * file:// only for the tree's own path, and only to the addresses
+		 * just checked (netpolicy.h): no redirects, the name pinned
 		 */
 		const char *argv[3 + GITPROTO_ARGC + NETPOLICY_GIT_ARGC + 5 + 1]; /* + NULL */
 		/* an ssh:// URL: git's ssh is the agent's wrapper, held to the checked address */
@@ -656,7 +663,7 @@ int job_prepare(struct job *j, json_t *desc)
 		argv[n++] = "git";
 		argv[n++] = "-C";
 		argv[n++] = j->mirror;
-		n += gitproto_args(argv + n, false);
+		n += gitproto_args(argv + n, src == CODESOURCE_LOCAL);
 		n += netpolicy_git_args(&pin, argv + n);
 		argv[n++] = "fetch";
 		argv[n++] = "--quiet";

@@ -101,7 +101,7 @@ int git_run_env(struct job *j, const char *log, const char *const argv[], const 
 int run_git(struct job *j, const char *log, const char *const argv[]);
 bool looks_like_option(const char *s);
 bool ref_ok(struct job *j, const char *ref);
-bool url_ok(const char *url, bool submitted);
+bool url_ok(const char *url);
 void fail_with_tail(struct job *j, const char *what, const char *log, int lines);
 int prepare_mirror(struct job *j, const char *url);
 int rev_parse(struct job *j, const char *rev, char *out, size_t outlen);

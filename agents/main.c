@@ -106,6 +106,10 @@ static struct opt opts[] = {
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
      "internal addresses a submitted git URL may reach: host:port or CIDR entries, "
      "comma-separated"},
+    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_FLAG, &cfg.allow_local_trees, NULL, 0,
+     NULL,
+     "fetch a job's commits from its tree's local path or file:// URL (a server with "
+     "--allow-local-trees on this filesystem: its tracked trees)"},
     {"sandbox-mem", "LOCKLAB_SANDBOX_MEM", OPT_LONG, &cfg.sandbox_mem_mb, "8192", 1, "MB",
      "address space of each process built from a submission"},
     {"sandbox-procs", "LOCKLAB_SANDBOX_PROCS", OPT_INT, &cfg.sandbox_procs, "4096", 1, "N",

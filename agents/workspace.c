@@ -92,15 +92,13 @@ bool ref_ok(struct job *j, const char *ref)
 	return run_git(j, "/dev/null", argv) == 0;
 }
 
-/* A URL the agent hands to git: no option; submitted ones with a network scheme. */
-bool url_ok(const char *url, bool submitted)
+/*
+ * A tree's URL the agent hands to git: no option, no line break.  An admin's
+ * tree record, a local path included; a job's git URL is codesource.h's.
+ */
+bool url_ok(const char *url)
 {
-	if (looks_like_option(url) || strpbrk(url, "\n\r"))
-		return false;
-	if (!submitted)
-		return true; /* an admin's tree record: a local path is fine */
-	return !strncasecmp(url, "https://", 8) || !strncasecmp(url, "http://", 7) ||
-	       !strncasecmp(url, "git://", 6) || !strncasecmp(url, "ssh://", 6);
+	return !looks_like_option(url) && !strpbrk(url, "\n\r");
 }
 
 /*
@@ -129,7 +127,7 @@ int prepare_mirror(struct job *j, const char *url)
 	snprintf(name, sizeof(name), "%lx.git", h);
 	snprintf(j->mirror, sizeof(j->mirror), "%s/%s", j->ag->mirrors_dir, name);
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
-	if (!url_ok(url, false)) {
+	if (!url_ok(url)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "the tree's URL '%.200s' looks like an option, not a URL", url);
 		return -1;

@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "conn.h"
 #include "db.h"
 #include "sha256.h"
 
@@ -77,8 +78,22 @@ enum handler_rc auth_require_agent(struct http_request *req, PGconn *c, const ch
 	snprintf(out->role, sizeof(out->role), "%s", PQgetvalue(res, 0, 1));
 	snprintf(out->machine_class, sizeof(out->machine_class), "%s", PQgetvalue(res, 0, 2));
 	PQclear(res);
+	/* an agent's connections count by its token from now on (conn.h) */
+	if (strcmp(out->role, "agent") == 0)
+		conn_agent_token(hash);
 	if (want_role && strcmp(out->role, want_role) != 0)
 		return http_reply_error(req, 403, "forbidden", "a %s token cannot do this",
 		                        out->role);
 	return HANDLER_OK;
+}
+
+void auth_load_agents(void)
+{
+	PGconn *c = db_conn();
+	PGresult *res =
+	    c ? db_exec(c, "SELECT token_hash FROM agents WHERE role = 'agent'", 0, NULL) : NULL;
+
+	for (int i = 0; res && i < PQntuples(res); i++)
+		conn_agent_token(PQgetvalue(res, i, 0));
+	PQclear(res);
 }

@@ -27,4 +27,10 @@ bool auth_is_admin(const char *token);
 enum handler_rc auth_require_agent(struct http_request *req, PGconn *c, const char *want_role,
                                    struct auth_agent *out);
 
+/*
+ * The agents' token hashes, read once at start: their connections count by
+ * token from their first request (conn_agent_token).  Best effort.
+ */
+void auth_load_agents(void);
+
 #endif

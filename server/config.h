@@ -43,6 +43,7 @@ struct srv_config {
 	unsigned http_threads;       /* the fixed pool serving every connection */
 	unsigned fetch_max_active;   /* URL fetches at once; past it submissions get 503 */
 	unsigned parse_max_active;   /* submitted mboxes parsed at once; past it 503 */
+	const char *parse_priority;  /* their threads' CPU priority: low, idle or normal */
 	/* outgoing mail (reply.c, outbox.c) */
 	const char *mail_from;     /* "Name <addr>": From and the SMTP envelope sender */
 	const char *mail_domain;   /* right-hand side of Message-IDs */

@@ -6,17 +6,20 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <glib.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "sha256.h"
 
 enum conn_phase {
 	PHASE_HEADERS, /* waiting for a request's headers (a new or idle connection) */
@@ -29,6 +32,7 @@ struct conn_slot {
 	int fd;
 	unsigned char addr[16]; /* the client's, IPv4 as ::ffff:a.b.c.d */
 	bool via_proxy;         /* the peer is --trusted-proxy: addr from X-Forwarded-For */
+	char token[65]; /* a known agent token's SHA-256 (hex): counted by it; "": by addr */
 	enum conn_phase phase;
 	int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
 	unsigned served;     /* requests completed on this connection */
@@ -46,10 +50,15 @@ static pthread_t conn_watchdog;
 static bool conn_have_proxy;
 static unsigned char conn_proxy[16]; /* --trusted-proxy's address key */
 static bool conn_running;
+/* SHA-256 (hex) of the agent tokens that have authenticated: a set, keys owned */
+static GHashTable *conn_agents;
+
+/* How many agent tokens are told apart; past it an agent counts by its address. */
+#define CONN_AGENTS_MAX 4096
 
 /* Counters for /metrics; relaxed: read by /metrics only. */
-static atomic_ulong conn_refused_total, conn_refused_ip, conn_cut_headers, conn_cut_idle,
-    conn_cut_body, conn_late_body, conn_cut_budget;
+static atomic_ulong conn_refused_total, conn_refused_ip, conn_refused_token, conn_cut_headers,
+    conn_cut_idle, conn_cut_body, conn_late_body, conn_cut_budget;
 
 /* How long past the body deadline a silent body is cut without a reply. */
 #define CONN_BODY_GRACE_MS 2000
@@ -89,6 +98,42 @@ static void conn_addr_key(const struct sockaddr *sa, unsigned char key[16])
 static bool conn_admitted(const struct conn_slot *s)
 {
 	return s->phase != PHASE_HEADERS || s->served > 0;
+}
+
+/* Whether o and s are counted together: the same agent token, else the same address. */
+static bool conn_same_key(const struct conn_slot *o, const struct conn_slot *s)
+{
+	if (s->token[0] || o->token[0])
+		return strcmp(o->token, s->token) == 0;
+	return memcmp(o->addr, s->addr, 16) == 0;
+}
+
+void conn_agent_token(const char *hash)
+{
+	pthread_mutex_lock(&conn_lock);
+	if (!conn_agents)
+		conn_agents = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (!g_hash_table_contains(conn_agents, hash) &&
+	    g_hash_table_size(conn_agents) < CONN_AGENTS_MAX)
+		g_hash_table_add(conn_agents, g_strdup(hash));
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/*
+ * The SHA-256 (hex) of the request's bearer token into hash; false without
+ * one.  Hashed outside conn_lock; whether it is an agent's is asked under it.
+ */
+static bool conn_bearer_hash(struct MHD_Connection *c, char hash[65])
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7 + strspn(h + 7, " ");
+	if (!*h || strlen(h) > 512)
+		return false;
+	sha256_hex(h, strlen(h), hash);
+	return true;
 }
 
 /*
@@ -209,14 +254,21 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 	enum conn_admit rc = CONN_OK;
 	unsigned same_ip = 0;
 	unsigned char fwd[16];
-	bool forwarded;
+	char hash[65];
+	bool forwarded, bearer;
 
 	if (!s)
 		return CONN_OK;
 	forwarded = s->via_proxy && conn_forwarded(c, fwd);
+	bearer = conn_bearer_hash(c, hash);
 	pthread_mutex_lock(&conn_lock);
 	if (forwarded)
 		memcpy(s->addr, fwd, 16); /* this request's client, not the proxy */
+	/* a known agent's request counts against its token's slots, not its address's */
+	if (bearer && conn_agents && g_hash_table_contains(conn_agents, hash))
+		memcpy(s->token, hash, sizeof(s->token));
+	else
+		s->token[0] = '\0';
 	if (s->cut) {
 		rc = CONN_CUT;
 		goto out;
@@ -229,13 +281,14 @@ enum conn_admit conn_request_begin(struct MHD_Connection *c)
 	s->over_total = false;
 	/*
 	 * its first request (every request through the proxy, each another
-	 * client's): the others of its address that sent one are counted
+	 * client's): the others of its address (or its agent token) that sent
+	 * one are counted
 	 */
 	if (s->served == 0 || s->via_proxy) {
 		for (o = conn_list; o; o = o->next)
-			same_ip += o != s && conn_admitted(o) && memcmp(o->addr, s->addr, 16) == 0;
+			same_ip += o != s && conn_admitted(o) && conn_same_key(o, s);
 		if (same_ip >= srv_cfg.per_ip_connections) {
-			rc = CONN_IP_FULL;
+			rc = s->token[0] ? CONN_TOKEN_FULL : CONN_IP_FULL;
 			goto out;
 		}
 	}
@@ -247,6 +300,8 @@ out:
 		atomic_fetch_add_explicit(&conn_refused_total, 1, memory_order_relaxed);
 	else if (rc == CONN_IP_FULL)
 		atomic_fetch_add_explicit(&conn_refused_ip, 1, memory_order_relaxed);
+	else if (rc == CONN_TOKEN_FULL)
+		atomic_fetch_add_explicit(&conn_refused_token, 1, memory_order_relaxed);
 	return rc;
 }
 
@@ -387,6 +442,11 @@ void conn_stop(void)
 	pthread_mutex_unlock(&conn_lock);
 	pthread_join(conn_watchdog, NULL);
 	conn_running = false;
+	pthread_mutex_lock(&conn_lock);
+	if (conn_agents)
+		g_hash_table_destroy(conn_agents);
+	conn_agents = NULL;
+	pthread_mutex_unlock(&conn_lock);
 }
 
 void conn_metrics(FILE *out)
@@ -405,6 +465,7 @@ void conn_metrics(FILE *out)
 	        "# TYPE locklab_http_refused_total counter\n"
 	        "locklab_http_refused_total{limit=\"total\"} %lu\n"
 	        "locklab_http_refused_total{limit=\"per-ip\"} %lu\n"
+	        "locklab_http_refused_total{limit=\"per-agent\"} %lu\n"
 	        "# HELP locklab_http_deadline_total Connections past a deadline, by phase: "
 	        "answered 408 then closed (status \"408\") or closed without a reply "
 	        "(status \"cut\").\n"
@@ -419,6 +480,7 @@ void conn_metrics(FILE *out)
 	        "locklab_http_header_budget_total %lu\n",
 	        open, atomic_load_explicit(&conn_refused_total, memory_order_relaxed),
 	        atomic_load_explicit(&conn_refused_ip, memory_order_relaxed),
+	        atomic_load_explicit(&conn_refused_token, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_headers, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_idle, memory_order_relaxed),
 	        atomic_load_explicit(&conn_cut_body, memory_order_relaxed),

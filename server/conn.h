@@ -21,6 +21,13 @@
  *    503 with Retry-After (and "Connection: close") for its request instead
  *    of a TCP reset.  The hard limits given to libmicrohttpd are twice these
  *    (conn_hard_limit()).
+ *  - agents counted by token, not by address: a request whose bearer token
+ *    is an agent's that has authenticated before (conn_agent_token) counts
+ *    against srv_cfg.per_ip_connections of that token, and neither against
+ *    its address nor with the anonymous clients there, so one address's
+ *    slow or busy clients cannot refuse the agents behind it (a NAT, a
+ *    proxy, a lab's one router).  Until its token has authenticated once
+ *    since the server started, an agent counts by its address.
  *  - a budget of their own for connections that have sent no request yet
  *    (slow or idle clients): srv_cfg.header_connections per address; a newer
  *    one cuts the oldest (408).  They never count against the per-address
@@ -51,9 +58,10 @@ unsigned conn_hard_per_ip(void);
 
 enum conn_admit {
 	CONN_OK,
-	CONN_FULL,    /* over srv_cfg.max_connections: reply 503 */
-	CONN_IP_FULL, /* over srv_cfg.per_ip_connections: reply 503 */
-	CONN_CUT,     /* the watchdog has cut it: close without a reply */
+	CONN_FULL,       /* over srv_cfg.max_connections: reply 503 */
+	CONN_IP_FULL,    /* over srv_cfg.per_ip_connections: reply 503 */
+	CONN_TOKEN_FULL, /* an agent's token over srv_cfg.per_ip_connections: reply 503 */
+	CONN_CUT,        /* the watchdog has cut it: close without a reply */
 };
 
 /* A request's headers are complete: admit it and start its body deadline. */
@@ -70,6 +78,12 @@ void conn_refuse_late_body(struct MHD_Connection *c);
 void conn_request_run(struct MHD_Connection *c);
 /* The reply is sent (or the request failed): the next request's header deadline starts. */
 void conn_request_done(struct MHD_Connection *c);
+
+/*
+ * hash (SHA-256 as hex, auth.c) is a token that authenticated as an agent:
+ * its requests are counted by it from now on.  At most 4096 are kept.
+ */
+void conn_agent_token(const char *hash);
 
 /* Prometheus lines: open connections, refusals and deadline cuts. */
 void conn_metrics(FILE *out);

@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "metrics.h"
 #include "routes.h"
+#include "submissions.h"
 
 static struct MHD_Daemon *http_daemon;
 
@@ -286,6 +287,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 			rc = http_reply_error(req, 503, "busy", "%s; try again later",
 			                      admit == CONN_FULL
 			                          ? "the server has too many connections open"
+			                      : admit == CONN_TOKEN_FULL
+			                          ? "too many connections open with your token"
 			                          : "too many connections open from your address");
 			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
 		}
@@ -295,6 +298,15 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		if (clen && strtoull(clen, NULL, 10) > srv_cfg.max_body) {
 			rc = http_reply_error(req, 413, "too-large", "request body over %zu bytes",
 			                      srv_cfg.max_body);
+			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
+		}
+		/* a big mbox while every parse slot is busy: 503 before its body is read */
+		if (clen && submission_busy_early(method, url, strtoull(clen, NULL, 10))) {
+			req->close = true;
+			rc = http_reply_error(req, 503, "busy",
+			                      "%u mboxes are being parsed, the most at once "
+			                      "(--parse-max-active); try again later",
+			                      srv_cfg.parse_max_active);
 			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
 		}
 		return MHD_YES;

@@ -18,6 +18,7 @@
 #include "api.h"
 #include "auth.h"
 #include "config.h"
+#include "conn.h"
 #include "db.h"
 #include "ingest.h"
 #include "metrics.h"
@@ -169,6 +170,8 @@ enum handler_rc api_agent_register(struct http_request *req)
 		rc = api_reply_db_error(req, "cannot store the agent");
 		goto out;
 	}
+	if (strcmp(role, "agent") == 0)
+		conn_agent_token(hash); /* counted by its token from its first request */
 	rc = http_reply_json(req, 201,
 	                     json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "id",
 	                               (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),

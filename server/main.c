@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "fetch.h"
@@ -26,6 +27,7 @@
 #include "progdir.h"
 #include "routes.h"
 #include "sshpin.h"
+#include "submissions.h"
 #include "track.h"
 #include "version.h"
 
@@ -100,8 +102,8 @@ static struct opt opts[] = {
      "connections are closed at twice this)"},
     {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
      "64", 1, 100000,
-     "HTTP connections from one client address that have sent a request; past it 503 + "
-     "Retry-After (closed at twice this)"},
+     "HTTP connections from one client address that have sent a request, or with one agent's "
+     "token (counted apart from its address); past it 503 + Retry-After (closed at twice this)"},
     {"header-connections", "LOCKLAB_HEADER_CONNECTIONS", OPT_UINT, &srv_cfg.header_connections,
      "96", 1, 100000,
      "HTTP connections from one client address that have not sent a whole request yet; a newer "
@@ -123,7 +125,10 @@ static struct opt opts[] = {
     {"parse-max-active", "LOCKLAB_PARSE_MAX_ACTIVE", OPT_UINT, &srv_cfg.parse_max_active, "2", 1,
      1024,
      "submitted mboxes parsed at once, each on a thread of its own, off the HTTP threads; past "
-     "it 503 + Retry-After"},
+     "it 503 + Retry-After (a submission over 64 KiB gets it before its body is read)"},
+    {"parse-priority", "LOCKLAB_PARSE_PRIORITY", OPT_STR, &srv_cfg.parse_priority, "low", 0, 0,
+     "CPU priority of those threads: low (SCHED_BATCH and nice 10), idle (SCHED_IDLE) or normal; "
+     "below the HTTP threads, /healthz and agents' posts are answered while a flood is parsed"},
     {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
      "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_UINT, &srv_cfg.connection_timeout,
@@ -440,6 +445,12 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	if (submission_parse_priority_check(srv_cfg.parse_priority) != 0) {
+		fprintf(stderr,
+		        "locklab-server: --parse-priority: '%s' is not low, idle or normal\n",
+		        srv_cfg.parse_priority);
+		return 2;
+	}
 	if (fetch_global_init() != 0) {
 		fprintf(stderr, "locklab-server: cannot initialise libcurl\n");
 		return 1;
@@ -463,6 +474,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-server: cannot prepare the database\n");
 		goto out;
 	}
+	auth_load_agents();
 	if (http_start() != 0)
 		goto out;
 	if (jobs_reaper_start() != 0) {

@@ -4,11 +4,15 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "auth.h"
@@ -568,6 +572,37 @@ unsigned submission_parses_active(void)
 	return atomic_load(&parse_active);
 }
 
+bool submission_busy_early(const char *method, const char *url, unsigned long long length)
+{
+	return length > SUBMISSION_EARLY_BUSY_BYTES && strcmp(method, "POST") == 0 &&
+	       strcmp(url, "/api/v1/submissions") == 0 &&
+	       atomic_load(&parse_active) >= srv_cfg.parse_max_active;
+}
+
+int submission_parse_priority_check(const char *name)
+{
+	return strcmp(name, "low") && strcmp(name, "idle") && strcmp(name, "normal") ? -1 : 0;
+}
+
+/*
+ * The parse thread's CPU priority (--parse-priority): low is SCHED_BATCH
+ * and nice 10, idle SCHED_IDLE (only what no other thread wants), normal
+ * unchanged.  The thread is the parse's own (http_defer) and ends with it.
+ * Best effort: a refusal leaves the priority as it was.
+ */
+static void parse_priority_apply(void)
+{
+	const char *p = srv_cfg.parse_priority ? srv_cfg.parse_priority : "low";
+	struct sched_param sp = {.sched_priority = 0};
+
+	if (strcmp(p, "low") == 0) {
+		pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+		setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	} else if (strcmp(p, "idle") == 0) {
+		pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	}
+}
+
 static bool parse_slot_take(void)
 {
 	unsigned n = atomic_load(&parse_active);
@@ -583,6 +618,7 @@ static void sub_fetch_run(void *arg)
 	struct sub_fetch *f = arg;
 
 	if (f->mbox) {
+		parse_priority_apply();
 		f->rc = mbox_parse(f->mbox, strlen(f->mbox), &f->series, f->err, sizeof(f->err));
 		atomic_fetch_sub(&parse_active, 1);
 		return;

@@ -8,6 +8,7 @@
 #define LOCKLAB_SERVER_SUBMISSIONS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "mbox.h"
 
@@ -42,5 +43,20 @@ int submission_store(struct submission_new *s);
 
 /* Submitted mboxes being parsed now, off the HTTP threads (/metrics). */
 unsigned submission_parses_active(void);
+
+/* A declared body over this is an mbox to parse, refused at once while every parse slot is busy. */
+#define SUBMISSION_EARLY_BUSY_BYTES (64 * 1024)
+
+/*
+ * True when a request (method, url, its declared Content-Length) is a
+ * submission of more than SUBMISSION_EARLY_BUSY_BYTES while
+ * --parse-max-active parses run: http.c answers 503 + Retry-After from its
+ * headers, before reading the body, so a flood of big mboxes holds no HTTP
+ * thread reading bodies that would be refused anyway.
+ */
+bool submission_busy_early(const char *method, const char *url, unsigned long long length);
+
+/* 0 when --parse-priority names one (low, idle, normal), else -1. */
+int submission_parse_priority_check(const char *name);
 
 #endif

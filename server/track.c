@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "changepoint.h"
+#include "codesource.h"
 #include "compare.h"
 #include "config.h"
 #include "db.h"
@@ -219,6 +220,7 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	char err[512], head[41], root[41], base[41];
 	int seq0 = 0, segment = 0;
 	bool rewritten;
+	enum codesource_kind src;
 	const char *check[] = {"git", "check-ref-format", "--branch", t->branch, NULL};
 	const char *init[] = {"git", "init", "--quiet", "--bare", mirror, NULL};
 	/* the tree's URL under the fetch address policy, git held to the checked address */
@@ -244,8 +246,16 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		track_set_error(c, t->id, "cannot make the mirror under --track-dir");
 		goto out;
 	}
-	if (srv_cfg.allow_local_trees &&
-	    (t->url[0] == '/' || !g_ascii_strncasecmp(t->url, "file://", 7)))
+	/* where code may come from: the rule the agents apply to this tree's runs */
+	src = codesource_check(t->url, NULL, srv_cfg.allow_local_trees, err, sizeof(err));
+	if (src == CODESOURCE_REFUSED) {
+		char why[900];
+
+		snprintf(why, sizeof(why), "refused: git url '%.300s' %s", t->url, err);
+		track_set_error(c, t->id, why);
+		goto out;
+	}
+	if (src == CODESOURCE_LOCAL)
 		snprintf(pin.url, sizeof(pin.url), "%s", t->url);
 	else if (netpolicy_check_url(t->url, srv_cfg.fetch_allow, &pin, err, sizeof(err)) != 0) {
 		char why[600];
@@ -275,7 +285,7 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	fetch[n++] = "-c";
 	fetch[n++] = "maintenance.auto=false";
 	n += netpolicy_git_args(&pin, fetch + n);
-	n += gitproto_args(fetch + n, srv_cfg.allow_local_trees);
+	n += gitproto_args(fetch + n, src == CODESOURCE_LOCAL);
 	fetch[n++] = "fetch";
 	fetch[n++] = "--quiet";
 	fetch[n++] = "--";

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "api.h"
+#include "codesource.h"
 #include "config.h"
 #include "db.h"
 #include "url.h"
@@ -41,12 +41,6 @@ bool api_tree_name_ok(const char *s)
 		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
 			return false;
 	return true;
-}
-
-/* A local path or file:// URL: only with --allow-local-trees. */
-static bool trees_tree_local(const char *url)
-{
-	return url[0] == '/' || strncasecmp(url, "file://", 7) == 0;
 }
 
 /* A list address: one addr-spec ("linux-locks@example.org"), nothing a header could carry more in.
@@ -136,17 +130,19 @@ enum handler_rc api_tree_create(struct http_request *req)
 		rc = http_reply_error(req, 400, "invalid", "branch: a git branch name");
 		goto out;
 	}
-	if (trees_tree_local(url) && srv_cfg.allow_local_trees) {
-		if (strlen(url) > URL_MAX) {
-			rc =
-			    http_reply_error(req, 400, "bad-url", "url: at most %d bytes", URL_MAX);
+	/* the agents fetch what the same rule lets through (codesource.h) */
+	switch (codesource_check(url, NULL, srv_cfg.allow_local_trees, err, sizeof(err))) {
+	case CODESOURCE_REFUSED:
+		rc = http_reply_error(req, 400, "bad-url", "url: '%.300s' %s", url, err);
+		goto out;
+	case CODESOURCE_NETWORK:
+		if (url_check(url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
+			rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
 			goto out;
 		}
-	} else if (url_check(url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
-		rc = http_reply_error(
-		    req, 400, "bad-url", "url: %s%s", err,
-		    trees_tree_local(url) ? " (local trees need --allow-local-trees)" : "");
-		goto out;
+		break;
+	case CODESOURCE_LOCAL:
+		break;
 	}
 	c = db_conn();
 	if (!c) {

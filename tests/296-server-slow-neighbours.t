@@ -4,7 +4,9 @@
 # address (--header-connections; a newer one cuts the oldest), and only
 # connections that sent a request count against --per-ip-connections.  70
 # clients trickling header bytes from 127.0.0.1 while fresh clients from
-# 127.0.0.1 ask /healthz: at least 95% of those are answered 200.
+# 127.0.0.1 ask /healthz: at least 95% of those are answered 200.  Agents
+# count by their token, not their address: while anonymous clients hold all
+# of 127.0.0.1's slots, every one of an agent's posts from there is served.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
@@ -32,4 +34,13 @@ ok "$(jq -e '.idle_closed >= 14' <<<"$out" >/dev/null; echo $?)" \
   "30 idle connections past --header-connections 16: the oldest are cut"
 api GET /metrics
 like "$BODY" 'locklab_http_header_budget_total [1-9]' "/metrics counts the connections cut for the header budget"
+# an agent's burst of posts while anonymous slow bodies hold the address's slots
+server_start --per-ip-connections 8 || bail_out "no third server"
+register_agent
+out=$(python3 "$TOP/tests/lib/slowclients.py" agentburst 127.0.0.1 "${URL##*:}" 8 "$AGENT_TOKEN" 60 6)
+diag "agent burst: $out"
+is "$(jq -r .anonymous <<<"$out")" 503 "8 slow bodies fill 127.0.0.1's 8 slots: an anonymous request is refused"
+is "$(jq -c .agent <<<"$out")" '{"200":60}' "all 60 of an agent's posts from 127.0.0.1, 6 at a time, are served"
+api GET /metrics
+like "$BODY" 'locklab_http_refused_total\{limit="per-agent"\} 0' "none was refused by its token's limit"
 done_testing

@@ -22,7 +22,19 @@ Every address is on loopback: the server's (HOST) and the client sources.
       POST /api/v1/submissions declaring LENGTH body bytes, then one byte a
       second until the server answers or closes (at most LENGTH seconds).
       Prints "STATUS SECONDS" ("closed SECONDS" without a reply).
+  slowclients.py headersonly HOST PORT LENGTH
+      POST /api/v1/submissions declaring LENGTH body bytes and sending none
+      of them; prints "STATUS RETRY-AFTER" of a reply that comes within
+      10 s ("closed -" without one).
+  slowclients.py agentburst HOST PORT HOLD TOKEN POSTS PARALLEL
+      HOLD anonymous clients from 127.0.0.1 that sent a request's headers
+      and trickle its body (they count against the address's limit), then
+      one more anonymous GET /healthz, then POSTS of POST /api/v1/jobs/claim
+      with TOKEN, PARALLEL at a time, each on a fresh connection from
+      127.0.0.1.  Prints one JSON object: the anonymous probe's status and
+      the agent's statuses counted.
 """
+import concurrent.futures
 import json
 import socket
 import sys
@@ -176,6 +188,38 @@ def slowbody(host, port, length):
     print(status or "none", round(time.monotonic() - t0))
 
 
+def agentburst(host, port, hold, token, posts, parallel):
+    held = []
+    for _ in range(hold):
+        s = connect(host, port, "127.0.0.1", timeout=1.0)
+        s.sendall(b"POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+        held.append(s)
+    time.sleep(0.5)
+    anon, _ = get_healthz(host, port, "127.0.0.1")
+
+    def post(_):
+        try:
+            s = connect(host, port, "127.0.0.1", timeout=30.0)  # a loaded machine
+            s.sendall(("POST /api/v1/jobs/claim HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s"
+                       "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                       "Connection: close\r\n\r\n{}" % token).encode())
+            status, _ = read_reply(s)
+            s.close()
+            return status
+        except OSError:
+            return "closed"
+
+    with concurrent.futures.ThreadPoolExecutor(parallel) as ex:
+        statuses = list(ex.map(post, range(posts)))
+    counts = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    for s in held:
+        s.close()
+    print(json.dumps({"anonymous": anon, "agent": counts}))
+
+
 def main():
     cmd, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     a = sys.argv[4:]
@@ -183,6 +227,14 @@ def main():
         flood(host, port, int(a[0]), int(a[1]), a[2].split(","), float(a[3]), int(a[4]))
     elif cmd == "over":
         over(host, port, a[0], int(a[1]))
+    elif cmd == "headersonly":
+        s = connect(host, port, "127.0.0.1", timeout=10.0)
+        s.sendall(("POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                   "application/json\r\nContent-Length: %d\r\n\r\n" % int(a[0])).encode())
+        status, headers = read_reply(s)
+        print(status, headers.get("retry-after", "-"))
+    elif cmd == "agentburst":
+        agentburst(host, port, int(a[0]), a[1], int(a[2]), int(a[3]))
     elif cmd == "slowbody":
         slowbody(host, port, int(a[0]))
     else:
