@@ -12,10 +12,7 @@ source "$TOP/tests/lib/server.sh"
 source "$TOP/tests/lib/intake.sh"
 
 pg_start || bail_out "no postgres"
-git init -q "$T/repo" && cd "$T/repo" && git config user.email dev@example.org &&
-  git config user.name 'Dev Eloper' && printf 'int owner;\n' >m.c && git add m.c && git commit -qm start &&
-  printf 'int handoff;\n' >>m.c && git commit -qam 'locking: add handoff' -m 'Hand off.' &&
-  printf 'int pickup;\n' >>m.c && git commit -qam 'locking: add pickup' -m 'Pick up.' &&
+locking_repo "$T/repo" &&
   git format-patch -q --cover-letter --thread -o "$T/fp" HEAD~2 && cd "$TOP" || bail_out "git format-patch failed"
 
 # style TAG SED-SCRIPT: the series of $T/fp with Message-IDs tagged TAG and
