@@ -793,6 +793,8 @@ struct group {
 	int version;
 	size_t first; /* where it starts in the mbox */
 	bool cover, threaded;
+	bool numbered; /* a member is numbered (a cover letter or n/m) */
+	bool complete; /* unnumbered, or every part 1..M (M > 0) is there */
 };
 
 /* The candidate a message belongs to: a patch, or a cover letter (0/N). */
@@ -891,6 +893,60 @@ static int series_version(const struct mbox_mail *mails, const struct grouping *
 	return m->version;
 }
 
+/*
+ * An unnumbered patch in the thread of a numbered series ("This is an
+ * orphaned patch!" replying to a "[PATCH 0/2]") is no part of it: a
+ * series of its own, as Patchwork makes it.
+ */
+static void grouping_orphans(struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct group *gr;
+
+		if (g->gof[i] == (size_t)-1 || !mails[i].diff || mails[i].numbered ||
+		    !g->groups[g->gof[i]].numbered)
+			continue;
+		gr = &g->groups[g->ngroups];
+		gr->key = g_strdup_printf("orphan %zu", i);
+		gr->version = mails[i].version;
+		gr->first = i;
+		gr->threaded = g->groups[g->gof[i]].threaded;
+		g->gof[i] = g->ngroups++;
+	}
+}
+
+/* Which groups hold every part of their numbering (a hash of parts: linear). */
+static void grouping_complete(const struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	GHashTable *parts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	int *total = g_new0(int, g->ngroups ? g->ngroups : 1);
+	size_t *have = g_new0(size_t, g->ngroups ? g->ngroups : 1), i;
+
+	for (i = 0; i < n; i++)
+		if (g->gof[i] != (size_t)-1 && mails[i].diff && mails[i].numbered &&
+		    mails[i].total > total[g->gof[i]])
+			total[g->gof[i]] = mails[i].total;
+	for (i = 0; i < n; i++) {
+		size_t k = g->gof[i];
+		char *key;
+
+		if (k == (size_t)-1 || !mails[i].diff || !mails[i].numbered || mails[i].index < 1 ||
+		    mails[i].index > total[k])
+			continue;
+		key = g_strdup_printf("%zu %d", k, mails[i].index);
+		if (g_hash_table_add(parts, key))
+			have[k]++;
+	}
+	for (i = 0; i < g->ngroups; i++)
+		g->groups[i].complete =
+		    !g->groups[i].numbered || (total[i] && have[i] == (size_t)total[i]);
+	g_hash_table_destroy(parts);
+	g_free(total);
+	g_free(have);
+}
+
 static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 {
 	size_t *children, i;
@@ -950,7 +1006,11 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 		}
 		if (!m->diff)
 			g->groups[g->gof[i]].cover = true;
+		if (m->numbered)
+			g->groups[g->gof[i]].numbered = true;
 	}
+	grouping_orphans(mails, n, g);
+	grouping_complete(mails, n, g);
 	g_free(children);
 }
 
@@ -1041,8 +1101,10 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 
 			if (!c || gr->version > c->version ||
 			    (gr->version == c->version &&
-			     (gr->cover > c->cover ||
-			      (gr->cover == c->cover && gr->threaded > c->threaded))))
+			     (gr->complete > c->complete ||
+			      (gr->complete == c->complete &&
+			       (gr->cover > c->cover ||
+			        (gr->cover == c->cover && gr->threaded > c->threaded))))))
 				chosen = (long)i;
 		}
 		if (chosen >= 0) {

@@ -34,11 +34,7 @@ sed 's/^\(Message-I[Dd]\): <\(.*\)>/\1: <again-\2>/I; s/^+int handoff;/+int hand
 sed -n '/^Subject:/!p; /^Subject:/s/.*/Subject: MAINTAINERS: add the locking files/p' "$T/fp/0001-"* |
   sed '/^In-Reply-To:/d; /^References:/d; s/^\(Message-I[Dd]\): <\(.*\)>/\1: <plain-\2>/I' >"$T/plain.eml"
 
-mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
-cat >"$T/mail.json" <<JSON
-{"sources": [{"name": "lists", "maildir": "$T/Maildir"}], "poll_seconds": 0.2, "wait_seconds": 30}
-JSON
-server_start --mail-config "$T/mail.json" || bail_out "no server"
+maildir_server_start || bail_out "no server"
 
 # series TAG: "version cover+patches" of the submission holding TAG's mails
 series() {

@@ -20,11 +20,7 @@ locking_repo "$T/repo" &&
 [[ $(grep -h '^Message-I[Dd]:' "$T"/first/* "$T"/again/* | sort -u | wc -l) == 4 ]] ||
   bail_out "format-patch gave the resend the first copy's Message-IDs"
 
-mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
-cat >"$T/mail.json" <<JSON
-{"sources": [{"name": "lists", "maildir": "$T/Maildir"}], "poll_seconds": 0.2, "wait_seconds": 30}
-JSON
-server_start --mail-config "$T/mail.json" || bail_out "no server"
+maildir_server_start || bail_out "no server"
 
 # 1. the first copy
 maildir_deliver "$T/Maildir" "$T"/first/*.patch
