@@ -3,7 +3,8 @@
 # code, the same numbering, new Message-IDs) is not dropped: it is a new
 # submission of the same version whose previous_id names the first, the
 # API shows the link and the log says so; the same mails delivered again
-# byte for byte stay duplicates; a later v2 follows the resend.
+# byte for byte stay duplicates; a later v2 follows the resend; the two
+# copies delivered at once are two submissions too.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
@@ -55,4 +56,26 @@ is "$(wait_for "SELECT count(*) FROM submissions WHERE source = 'mail'" 3)" 3 "v
 is "$(sql "SELECT version || ' ' || previous_id FROM submissions WHERE source = 'mail' ORDER BY id DESC LIMIT 1")" \
   "2 $s2" "linked to the resend"
 unlike "$(grep -c 'v2 without a new version label' "$SERVER_LOG")" '^[1-9]' "a labelled version is no resend"
+
+# 5. both copies delivered at once, the resend a reply to the first copy
+# (git send-email --in-reply-to): two submissions, linked
+for d in first again; do
+  mkdir -p "$T/both-$d"
+  for f in "$T/$d"/*.patch; do
+    sed 's/^\(Message-I[Dd]\|In-Reply-To\|References\): <\(.*\)>/\1: <both-\2>/I' "$f" >"$T/both-$d/${f##*/}"
+  done
+done
+root=$(sed -n 's/^Message-I[Dd]: //Ip' "$T"/both-first/0001-*)
+sed -i "/^Message-I[Dd]:/Ia In-Reply-To: $root\nReferences: $root" "$T"/both-again/0001-*
+# (in an order whose every prefix a poll may read decides the same: the
+# first copy is complete only once the resend's part 2 waits for its part 1)
+maildir_deliver "$T/Maildir" "$T"/both-again/0002-* "$T"/both-first/*.patch "$T"/both-again/0001-*
+is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<both-%' AND state = 'submitted'" 4)" 4 \
+  "a series and its resend delivered together are submitted"
+b=($(sql "SELECT DISTINCT submission_id FROM patches WHERE message_id LIKE '<both-%' ORDER BY 1"))
+is "${#b[@]}" 2 "as two submissions"
+is "$(sql "SELECT version || ' ' || previous_id FROM submissions WHERE id = ${b[1]:-0}")" "1 ${b[0]:-}" \
+  "of v1, the second linked to the first"
+like "$(sql "SELECT diff FROM patches WHERE submission_id = ${b[1]:-0} AND seq = 1")" 'handoff, spinner' \
+  "holding the new code"
 done_testing
