@@ -135,8 +135,8 @@ static int sub_insert_submission(PGconn *c, struct sub_new *s, const struct mbox
 		                     series_key};
 
 		/* previous_id: the newest older version of the same series, or a
-		 * copy of the same version sent again with other mails (a resend
-		 * without a version label) */
+		 * copy of the same version sent again with other mails after it (a
+		 * resend without a version label) */
 		res = db_exec(
 		    c,
 		    "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
@@ -144,8 +144,10 @@ static int sub_insert_submission(PGconn *c, struct sub_new *s, const struct mbox
 		    "mail_references, mail_cc, mail_list, mail_series, previous_id) VALUES "
 		    "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11, $12, $13, $14, "
 		    "$15, (SELECT id FROM submissions WHERE mail_series = $15 AND (version < "
-		    "$11::int OR (version = $11::int AND reply_to_msgid IS DISTINCT FROM $10)) "
-		    "ORDER BY version DESC, id DESC LIMIT 1)) RETURNING id, coalesce(previous_id, "
+		    "$11::int OR (version = $11::int AND reply_to_msgid IS DISTINCT FROM $10 "
+		    "AND id > coalesce((SELECT max(id) FROM submissions WHERE mail_series = $15 "
+		    "AND version < $11::int), 0))) ORDER BY version DESC, id DESC LIMIT 1)) "
+		    "RETURNING id, coalesce(previous_id, "
 		    "0), coalesce((SELECT p.version FROM submissions p WHERE p.id = "
 		    "submissions.previous_id), 0)",
 		    15, p);
