@@ -801,6 +801,11 @@ static void intake_series(PGconn *c, struct mbox_mail *mails, const size_t *idx,
 
 		intake_log("series", "submitted %s (%zu patch(es), v%d) as submission %lld",
 		           subject, s.series.npatches, s.series.version, s.id);
+		if (s.previous_id && s.previous_version == s.series.version)
+			intake_log("series",
+			           "%s sent again as v%d without a new version label: submission "
+			           "%lld is a new version of submission %lld",
+			           subject, s.series.version, s.id, s.previous_id);
 		if (s.series.set_aside)
 			intake_log("series", "set aside part(s) %s of %s: past its numbering",
 			           s.series.set_aside, subject);

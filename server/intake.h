@@ -18,7 +18,8 @@
  * is waited for wait_seconds), on the tree the configuration maps its list
  * address or subject prefix to.  A series still incomplete after
  * wait_seconds is given up, saying which parts are missing.  A newer
- * version is a new submission linked to the older (previous_id).
+ * version is a new submission linked to the older (previous_id), and so is
+ * a copy of a submitted series sent again without a new version label.
  */
 #ifndef LOCKLAB_SERVER_INTAKE_H
 #define LOCKLAB_SERVER_INTAKE_H

@@ -793,6 +793,9 @@ struct group {
 	int version;
 	size_t first; /* where it starts in the mbox */
 	bool cover, threaded;
+	bool numbered; /* a member is numbered (a cover letter or n/m) */
+	bool complete; /* unnumbered, or every part 1..M (M > 0) is there */
+	int copy;      /* 1, 2, ...: a whole series sent again (grouping_copies) */
 };
 
 /* The candidate a message belongs to: a patch, or a cover letter (0/N). */
@@ -891,6 +894,155 @@ static int series_version(const struct mbox_mail *mails, const struct grouping *
 	return m->version;
 }
 
+/*
+ * An unnumbered patch in the thread of a numbered series ("This is an
+ * orphaned patch!" replying to a "[PATCH 0/2]") is no part of it: a
+ * series of its own, as Patchwork makes it.
+ */
+static void grouping_orphans(struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct group *gr;
+
+		if (g->gof[i] == (size_t)-1 || !mails[i].diff || mails[i].numbered ||
+		    !g->groups[g->gof[i]].numbered)
+			continue;
+		gr = &g->groups[g->ngroups];
+		gr->key = g_strdup_printf("orphan %zu", i);
+		gr->version = mails[i].version;
+		gr->first = i;
+		gr->threaded = g->groups[g->gof[i]].threaded;
+		g->gof[i] = g->ngroups++;
+	}
+}
+
+/* The numbering M of each group's parts (new, g->ngroups entries). */
+static int *grouping_totals(const struct mbox_mail *mails, size_t n, const struct grouping *g)
+{
+	int *total = g_new0(int, g->ngroups ? g->ngroups : 1);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (g->gof[i] != (size_t)-1 && mails[i].diff && mails[i].numbered &&
+		    mails[i].total > total[g->gof[i]])
+			total[g->gof[i]] = mails[i].total;
+	return total;
+}
+
+/* a part of a group, for grouping_copies' sort */
+struct part_copy {
+	size_t group, mail;
+	int index;
+	gint64 date; /* its Date: in seconds, 0 when unreadable */
+};
+
+static int cmp_part_copy(const void *a, const void *b)
+{
+	const struct part_copy *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	if (x->date != y->date)
+		return x->date < y->date ? -1 : 1;
+	return (x->mail > y->mail) - (x->mail < y->mail);
+}
+
+/*
+ * A whole numbered series sent again in its thread or among the same
+ * strays (every part 1..M twice or more, a resend without a version label)
+ * is C series, C the fewest copies of a part: the copies of each part in
+ * the order of their Date: (then of the mbox), the k-th to copy k and
+ * later ones to the last (where they replace).  One part sent again is no
+ * new series: the later copy replaces the earlier.
+ */
+static void grouping_copies(const struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	size_t ng = g->ngroups, np = 0, i, j, k;
+	int *total = grouping_totals(mails, n, g), *copies = g_new0(int, ng ? ng : 1);
+	size_t *base = g_new0(size_t, ng ? ng : 1), *have = g_new0(size_t, ng ? ng : 1);
+	struct part_copy *pc = g_new(struct part_copy, n ? n : 1);
+
+	for (i = 0; i < n; i++) {
+		size_t gi = g->gof[i];
+		GDateTime *d;
+
+		if (gi == (size_t)-1 || !mails[i].diff || !mails[i].numbered ||
+		    mails[i].index < 1 || mails[i].index > total[gi])
+			continue;
+		d = mails[i].date ? g_mime_utils_header_decode_date(mails[i].date) : NULL;
+		pc[np++] =
+		    (struct part_copy){gi, i, mails[i].index, d ? g_date_time_to_unix(d) : 0};
+		if (d)
+			g_date_time_unref(d);
+	}
+	qsort(pc, np, sizeof(*pc), cmp_part_copy);
+	/* the fewest copies of any part 1..M of each group */
+	for (i = 0; i < ng; i++)
+		copies[i] = total[i] ? INT_MAX : 0;
+	for (i = 0; i < np; i = j) {
+		for (j = i; j < np && pc[j].group == pc[i].group && pc[j].index == pc[i].index; j++)
+			;
+		copies[pc[i].group] = MIN(copies[pc[i].group], (int)(j - i));
+		have[pc[i].group]++;
+	}
+	for (i = 0; i < ng; i++) {
+		if (have[i] != (size_t)total[i])
+			copies[i] = 1; /* a part is missing: one series */
+		base[i] = g->ngroups;
+		for (k = 2; k <= (size_t)copies[i] && copies[i] != INT_MAX; k++) {
+			struct group *ngr = &g->groups[g->ngroups++];
+
+			*ngr = g->groups[i];
+			ngr->key = g_strdup_printf("%s copy %zu", g->groups[i].key, k);
+			ngr->copy = (int)k - 1;
+			ngr->cover = false;
+		}
+	}
+	for (i = 0; i < np; i = j) {
+		size_t gi = pc[i].group;
+
+		for (j = i; j < np && pc[j].group == gi && pc[j].index == pc[i].index; j++)
+			if (j > i && copies[gi] > 1)
+				g->gof[pc[j].mail] =
+				    base[gi] + MIN(j - i, (size_t)copies[gi] - 1) - 1;
+	}
+	g_free(pc);
+	g_free(total);
+	g_free(copies);
+	g_free(base);
+	g_free(have);
+}
+
+/* Which groups hold every part of their numbering (a hash of parts: linear). */
+static void grouping_complete(const struct mbox_mail *mails, size_t n, struct grouping *g)
+{
+	GHashTable *parts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	int *total = grouping_totals(mails, n, g);
+	size_t *have = g_new0(size_t, g->ngroups ? g->ngroups : 1), i;
+
+	for (i = 0; i < n; i++) {
+		size_t k = g->gof[i];
+		char *key;
+
+		if (k == (size_t)-1 || !mails[i].diff || !mails[i].numbered || mails[i].index < 1 ||
+		    mails[i].index > total[k])
+			continue;
+		key = g_strdup_printf("%zu %d", k, mails[i].index);
+		if (g_hash_table_add(parts, key))
+			have[k]++;
+	}
+	for (i = 0; i < g->ngroups; i++)
+		g->groups[i].complete =
+		    !g->groups[i].numbered || (total[i] && have[i] == (size_t)total[i]);
+	g_hash_table_destroy(parts);
+	g_free(total);
+	g_free(have);
+}
+
 static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 {
 	size_t *children, i;
@@ -950,7 +1102,12 @@ static void grouping_make(struct mbox_mail *mails, size_t n, struct grouping *g)
 		}
 		if (!m->diff)
 			g->groups[g->gof[i]].cover = true;
+		if (m->numbered)
+			g->groups[g->gof[i]].numbered = true;
 	}
+	grouping_orphans(mails, n, g);
+	grouping_copies(mails, n, g);
+	grouping_complete(mails, n, g);
 	g_free(children);
 }
 
@@ -1041,8 +1198,12 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 
 			if (!c || gr->version > c->version ||
 			    (gr->version == c->version &&
-			     (gr->cover > c->cover ||
-			      (gr->cover == c->cover && gr->threaded > c->threaded))))
+			     (gr->complete > c->complete ||
+			      (gr->complete == c->complete &&
+			       (gr->cover > c->cover ||
+			        (gr->cover == c->cover &&
+			         (gr->threaded > c->threaded ||
+			          (gr->threaded == c->threaded && gr->copy > c->copy))))))))
 				chosen = (long)i;
 		}
 		if (chosen >= 0) {

@@ -82,8 +82,9 @@ void mbox_set_limits(const struct mbox_limits *l);
  * Parse buf (len bytes, need not be NUL-terminated) into out, which must be
  * initialised.  want_id ("<...>" or NULL) names a message of the series to
  * take when the mbox holds several (a URL's message-id); without it a pull
- * request (the first) wins, then the newest version, a series with a cover
- * letter before one without, a threaded one before strays.  Returns 0, or -1
+ * request (the first) wins, then the newest version, a complete series
+ * before one missing parts, a series with a cover letter before one
+ * without, a threaded one before strays.  Returns 0, or -1
  * with a reason in err: no message with a diff, want_id not in the mbox, a
  * series with missing parts, numbering that disagrees; MBOX_TOO_LARGE past a
  * limit.  On failure out is left empty.
@@ -123,7 +124,8 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 /*
  * The series candidates among mails[0..n) (patches and cover letters, not
  * replies), grouped by thread (or, unthreaded, by author and numbering) and
- * version as mbox_assemble groups them: group_of[i] (n entries, filled) is
+ * version as mbox_assemble groups them (an unnumbered patch in the thread of
+ * a numbered series is a group of its own): group_of[i] (n entries, filled) is
  * the group of mails[i] or (size_t)-1.  Returns the number of groups.
  */
 size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of);

@@ -115,14 +115,15 @@ static char *sub_title(const struct sub_new *s, const struct mbox_mail *head)
 static int sub_insert_submission(PGconn *c, struct sub_new *s, const struct mbox_mail *head,
                                  const char *tree_param, const char *suites, const char *title)
 {
-	char ver[16];
+	char ver[16], npatches[24];
 	char *series_key;
 	PGresult *res;
 
 	snprintf(ver, sizeof(ver), "%d", s->series.version ? s->series.version : 1);
+	snprintf(npatches, sizeof(npatches), "%zu", s->series.npatches);
 	series_key = head ? sub_series_key(head) : NULL;
 	{
-		const char *p[15] = {s->source,
+		const char *p[16] = {s->source,
 		                     s->url,
 		                     s->git_url,
 		                     s->git_ref,
@@ -136,23 +137,35 @@ static int sub_insert_submission(PGconn *c, struct sub_new *s, const struct mbox
 		                     head ? head->references : NULL,
 		                     head ? head->cc : NULL,
 		                     head ? head->list : NULL,
-		                     series_key};
+		                     series_key,
+		                     npatches};
 
-		/* previous_id: the newest older version of the same series */
+		/* previous_id: the newest older version of the same series, or a
+		 * copy of the same version and number of patches sent again with
+		 * other mails after it (a resend without a version label) */
 		res = db_exec(
 		    c,
 		    "INSERT INTO submissions (source, url, git_url, git_ref, git_base, "
 		    "tree_id, suites, notify, subject, reply_to_msgid, version, "
 		    "mail_references, mail_cc, mail_list, mail_series, previous_id) VALUES "
 		    "($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10, $11, $12, $13, $14, "
-		    "$15, (SELECT id FROM submissions WHERE mail_series = $15 AND version < "
-		    "$11::int ORDER BY version DESC, id DESC LIMIT 1)) RETURNING id",
-		    15, p);
+		    "$15, (SELECT id FROM submissions WHERE mail_series = $15 AND (version < "
+		    "$11::int OR (version = $11::int AND reply_to_msgid IS DISTINCT FROM $10 "
+		    "AND id > coalesce((SELECT max(id) FROM submissions WHERE mail_series = $15 "
+		    "AND version < $11::int), 0) AND (SELECT count(*) FROM patches WHERE "
+		    "submission_id = submissions.id AND seq > 0) = $16::int)) ORDER BY version "
+		    "DESC, id DESC LIMIT 1)) "
+		    "RETURNING id, coalesce(previous_id, "
+		    "0), coalesce((SELECT p.version FROM submissions p WHERE p.id = "
+		    "submissions.previous_id), 0)",
+		    16, p);
 	}
 	free(series_key);
 	if (!res)
 		return db_failure();
 	s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	s->previous_id = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	s->previous_version = (int)strtol(PQgetvalue(res, 0, 2), NULL, 10);
 	PQclear(res);
 	return DB_OK;
 }

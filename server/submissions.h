@@ -29,13 +29,16 @@ struct submission_new {
 	int rounds; /* rounds each job asks for first; 0: --min-rounds */
 	/* out */
 	long long id;
-	json_t *jobs; /* new reference to the job ids; the caller decrefs */
+	long long previous_id; /* the older version it follows, 0 when none */
+	int previous_version;  /* and that one's version (the same: a resend) */
+	json_t *jobs;          /* new reference to the job ids; the caller decrefs */
 	char err[256];
 };
 
 /*
  * Store s in one transaction (retried on conflicts).  A submission by mail
- * names the older version of its series in previous_id.  Returns DB_OK with
+ * names the older version of its series in previous_id (an unlabeled resend:
+ * the copy of the same version before it).  Returns DB_OK with
  * s->id and s->jobs set, DB_ABORT with a reason in s->err (an unknown tree;
  * mail_ids already taken by another server), or DB_FAIL.
  */

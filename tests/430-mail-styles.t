@@ -12,10 +12,7 @@ source "$TOP/tests/lib/server.sh"
 source "$TOP/tests/lib/intake.sh"
 
 pg_start || bail_out "no postgres"
-git init -q "$T/repo" && cd "$T/repo" && git config user.email dev@example.org &&
-  git config user.name 'Dev Eloper' && printf 'int owner;\n' >m.c && git add m.c && git commit -qm start &&
-  printf 'int handoff;\n' >>m.c && git commit -qam 'locking: add handoff' -m 'Hand off.' &&
-  printf 'int pickup;\n' >>m.c && git commit -qam 'locking: add pickup' -m 'Pick up.' &&
+locking_repo "$T/repo" &&
   git format-patch -q --cover-letter --thread -o "$T/fp" HEAD~2 && cd "$TOP" || bail_out "git format-patch failed"
 
 # style TAG SED-SCRIPT: the series of $T/fp with Message-IDs tagged TAG and
@@ -37,11 +34,7 @@ sed 's/^\(Message-I[Dd]\): <\(.*\)>/\1: <again-\2>/I; s/^+int handoff;/+int hand
 sed -n '/^Subject:/!p; /^Subject:/s/.*/Subject: MAINTAINERS: add the locking files/p' "$T/fp/0001-"* |
   sed '/^In-Reply-To:/d; /^References:/d; s/^\(Message-I[Dd]\): <\(.*\)>/\1: <plain-\2>/I' >"$T/plain.eml"
 
-mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
-cat >"$T/mail.json" <<JSON
-{"sources": [{"name": "lists", "maildir": "$T/Maildir"}], "poll_seconds": 0.2, "wait_seconds": 30}
-JSON
-server_start --mail-config "$T/mail.json" || bail_out "no server"
+maildir_server_start || bail_out "no server"
 
 # series TAG: "version cover+patches" of the submission holding TAG's mails
 series() {
@@ -81,7 +74,8 @@ is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<plain
   "a 'MAINTAINERS: ...' patch is submitted"
 
 # 4. a stray 3/2 is set aside and logged; 1/2 and 2/2 are tested
-maildir_deliver "$T/Maildir" "$T"/stray/*.eml
+# (3/2 first: a poll reading the others alone would submit them without it)
+maildir_deliver "$T/Maildir" "$T"/stray/0003.eml "$T"/stray/000[0-2].eml
 is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<stray-%' AND state = 'submitted'" 3)" 3 \
   "the series with a stray part is submitted"
 is "$(series stray)" "1 1+2" "without the stray part"

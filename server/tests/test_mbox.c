@@ -848,6 +848,97 @@ static void test_resent_part_replaces(void **state)
 	mbox_series_release(&s);
 }
 
+/* the messages of an mbox, parsed one by one (mbox_split's callback) */
+struct split_mails {
+	struct mbox_mail mails[8];
+	size_t n;
+};
+
+static int split_collect(const char *raw, size_t len, void *arg)
+{
+	struct split_mails *om = arg;
+
+	if (om->n == 8)
+		return 1;
+	return mbox_mail_parse(raw, len, &om->mails[om->n++], NULL, 0);
+}
+
+/*
+ * An unnumbered patch replying to a numbered series' cover is a series of
+ * its own: grouped apart, and the one chosen while the numbered series
+ * lacks a part; with every part there the numbered series is chosen.
+ */
+static void test_orphan_unnumbered_patch(void **state)
+{
+	char *p[] = {series_mail("[PATCH 0/2] locking: handoff", "<o0@x>", NULL, false),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<o1@x>", "<o0@x>", true),
+	             series_mail("locking: an orphaned fix", "<or@x>", "<o0@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<o2@x>", "<o0@x>", true)};
+	char *m = join(p, 3), err[256] = "";
+	struct split_mails om = {{{0}}, 0};
+	size_t gof[3], i;
+	struct mbox_series s;
+
+	(void)state;
+	assert_int_equal(mbox_split(m, strlen(m), split_collect, &om), 0);
+	assert_int_equal(om.n, 3);
+	assert_int_equal(mbox_group(om.mails, 3, gof), 2);
+	assert_int_equal(gof[0], gof[1]);
+	assert_true(gof[2] != gof[0] && gof[2] != (size_t)-1);
+	for (i = 0; i < 3; i++)
+		mbox_mail_release(&om.mails[i]);
+	/* 2/2 missing: the orphan is the complete series */
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_null(s.cover);
+	assert_int_equal(s.npatches, 1);
+	assert_string_equal(s.patches[0].message_id, "<or@x>");
+	mbox_series_release(&s);
+	g_free(m);
+	/* every part there: the numbered series, without the orphan */
+	p[0] = series_mail("[PATCH 0/2] locking: handoff", "<o0@x>", NULL, false);
+	p[1] = series_mail("[PATCH 1/2] locking: add handoff", "<o1@x>", "<o0@x>", true);
+	p[2] = series_mail("locking: an orphaned fix", "<or@x>", "<o0@x>", true);
+	assert_int_equal(parse_parts(p, 4, &s), 0);
+	assert_non_null(s.cover);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[1].message_id, "<o2@x>");
+	mbox_series_release(&s);
+}
+
+/*
+ * A whole series sent again in its thread without a version label: two
+ * series, the later copy chosen; one part sent again stays a replacement
+ * (test_resent_part_replaces).
+ */
+static void test_whole_series_resent(void **state)
+{
+	char *p[] = {series_mail("[PATCH 1/2] locking: add handoff", "<w1@x>", NULL, true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<w2@x>", "<w1@x>", true),
+	             series_mail("[PATCH 1/2] locking: add handoff", "<w1b@x>", "<w1@x>", true),
+	             series_mail("[PATCH 2/2] locking: add pickup", "<w2b@x>", "<w1b@x>", true)};
+	char *m = join(p, 4), err[256] = "";
+	struct split_mails om = {{{0}}, 0};
+	struct mbox_series s;
+	size_t gof[4], i;
+
+	(void)state;
+	assert_int_equal(mbox_split(m, strlen(m), split_collect, &om), 0);
+	assert_int_equal(om.n, 4);
+	assert_int_equal(mbox_group(om.mails, 4, gof), 2);
+	assert_int_equal(gof[0], gof[1]);
+	assert_int_equal(gof[2], gof[3]);
+	assert_true(gof[0] != gof[2]);
+	for (i = 0; i < 4; i++)
+		mbox_mail_release(&om.mails[i]);
+	assert_int_equal(parse(m, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.npatches, 2);
+	assert_string_equal(s.patches[0].message_id, "<w1b@x>");
+	assert_string_equal(s.patches[1].message_id, "<w2b@x>");
+	assert_int_equal(s.replaced, 0);
+	mbox_series_release(&s);
+	g_free(m);
+}
+
 /* a pull request (git request-pull's text): URL and ref, its inline diff no patch */
 static void test_pull_request(void **state)
 {
@@ -943,6 +1034,8 @@ int main(void)
 	    cmocka_unit_test(test_mercurial_numbering),
 	    cmocka_unit_test(test_stray_part_set_aside),
 	    cmocka_unit_test(test_resent_part_replaces),
+	    cmocka_unit_test(test_orphan_unnumbered_patch),
+	    cmocka_unit_test(test_whole_series_resent),
 	    cmocka_unit_test(test_pull_request),
 	    cmocka_unit_test(test_folded_subject_and_list_footer),
 	};

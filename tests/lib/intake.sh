@@ -16,6 +16,12 @@
 #   wait_for SQL WANT            poll the database (at most 60 s) until SQL
 #                                gives WANT; prints the last value
 #   metric NAME                  the value of NAME in the server's /metrics
+#   maildir_server_start         a Maildir $T/Maildir and a server reading it
+#                                (poll 0.2 s, wait_seconds 30; tests/lib/
+#                                server.sh's server_start)
+#   locking_repo DIR             a git repository in DIR (made) of three
+#                                commits to m.c: start, "locking: add
+#                                handoff", "locking: add pickup"; cd's into it
 _mail_n=0
 
 maildir_deliver() {
@@ -129,3 +135,17 @@ wait_for() {
   printf '%s' "$v"
 }
 metric() { curl -sS "$URL/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+
+locking_repo() {
+  git init -q "$1" && cd "$1" && git config user.email dev@example.org &&
+    git config user.name 'Dev Eloper' && printf 'int owner;\n' >m.c && git add m.c && git commit -qm start &&
+    printf 'int handoff;\n' >>m.c && git commit -qam 'locking: add handoff' -m 'Hand off.' &&
+    printf 'int pickup;\n' >>m.c && git commit -qam 'locking: add pickup' -m 'Pick up.'
+}
+
+maildir_server_start() {
+  mkdir -p "$T/Maildir/new" "$T/Maildir/cur" "$T/Maildir/tmp"
+  printf '{"sources": [{"name": "lists", "maildir": "%s"}], "poll_seconds": 0.2, "wait_seconds": 30}\n' \
+    "$T/Maildir" >"$T/mail.json"
+  server_start --mail-config "$T/mail.json"
+}
