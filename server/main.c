@@ -411,6 +411,9 @@ static void raise_fd_limit(void)
 		        strerror(errno));
 }
 
+/* what the HTTP front end serves: the route table */
+static const struct http_app server_app = {.dispatch = routes_dispatch};
+
 int main(int argc, char **argv)
 {
 	sigset_t sigs;
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklab-server: cannot prepare the database\n");
 		goto out;
 	}
-	if (http_start() != 0)
+	if (http_start(&server_app) != 0)
 		goto out;
 	if (jobs_reaper_start() != 0) {
 		fprintf(stderr, "locklab-server: cannot start the lease reaper\n");
