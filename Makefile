@@ -148,7 +148,10 @@ asan:
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
 STYLE_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+# kernel style (clang-format) and no two modules that include each other
+# (scripts/include-circles.py)
 check-style:
+	@scripts/include-circles.py
 	@out=$$(clang-format --dry-run --Werror $(STYLE_FILES) 2>&1); \
 	if [ -n "$$out" ]; then echo "$$out" | head -n 40; echo "check-style: run 'make format'"; exit 1; fi; \
 	echo "check-style: $(words $(STYLE_FILES)) files clean"

@@ -13,17 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "childenv.h"
 #include "fsutil.h"
 #include "procrun.h"
 #include "sandbox.h"
 #include "strutil.h"
-
-const char *const spawn_env_pass[] = {
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "SSH_AUTH_SOCK",
-    /* sanitizer builds (make asan) report where the tests look */
-    "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
-    /* the trusted lockbench's kernel files and the tests' stand-in KVM device */
-    "LOCKLAB_KERNEL_DIR", "LOCKLAB_KVM_DEVICE", NULL};
 
 static atomic_int stop_requested;
 
@@ -152,29 +146,6 @@ static void cg_drop(const char *dir)
 	rmdir(dir);
 }
 
-/* The child's environment: spawn_env_pass from ours, then cmd->env. */
-static char **make_env(const struct spawn_cmd *c)
-{
-	size_t n = 0, k = 0;
-	while (spawn_env_pass[n])
-		n++;
-	for (size_t i = 0; c->env && c->env[i]; i++)
-		n++;
-	char **envp = strutil_xcalloc(n + 1, sizeof(char *));
-	for (size_t i = 0; spawn_env_pass[i]; i++) {
-		const char *v = getenv(spawn_env_pass[i]);
-		if (!v)
-			continue;
-		size_t l = strlen(spawn_env_pass[i]) + strlen(v) + 2;
-		envp[k] = strutil_xmalloc(l);
-		snprintf(envp[k++], l, "%s=%s", spawn_env_pass[i], v);
-	}
-	for (size_t i = 0; c->env && c->env[i]; i++)
-		envp[k++] = strutil_xstrdup(c->env[i]);
-	envp[k] = NULL;
-	return envp;
-}
-
 static void free_strv(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
@@ -191,7 +162,7 @@ int spawn_run(const struct spawn_cmd *c, struct spawn_result *res, char *err, si
 	struct procrun_result pr = {0};
 
 	memset(res, 0, sizeof(*res));
-	envp = make_env(c);
+	envp = childenv_make(c->env);
 	if (c->sandbox) {
 		argv = sandbox_wrap(c->sandbox, c->argv, (const char *const *)envp, err, errlen);
 		if (!argv)
@@ -264,7 +235,7 @@ out:
 	if (err_fd >= 0)
 		close(err_fd);
 	free_strv(argv);
-	free_strv(envp);
+	childenv_free(envp);
 	return rc;
 }
 
