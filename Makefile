@@ -15,7 +15,7 @@ LDFLAGS += $(SAN) -pthread
 LDLIBS  += $(PKG_LIBS) -lm
 
 # lib/: what every program links; netlib/: what only the server, the agent and
-# the client share (fetch address policy, pinned git and ssh)
+# the client share (fetch address policy, pinned git and ssh, the process runner)
 COMMON_SRC := $(wildcard lib/*.c)
 NET_SRC    := $(wildcard netlib/*.c)
 LOCKS_SRC  := $(filter-out lockbench/locks/broken.c,$(wildcard lockbench/locks/*.c))
