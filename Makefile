@@ -15,7 +15,7 @@ LDFLAGS += $(SAN) -pthread
 LDLIBS  += $(PKG_LIBS) -lm
 
 # lib/: what every program links; netlib/: what only the server, the agent and
-# the client share (fetch address policy, pinned git and ssh)
+# the client share (fetch address policy, pinned git and ssh, the process runner)
 COMMON_SRC := $(wildcard lib/*.c)
 NET_SRC    := $(wildcard netlib/*.c)
 LOCKS_SRC  := $(filter-out lockbench/locks/broken.c,$(wildcard lockbench/locks/*.c))
@@ -148,7 +148,10 @@ asan:
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
 STYLE_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+# kernel style (clang-format) and no two modules that include each other
+# (scripts/include-circles.py)
 check-style:
+	@scripts/include-circles.py
 	@out=$$(clang-format --dry-run --Werror $(STYLE_FILES) 2>&1); \
 	if [ -n "$$out" ]; then echo "$$out" | head -n 40; echo "check-style: run 'make format'"; exit 1; fi; \
 	echo "check-style: $(words $(STYLE_FILES)) files clean"

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "codesource.h"
 #include "elfimage.h"
 #include "fsutil.h"

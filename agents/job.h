@@ -19,10 +19,13 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "agent.h"
 #include "elfimage.h"
 #include "sandbox.h"
 #include "spawn.h"
+
+/* agent.h: the steps that read the agent include it (agent.c includes this file) */
+struct agent;
+struct agent_cfg;
 
 #define MAX_VARIANTS 8
 /* how a failure that is the machine's, not the patch's, starts its reason */

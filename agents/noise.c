@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "agent.h"
 #include "compare.h"
 #include "fsutil.h"
 #include "job.h"

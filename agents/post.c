@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "fsutil.h"
 #include "job.h"
 #include "log.h"

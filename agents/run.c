@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "elfimage.h"
 #include "fsutil.h"
 #include "job.h"

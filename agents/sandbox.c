@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "childenv.h"
+#include "procrun.h"
 #include "strutil.h"
 
 static bool unsandboxed_ok;
@@ -90,9 +91,17 @@ bool sandbox_available(void)
 	/* it must also work: inside some containers it is installed but refused */
 	const char *argv[48];
 	const char *const *opts = geteuid() == 0 ? root_opts : base_opts;
-	struct spawn_cmd c = {.argv = argv, .wall_s = 30};
-	struct spawn_result r;
-	char err[256];
+	char **envp = childenv_make(NULL), err[256];
+	int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	/* as spawn.c runs a trusted command: its own group, output to /dev/null */
+	struct procrun_cmd c = {.argv = argv,
+	                        .envp = (const char *const *)envp,
+	                        .out_fd = null_fd,
+	                        .err_fd = null_fd,
+	                        .wall_s = 30,
+	                        .own_group = true,
+	                        .linger_ms = 5000};
+	struct procrun_result r = {0};
 	int k = 0;
 	argv[k++] = "bwrap";
 	for (int i = 0; mount_opts[i]; i++)
@@ -118,8 +127,12 @@ bool sandbox_available(void)
 	}
 	argv[k++] = "true";
 	argv[k] = NULL;
-	ok = spawn_run(&c, &r, err, sizeof(err)) == 0 && r.status == 0 && !r.timed_out;
-	spawn_result_release(&r);
+	ok =
+	    null_fd >= 0 && procrun(&c, &r, err, sizeof(err)) == 0 && r.status == 0 && !r.timed_out;
+	procrun_result_release(&r);
+	if (null_fd >= 0)
+		close(null_fd);
+	childenv_free(envp);
 	return ok;
 }
 

@@ -4,30 +4,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "childenv.h"
 #include "fsutil.h"
+#include "procrun.h"
 #include "sandbox.h"
 #include "strutil.h"
-
-const char *const spawn_env_pass[] = {
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "SSH_AUTH_SOCK",
-    /* sanitizer builds (make asan) report where the tests look */
-    "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
-    /* the trusted lockbench's kernel files and the tests' stand-in KVM device */
-    "LOCKLAB_KERNEL_DIR", "LOCKLAB_KVM_DEVICE", NULL};
 
 static atomic_int stop_requested;
 
@@ -156,85 +146,6 @@ static void cg_drop(const char *dir)
 	rmdir(dir);
 }
 
-static void set_limit(int what, rlim_t v)
-{
-	struct rlimit rl = {v, v};
-	setrlimit(what, &rl);
-}
-
-/* In the child: limits, then exec.  Only async-signal-safe calls. */
-static void child_exec(const struct spawn_cmd *c, char *const argv[], char *const envp[],
-                       int out_fd, int err_fd, const char *cg)
-{
-	int in = open("/dev/null", O_RDONLY);
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (in < 0 || out_fd < 0 || err_fd < 0)
-		_exit(126);
-	if (dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-		_exit(126);
-	/* nothing of the agent's (its sockets, the spool) reaches the child */
-	if (syscall(SYS_close_range, 3U, ~0U, 0U))
-		for (int fd = 3; fd < 4096; fd++)
-			close(fd);
-	if (cg) {
-		char f[1300];
-		/* snprintf is not async-signal-safe in theory; the path was made in the parent */
-		size_t l = strlen(cg);
-		memcpy(f, cg, l);
-		memcpy(f + l, "/cgroup.procs", 14);
-		int fd = open(f, O_WRONLY);
-		if (fd < 0 || write(fd, "0", 1) != 1) {
-			dprintf(2, "spawn: cannot enter the pids cgroup %s\n", cg);
-			_exit(126);
-		}
-		close(fd);
-	}
-	signal(SIGPIPE, SIG_DFL);
-	if (c->lim.cpu_s > 0) {
-		struct rlimit rl = {(rlim_t)c->lim.cpu_s, (rlim_t)c->lim.cpu_s + 5};
-		setrlimit(RLIMIT_CPU, &rl);
-	}
-	if (c->lim.mem_mb > 0)
-		set_limit(RLIMIT_AS, (rlim_t)c->lim.mem_mb << 20);
-	if (c->lim.nproc > 0)
-		set_limit(RLIMIT_NPROC, (rlim_t)c->lim.nproc);
-	if (c->lim.fsize_mb > 0)
-		set_limit(RLIMIT_FSIZE, (rlim_t)c->lim.fsize_mb << 20);
-	if (c->sandbox)
-		set_limit(RLIMIT_CORE, 0);
-	if (c->cwd && chdir(c->cwd)) {
-		dprintf(2, "spawn: cannot enter %s: %s\n", c->cwd, strerror(errno));
-		_exit(126);
-	}
-	execvpe(argv[0], argv, envp);
-	dprintf(2, "spawn: %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
-}
-
-/* The child's environment: spawn_env_pass from ours, then cmd->env. */
-static char **make_env(const struct spawn_cmd *c)
-{
-	size_t n = 0, k = 0;
-	while (spawn_env_pass[n])
-		n++;
-	for (size_t i = 0; c->env && c->env[i]; i++)
-		n++;
-	char **envp = strutil_xcalloc(n + 1, sizeof(char *));
-	for (size_t i = 0; spawn_env_pass[i]; i++) {
-		const char *v = getenv(spawn_env_pass[i]);
-		if (!v)
-			continue;
-		size_t l = strlen(spawn_env_pass[i]) + strlen(v) + 2;
-		envp[k] = strutil_xmalloc(l);
-		snprintf(envp[k++], l, "%s=%s", spawn_env_pass[i], v);
-	}
-	for (size_t i = 0; c->env && c->env[i]; i++)
-		envp[k++] = strutil_xstrdup(c->env[i]);
-	envp[k] = NULL;
-	return envp;
-}
-
 static void free_strv(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
@@ -242,40 +153,16 @@ static void free_strv(char **v)
 	free(v);
 }
 
-/* Read what the child wrote into res, up to max bytes; false at EOF. */
-static bool drain(int fd, struct spawn_result *res, size_t max, int wait_ms)
-{
-	struct pollfd p = {fd, POLLIN, 0};
-	char chunk[8192];
-	if (poll(&p, 1, wait_ms) <= 0)
-		return true;
-	ssize_t r = read(fd, chunk, sizeof(chunk));
-	if (r < 0)
-		return errno == EINTR || errno == EAGAIN;
-	if (r == 0)
-		return false;
-	size_t take = (size_t)r;
-	if (res->out_len + take > max) {
-		take = max - res->out_len;
-		res->out_truncated = true;
-	}
-	memcpy(res->out + res->out_len, chunk, take);
-	res->out_len += take;
-	res->out[res->out_len] = 0;
-	return true;
-}
-
 int spawn_run(const struct spawn_cmd *c, struct spawn_result *res, char *err, size_t errlen)
 {
 	char **envp = NULL, **argv = NULL, cg[1200];
-	int pipefd[2] = {-1, -1}, out_fd = -1, err_fd = -1, st = 0, rc = -1;
-	size_t max = c->capture_max ? c->capture_max : 1 << 20;
-	bool have_cg, pipe_open;
+	int err_fd = -1, rc = -1;
+	bool have_cg;
 	double start = now_s();
-	pid_t pid;
+	struct procrun_result pr = {0};
 
 	memset(res, 0, sizeof(*res));
-	envp = make_env(c);
+	envp = childenv_make(c->env);
 	if (c->sandbox) {
 		argv = sandbox_wrap(c->sandbox, c->argv, (const char *const *)envp, err, errlen);
 		if (!argv)
@@ -307,82 +194,48 @@ int spawn_run(const struct spawn_cmd *c, struct spawn_result *res, char *err, si
 		             c->out_path ? c->out_path : "/dev/null", strerror(errno));
 		goto out;
 	}
-	if (c->capture) {
-		if (pipe2(pipefd, O_CLOEXEC)) {
-			strutil_errf(err, errlen, "pipe: %s", strerror(errno));
-			goto out;
-		}
-		res->out = strutil_xmalloc(max + 1);
-		res->out[0] = 0;
-		out_fd = pipefd[1];
-	} else {
-		out_fd = err_fd;
-	}
 	have_cg = cg_make(c->lim.nproc, cg, sizeof(cg));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		strutil_errf(err, errlen, "fork: %s", strerror(errno));
-		if (have_cg)
-			cg_drop(cg);
-		goto out;
+	{
+		struct procrun_cmd pc = {
+		    .argv = (const char *const *)argv,
+		    .envp = (const char *const *)envp,
+		    .cwd = c->cwd,
+		    .out_fd = c->capture ? PROCRUN_CAPTURE : err_fd,
+		    .err_fd = err_fd,
+		    .capture_max = c->capture_max,
+		    .wall_s = c->wall_s,
+		    .own_group = true,
+		    .linger_ms = 5000,
+		    .cgroup = have_cg ? cg : NULL,
+		    .lim = {.cpu_s = c->lim.cpu_s,
+		            .mem_mb = c->lim.mem_mb,
+		            .nproc = c->lim.nproc,
+		            .fsize_mb = c->lim.fsize_mb,
+		            .no_core = c->sandbox != NULL},
+		    .stop = &stop_requested,
+		    .on_deadline = c->on_deadline,
+		    .arg = c->arg,
+		};
+		rc = procrun(&pc, &pr, err, errlen);
 	}
-	if (pid == 0)
-		child_exec(c, argv, envp, out_fd, err_fd, have_cg ? cg : NULL);
-	setpgid(pid, pid);
-	if (pipefd[1] >= 0) {
-		close(pipefd[1]);
-		pipefd[1] = -1;
-	}
-	pipe_open = pipefd[0] >= 0;
-	for (;;) {
-		if (pipe_open)
-			pipe_open = drain(pipefd[0], res, max, 20);
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			strutil_errf(err, errlen, "waitpid: %s", strerror(errno));
-			kill(-pid, SIGKILL);
-			goto out_cg;
-		}
-		bool late = c->wall_s > 0 && now_s() - start > c->wall_s;
-		if (late || atomic_load(&stop_requested)) {
-			if (late) {
-				res->timed_out = true;
-				if (c->on_deadline)
-					c->on_deadline(pid, c->arg);
-			}
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		if (!pipe_open) {
-			struct timespec d = {0, 20 * 1000000};
-			nanosleep(&d, NULL);
-		}
-	}
-	kill(-pid, SIGKILL); /* whatever it left running in its group */
-	/* what it wrote before it ended (a leftover in another group may hold the pipe: 5 s) */
-	for (int i = 0; pipe_open && i < 50; i++)
-		pipe_open = drain(pipefd[0], res, max, 100);
-	res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	rc = 0;
-out_cg:
 	if (have_cg)
 		cg_drop(cg);
+	res->status = pr.status;
+	res->timed_out = pr.timed_out;
+	if (c->capture) {
+		/* the caller's buffer even when the run failed, as before */
+		res->out = pr.out ? pr.out : strutil_xstrdup("");
+		res->out_len = pr.out_len;
+		res->out_truncated = pr.out_truncated;
+		pr.out = NULL;
+	}
+	procrun_result_release(&pr);
 out:
 	res->wall_s = now_s() - start;
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
 	if (err_fd >= 0)
 		close(err_fd);
 	free_strv(argv);
-	free_strv(envp);
+	childenv_free(envp);
 	return rc;
 }
 
@@ -480,6 +333,5 @@ void spawn_cmdline(pid_t pid, char *out, size_t len)
 
 int spawn_replace(const char *const argv[])
 {
-	execvp(argv[0], (char *const *)argv);
-	return -1;
+	return procrun_replace(argv);
 }

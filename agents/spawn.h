@@ -1,11 +1,13 @@
 /*
- * spawn.h - the one place the agent starts processes (git's run-command is
- * the model).  A command is an argv array, never a string for a shell:
- * whatever came from a submission is data.  Nothing else in agents/ may call
- * system(), popen() or exec*() (tests/321-agent-noshell.t checks).
+ * spawn.h - how the agent starts processes: the child's environment,
+ * sandbox and pids cgroup around netlib's runner (procrun.h, shared with
+ * the server; git's run-command is the model).  A command is an argv
+ * array, never a string for a shell:
+ * whatever came from a submission is data.  Nothing in agents/ calls
+ * system, popen, fork or an exec itself (tests/321-agent-noshell.t checks).
  *
  * The child gets: stdin from /dev/null; a cleared environment holding only
- * the variables of spawn_env_pass (PATH, HOME, LANG, ...) plus the caller's
+ * the variables of childenv_pass (PATH, HOME, LANG, ...) plus the caller's
  * extra "NAME=value" entries (the token never reaches it); its own process
  * group; stdout and stderr appended to a file or captured into a buffer up
  * to a cap; resource limits (setrlimit in the child, and a pids cgroup when
@@ -85,8 +87,5 @@ const char *spawn_describe_limits(void);
  * Returns only on failure (-1, errno set).
  */
 int spawn_replace(const char *const argv[]);
-
-/* Variables passed from the agent's environment to every child. */
-extern const char *const spawn_env_pass[];
 
 #endif

@@ -15,6 +15,7 @@
 
 #include <glib.h>
 
+#include "agent.h"
 #include "fsutil.h"
 #include "job.h"
 #include "log.h"

@@ -66,6 +66,10 @@ static enum MHD_Result fuzz_queue_response(struct MHD_Connection *conn, unsigned
 #include "../server/auth.h"
 #include "../server/db.h"
 #include "../server/fetch.h"
+#include "../server/routes.h"
+
+/* the server's route table behind http.c, as main.c serves it */
+static const struct http_app fuzz_app = {.dispatch = routes_dispatch};
 
 #define FUZZ_ADMIN_TOKEN  "fuzz-admin-token-0123456789"
 #define FUZZ_AGENT_TOKEN  "fuzz-agent-token-0123456789"
@@ -316,7 +320,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		                "stop at their first query (503)\n");
 	fuzz_daemon =
 	    MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
-	                     http_access, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 2u,
+	                     http_access, (void *)&fuzz_app, MHD_OPTION_CONNECTION_TIMEOUT, 2u,
 	                     MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL, MHD_OPTION_END);
 	if (!fuzz_daemon) {
 		fprintf(stderr, "fuzz_http: cannot start libmicrohttpd\n");

@@ -39,10 +39,6 @@ enum handler_rc api_noise_get(struct http_request *req);
 /* trees.c */
 enum handler_rc api_tree_list(struct http_request *req);
 enum handler_rc api_tree_create(struct http_request *req);
-/* A tree's name: API_TREE_NAME_RULE says it for error replies. */
-bool api_tree_name_ok(const char *s);
-#define API_TREE_NAME_RULE                                                                         \
-	"a name of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 /* health.c */
 enum handler_rc api_healthz(struct http_request *req);
@@ -81,9 +77,5 @@ bool api_query_int(const char *s, long long max, char *buf, size_t len);
  * 503 and 500 bodies carry no libpq text (the log has it).
  */
 enum handler_rc api_reply_db_error(struct http_request *req, const char *what);
-
-/* A git revision a client names: 1 to 255 bytes, no whitespace or control
- * bytes, not starting with '-' (submissions.c). */
-bool api_git_ref_ok(const char *s);
 
 #endif

@@ -11,6 +11,7 @@
 #include "db.h"
 #include "intake.h"
 #include "metrics.h"
+#include "routes.h"
 #include "submissions.h"
 #include "version.h"
 
@@ -50,7 +51,7 @@ enum handler_rc api_metrics(struct http_request *req)
 	        "# HELP locklab_mbox_parses Submitted mboxes being parsed (off the HTTP "
 	        "threads).\n# TYPE locklab_mbox_parses gauge\nlocklab_mbox_parses %u\n",
 	        submission_parses_active());
-	metrics_print(f);
+	metrics_print(f, routes_count(), routes_name);
 	intake_metrics(f);
 	fprintf(f, "# HELP locklab_database_up Whether the database answers (1) or not (0).\n"
 	           "# TYPE locklab_database_up gauge\n");

@@ -1,6 +1,7 @@
 /*
  * http.c - libmicrohttpd front end: body accumulation with a hard cap,
- * replies, static files and request counters; routing is routes.c.
+ * replies, static files and request counters; routing is the
+ * caller's (struct http_app: routes.c in the server).
  */
 #include "http.h"
 
@@ -23,8 +24,6 @@
 #include "config.h"
 #include "conn.h"
 #include "metrics.h"
-#include "routes.h"
-#include "submissions.h"
 
 static struct MHD_Daemon *http_daemon;
 
@@ -264,6 +263,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
                                    const char *method, const char *version, const char *upload_data,
                                    size_t *upload_data_size, void **con_cls)
 {
+	const struct http_app *app = cls;
 	struct http_request *req = *con_cls;
 	enum handler_rc rc;
 
@@ -301,7 +301,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 			return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
 		}
 		/* a big mbox while every parse slot is busy: 503 before its body is read */
-		if (clen && submission_busy_early(method, url, strtoull(clen, NULL, 10))) {
+		if (clen && app->busy_early &&
+		    app->busy_early(method, url, strtoull(clen, NULL, 10))) {
 			req->close = true;
 			rc = http_reply_error(req, 503, "busy",
 			                      "%u mboxes are being parsed, the most at once "
@@ -343,7 +344,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		rc = http_reply_error(req, 413, "too-large", "request body over %zu bytes",
 		                      srv_cfg.max_body);
 	else
-		rc = routes_dispatch(req);
+		rc = app->dispatch(req);
 	if (rc == HANDLER_OK && req->suspended) {
 		req->suspended = false; /* only this thread reads or writes it */
 		return MHD_YES;         /* http_defer: the handler is called again */
@@ -391,7 +392,7 @@ void http_metrics(FILE *out)
 	conn_metrics(out);
 }
 
-int http_start(void)
+int http_start(const struct http_app *app)
 {
 	char host[256];
 	const char *colon = strrchr(srv_cfg.listen, ':');
@@ -451,7 +452,7 @@ int http_start(void)
 	 * only past twice them.  It splits the total among the pool's threads.
 	 */
 	http_daemon = MHD_start_daemon(
-	    flags, 0, NULL, NULL, http_access, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    flags, 0, NULL, NULL, http_access, (void *)app, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 	    MHD_OPTION_THREAD_POOL_SIZE, srv_cfg.http_threads, MHD_OPTION_CONNECTION_TIMEOUT,
 	    srv_cfg.connection_timeout, MHD_OPTION_CONNECTION_LIMIT, conn_hard_limit(),
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, conn_hard_per_ip(), MHD_OPTION_NOTIFY_CONNECTION,

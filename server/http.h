@@ -2,7 +2,7 @@
  * http.h - the HTTP front end on libmicrohttpd: a fixed pool of epoll
  * threads (srv_cfg.http_threads), admission and deadlines by conn.h, request bodies accumulated up
  * to srv_cfg.max_body (413 past it), routing to the api handlers, replies that always carry a
- * Content-Type.
+ * Content-Type.  What a request runs is the caller's (struct http_app).
  */
 #ifndef LOCKLAB_SERVER_HTTP_H
 #define LOCKLAB_SERVER_HTTP_H
@@ -96,8 +96,22 @@ enum handler_rc http_defer(struct http_request *req, void (*work)(void *), void 
 /* Serve a file under srv_cfg.web_root; refuses ".." and anything outside it. */
 enum handler_rc http_static(struct http_request *req);
 
-/* Start the daemon on srv_cfg.listen; returns 0 or -1 with a message on stderr. */
-int http_start(void);
+/*
+ * What the front end serves: dispatch answers each request whose body has
+ * arrived (the server's is routes_dispatch, routes.h), with the OK /
+ * HANDLED / FATAL contract above.  http.c knows no route.
+ */
+struct http_app {
+	enum handler_rc (*dispatch)(struct http_request *req);
+	/* optional: refuse a request by its headers alone (503), before its body */
+	bool (*busy_early)(const char *method, const char *url, unsigned long long length);
+};
+
+/*
+ * Start the daemon on srv_cfg.listen serving app (kept, not copied);
+ * returns 0 or -1 with a message on stderr.
+ */
+int http_start(const struct http_app *app);
 void http_stop(void);
 
 /* Prometheus lines for the request counters, appended to out (open_memstream). */

@@ -416,6 +416,10 @@ static void raise_fd_limit(void)
 		        strerror(errno));
 }
 
+/* what the HTTP front end serves: the route table */
+static const struct http_app server_app = {.dispatch = routes_dispatch,
+                                           .busy_early = submission_busy_early};
+
 int main(int argc, char **argv)
 {
 	sigset_t sigs;
@@ -475,7 +479,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	auth_load_agents();
-	if (http_start() != 0)
+	if (http_start(&server_app) != 0)
 		goto out;
 	if (jobs_reaper_start() != 0) {
 		fprintf(stderr, "locklab-server: cannot start the lease reaper\n");

@@ -9,8 +9,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "routes.h"
-
 /* Slots: 0 no route, 1 the dashboard's files, 2 + i route i of the table. */
 #define METRICS_SLOTS    64
 #define METRICS_NBUCKETS 13
@@ -119,9 +117,10 @@ void metrics_print_counters(FILE *out, const char *name, const char *help, const
 		        atomic_load_explicit(&counts[i], memory_order_relaxed));
 }
 
-void metrics_print(FILE *out)
+void metrics_print(FILE *out, size_t nroutes,
+                   void (*route_name)(size_t i, const char **method, const char **pattern))
 {
-	size_t i, n = routes_count();
+	size_t i, n = nroutes;
 
 	fprintf(out, "# HELP locklab_http_request_duration_seconds Time from a request's first "
 	             "byte to the end of its reply, by route.\n"
@@ -129,7 +128,7 @@ void metrics_print(FILE *out)
 	for (i = 0; i < n && i + 2 < METRICS_SLOTS; i++) {
 		const char *method, *pattern;
 
-		routes_name(i, &method, &pattern);
+		route_name(i, &method, &pattern);
 		metrics_print_hist(out, (int)i + 2, method, pattern);
 	}
 	metrics_print_hist(out, 1, "GET", "static");

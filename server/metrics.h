@@ -35,7 +35,12 @@ void metrics_fetch_refused(void);
 void metrics_print_counters(FILE *out, const char *name, const char *help, const char *label,
                             const char *const *values, atomic_ulong *counts, size_t n);
 
-/* All of them in the Prometheus text format. */
-void metrics_print(FILE *out);
+/*
+ * All of them in the Prometheus text format; the latency histograms are
+ * labelled with the nroutes names that route_name gives (the route
+ * table's: routes_count and routes_name of routes.h).
+ */
+void metrics_print(FILE *out, size_t nroutes,
+                   void (*route_name)(size_t i, const char **method, const char **pattern));
 
 #endif

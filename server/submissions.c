@@ -21,6 +21,7 @@
 #include "fetch.h"
 #include "mail.h"
 #include "mbox.h"
+#include "refname.h"
 #include "strutil.h"
 #include "url.h"
 #include <glib.h>
@@ -381,18 +382,6 @@ static bool sub_name_ok(const char *s, size_t max)
 	for (i = 0; i < n; i++)
 		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' &&
 		    s[i] != '_')
-			return false;
-	return true;
-}
-
-bool api_git_ref_ok(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0 || n > 255 || s[0] == '-')
-		return false;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
 			return false;
 	return true;
 }

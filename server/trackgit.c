@@ -1,26 +1,19 @@
 /*
  * trackgit.c - git for the tracker (track_internal.h): git run from an argv
- * array under the tracker's own small posix_spawn runner (the server's one
- * place that starts a process), the commit a rev names, and main() of the
- * server started as locklab-ssh (track.h), which execs ssh in its place.
+ * array by netlib's process runner (procrun.h, the server's one way to start
+ * a process), the commit a rev names, and main() of the server started as
+ * locklab-ssh (track.h), which execs ssh in its place.
  * What the tracker does with git is track.c.
  */
 #include "track.h"
 #include "track_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "procrun.h"
 #include "sshpin.h"
 #include "strutil.h"
 
@@ -43,83 +36,35 @@ int track_git_env(const char *const *argv, const char *const *extra, char **out,
 {
 	const char *path = getenv("PATH"), *home = getenv("HOME");
 	char envpath[4096], envhome[1024];
-	char *envp[] = {envpath, envhome, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL, NULL, NULL};
-	posix_spawn_file_actions_t fa;
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, status = -1, rc;
-	struct strutil_buf o = STRUTIL_BUF_INIT, e = STRUTIL_BUF_INIT;
-	time_t deadline = time(NULL) + TRACK_GIT_SECONDS;
-	pid_t pid = -1;
-	bool exited = false;
+	/* two free places for extra, then the NULL */
+	const char *envp[7] = {envpath, envhome, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"};
+	struct procrun_cmd c = {
+	    .argv = argv,
+	    .envp = envp,
+	    .out_fd = PROCRUN_CAPTURE,
+	    .err_fd = PROCRUN_CAPTURE,
+	    .capture_max = TRACK_GIT_MAX,
+	    .wall_s = TRACK_GIT_SECONDS,
+	    .report_exec = true,
+	};
+	struct procrun_result r;
+	int status = -1;
 
 	snprintf(envpath, sizeof(envpath), "PATH=%s", path ? path : "/usr/bin:/bin");
 	snprintf(envhome, sizeof(envhome), "HOME=%s", home ? home : "/");
 	for (size_t i = 0; extra && extra[i] && i < 2; i++)
-		envp[4 + i] = (char *)extra[i];
+		envp[4 + i] = extra[i];
 	if (out)
 		*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+	if (procrun(&c, &r, err, errlen))
 		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	close(outp[1]);
-	close(errp[1]);
-	outp[1] = errp[1] = -1;
-	if (rc) {
-		snprintf(err, errlen, "cannot run git: %s", strerror(rc));
-		pid = -1;
-		goto out;
-	}
-	{
-		struct pollfd p[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-		int open_fds = 2;
-
-		/* until both pipes close, or the child is gone and they are drained (a
-		 * process it left behind may hold them) */
-		while (open_fds > 0) {
-			int n = poll(p, 2, exited ? 0 : 200), i;
-
-			if (n == 0 && exited)
-				break;
-			if (!exited && waitpid(pid, &status, WNOHANG) == pid)
-				exited = true;
-
-			if (time(NULL) > deadline) {
-				kill(pid, SIGKILL);
-				snprintf(err, errlen, "git took more than %d s", TRACK_GIT_SECONDS);
-				break;
-			}
-			if (n < 0 && errno != EINTR)
-				break;
-			for (i = 0; i < 2 && n > 0; i++) {
-				char buf[4096];
-				ssize_t got;
-				struct strutil_buf *to = i == 0 ? &o : &e;
-
-				if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
-					continue;
-				got = read(p[i].fd, buf, sizeof(buf));
-				if (got <= 0) {
-					p[i].fd = -1;
-					open_fds--;
-				} else if (to->len < TRACK_GIT_MAX) {
-					strutil_buf_addlen(to, buf, (size_t)got);
-				}
-			}
-		}
-	}
-	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	status = r.status;
+	if (r.timed_out)
+		snprintf(err, errlen, "git took more than %d s", TRACK_GIT_SECONDS);
 	if (status && err && errlen && !err[0]) {
-		const char *line = strutil_buf_str(&e);
+		const char *line = r.err ? r.err : "";
 		bool held = !strncmp(line, SSHPIN_NAME ": ", strlen(SSHPIN_NAME ": "));
 		size_t used = 0;
 
@@ -134,19 +79,12 @@ int track_git_env(const char *const *argv, const char *const *extra, char **out,
 			line += len + (line[len] ? 1 : 0);
 		} while (held && *line && used < errlen);
 	}
-	if (out)
-		*out = strutil_buf_detach(&o);
+	if (out) {
+		*out = r.out;
+		r.out = NULL;
+	}
 out:
-	if (outp[0] >= 0)
-		close(outp[0]);
-	if (errp[0] >= 0)
-		close(errp[0]);
-	if (outp[1] >= 0)
-		close(outp[1]);
-	if (errp[1] >= 0)
-		close(errp[1]);
-	strutil_buf_release(&o);
-	strutil_buf_release(&e);
+	procrun_result_release(&r);
 	return status;
 }
 
@@ -156,16 +94,9 @@ int track_git(const char *const *argv, char **out, char *err, size_t errlen)
 	return track_git_env(argv, NULL, out, err, errlen);
 }
 
-/* For sshpin_main: ssh in place of this process (a locklab-ssh started by git). */
-static int track_replace(const char *const argv[])
-{
-	execvp(argv[0], (char *const *)argv);
-	return -1;
-}
-
 int track_ssh_main(int argc, char **argv)
 {
-	return sshpin_main(argc, argv, track_replace);
+	return sshpin_main(argc, argv, procrun_replace);
 }
 
 /* The commit rev names in the mirror, hex into sha (41 bytes); 0 or -1. */

@@ -14,6 +14,7 @@
 #include "codesource.h"
 #include "config.h"
 #include "db.h"
+#include "refname.h"
 #include "url.h"
 
 enum handler_rc api_tree_list(struct http_request *req)
@@ -29,18 +30,6 @@ enum handler_rc api_tree_list(struct http_request *req)
 	    "w.merge_base, 'segment', w.segment, 'at', w.at) ORDER BY w.at), '[]') FROM "
 	    "track_rewrites w WHERE w.tree_id = trees.id)) ORDER BY id), '[]')) FROM trees",
 	    0, NULL, "trees");
-}
-
-bool api_tree_name_ok(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0 || n > 64 || !isalnum((unsigned char)s[0]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
-			return false;
-	return true;
 }
 
 /* A list address: one addr-spec ("linux-locks@example.org"), nothing a header could carry more in.

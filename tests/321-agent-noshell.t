@@ -11,16 +11,17 @@
 . "$(dirname "$0")/lib/server.sh"
 . "$(dirname "$0")/lib/agent.sh"
 
-# 1. the source: nothing in agents/ but the spawn module starts a process,
-# nothing in the server but the tracker's git runner (trackgit.c), nothing in the
-# code they share (lib/ and netlib/: the ssh wrapper execs through the program's own)
-starts='(^|[^_a-z])(system|popen|execl|execlp|execle|execv|execvp|execvpe|posix_spawnp?)[[:space:]]*\('
-hits=$(grep -nE "$starts" "$TOP"/agents/*.c "$TOP"/agents/*.h | grep -v "^$TOP/agents/spawn\.[ch]:")
-is "$hits" "" "no system(), popen(), exec*() or posix_spawn() in agents/ outside spawn.c"
+# 1. the source: nothing in agents/ or server/ starts a process but through
+# netlib's runner (procrun.c: the agent's spawn.c and the tracker's git in
+# trackgit.c use it), nothing else in the code they share (lib/ and netlib/) or
+# the client
+starts='(^|[^_a-z])(system|popen|execl|execlp|execle|execv|execvp|execvpe|posix_spawnp?|fork)[[:space:]]*\('
+hits=$(grep -nE "$starts" "$TOP"/agents/*.c "$TOP"/agents/*.h)
+is "$hits" "" "no system(), popen(), fork(), exec*() or posix_spawn() in agents/"
 hits=$(grep -nE "$starts" "$TOP"/server/*.c "$TOP"/server/*.h "$TOP"/lib/*.[ch] "$TOP"/netlib/*.[ch] \
   "$TOP"/client/*.c |
-  grep -v "^$TOP/server/trackgit\.c:")
-is "$hits" "" "none in server/ outside trackgit.c, none in lib/, netlib/ or client/"
+  grep -v "^$TOP/netlib/procrun\.c:")
+is "$hits" "" "none in server/, lib/, netlib/ outside procrun.c, or client/"
 
 # 2. no untrusted code without a sandbox, unless the operator says so
 mkdir "$T/nobwrap"
