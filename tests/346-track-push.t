@@ -27,18 +27,7 @@ server_start --min-rounds 4 --max-rounds 8 --lease-seconds 15 --track-interval 3
   --track-dir "$T/track" --fetch-allow "127.0.0.1:$gport" --track-samples 1 || exit 1
 register_agent
 
-git clone -q --bare "$TOP" "$T/up.git"
-git -C "$T/up.git" config uploadpack.allowReachableSHA1InWant true
-git daemon --export-all --base-path="$T" --listen=127.0.0.1 --port="$gport" \
-  --reuseaddr >"$T/git-daemon.log" 2>&1 &
-gd=$!
-at_exit "kill $gd"
-UP="git://127.0.0.1:$gport/up.git"
-for ((i = 0; i < 50; i++)); do git ls-remote "$UP" >/dev/null 2>&1 && break; sleep 0.1; done
-git clone -q "$T/up.git" "$T/work"
-git -C "$T/work" config user.name "Dev $RANDOM"
-git -C "$T/work" config user.email dev@example.org
-C0=$(git -C "$T/work" rev-parse HEAD)
+track_upstream "$gport"
 
 # a branch of 8 commits on C0, the step at commit $2 (0: none); C[branch.n] their hashes
 make_branch() {

@@ -33,16 +33,7 @@ server_start --min-rounds 4 --max-rounds 8 --lease-seconds 15 --track-interval 3
   bail_out "no server"
 register_agent
 
-git clone -q --bare "$TOP" "$T/up.git"
-git daemon --export-all --base-path="$T" --listen=127.0.0.1 --port="$gport" \
-  --reuseaddr >"$T/git-daemon.log" 2>&1 &
-at_exit "kill $!"
-UP="git://127.0.0.1:$gport/up.git"
-for ((i = 0; i < 50; i++)); do git ls-remote "$UP" >/dev/null 2>&1 && break; sleep 0.1; done
-git clone -q "$T/up.git" "$T/work"
-git -C "$T/work" config user.name "Dev"
-git -C "$T/work" config user.email dev@example.org
-C0=$(git -C "$T/work" rev-parse HEAD)
+track_upstream "$gport"
 psq() { psql -qAt -c "$1"; }
 
 branches=(step)
