@@ -191,21 +191,28 @@ static char *track_ab_row(PGresult *res, int i, const char *series[5], struct tr
  * of its series is being bisected in narrows that range.  Else one alert
  * opens at once for the step (found_by ab-head or ab-sample), on the row
  * the A/B was surest of (the largest change against the width of its
- * interval), the other rows that regressed named in its first event;
+ * interval, as logarithms of the ratio), the other rows that regressed
+ * named in its first event;
  * track_bisect bisects it inside the run's range.  A row that ended
  * `improvement` fixes the open alerts whose step it follows.
  */
 void track_ab_steps(PGconn *c, const char *run)
 {
 	const char *p[1] = {run};
-	/* the surest rows first: |change| over the interval's width */
+	/*
+	 * the surest rows first: the change over its interval's width, both as
+	 * logarithms of the ratio (a -93% and a +1300% are the same step; a
+	 * row's noise on a commit without the step is its width there)
+	 */
 	PGresult *res = db_exec(
 	    c,
 	    "SELECT * FROM (SELECT DISTINCT ON (j.machine_class, v.workload, v.lock, v.metric, "
 	    "v.params_key) r.tree_id, r.branch, r.purpose, r.base_commit, r.commit, "
 	    "j.machine_class, v.workload, v.lock, v.metric, v.params_key, v.verdict, v.change, "
-	    "v.base_mean, v.patched_mean, v.unit, abs(v.change) / (abs(v.change_hi - v.change_lo) "
-	    "+ 1e-9) AS sure FROM track_runs r JOIN jobs j ON j.submission_id = r.submission_id "
+	    "v.base_mean, v.patched_mean, v.unit, abs(ln(nullif(greatest(1 + v.change, 0), 0))) / "
+	    "(ln(nullif(greatest(1 + v.change_hi, 0), 0)) - ln(nullif(greatest(1 + v.change_lo, "
+	    "0), 0)) + 1e-9) AS sure FROM track_runs r JOIN jobs j ON j.submission_id = "
+	    "r.submission_id "
 	    "JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON v.comparison_id = cm.id "
 	    "WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND NOT v.control ORDER BY "
 	    "j.machine_class, v.workload, v.lock, v.metric, v.params_key, cm.final DESC, cm.id "
