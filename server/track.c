@@ -404,9 +404,11 @@ static void track_poll_due(PGconn *c)
 
 /*
  * Sampling inside a push of many commits: while no job waits anywhere and a
- * tree has no head or sample run going, run the commit in the middle of the
- * widest gap between measured commits of its current segment against the
- * gap's older end, up to --track-samples runs per new head.  The newest
+ * tree has no head or sample run going, run the commit in the middle of a
+ * gap between measured commits of its current segment against the gap's
+ * older end, up to --track-samples runs per new head: the widest gap inside
+ * the range of one of its alerts (a head or sample run regressed there, or a
+ * change point was confirmed) first, else the widest.  The newest
  * head runs first (track_poll); these points come after it, one at a time,
  * halving the gaps as bisection would.  While an alert of the tree is being
  * bisected, sampling waits: the A/B that regressed already named the range
@@ -439,20 +441,29 @@ static void track_sample(PGconn *c)
 		                       PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
 		                       PQgetvalue(res, i, 4)};
 		const char *q[3] = {t.id, t.branch, PQgetvalue(res, i, 5)};
-		/* measured: both ends of every head and sample run of the segment */
+		/*
+		 * measured: both ends of every head, sample and bisection run of
+		 * the segment; the gap to halve is the widest inside the range of
+		 * one of its alerts (a step was seen there: the evidence), else the
+		 * widest
+		 */
 		PGresult *gap = db_exec(
 		    c,
 		    "WITH m AS (SELECT DISTINCT tc.seq, tc.commit FROM track_commits tc JOIN "
 		    "track_runs r ON r.tree_id = tc.tree_id AND r.branch = tc.branch AND tc.commit "
-		    "IN "
-		    "(r.commit, r.base_commit) AND r.purpose IN ('head', 'sample') WHERE "
-		    "tc.tree_id = "
-		    "$1 AND tc.branch = $2 AND tc.segment = $3::int), g AS (SELECT seq AS lo, "
-		    "commit, "
-		    "lead(seq) OVER (ORDER BY seq) AS hi FROM m) SELECT g.commit, tc.commit FROM g "
-		    "JOIN track_commits tc ON tc.tree_id = $1 AND tc.branch = $2 AND tc.segment = "
-		    "$3::int AND tc.seq = (g.lo + g.hi) / 2 WHERE g.hi - g.lo >= 2 ORDER BY g.hi - "
-		    "g.lo DESC, g.lo DESC LIMIT 1",
+		    "IN (r.commit, r.base_commit) AND r.purpose IN ('head', 'sample', 'bisect') "
+		    "WHERE tc.tree_id = $1 AND tc.branch = $2 AND tc.segment = $3::int), g AS "
+		    "(SELECT seq AS lo, commit, lead(seq) OVER (ORDER BY seq) AS hi FROM m), s AS "
+		    "(SELECT lo.seq AS lo, hi.seq AS hi FROM alerts a JOIN track_commits lo ON "
+		    "lo.tree_id = a.tree_id AND lo.branch = a.branch AND lo.commit = a.good JOIN "
+		    "track_commits hi ON hi.tree_id = a.tree_id AND hi.branch = a.branch AND "
+		    "hi.commit = a.bad WHERE a.tree_id = $1 AND a.branch = $2 AND a.state NOT IN "
+		    "('invalid', 'wontfix') AND lo.segment = $3::int AND hi.segment = $3::int) "
+		    "SELECT g.commit, tc.commit FROM g JOIN track_commits tc ON tc.tree_id = $1 "
+		    "AND "
+		    "tc.branch = $2 AND tc.segment = $3::int AND tc.seq = (g.lo + g.hi) / 2 WHERE "
+		    "g.hi - g.lo >= 2 ORDER BY EXISTS (SELECT 1 FROM s WHERE s.lo <= g.lo AND g.hi "
+		    "<= s.hi) DESC, g.hi - g.lo DESC, g.lo DESC LIMIT 1",
 		    3, q);
 		const char *u[2] = {t.id, limit};
 

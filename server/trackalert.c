@@ -157,63 +157,109 @@ static int track_alert_narrow(PGconn *c, const struct track_step *st, const char
 }
 
 /*
+ * Row i of track_ab_steps' query as a step (series, st, row borrow from
+ * res) and the note that says which A/B showed it (new, the caller frees it).
+ */
+static char *track_ab_row(PGresult *res, int i, const char *series[5], struct track_step *st,
+                          struct track_row *row)
+{
+	const char *purpose = PQgetvalue(res, i, 2);
+	int k;
+
+	for (k = 0; k < 5; k++)
+		series[k] = PQgetvalue(res, i, 5 + k);
+	*st =
+	    (struct track_step){.tree = PQgetvalue(res, i, 0),
+	                        .branch = PQgetvalue(res, i, 1),
+	                        .series = series,
+	                        .good = PQgetvalue(res, i, 3),
+	                        .bad = PQgetvalue(res, i, 4),
+	                        .found_by = strcmp(purpose, "head") == 0 ? "ab-head" : "ab-sample"};
+	*row = (struct track_row){.change = strtod(PQgetvalue(res, i, 11), NULL),
+	                          .base_mean = strtod(PQgetvalue(res, i, 12), NULL),
+	                          .patched_mean = strtod(PQgetvalue(res, i, 13), NULL)};
+	snprintf(row->verdict, sizeof(row->verdict), "%s", PQgetvalue(res, i, 10));
+	snprintf(row->unit, sizeof(row->unit), "%s", PQgetvalue(res, i, 14));
+	return g_strdup_printf("the interleaved A/B of the %s run %.12s..%.12s: %s %+.1f%%",
+	                       purpose, st->good, st->bad, row->verdict, 100 * row->change);
+}
+
+/*
  * A head or sample run that ended: each headline row whose interleaved A/B
  * (with its confirmation) ended `regression` is a confirmed step between
- * the run's two commits.  It narrows the range of an alert of its series
- * being bisected around it, else opens an alert at once (found_by ab-head
- * or ab-sample) that track_bisect bisects inside that range.  A row that
- * ended `improvement` fixes the open alerts whose step it follows.
+ * the run's two commits.  A row that regressed inside the range an alert
+ * of its series is being bisected in narrows that range.  Else one alert
+ * opens at once for the step (found_by ab-head or ab-sample), on the row
+ * the A/B was surest of (the largest change against the width of its
+ * interval, as logarithms of the ratio), the other rows that regressed
+ * named in its first event;
+ * track_bisect bisects it inside the run's range.  A row that ended
+ * `improvement` fixes the open alerts whose step it follows.
  */
 void track_ab_steps(PGconn *c, const char *run)
 {
 	const char *p[1] = {run};
+	/*
+	 * the surest rows first: the change over its interval's width, both as
+	 * logarithms of the ratio (a -93% and a +1300% are the same step; a
+	 * row's noise on a commit without the step is its width there)
+	 */
 	PGresult *res = db_exec(
 	    c,
-	    "SELECT DISTINCT ON (j.machine_class, v.workload, v.lock, v.metric, v.params_key) "
-	    "r.tree_id, r.branch, r.purpose, r.base_commit, r.commit, j.machine_class, "
-	    "v.workload, v.lock, v.metric, v.params_key, v.verdict, v.change, v.base_mean, "
-	    "v.patched_mean, v.unit FROM track_runs r JOIN jobs j ON j.submission_id = "
-	    "r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON "
-	    "v.comparison_id = cm.id WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND NOT "
-	    "v.control ORDER "
-	    "BY j.machine_class, v.workload, v.lock, v.metric, v.params_key, cm.final DESC, cm.id "
-	    "DESC",
+	    "SELECT * FROM (SELECT DISTINCT ON (j.machine_class, v.workload, v.lock, v.metric, "
+	    "v.params_key) r.tree_id, r.branch, r.purpose, r.base_commit, r.commit, "
+	    "j.machine_class, v.workload, v.lock, v.metric, v.params_key, v.verdict, v.change, "
+	    "v.base_mean, v.patched_mean, v.unit, abs(ln(nullif(greatest(1 + v.change, 0), 0))) / "
+	    "(ln(nullif(greatest(1 + v.change_hi, 0), 0)) - ln(nullif(greatest(1 + v.change_lo, "
+	    "0), 0)) + 1e-9) AS sure FROM track_runs r JOIN jobs j ON j.submission_id = "
+	    "r.submission_id "
+	    "JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON v.comparison_id = cm.id "
+	    "WHERE r.id = $1 AND r.purpose IN ('head', 'sample') AND NOT v.control ORDER BY "
+	    "j.machine_class, v.workload, v.lock, v.metric, v.params_key, cm.final DESC, cm.id "
+	    "DESC) x ORDER BY sure DESC NULLS LAST",
 	    1, p);
-	int i;
+	GString *others = g_string_new(NULL);
+	int i, first = -1, narrowed = 0;
 
 	for (i = 0; res && i < PQntuples(res); i++) {
-		const char *series[5] = {PQgetvalue(res, i, 5), PQgetvalue(res, i, 6),
-		                         PQgetvalue(res, i, 7), PQgetvalue(res, i, 8),
-		                         PQgetvalue(res, i, 9)};
-		const char *verdict = PQgetvalue(res, i, 10), *purpose = PQgetvalue(res, i, 2);
-		const bool head = strcmp(purpose, "head") == 0;
-		const struct track_step st = {.tree = PQgetvalue(res, i, 0),
-		                              .branch = PQgetvalue(res, i, 1),
-		                              .series = series,
-		                              .good = PQgetvalue(res, i, 3),
-		                              .bad = PQgetvalue(res, i, 4),
-		                              .found_by = head ? "ab-head" : "ab-sample"};
-		struct track_row row = {.change = strtod(PQgetvalue(res, i, 11), NULL),
-		                        .base_mean = strtod(PQgetvalue(res, i, 12), NULL),
-		                        .patched_mean = strtod(PQgetvalue(res, i, 13), NULL)};
+		const char *series[5], *verdict = PQgetvalue(res, i, 10);
+		struct track_step st;
+		struct track_row row;
 		char *note;
 
-		if (!compare_metric_is_headline(series[3]))
+		if (!compare_metric_is_headline(PQgetvalue(res, i, 8)))
 			continue;
-		snprintf(row.verdict, sizeof(row.verdict), "%s", verdict);
-		snprintf(row.unit, sizeof(row.unit), "%s", PQgetvalue(res, i, 14));
-		note = g_strdup_printf("the interleaved A/B of the %s run %.12s..%.12s: %s %+.1f%%",
-		                       purpose, st.good, st.bad, verdict, 100 * row.change);
+		note = track_ab_row(res, i, series, &st, &row);
 		if (strcmp(verdict, "regression") == 0) {
-			if (track_alert_narrow(c, &st, note) == 0)
-				track_alert_open(c, &st, &row, run, note,
-				                 "an interleaved A/B with its confirmation is the "
-				                 "confirmation: bisection starts inside its range");
+			if (track_alert_narrow(c, &st, note) != 0)
+				narrowed = 1;
+			else if (first < 0)
+				first = i;
+			else
+				g_string_append_printf(
+				    others, "%s%s %s %s %s %+.1f%%", others->len ? ", " : "",
+				    series[1], series[2], series[3], series[4], 100 * row.change);
 		} else if (strcmp(verdict, "improvement") == 0) {
 			track_alert_fix(c, &st, note);
 		}
 		g_free(note);
 	}
+	/* one alert per step (none when that row's alert already covers it) */
+	if (first >= 0 && !narrowed) {
+		const char *series[5];
+		struct track_step st;
+		struct track_row row;
+		char *note = track_ab_row(res, first, series, &st, &row), *all;
+
+		all = others->len ? g_strdup_printf("%s; the same step on %s", note, others->str)
+		                  : g_strdup(note);
+		track_alert_open(c, &st, &row, run, all,
+		                 "an interleaved A/B with its confirmation is the confirmation: "
+		                 "bisection starts inside its range");
+		g_free(all);
+		g_free(note);
+	}
+	g_string_free(others, TRUE);
 	PQclear(res);
 }
 
