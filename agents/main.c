@@ -98,6 +98,9 @@ static struct opt opts[] = {
     {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench, lockbench_beside, 0, "PATH",
      "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside "
      "this program)"},
+    {"base-cache", "LOCKLAB_BASE_CACHE", OPT_STR, &cfg.base_cache, NULL, 0, "DIR",
+     "base lockbench builds kept by commit, which agents on this machine may share "
+     "(unset: WORKDIR/base-cache)"},
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
      "base kernel builds kept by commit (unset: WORKDIR/kernel-cache)"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
@@ -341,13 +344,20 @@ static int agent_main(int argc, char **argv)
 	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
 	 * its destinations from the new root, not from our working folder.
 	 */
-	static char wd[4096], tf[4096], lb[4096], kc[4096];
+	static char wd[4096], tf[4096], lb[4096], kc[4096], bc[4096];
 	cfg.workdir = absolute(cfg.workdir, wd, sizeof(wd));
 	cfg.lockbench = absolute(cfg.lockbench, lb, sizeof(lb));
 	if (cfg.token_file)
 		cfg.token_file = absolute(cfg.token_file, tf, sizeof(tf));
 	if (cfg.kernel_cache)
 		cfg.kernel_cache = absolute(cfg.kernel_cache, kc, sizeof(kc));
+	if (cfg.base_cache)
+		cfg.base_cache = absolute(cfg.base_cache, bc, sizeof(bc));
+	static char bcache[4096];
+	if (!cfg.base_cache) {
+		snprintf(bcache, sizeof(bcache), "%s/base-cache", cfg.workdir);
+		cfg.base_cache = bcache;
+	}
 	static char kcache[4096];
 	if (!cfg.kernel_cache) {
 		snprintf(kcache, sizeof(kcache), "%s/kernel-cache", cfg.workdir);
