@@ -276,7 +276,11 @@ static void base_to_cache(struct job *j)
 	fs_remove_tree(tmp);
 }
 
-/* The cache's lock of this job's base (an open descriptor), or -1 without one. */
+/*
+ * The cache's lock of this job's base: an open descriptor, -1 without one
+ * (the base is then built unshared), or -2 when the job was lost or the
+ * agent told to stop while another agent held it.
+ */
 static int base_cache_lock(struct job *j)
 {
 	char key[4096], lock[4200];
@@ -284,14 +288,26 @@ static int base_cache_lock(struct job *j)
 	snprintf(lock, sizeof(lock), "%s.lock", key);
 	int fd =
 	    fs_mkdirs(j->ag->cfg.base_cache) ? -1 : open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-		agent_log("warn", j->id, "cannot lock %s: %s (building the base unshared)", lock,
-		          strerror(errno));
-		if (fd >= 0)
+	if (fd < 0)
+		goto unshared;
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			goto unshared;
+		if (atomic_load(&j->lost) || atomic_load(&j->ag->stop)) {
 			close(fd);
-		return -1;
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "stopped while another agent built the base");
+			return -2;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
 	}
 	return fd;
+unshared:
+	agent_log("warn", j->id, "cannot lock %s: %s (building the base unshared)", lock,
+	          strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* The base lockbench: from the cache, else built (and then cached). */
@@ -302,6 +318,8 @@ static int prepare_base(struct job *j)
 		return 0;
 	}
 	int fd = base_cache_lock(j), rc = 0;
+	if (fd == -2)
+		return -1;
 	if (base_from_cache(j)) /* another agent built it while this one waited */
 		agent_log("info", j->id, "base %.12s built beside: reusing it", j->base_rev);
 	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
