@@ -40,6 +40,7 @@ struct agent_cfg {
 	int poll_s;               /* idle wait between claims */
 	int jobs;                 /* make -j */
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
+	const char *base_cache;   /* base lockbench builds, kept by commit (build.c) */
 	const char *kernel_cache; /* base kernel builds, kept by commit */
 	const char *fetch_allow;  /* LOCKLAB_FETCH_ALLOW for submitted git URLs (netpolicy.h) */
 	bool allow_local_trees;   /* a job's git URL may be its tree's local path (codesource.h) */

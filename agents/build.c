@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,8 +31,8 @@
 
 /*
  * The sandbox every step built from a submission runs in: the agent's
- * workdir (spool, mirrors, other jobs, the base cache), its kernel cache and
- * its token file are hidden; the caller adds what the step may write and
+ * workdir (spool, mirrors, other jobs), its base and kernel caches and its
+ * token file are hidden; the caller adds what the step may write and
  * read.
  */
 void job_policy(struct job *j, struct sandbox_policy *p)
@@ -52,6 +54,8 @@ void job_policy(struct job *j, struct sandbox_policy *p)
 	sandbox_add(p->hidden, j->ag->cfg.workdir);
 	if (j->ag->cfg.kernel_cache)
 		sandbox_add(p->hidden, j->ag->cfg.kernel_cache);
+	if (j->ag->cfg.base_cache)
+		sandbox_add(p->hidden, j->ag->cfg.base_cache);
 	if (j->ag->cfg.token_file)
 		sandbox_add(p->hidden, j->ag->cfg.token_file);
 	p->tmp_mb = j->ag->cfg.sandbox_tmp_mb;
@@ -123,6 +127,9 @@ static int build_ended(struct job *j, const struct spawn_result *r, bool kernel,
 /* The version text of every lockbench the agent builds (make's variable). */
 #define AGENT_BUILD_VERSION "LOCKLAB_VERSION=agent-build"
 
+/* make's arguments after the tree and -j: what shapes the binary (the base cache's key) */
+static const char *const build_args[] = {"BUILD=build", AGENT_BUILD_VERSION, "build/lockbench"};
+
 /* Build lockbench in tree, untrusted: no network, CPU and wall limits. */
 static int build_tree(struct job *j, const char *tree, const char *what)
 {
@@ -134,8 +141,8 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	 * base and a patched commit, and the text is in the image an A/A is
 	 * told by (a README patch must build the base's image)
 	 */
-	const char *argv[] = {
-	    "make", "-C", tree, jobs, "BUILD=build", AGENT_BUILD_VERSION, "build/lockbench", NULL};
+	const char *argv[] = {"make",        "-C",          tree,          jobs,
+	                      build_args[0], build_args[1], build_args[2], NULL};
 	struct spawn_result r;
 	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
 		return -1;
@@ -222,20 +229,36 @@ static int keep_binary(struct job *j, const char *tree, const char *variant)
 }
 
 /*
- * Base builds are cached by commit: every job on the same base measures the
- * same binary, and the agent does not rebuild it.  Trusted: the base is the
- * tree's own commit, not a submitted patch.
+ * Base builds are cached by commit and build configuration: every job on
+ * the same base measures the same binary, and the agent does not rebuild
+ * it.  Trusted: the base is the tree's own commit, not a submitted patch.
+ * The cache (--base-cache, else WORKDIR/base-cache) may be shared by
+ * several agents on one machine: KEY.lock is held while one of them builds
+ * a base the cache lacks, so the others wait and take its build, and an
+ * entry is written into KEY.tmp and renamed into place, so a reader sees a
+ * whole entry or none.  KEY is the commit and a digest of the make
+ * arguments that shape the binary (build_args), so an agent that builds
+ * differently never takes another's binary.
  */
-static void base_cache_path(struct job *j, char *out, size_t len)
+static void base_cache_key(struct job *j, char *out, size_t len)
 {
-	snprintf(out, len, "%s/base-cache/%s/lockbench", j->ag->cfg.workdir, j->base_rev);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (size_t i = 0; i < sizeof(build_args) / sizeof(build_args[0]); i++)
+		for (const char *c = build_args[i];; c++) {
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+			if (!*c)
+				break;
+		}
+	snprintf(out, len, "%s/%s-%016llx", j->ag->cfg.base_cache, j->base_rev,
+	         (unsigned long long)h);
 }
 
 static bool base_from_cache(struct job *j)
 {
-	char path[4096];
+	char key[4096], path[4200];
 	struct variant *v = &j->v[j->nv];
-	base_cache_path(j, path, sizeof(path));
+	base_cache_key(j, key, sizeof(key));
+	snprintf(path, sizeof(path), "%s/lockbench", key);
 	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
 		return false;
 	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
@@ -247,12 +270,72 @@ static bool base_from_cache(struct job *j)
 
 static void base_to_cache(struct job *j)
 {
-	char path[4096], dir[4096];
-	base_cache_path(j, path, sizeof(path));
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = 0;
-	if (fs_mkdirs(dir) || fs_copy_file(j->v[0].bin, path))
-		agent_log("warn", j->id, "cannot cache the base build in %s", path);
+	char key[4096], tmp[4200], bin[4300];
+	base_cache_key(j, key, sizeof(key));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", key);
+	snprintf(bin, sizeof(bin), "%s/lockbench", tmp);
+	/* a rename onto an entry another agent made fails: its entry stays */
+	if (fs_remove_tree(tmp) || fs_mkdirs(tmp) || fs_copy_file(j->v[0].bin, bin) ||
+	    (rename(tmp, key) && errno != EEXIST && errno != ENOTEMPTY))
+		agent_log("warn", j->id, "cannot cache the base build in %s", key);
+	fs_remove_tree(tmp);
+}
+
+/*
+ * The cache's lock of this job's base: an open descriptor, -1 without one
+ * (the base is then built unshared), or -2 when the job was lost or the
+ * agent told to stop while another agent held it.
+ */
+static int base_cache_lock(struct job *j)
+{
+	char key[4096], lock[4200];
+	base_cache_key(j, key, sizeof(key));
+	snprintf(lock, sizeof(lock), "%s.lock", key);
+	int fd =
+	    fs_mkdirs(j->ag->cfg.base_cache) ? -1 : open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto unshared;
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			goto unshared;
+		if (atomic_load(&j->lost) || atomic_load(&j->ag->stop)) {
+			close(fd);
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "stopped while another agent built the base");
+			return -2;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+	}
+	return fd;
+unshared:
+	agent_log("warn", j->id, "cannot lock %s: %s (building the base unshared)", lock,
+	          strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The base lockbench: from the cache, else built (and then cached). */
+static int prepare_base(struct job *j)
+{
+	if (base_from_cache(j)) {
+		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
+		return 0;
+	}
+	int fd = base_cache_lock(j), rc = 0;
+	if (fd == -2)
+		return -1;
+	if (base_from_cache(j)) /* another agent built it while this one waited */
+		agent_log("info", j->id, "base %.12s built beside: reusing it", j->base_rev);
+	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
+	                      sizeof(j->base_gitdir)) ||
+	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+		rc = -1;
+	else
+		base_to_cache(j);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /*
@@ -709,14 +792,8 @@ int job_prepare(struct job *j, json_t *desc)
 	snprintf(j->series_tree, sizeof(j->series_tree), "%s/series", j->dir);
 	if (j->kernel)
 		return prepare_kernel(j, git, mails);
-	if (base_from_cache(j))
-		agent_log("info", j->id, "base %.12s built before: reusing it", j->base_rev);
-	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
-	                      sizeof(j->base_gitdir)) ||
-	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+	if (prepare_base(j))
 		return -1;
-	else
-		base_to_cache(j);
 
 	if (json_is_object(git)) {
 		char ref[128];

@@ -100,6 +100,9 @@ static struct opt opts[] = {
     {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench, lockbench_beside, 0, "PATH",
      "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside "
      "this program)"},
+    {"base-cache", "LOCKLAB_BASE_CACHE", OPT_STR, &cfg.base_cache, NULL, 0, "DIR",
+     "base lockbench builds kept by commit, which agents on this machine may share "
+     "(unset: WORKDIR/base-cache)"},
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
      "base kernel builds kept by commit and configuration, shared by every agent on the "
      "machine (default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)"},
@@ -348,13 +351,20 @@ static int agent_main(int argc, char **argv)
 	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
 	 * its destinations from the new root, not from our working folder.
 	 */
-	static char wd[4096], tf[4096], lb[4096], kc[4096];
+	static char wd[4096], tf[4096], lb[4096], kc[4096], bc[4096];
 	cfg.workdir = absolute(cfg.workdir, wd, sizeof(wd));
 	cfg.lockbench = absolute(cfg.lockbench, lb, sizeof(lb));
 	if (cfg.token_file)
 		cfg.token_file = absolute(cfg.token_file, tf, sizeof(tf));
 	if (cfg.kernel_cache)
 		cfg.kernel_cache = absolute(cfg.kernel_cache, kc, sizeof(kc));
+	if (cfg.base_cache)
+		cfg.base_cache = absolute(cfg.base_cache, bc, sizeof(bc));
+	static char bcache[4096];
+	if (!cfg.base_cache) {
+		snprintf(bcache, sizeof(bcache), "%s/base-cache", cfg.workdir);
+		cfg.base_cache = bcache;
+	}
 	static char kcache[4096];
 	if (!cfg.kernel_cache && !fs_mkdirs(KCACHE_DEFAULT) && !access(KCACHE_DEFAULT, W_OK))
 		cfg.kernel_cache = KCACHE_DEFAULT;

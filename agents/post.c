@@ -152,14 +152,15 @@ static void redact_keys(char *s)
 /*
  * What a failure says is published: whatever the submission's code printed
  * reaches it, so the agent's secrets and its own paths are taken out first
- * (the token, credential headers, private keys; its workdir, kernel cache
- * and token file by name).
+ * (the token, credential headers, private keys; its workdir, caches and
+ * token file by name).
  */
 void post_redact(const struct agent_cfg *cfg, char *s, size_t cap)
 {
 	redact_all(s, cap, cfg->token, "[agent token]");
 	redact_all(s, cap, cfg->token_file, "<token file>");
 	redact_all(s, cap, cfg->kernel_cache, "<kernel cache>");
+	redact_all(s, cap, cfg->base_cache, "<base cache>");
 	redact_all(s, cap, cfg->workdir, "<workdir>");
 	redact_lines(s, "authorization:", 14);
 	redact_lines(s, "private-token:", 14);

@@ -146,6 +146,13 @@ if [[ ${#tap[@]} -gt 0 ]]; then
       echo "note: no template cluster (log: test-output/pg-template.log); each test runs initdb"
     fi
   fi
+  # one base lockbench cache for the run's agents (agents/build.c): every
+  # test's native tree is a clone of this commit, so each base builds once
+  if [[ -z ${LOCKLAB_BASE_CACHE:-} ]]; then
+    bct=$(mktemp -d "${TMPDIR:-/tmp}/locklab-base-cache.XXXXXX") && chmod 755 "$bct" &&
+      export LOCKLAB_BASE_CACHE=$bct
+    trap 'rm -rf "${pgt:-}" "${bct:-}"' EXIT
+  fi
   run_tap "${tap[@]}"
 fi
 wait "$units_pid"

@@ -20,7 +20,7 @@ run() {
 help=$("$A" --help); ok $? "--help exits 0"
 missing=
 for o in server token token-file workdir name native-tree once build-timeout run-timeout \
-  max-prefixes poll jobs lockbench kernel-cache fetch-allow sandbox-mem sandbox-procs \
+  max-prefixes poll jobs lockbench base-cache kernel-cache fetch-allow sandbox-mem sandbox-procs \
   sandbox-fsize sandbox-tmp duet lockstep abba noise-interval noise-rounds allow-unsandboxed; do
   grep -qE -- "^  --$o( |$)" <<<"$help" || missing+=" --$o"
 done

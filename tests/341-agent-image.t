@@ -16,6 +16,7 @@
 pg_start || exit 1
 server_start --min-rounds 3 --max-rounds 3 || exit 1
 register_agent
+unpaired # the image rule is exact: this test judges no timing
 tree_init
 
 # the base's image, from a build of the tree as the agent builds it

@@ -22,6 +22,7 @@
 pg_start || exit 1
 server_start --min-rounds 3 --max-rounds 10 || exit 1
 register_agent
+unpaired # both verdicts rest on exact figures (the image, the instruction count)
 tree_init
 
 make_series comment "sed -i '1s|^|/* kmutex: a comment that changes nothing */\\n|' lockbench/locks/kmutex.c"

@@ -10,6 +10,7 @@
 pg_start || bail_out "no postgres"
 server_start --min-rounds 2 --max-rounds 4 || bail_out "no server"
 register_agent
+unpaired # how a patch applies: no timing is judged
 tree_init
 
 # a top-level file: git am's default -p1 cannot strip a prefix from its name

@@ -6,6 +6,11 @@
 #                        to $T/NAME.mbox (one commit per CMD; CMD is eval'd)
 #   submit_mbox FILE [SUITE]  sets SUB (submission id)
 #   agent_spawn NAME [FLAGS...]  start an agent in the background: AGENT_PID
+#   unpaired             the test's agents run base and patched one after the
+#                        other, not in lockstep (LOCKLAB_LOCKSTEP=off): for a
+#                        test that judges no timing, whose rounds then take
+#                        seconds where a lockstep round on a loaded machine
+#                        takes a minute or more
 #   wait_state SUB STATE... [SECONDS]  wait until the submission is in a state
 #   git_daemon DIR REPO  git daemon exporting DIR on a free loopback port
 #                        (GPORT), stopped when the test ends; waits for REPO
@@ -62,6 +67,8 @@ submit_mbox() {
   SUB=$(jq -r .id <<<"$BODY")
   [[ $CODE == 202 ]] || diag "submit $1: $CODE $BODY"
 }
+
+unpaired() { export LOCKLAB_LOCKSTEP=off; }
 
 agent_spawn() {
   local name=$1
