@@ -404,7 +404,8 @@ static void track_poll_due(PGconn *c)
 
 /*
  * Sampling inside a push of many commits: while no job waits anywhere and a
- * tree has no head or sample run going, run the commit in the middle of a
+ * tree has no head or sample run going (or ended and not yet read by
+ * track_read_heads: its A/B may open an alert), run the commit in the middle of a
  * gap between measured commits of its current segment against the gap's
  * older end, up to --track-samples runs per new head: the widest gap inside
  * the range of one of its alerts (a head or sample run regressed there, or a
@@ -432,7 +433,8 @@ static void track_sample(PGconn *c)
 	              "t.track_sampled < $1::int AND NOT EXISTS (SELECT 1 FROM jobs WHERE state = "
 	              "'queued') AND NOT EXISTS (SELECT 1 FROM track_runs r JOIN submissions s ON "
 	              "s.id = r.submission_id WHERE r.tree_id = t.id AND r.purpose IN ('head', "
-	              "'sample') AND s.state NOT IN ('done', 'failed')) AND NOT EXISTS (SELECT 1 "
+	              "'sample') AND (s.state NOT IN ('done', 'failed') OR r.processed IS NULL)) "
+	              "AND NOT EXISTS (SELECT 1 "
 	              "FROM alerts a WHERE a.tree_id = t.id AND a.state = 'confirmed' AND a.commit "
 	              "IS NULL AND a.reason IS NULL) ORDER BY t.id",
 	              1, p);
@@ -647,8 +649,8 @@ static void *track_main(void *arg)
 
 		if (c) {
 			track_poll_due(c);
-			track_sample(c);
 			track_read_heads(c);
+			track_sample(c);
 			track_judge_candidates(c);
 			track_bisect(c);
 		}
