@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -249,16 +247,15 @@ static void base_cache_key(struct job *j, char *out, size_t len)
 			if (!*c)
 				break;
 		}
-	snprintf(out, len, "%s/%s-%016llx", j->ag->cfg.base_cache, j->base_rev,
-	         (unsigned long long)h);
+	snprintf(out, len, "%s-%016llx", j->base_rev, (unsigned long long)h);
 }
 
 static bool base_from_cache(struct job *j)
 {
-	char key[4096], path[4200];
+	char key[256], path[4200];
 	struct variant *v = &j->v[j->nv];
 	base_cache_key(j, key, sizeof(key));
-	snprintf(path, sizeof(path), "%s/lockbench", key);
+	snprintf(path, sizeof(path), "%s/%s/lockbench", j->ag->cfg.base_cache, key);
 	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
 		return false;
 	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
@@ -268,17 +265,25 @@ static bool base_from_cache(struct job *j)
 	return true;
 }
 
+/* Keep the base binary as the cache's entry (kernel_cache.c's discipline). */
 static void base_to_cache(struct job *j)
 {
-	char key[4096], tmp[4200], bin[4300];
+	char key[256], dest[4200], built[4300], bin[4400];
 	base_cache_key(j, key, sizeof(key));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", key);
-	snprintf(bin, sizeof(bin), "%s/lockbench", tmp);
-	/* a rename onto an entry another agent made fails: its entry stays */
-	if (fs_remove_tree(tmp) || fs_mkdirs(tmp) || fs_copy_file(j->v[0].bin, bin) ||
-	    (rename(tmp, key) && errno != EEXIST && errno != ENOTEMPTY))
-		agent_log("warn", j->id, "cannot cache the base build in %s", key);
-	fs_remove_tree(tmp);
+	snprintf(dest, sizeof(dest), "%s/%s", j->ag->cfg.base_cache, key);
+	snprintf(built, sizeof(built), "%s.build", dest);
+	snprintf(bin, sizeof(bin), "%s/lockbench", built);
+	if (fs_remove_tree(built) || fs_mkdirs(built) || fs_copy_file(j->v[0].bin, bin) ||
+	    kcache_keep(built, dest))
+		agent_log("warn", j->id, "cannot cache the base build in %s: %s", dest,
+		          strerror(errno));
+	fs_remove_tree(built);
+}
+
+static bool job_gone(void *arg)
+{
+	struct job *j = arg;
+	return atomic_load(&j->lost) || atomic_load(&j->ag->stop);
 }
 
 /*
@@ -288,31 +293,21 @@ static void base_to_cache(struct job *j)
  */
 static int base_cache_lock(struct job *j)
 {
-	char key[4096], lock[4200];
+	char key[256];
+	bool waited;
 	base_cache_key(j, key, sizeof(key));
-	snprintf(lock, sizeof(lock), "%s.lock", key);
-	int fd =
-	    fs_mkdirs(j->ag->cfg.base_cache) ? -1 : open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto unshared;
-	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			goto unshared;
-		if (atomic_load(&j->lost) || atomic_load(&j->ag->stop)) {
-			close(fd);
-			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "stopped while another agent built the base");
-			return -2;
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+	int fd = fs_mkdirs(j->ag->cfg.base_cache)
+	             ? -1
+	             : kcache_lock_until(j->ag->cfg.base_cache, key, job_gone, j, &waited);
+	if (fd < 0 && errno == ECANCELED) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "stopped while another agent built the base");
+		return -2;
 	}
+	if (fd < 0)
+		agent_log("warn", j->id, "cannot lock %s/%s.lock: %s (building the base unshared)",
+		          j->ag->cfg.base_cache, key, strerror(errno));
 	return fd;
-unshared:
-	agent_log("warn", j->id, "cannot lock %s: %s (building the base unshared)", lock,
-	          strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return -1;
 }
 
 /* The base lockbench: from the cache, else built (and then cached). */
@@ -577,9 +572,14 @@ static int cached_base(struct job *j, char *base_out, size_t len)
 		return 0;
 	}
 	if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
-	    (lock = kcache_lock(j->ag->cfg.kernel_cache, key, &waited)) < 0) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: cannot lock %s/%s.lock: %s",
-		         INFRA, j->ag->cfg.kernel_cache, key, strerror(errno));
+	    (lock = kcache_lock_until(j->ag->cfg.kernel_cache, key, job_gone, j, &waited)) < 0) {
+		if (errno == ECANCELED)
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "stopped while another job built the kernel base");
+		else
+			snprintf(j->fail_reason, sizeof(j->fail_reason),
+			         "%s: cannot lock %s/%s.lock: %s", INFRA, j->ag->cfg.kernel_cache,
+			         key, strerror(errno));
 		return -1;
 	}
 	if (waited && !access(marker, R_OK)) {

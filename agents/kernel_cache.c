@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -44,7 +45,8 @@ int kcache_fragment(const char *lockbench, char *out, size_t len)
 	return access(out, R_OK) ? -1 : 0;
 }
 
-int kcache_lock(const char *dir, const char *key, bool *waited)
+int kcache_lock_until(const char *dir, const char *key, bool (*give_up)(void *), void *arg,
+                      bool *waited)
 {
 	char path[4200];
 	*waited = false;
@@ -55,17 +57,29 @@ int kcache_lock(const char *dir, const char *key, bool *waited)
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -1;
-	if (!flock(fd, LOCK_EX | LOCK_NB))
-		return fd;
-	*waited = true;
-	while (flock(fd, LOCK_EX))
-		if (errno != EINTR) {
-			int e = errno;
-			close(fd);
-			errno = e;
-			return -1;
+	for (;;) {
+		if (!flock(fd, give_up ? LOCK_EX | LOCK_NB : LOCK_EX))
+			return fd;
+		if (errno != EINTR && errno != EWOULDBLOCK)
+			break;
+		if (errno == EWOULDBLOCK)
+			*waited = true;
+		if (give_up && give_up(arg)) {
+			errno = ECANCELED;
+			break;
 		}
-	return fd;
+		if (give_up)
+			nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+	}
+	int e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int kcache_lock(const char *dir, const char *key, bool *waited)
+{
+	return kcache_lock_until(dir, key, NULL, NULL, waited);
 }
 
 int kcache_keep(const char *built, const char *dest)

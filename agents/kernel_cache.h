@@ -1,11 +1,12 @@
 /*
- * kernel_cache.h - the machine's kernel build cache: a kernel built once per
+ * kernel_cache.h - the machine's build caches: a kernel built once per
  * commit, configuration fragment and variant serves every job of every agent
- * on the machine (--kernel-cache, default /var/cache/locklab/kernels).  An
- * entry is the build's output folder, KEY; a build takes KEY.lock (flock)
- * first, builds in its own tree, and moves the folder in through KEY.tmp, so
- * a reader sees a whole build or none and two agents never build one KEY
- * together.  build.c uses it for base kernels.
+ * on the machine (--kernel-cache, default /var/cache/locklab/kernels), and so
+ * does a base lockbench (--base-cache).  An entry is a folder, KEY; a build
+ * takes KEY.lock (flock) first, builds in its own tree, and moves the folder
+ * in through KEY.tmp, so a reader sees a whole build or none and two agents
+ * never build one KEY together.  build.c uses it for both caches; the keys
+ * are its own (kcache_key names kernel builds).
  */
 #ifndef LOCKLAB_AGENT_KERNEL_CACHE_H
 #define LOCKLAB_AGENT_KERNEL_CACHE_H
@@ -30,8 +31,12 @@ int kcache_key(const char *rev, const char *fragment, size_t fraglen, const char
 int kcache_fragment(const char *lockbench, char *out, size_t len);
 /*
  * Hold the lock of KEY in dir: an open descriptor to close when done, or -1
- * with errno.  *waited says whether another holder made it wait.
+ * with errno.  *waited says whether another holder made it wait.  While
+ * another holds it, give_up(arg) is asked every 200 ms; true ends the wait
+ * (-1, errno ECANCELED).  kcache_lock waits for as long as it takes.
  */
+int kcache_lock_until(const char *dir, const char *key, bool (*give_up)(void *), void *arg,
+                      bool *waited);
 int kcache_lock(const char *dir, const char *key, bool *waited);
 /*
  * Move the built folder to dest through dest.tmp (a copy, then the

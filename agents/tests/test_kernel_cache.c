@@ -108,6 +108,35 @@ static void test_lock(void **state)
 	close(fd2);
 }
 
+static int asked;
+
+static bool give_up_third(void *arg)
+{
+	(void)arg;
+	return ++asked >= 3;
+}
+
+/* a wait that may end: asked while another holds the key, never otherwise */
+static void test_lock_until(void **state)
+{
+	(void)state;
+	bool waited = false;
+	int fd = kcache_lock(dir, "k3", &waited);
+	assert_true(fd >= 0);
+	asked = 0;
+	assert_int_equal(kcache_lock_until(dir, "k3", give_up_third, NULL, &waited), -1);
+	assert_int_equal(errno, ECANCELED);
+	assert_true(waited);
+	assert_int_equal(asked, 3);
+	close(fd);
+	asked = 0;
+	int again = kcache_lock_until(dir, "k3", give_up_third, NULL, &waited);
+	assert_true(again >= 0);
+	assert_false(waited);
+	assert_int_equal(asked, 0);
+	close(again);
+}
+
 static void test_keep(void **state)
 {
 	(void)state;
@@ -172,9 +201,9 @@ static void test_copy_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_key),       cmocka_unit_test(test_fragment),
-	    cmocka_unit_test(test_lock),      cmocka_unit_test(test_keep),
-	    cmocka_unit_test(test_copy_tree),
+	    cmocka_unit_test(test_key),  cmocka_unit_test(test_fragment),
+	    cmocka_unit_test(test_lock), cmocka_unit_test(test_lock_until),
+	    cmocka_unit_test(test_keep), cmocka_unit_test(test_copy_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
