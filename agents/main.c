@@ -4,7 +4,6 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "fsutil.h"
 #include "kernel_cache.h"
 #include "log.h"
+#include "options.h"
 #include "progdir.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -37,164 +37,103 @@ static void on_signal(int sig)
 	spawn_request_stop();
 }
 
-static const char *env_or(const char *name, const char *def)
-{
-	const char *v = getenv(name);
-	return v && *v ? v : def;
-}
-
 static struct agent_cfg cfg; /* its defaults are opts[]'s (parse_options) */
 static bool unsandboxed;
 static const char *sandbox_user;
 static char host[256], cpus[16], lockbench_beside[4096];
 
-enum opt_type {
-	OPT_STR,    /* const char * */
-	OPT_INT,    /* int, at least min */
-	OPT_LONG,   /* long, at least min */
-	OPT_ON_OFF, /* bool, "on" or "off" */
-	OPT_FLAG,   /* bool, no value (its variable: "1" sets it) */
-};
-
-/*
- * Every option in one row: flag, variable (NULL: none), type, where it
- * goes, its default (NULL: unset; shown in --help), the least value of a
- * number, the value's name in --help and the help.  A flag wins over its
- * variable, an empty variable is unset.
- */
-struct opt {
-	const char *name;
-	const char *env;
-	enum opt_type type;
-	void *ptr;
-	const char *def;
-	long min;
-	const char *arg;
-	const char *help;
-};
-
 static struct opt opts[] = {
-    {"server", "LOCKLAB_SERVER", OPT_STR, &cfg.server, "http://127.0.0.1:8080", 0, "URL",
-     "locklab-server base URL"},
-    {"token", "LOCKLAB_AGENT_TOKEN", OPT_STR, &cfg.token, NULL, 0, "T",
-     "agent token from POST /api/v1/agents/register"},
-    {"token-file", "LOCKLAB_AGENT_TOKEN_FILE", OPT_STR, &cfg.token_file, NULL, 0, "PATH",
-     "read the token from this file (hidden from submitted code)"},
-    {"workdir", "LOCKLAB_WORKDIR", OPT_STR, &cfg.workdir, "var/agent", 0, "DIR",
-     "mirrors, worktrees, builds and the spool"},
-    {"name", "LOCKLAB_AGENT_NAME", OPT_STR, &cfg.name, host, 0, "N",
-     "name shown in logs (default: this host's name)"},
-    {"native-tree", "LOCKLAB_NATIVE_TREE", OPT_STR, &cfg.native_tree, LOCKLAB_SOURCE_DIR, 0, "URL",
-     "tree holding lockbench when a job names none"},
-    {"once", NULL, OPT_FLAG, &cfg.once, NULL, 0, NULL, "run at most one job, then exit"},
-    {"build-timeout", "LOCKLAB_BUILD_TIMEOUT", OPT_INT, &cfg.build_timeout_s, "1800", 1, "S",
-     "wall-clock limit of one build"},
-    {"run-timeout", "LOCKLAB_RUN_TIMEOUT", OPT_INT, &cfg.run_timeout_s, "900", 1, "S",
-     "wall-clock limit of one lockbench run"},
-    {"max-prefixes", "LOCKLAB_MAX_PREFIXES", OPT_INT, &cfg.max_prefixes, "5", 1, "N",
-     "measure every prefix of series up to N patches"},
-    {"poll", "LOCKLAB_POLL", OPT_INT, &cfg.poll_s, "5", 1, "S",
-     "seconds between claims when the queue is empty"},
-    {"jobs", "LOCKLAB_JOBS", OPT_INT, &cfg.jobs, cpus, 1, "N",
-     "make -j for builds (default: this host's CPUs)"},
-    {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench, lockbench_beside, 0, "PATH",
-     "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside "
-     "this program)"},
-    {"base-cache", "LOCKLAB_BASE_CACHE", OPT_STR, &cfg.base_cache, NULL, 0, "DIR",
-     "base lockbench builds kept by commit, which agents on this machine may share "
-     "(unset: WORKDIR/base-cache)"},
-    {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
-     "base kernel builds kept by commit and configuration, shared by every agent on the "
-     "machine (default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)"},
-    {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
-     "internal addresses a submitted git URL may reach: host:port or CIDR entries, "
-     "comma-separated"},
-    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_FLAG, &cfg.allow_local_trees, NULL, 0,
-     NULL,
+    {"server", "LOCKLAB_SERVER", OPT_STR, &cfg.server, "http://127.0.0.1:8080", 0, 0,
+     "locklab-server base URL", "URL"},
+    {"token", "LOCKLAB_AGENT_TOKEN", OPT_STR, &cfg.token, NULL, 0, 0,
+     "agent token from POST /api/v1/agents/register", "T"},
+    {"token-file", "LOCKLAB_AGENT_TOKEN_FILE", OPT_STR, &cfg.token_file, NULL, 0, 0,
+     "read the token from this file (hidden from submitted code)", "PATH"},
+    {"workdir", "LOCKLAB_WORKDIR", OPT_STR, &cfg.workdir, "var/agent", 0, 0,
+     "mirrors, worktrees, builds and the spool", "DIR"},
+    {"name", "LOCKLAB_AGENT_NAME", OPT_STR, &cfg.name, host, 0, 0,
+     "name shown in logs (default: this host's name)", "N"},
+    {"native-tree", "LOCKLAB_NATIVE_TREE", OPT_STR, &cfg.native_tree, LOCKLAB_SOURCE_DIR, 0, 0,
+     "tree holding lockbench when a job names none", "URL"},
+    {"once", NULL, OPT_FLAG, &cfg.once, NULL, 0, 0, "run at most one job, then exit", NULL},
+    {"build-timeout", "LOCKLAB_BUILD_TIMEOUT", OPT_INT, &cfg.build_timeout_s, "1800", 1, 0,
+     "wall-clock limit of one build", "S"},
+    {"run-timeout", "LOCKLAB_RUN_TIMEOUT", OPT_INT, &cfg.run_timeout_s, "900", 1, 0,
+     "wall-clock limit of one lockbench run", "S"},
+    {"max-prefixes", "LOCKLAB_MAX_PREFIXES", OPT_INT, &cfg.max_prefixes, "5", 1, 0,
+     "measure every prefix of series up to N patches", "N"},
+    {"poll", "LOCKLAB_POLL", OPT_INT, &cfg.poll_s, "5", 1, 0,
+     "seconds between claims when the queue is empty", "S"},
+    {"jobs", "LOCKLAB_JOBS", OPT_INT, &cfg.jobs, cpus, 1, 0,
+     "make -j for builds (default: this host's CPUs)", "N"},
+    {"lockbench", "LOCKLAB_LOCKBENCH", OPT_STR, &cfg.lockbench, lockbench_beside, 0, 0,
+     "trusted lockbench for kernel trees (kernel build/run; default: the lockbench beside this "
+     "program)",
+     "PATH"},
+    {"base-cache", "LOCKLAB_BASE_CACHE", OPT_STR, &cfg.base_cache, NULL, 0, 0,
+     "base lockbench builds kept by commit, which agents on this machine may share (unset: "
+     "WORKDIR/base-cache)",
+     "DIR"},
+    {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, 0,
+     "base kernel builds kept by commit and configuration, shared by every agent on the machine "
+     "(default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)",
+     "DIR"},
+    {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, 0,
+     "internal addresses a submitted git URL may reach: host:port or CIDR entries, comma-separated",
+     "LIST"},
+    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_FLAG, &cfg.allow_local_trees, NULL, 0, 0,
      "fetch a job's commits from its tree's local path or file:// URL (a server with "
-     "--allow-local-trees on this filesystem: its tracked trees)"},
-    {"sandbox-mem", "LOCKLAB_SANDBOX_MEM", OPT_LONG, &cfg.sandbox_mem_mb, "8192", 1, "MB",
-     "address space of each process built from a submission"},
-    {"sandbox-procs", "LOCKLAB_SANDBOX_PROCS", OPT_INT, &cfg.sandbox_procs, "4096", 1, "N",
-     "processes and threads it may have at once"},
-    {"sandbox-fsize", "LOCKLAB_SANDBOX_FSIZE", OPT_LONG, &cfg.sandbox_fsize_mb, "4096", 1, "MB",
-     "largest file it may write"},
-    {"sandbox-tmp", "LOCKLAB_SANDBOX_TMP", OPT_LONG, &cfg.sandbox_tmp_mb, "512", 1, "MB",
-     "size of its private /tmp"},
-    /* duet and abba off: not shown to help on this machine kind yet (docs/measured/pairing.md);
-     * lockstep on: A/A spread 4.1% -> 0.13% per sample (docs/measured/pairing.md) */
-    {"duet", "LOCKLAB_DUET", OPT_ON_OFF, &cfg.duet, "off", 0, "on|off",
-     "run single-thread points of base and patched at the same time, each on its own half of "
-     "the CPUs"},
-    {"lockstep", "LOCKLAB_LOCKSTEP", OPT_ON_OFF, &cfg.lockstep, "on", 0, "on|off",
-     "(without a duet) run them in turns of 0.5 ms on one CPU, and hot in turns of 1 ms on "
-     "every CPU, each side timing only its own turns"},
-    {"abba", "LOCKLAB_ABBA", OPT_ON_OFF, &cfg.abba, "off", 0, "on|off",
-     "(without a duet or lockstep) run them in turns, a sample (~0.1 s) a side, A B B A"},
-    {"noise-interval", "LOCKLAB_NOISE_INTERVAL", OPT_INT, &cfg.noise_interval_s, "86400", 0, "S",
-     "measure this machine's A/A spread per suite point (the job's base lockbench on both "
-     "sides) at the first job of a suite and again after S seconds; the server plans rounds "
-     "from it; 0: never"},
-    {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "8", 3, "N",
-     "paired A/A rounds of one measurement"},
-    {"sandbox-user", "LOCKLAB_SANDBOX_USER", OPT_STR, &sandbox_user, "65534:65534", 0, "UID:GID",
-     "when the agent runs as root, whose code from a submission runs as (no other process "
-     "should run as it)"},
-    {"allow-unsandboxed", "LOCKLAB_ALLOW_UNSANDBOXED", OPT_FLAG, &unsandboxed, NULL, 0, NULL,
-     "run submitted code even when bubblewrap does not work here (it can then read and write "
-     "all the agent can)"},
+     "--allow-local-trees on this filesystem: its tracked trees)",
+     NULL},
+    {"sandbox-mem", "LOCKLAB_SANDBOX_MEM", OPT_LONG, &cfg.sandbox_mem_mb, "8192", 1, 0,
+     "address space of each process built from a submission", "MB"},
+    {"sandbox-procs", "LOCKLAB_SANDBOX_PROCS", OPT_INT, &cfg.sandbox_procs, "4096", 1, 0,
+     "processes and threads it may have at once", "N"},
+    {"sandbox-fsize", "LOCKLAB_SANDBOX_FSIZE", OPT_LONG, &cfg.sandbox_fsize_mb, "4096", 1, 0,
+     "largest file it may write", "MB"},
+    {"sandbox-tmp", "LOCKLAB_SANDBOX_TMP", OPT_LONG, &cfg.sandbox_tmp_mb, "512", 1, 0,
+     "size of its private /tmp", "MB"},
+    {"duet", "LOCKLAB_DUET", OPT_ON_OFF, &cfg.duet, "off", 0, 0,
+     "run single-thread points of base and patched at the same time, each on its own half of the "
+     "CPUs",
+     "on|off"},
+    {"lockstep", "LOCKLAB_LOCKSTEP", OPT_ON_OFF, &cfg.lockstep, "on", 0, 0,
+     "(without a duet) run them in turns of 0.5 ms on one CPU, and hot in turns of 1 ms on every "
+     "CPU, each side timing only its own turns",
+     "on|off"},
+    {"abba", "LOCKLAB_ABBA", OPT_ON_OFF, &cfg.abba, "off", 0, 0,
+     "(without a duet or lockstep) run them in turns, a sample (~0.1 s) a side, A B B A", "on|off"},
+    {"noise-interval", "LOCKLAB_NOISE_INTERVAL", OPT_INT, &cfg.noise_interval_s, "86400", 0, 0,
+     "measure this machine's A/A spread per suite point (the job's base lockbench on both sides) "
+     "at the first job of a suite and again after S seconds; the server plans rounds from it; 0: "
+     "never",
+     "S"},
+    {"noise-rounds", "LOCKLAB_NOISE_ROUNDS", OPT_INT, &cfg.noise_rounds, "8", 3, 0,
+     "paired A/A rounds of one measurement", "N"},
+    {"sandbox-user", "LOCKLAB_SANDBOX_USER", OPT_STR, &sandbox_user, "65534:65534", 0, 0,
+     "when the agent runs as root, whose code from a submission runs as (no other process should "
+     "run as it)",
+     "UID:GID"},
+    {"allow-unsandboxed", "LOCKLAB_ALLOW_UNSANDBOXED", OPT_FLAG, &unsandboxed, NULL, 0, 0,
+     "run submitted code even when bubblewrap does not work here (it can then read and write all "
+     "the agent can)",
+     NULL},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-/* text after a 27-column margin (the first line's is already printed), in lines of 80 */
-static void put_wrapped(FILE *f, const char *text)
-{
-	int col = 27;
+static const struct opt_cmd cmds[] = {{"help", "this text"}, {"version", "the version"}};
 
-	while (*text) {
-		size_t w = strcspn(text, " ");
-
-		if (col > 27 && col + 1 + (int)w > 80) {
-			fprintf(f, "\n%27s", "");
-			col = 27;
-		}
-		if (col > 27) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%.*s", (int)w, text);
-		col += (int)w;
-		text += w;
-		text += strspn(text, " ");
-	}
-	fputc('\n', f);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: locklab-agent --server URL --token T --workdir DIR [options]\n\n"
-	           "Every option but --once can also be set by its variable; flags win.\n\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		const struct opt *o = &opts[i];
-		char flag[64];
-
-		snprintf(flag, sizeof(flag), "--%s%s%s", o->name, o->arg ? " " : "",
-		         o->arg ? o->arg : "");
-		fprintf(f, "  %-24s ", flag);
-		put_wrapped(f, o->help);
-		if (o->env && o->type == OPT_FLAG)
-			fprintf(f, "  %-24s [$%s=1]\n", "", o->env);
-		else if (o->env && o->def)
-			fprintf(f, "  %-24s [$%s, %s]\n", "", o->env, *o->def ? o->def : "''");
-		else if (o->env)
-			fprintf(f, "  %-24s [$%s]\n", "", o->env);
-	}
-	fprintf(f,
-	        "  %-24s this text\n  %-24s the version\n\nSIGTERM finishes the current run and "
-	        "hands the job back.\n",
-	        "--help", "--version");
-}
+static const struct opt_table table = {
+    .prog = "locklab-agent",
+    .opts = opts,
+    .n = NOPTS,
+    .cmds = cmds,
+    .ncmds = 2,
+    .intro = "usage: locklab-agent --server URL --token T --workdir DIR [options]\n\n"
+             "Every option but --once can also be set by its variable; flags win.\n\n",
+    .outro = "\nSIGTERM finishes the current run and hands the job back.\n",
+};
 
 /* path made absolute against the working folder, in buf (which it returns) */
 static const char *absolute(const char *path, char *buf, size_t len)
@@ -207,105 +146,27 @@ static const char *absolute(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* Set o from text (what: "--flag" or "$VARIABLE"); 0, or -1 with a message. */
-static int opt_set(const struct opt *o, const char *text, const char *what)
-{
-	char *end;
-	long v;
-
-	switch (o->type) {
-	case OPT_STR:
-		*(const char **)o->ptr = text;
-		return 0;
-	case OPT_FLAG:
-		if (text && strcmp(text, "1") && strcmp(text, "0")) {
-			fprintf(stderr, "locklab-agent: %s: '%s' is not 1 or 0\n", what, text);
-			return -1;
-		}
-		*(bool *)o->ptr = !text || !strcmp(text, "1");
-		return 0;
-	case OPT_ON_OFF:
-		if (strcmp(text, "on") && strcmp(text, "off")) {
-			fprintf(stderr, "locklab-agent: %s: '%s' is not on or off\n", what, text);
-			return -1;
-		}
-		*(bool *)o->ptr = !strcmp(text, "on");
-		return 0;
-	case OPT_INT:
-	case OPT_LONG:
-		errno = 0;
-		v = strtol(text, &end, 10);
-		if (!*text || *end || errno || v < o->min || v > INT_MAX) {
-			if (o->min == 1)
-				fprintf(stderr,
-				        "locklab-agent: %s: '%s' is not a positive whole number\n",
-				        what, text);
-			else
-				fprintf(stderr,
-				        "locklab-agent: %s: '%s' is not a whole number of at least "
-				        "%ld\n",
-				        what, text, o->min);
-			return -1;
-		}
-		if (o->type == OPT_INT)
-			*(int *)o->ptr = (int)v;
-		else
-			*(long *)o->ptr = v;
-		return 0;
-	}
-	return -1;
-}
-
 /* Defaults, then variables, then flags into cfg; -1 to run, else the exit status. */
 static int parse_options(int argc, char **argv)
 {
-	struct option lopts[NOPTS + 3];
-	char what[80];
-	int c;
-
 	gethostname(host, sizeof(host) - 1);
 	snprintf(cpus, sizeof(cpus), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	/* build/lockbench in a checkout, PREFIX/bin/lockbench once installed */
 	if (!progdir_path("lockbench", lockbench_beside, sizeof(lockbench_beside)))
 		snprintf(lockbench_beside, sizeof(lockbench_beside), "%s",
 		         LOCKLAB_SOURCE_DIR "/build/lockbench");
-	for (size_t i = 0; i < NOPTS; i++) {
-		const struct opt *o = &opts[i];
-		const char *env = o->env ? env_or(o->env, NULL) : NULL;
-
-		lopts[i] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
-		                           256 + (int)i};
-		if (o->def && opt_set(o, o->def, o->name))
-			return 1; /* a default of the table's own that does not parse */
-		snprintf(what, sizeof(what), "$%s", o->env ? o->env : "");
-		if (env && opt_set(o, env, what))
-			return 2;
-	}
-	lopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
-	lopts[NOPTS + 1] = (struct option){"version", no_argument, NULL, 'V'};
-	lopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c == 'V') {
-			version_print(stdout, "locklab-agent");
-			return 0;
-		}
-		if (c < 256 || c >= 256 + (int)NOPTS) {
-			usage(stderr);
-			return 2;
-		}
-		snprintf(what, sizeof(what), "--%s", opts[c - 256].name);
-		if (opt_set(&opts[c - 256], optarg, what))
-			return 2;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "locklab-agent: unexpected argument '%s'\n", argv[optind]);
+	switch (opts_parse(&table, argc, argv)) {
+	case 0:
+		return -1;
+	case 1:
+		opts_usage(&table, stdout);
+		return 0;
+	case 2:
+		version_print(stdout, "locklab-agent");
+		return 0;
+	default:
 		return 2;
 	}
-	return -1;
 }
 
 static int agent_main(int argc, char **argv)

@@ -3,10 +3,8 @@
  * migrations, then the HTTP daemon until SIGINT or SIGTERM.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +21,7 @@
 #include "jobs.h"
 #include "mail.h"
 #include "mbox.h"
+#include "options.h"
 #include "outbox.h"
 #include "progdir.h"
 #include "routes.h"
@@ -31,221 +30,169 @@
 #include "track.h"
 #include "version.h"
 
-enum opt_type { OPT_STR, OPT_SIZE, OPT_INT, OPT_UINT, OPT_DOUBLE, OPT_BOOL };
-
-struct opt {
-	const char *name;
-	const char *env;
-	enum opt_type type;
-	void *ptr;
-	const char *def; /* NULL: unset */
-	double min, max;
-	const char *help;
-};
-
 static struct opt opts[] = {
     {"listen", "LOCKLAB_LISTEN", OPT_STR, &srv_cfg.listen, "127.0.0.1:8080", 0, 0,
-     "address to serve on, host:port"},
+     "address to serve on, host:port", "HOST:PORT"},
     {"db", "LOCKLAB_DB", OPT_STR, &srv_cfg.db, "", 0, 0,
-     "libpq conninfo or URL (empty: libpq defaults, PG* variables)"},
+     "libpq conninfo or URL (empty: libpq defaults, PG* variables)", "CONNINFO"},
     {"admin-token", "LOCKLAB_ADMIN_TOKEN", OPT_STR, &srv_cfg.admin_token, NULL, 0, 0,
-     "token for agent registration and trees (unset: admin endpoints refuse)"},
+     "token for agent registration and trees (unset: admin endpoints refuse)", "T"},
     {"web-root", "LOCKLAB_WEB_ROOT", OPT_STR, &srv_cfg.web_root, "web", 0, 0,
      "folder of the dashboard's static files (when not given and the server is installed: "
-     "share/locklab/web beside its bin/ folder)"},
+     "share/locklab/web beside its bin/ folder)",
+     "DIR"},
     {"sql-dir", "LOCKLAB_SQL_DIR", OPT_STR, &srv_cfg.sql_dir, "sql", 0, 0,
      "folder of the numbered migrations (when not given and the server is installed: "
-     "share/locklab/sql beside its bin/ folder)"},
+     "share/locklab/sql beside its bin/ folder)",
+     "DIR"},
     {"max-body", "LOCKLAB_MAX_BODY", OPT_SIZE, &srv_cfg.max_body, "16777216", 1, 1e10,
-     "largest request body in bytes (413 past it)"},
+     "largest request body in bytes (413 past it)", "BYTES"},
     {"max-mbox-messages", "LOCKLAB_MAX_MBOX_MESSAGES", OPT_SIZE, &srv_cfg.max_mbox_messages, "5000",
-     1, 1e7, "messages one submitted or fetched mbox may hold (413 past it)"},
+     1, 1e7, "messages one submitted or fetched mbox may hold (413 past it)", "N"},
     {"max-series-patches", "LOCKLAB_MAX_SERIES_PATCHES", OPT_SIZE, &srv_cfg.max_series_patches,
-     "500", 1, 1e6, "patches one series may have (413 past it)"},
+     "500", 1, 1e6, "patches one series may have (413 past it)", "N"},
     {"max-patch-bytes", "LOCKLAB_MAX_PATCH_BYTES", OPT_SIZE, &srv_cfg.max_patch_bytes, "4194304", 1,
-     1e10, "bytes of one patch's diff (413 past it)"},
-    {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_INT, &srv_cfg.fetch_timeout, "30", 1, 3600,
-     "seconds allowed to fetch a patch URL"},
+     1e10, "bytes of one patch's diff (413 past it)", "BYTES"},
+    {"fetch-timeout", "LOCKLAB_FETCH_TIMEOUT", OPT_LONG, &srv_cfg.fetch_timeout, "30", 1, 3600,
+     "seconds allowed to fetch a patch URL", "S"},
     {"fetch-max-bytes", "LOCKLAB_FETCH_MAX_BYTES", OPT_SIZE, &srv_cfg.fetch_max_bytes, "16777216",
-     1, 1e10, "largest fetched patch in bytes, after gunzip"},
+     1, 1e10, "largest fetched patch in bytes, after gunzip", "BYTES"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &srv_cfg.fetch_allow, "", 0, 0,
      "comma list of host:port or CIDR that patch URLs may reach although loopback, private, "
-     "link-local, ... (see docs/api.md)"},
+     "link-local, ... (see docs/api.md)",
+     "LIST"},
     {"lease-seconds", "LOCKLAB_LEASE_SECONDS", OPT_INT, &srv_cfg.lease_seconds, "300", 1, 86400,
-     "job lease; heartbeats extend it"},
+     "job lease; heartbeats extend it", "S"},
     {"max-attempts", "LOCKLAB_MAX_ATTEMPTS", OPT_INT, &srv_cfg.max_attempts, "3", 1, 100,
-     "expired leases before a job fails"},
+     "expired leases before a job fails", "N"},
     {"min-rounds", "LOCKLAB_MIN_ROUNDS", OPT_INT, &srv_cfg.min_rounds, "5", 1, 1000,
-     "A/B rounds a job asks for first, and the step when it asks for more"},
+     "A/B rounds a job asks for first, and the step when it asks for more", "N"},
     {"max-rounds", "LOCKLAB_MAX_ROUNDS", OPT_INT, &srv_cfg.max_rounds, "20", 1, 1000,
-     "most rounds inconclusive points may ask for"},
+     "most rounds inconclusive points may ask for", "N"},
     {"plan-mde-latency", "LOCKLAB_PLAN_MDE_LATENCY", OPT_DOUBLE, &srv_cfg.plan_mde_latency, "0.03",
      0.001, 1,
      "target MDE of single-thread rows (ns per pair, wake time) when a machine class has a "
-     "noise profile: its jobs plan the rounds that reach it (relative)"},
+     "noise profile: its jobs plan the rounds that reach it (relative)",
+     "X"},
     {"plan-mde-contended", "LOCKLAB_PLAN_MDE_CONTENDED", OPT_DOUBLE, &srv_cfg.plan_mde_contended,
-     "0.10", 0.001, 1, "target MDE of contended throughput and fairness rows (relative)"},
+     "0.10", 0.001, 1, "target MDE of contended throughput and fairness rows (relative)", "X"},
     {"plan-budget", "LOCKLAB_PLAN_BUDGET", OPT_INT, &srv_cfg.plan_budget, "3600", 1, 604800,
      "seconds a planned job's rounds may take (with the profile's seconds a round, it caps the "
-     "rounds; never above --max-rounds)"},
+     "rounds; never above --max-rounds)",
+     "S"},
     {"alpha", "LOCKLAB_ALPHA", OPT_DOUBLE, &srv_cfg.alpha, "0.05", 1e-9, 0.5,
-     "false discovery rate of the verdicts (Benjamini-Hochberg)"},
+     "false discovery rate of the verdicts (Benjamini-Hochberg)", "X"},
     {"min-effect", "LOCKLAB_MIN_EFFECT", OPT_DOUBLE, &srv_cfg.min_effect, "0.02", 0, 10,
-     "smallest relative change called a regression or improvement"},
-    {"submit-token-required", "LOCKLAB_SUBMIT_TOKEN_REQUIRED", OPT_BOOL,
-     &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token"},
-    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_BOOL, &srv_cfg.allow_local_trees, "0", 0,
-     1, "trees may name a local path or file:// URL (agents sharing this filesystem)"},
+     "smallest relative change called a regression or improvement", "X"},
+    {"submit-token-required", "LOCKLAB_SUBMIT_TOKEN_REQUIRED", OPT_FLAG,
+     &srv_cfg.submit_token_required, "0", 0, 1, "submissions need a submitter (or admin) token",
+     NULL},
+    {"allow-local-trees", "LOCKLAB_ALLOW_LOCAL_TREES", OPT_FLAG, &srv_cfg.allow_local_trees, "0", 0,
+     1, "trees may name a local path or file:// URL (agents sharing this filesystem)", NULL},
     {"max-connections", "LOCKLAB_MAX_CONNECTIONS", OPT_UINT, &srv_cfg.max_connections, "512", 1,
      100000,
      "open HTTP connections; a request on one past this gets 503 + Retry-After (new "
-     "connections are closed at twice this)"},
+     "connections are closed at twice this)",
+     "N"},
     {"per-ip-connections", "LOCKLAB_PER_IP_CONNECTIONS", OPT_UINT, &srv_cfg.per_ip_connections,
      "64", 1, 100000,
      "HTTP connections from one client address that have sent a request, or with one agent's "
-     "token (counted apart from its address); past it 503 + Retry-After (closed at twice this)"},
+     "token (counted apart from its address); past it 503 + Retry-After (closed at twice this)",
+     "N"},
     {"header-connections", "LOCKLAB_HEADER_CONNECTIONS", OPT_UINT, &srv_cfg.header_connections,
      "96", 1, 100000,
      "HTTP connections from one client address that have not sent a whole request yet; a newer "
-     "one cuts the oldest (408), so slow clients cannot hold the slots complete requests need"},
+     "one cuts the oldest (408), so slow clients cannot hold the slots complete requests need",
+     "N"},
     {"trusted-proxy", "LOCKLAB_TRUSTED_PROXY", OPT_STR, &srv_cfg.trusted_proxy, "", 0, 0,
      "IP address of a reverse proxy in front of the server: on its connections the client "
      "address (for the per-address limits) is the last of X-Forwarded-For; from anywhere else "
-     "the header is ignored"},
+     "the header is ignored",
+     "LIST"},
     {"http-threads", "LOCKLAB_HTTP_THREADS", OPT_UINT, &srv_cfg.http_threads, "16", 1, 1024,
-     "threads serving HTTP (epoll), each with its own database connection"},
+     "threads serving HTTP (epoll), each with its own database connection", "N"},
     {"header-timeout", "LOCKLAB_HEADER_TIMEOUT", OPT_UINT, &srv_cfg.header_timeout, "20", 1, 86400,
      "seconds for a request's headers from the connection's start or its previous reply, however "
-     "slowly they trickle (408, then closed)"},
+     "slowly they trickle (408, then closed)",
+     "S"},
     {"body-timeout", "LOCKLAB_BODY_TIMEOUT", OPT_UINT, &srv_cfg.body_timeout, "120", 1, 86400,
-     "seconds for a request's whole body after its headers (408, then closed)"},
+     "seconds for a request's whole body after its headers (408, then closed)", "S"},
     {"fetch-max-active", "LOCKLAB_FETCH_MAX_ACTIVE", OPT_UINT, &srv_cfg.fetch_max_active, "4", 1,
-     1024,
-     "URL submissions fetched at once; past it 503 + Retry-After (keep below --http-threads)"},
+     1024, "URL submissions fetched at once; past it 503 + Retry-After (keep below --http-threads)",
+     "N"},
     {"parse-max-active", "LOCKLAB_PARSE_MAX_ACTIVE", OPT_UINT, &srv_cfg.parse_max_active, "2", 1,
      1024,
      "submitted mboxes parsed at once, each on a thread of its own, off the HTTP threads; past "
-     "it 503 + Retry-After (a submission over 64 KiB gets it before its body is read)"},
+     "it 503 + Retry-After (a submission over 64 KiB gets it before its body is read)",
+     "N"},
     {"parse-priority", "LOCKLAB_PARSE_PRIORITY", OPT_STR, &srv_cfg.parse_priority, "low", 0, 0,
      "CPU priority of those threads: low (SCHED_BATCH and nice 10), idle (SCHED_IDLE) or normal; "
-     "below the HTTP threads, /healthz and agents' posts are answered while a flood is parsed"},
+     "below the HTTP threads, /healthz and agents' posts are answered while a flood is parsed",
+     "low|idle|normal"},
     {"mail-config", "LOCKLAB_MAIL_CONFIG", OPT_STR, &srv_cfg.mail_config, NULL, 0, 0,
-     "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)"},
+     "JSON file of the mail intake: Maildir and IMAP sources, trees (unset: no intake)", "FILE"},
     {"connection-timeout", "LOCKLAB_CONNECTION_TIMEOUT", OPT_UINT, &srv_cfg.connection_timeout,
-     "60", 1, 86400, "seconds an HTTP connection may stay silent (any byte restarts it)"},
+     "60", 1, 86400, "seconds an HTTP connection may stay silent (any byte restarts it)", "S"},
     {"mail-from", "LOCKLAB_MAIL_FROM", OPT_STR, &srv_cfg.mail_from, "locklab <locklab@localhost>",
-     0, 0, "From of every mail and the SMTP envelope sender, \"Name <address>\""},
+     0, 0, "From of every mail and the SMTP envelope sender, \"Name <address>\"", "ADDRESS"},
     {"mail-domain", "LOCKLAB_MAIL_DOMAIN", OPT_STR, &srv_cfg.mail_domain, "", 0, 0,
-     "domain of Message-IDs (empty: the --mail-from address's domain)"},
+     "domain of Message-IDs (empty: the --mail-from address's domain)", "DOMAIN"},
     {"tested-by", "LOCKLAB_TESTED_BY", OPT_STR, &srv_cfg.tested_by, "", 0, 0,
-     "\"Name <address>\" of Tested-by and Reported-by trailers (empty: --mail-from)"},
+     "\"Name <address>\" of Tested-by and Reported-by trailers (empty: --mail-from)", "ADDRESS"},
     {"public-url", "LOCKLAB_PUBLIC_URL", OPT_STR, &srv_cfg.public_url, "", 0, 0,
-     "dashboard address mails link to (empty: http://<listen>)"},
+     "dashboard address mails link to (empty: http://<listen>)", "URL"},
     {"smtp-url", "LOCKLAB_SMTP_URL", OPT_STR, &srv_cfg.smtp_url, "", 0, 0,
-     "smtp://host:port or smtps://host:port the outbox is sent to (empty: dry run)"},
+     "smtp://host:port or smtps://host:port the outbox is sent to (empty: dry run)", "URL"},
     {"smtp-user", "LOCKLAB_SMTP_USER", OPT_STR, &srv_cfg.smtp_user, "", 0, 0,
-     "SMTP login name (empty: no login)"},
+     "SMTP login name (empty: no login)", "NAME"},
     {"smtp-password", "LOCKLAB_SMTP_PASSWORD", OPT_STR, &srv_cfg.smtp_password, "", 0, 0,
-     "SMTP password (prefer the variable to the flag)"},
+     "SMTP password (prefer the variable to the flag)", "PASSWORD"},
     {"smtp-ca-file", "LOCKLAB_SMTP_CA_FILE", OPT_STR, &srv_cfg.smtp_ca_file, "", 0, 0,
-     "CA certificates (PEM) the SMTP server's certificate must chain to (empty: the system's)"},
-    {"smtp-starttls", "LOCKLAB_SMTP_STARTTLS", OPT_BOOL, &srv_cfg.smtp_starttls, "0", 0, 1,
-     "smtp:// must switch to TLS with STARTTLS before anything is sent"},
-    {"mail-dry-run", "LOCKLAB_MAIL_DRY_RUN", OPT_BOOL, &srv_cfg.mail_dry_run, "0", 0, 1,
-     "keep replies in the outbox ('held') and send nothing, even with --smtp-url"},
+     "CA certificates (PEM) the SMTP server's certificate must chain to (empty: the system's)",
+     "FILE"},
+    {"smtp-starttls", "LOCKLAB_SMTP_STARTTLS", OPT_FLAG, &srv_cfg.smtp_starttls, "0", 0, 1,
+     "smtp:// must switch to TLS with STARTTLS before anything is sent", NULL},
+    {"mail-dry-run", "LOCKLAB_MAIL_DRY_RUN", OPT_FLAG, &srv_cfg.mail_dry_run, "0", 0, 1,
+     "keep replies in the outbox ('held') and send nothing, even with --smtp-url", NULL},
     {"smtp-timeout", "LOCKLAB_SMTP_TIMEOUT", OPT_INT, &srv_cfg.smtp_timeout, "60", 1, 3600,
-     "seconds one delivery attempt may take"},
+     "seconds one delivery attempt may take", "S"},
     {"mail-retry-seconds", "LOCKLAB_MAIL_RETRY_SECONDS", OPT_INT, &srv_cfg.mail_retry_seconds, "30",
-     1, 86400, "delay before the first retry of a mail; doubles each time, up to an hour"},
+     1, 86400, "delay before the first retry of a mail; doubles each time, up to an hour", "S"},
     {"mail-max-attempts", "LOCKLAB_MAIL_MAX_ATTEMPTS", OPT_INT, &srv_cfg.mail_max_attempts, "12", 1,
-     1000, "delivery attempts before a mail is marked failed"},
+     1000, "delivery attempts before a mail is marked failed", "N"},
     {"mail-poll-ms", "LOCKLAB_MAIL_POLL_MS", OPT_INT, &srv_cfg.mail_poll_ms, "1000", 10, 600000,
-     "how often the sender looks for due mail, in ms"},
+     "how often the sender looks for due mail, in ms", "MS"},
     {"track-interval", "LOCKLAB_TRACK_INTERVAL", OPT_INT, &srv_cfg.track_interval, "300", 1, 86400,
-     "seconds between looks at each tracked branch (POST .../poke looks at once)"},
+     "seconds between looks at each tracked branch (POST .../poke looks at once)", "S"},
     {"track-dir", "LOCKLAB_TRACK_DIR", OPT_STR, &srv_cfg.track_dir, "var/track", 0, 0,
-     "folder of the tracker's bare git mirrors of tracked trees"},
+     "folder of the tracker's bare git mirrors of tracked trees", "DIR"},
     {"track-samples", "LOCKLAB_TRACK_SAMPLES", OPT_INT, &srv_cfg.track_samples, "3", 0, 64,
      "history points sampled inside a push of many commits, per new head, while no job waits "
-     "(the middle of the widest gap first; 0: only the newest head)"},
+     "(the middle of the widest gap first; 0: only the newest head)",
+     "N"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
 static bool opt_given[NOPTS]; /* set by its variable or flag, not by the default */
 
-static void usage(FILE *out)
-{
-	size_t i;
+static const struct opt_cmd cmds[] = {
+    {"help", "this text"},
+    {"version", "the version"},
+    {"routes", "the routes: method, path, who may call it"},
+};
 
-	fprintf(out, "usage: locklab-server [options]\n\n"
-	             "Serves the locklab API (/api/v1), /healthz, /metrics and the dashboard.\n"
-	             "Every option can also be set by its environment variable; flags win.\n\n");
-	for (i = 0; i < NOPTS; i++) {
-		char flag[64];
-
-		snprintf(flag, sizeof(flag), "--%s%s", opts[i].name,
-		         opts[i].type == OPT_BOOL ? "" : " VALUE");
-		fprintf(out, "  %-32s %s\n  %-32s default: %s%s%s; variable: %s\n", flag,
-		        opts[i].help, "", opts[i].def ? "'" : "",
-		        opts[i].def ? opts[i].def : "unset", opts[i].def ? "'" : "", opts[i].env);
-	}
-	fprintf(out, "  %-32s this text\n", "--help");
-	fprintf(out, "  %-32s the version\n", "--version");
-	fprintf(out, "  %-32s the routes: method, path, who may call it\n", "--routes");
-}
-
-/* Set option o from text; 0 or -1 with a message. */
-static int opt_set(struct opt *o, const char *text, const char *from)
-{
-	char *end;
-	double d;
-
-	if (o->type == OPT_STR) {
-		*(const char **)o->ptr = text;
-		return 0;
-	}
-	if (o->type == OPT_BOOL) {
-		if (!strcmp(text, "1") || !strcmp(text, "true") || !strcmp(text, "yes"))
-			*(bool *)o->ptr = true;
-		else if (!strcmp(text, "0") || !strcmp(text, "false") || !strcmp(text, "no") ||
-		         !*text)
-			*(bool *)o->ptr = false;
-		else
-			goto bad;
-		return 0;
-	}
-	errno = 0;
-	d = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(d) || d < o->min || d > o->max)
-		goto bad;
-	if (o->type != OPT_DOUBLE && d != (double)(long long)d)
-		goto bad;
-	switch (o->type) {
-	case OPT_SIZE:
-		*(size_t *)o->ptr = (size_t)d;
-		break;
-	case OPT_INT:
-		if (o->ptr == &srv_cfg.fetch_timeout)
-			*(long *)o->ptr = (long)d;
-		else
-			*(int *)o->ptr = (int)d;
-		break;
-	case OPT_UINT:
-		*(unsigned *)o->ptr = (unsigned)d;
-		break;
-	case OPT_DOUBLE:
-		*(double *)o->ptr = d;
-		break;
-	default:
-		break;
-	}
-	return 0;
-bad:
-	fprintf(stderr, "locklab-server: %s: bad value '%s' for %s (%g to %g)\n", from, text,
-	        o->name, o->min, o->max);
-	return -1;
-}
+static const struct opt_table table = {
+    .prog = "locklab-server",
+    .opts = opts,
+    .n = NOPTS,
+    .given = opt_given,
+    .cmds = cmds,
+    .ncmds = sizeof(cmds) / sizeof(cmds[0]),
+    .intro = "usage: locklab-server [options]\n\n"
+             "Serves the locklab API (/api/v1), /healthz, /metrics and the dashboard.\n"
+             "Every option can also be set by its environment variable; flags win.\n\n",
+};
 
 /*
  * Check the mail identities and default --mail-domain to the --mail-from
@@ -336,51 +283,19 @@ static void data_dirs_find(void)
 
 static int parse_config(int argc, char **argv)
 {
-	struct option longopts[NOPTS + 4];
-	size_t i;
-	int c, idx;
-
-	for (i = 0; i < NOPTS; i++) {
-		const char *env = getenv(opts[i].env);
-
-		if (opts[i].def && opt_set(&opts[i], opts[i].def, "default") != 0)
-			return -1;
-		if (env && opt_set(&opts[i], env, opts[i].env) != 0)
-			return -1;
-		opt_given[i] = env != NULL;
-		longopts[i].name = opts[i].name;
-		longopts[i].has_arg = opts[i].type == OPT_BOOL ? no_argument : required_argument;
-		longopts[i].flag = NULL;
-		longopts[i].val = 1000 + (int)i;
-	}
-	longopts[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[NOPTS + 1] = (struct option){"routes", no_argument, NULL, 'r'};
-	longopts[NOPTS + 2] = (struct option){"version", no_argument, NULL, 'V'};
-	longopts[NOPTS + 3] = (struct option){NULL, 0, NULL, 0};
-	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (c == 'r') {
-			routes_print(stdout);
-			exit(0);
-		}
-		if (c == 'V') {
-			version_print(stdout, "locklab-server");
-			exit(0);
-		}
-		if (c < 1000 || c >= 1000 + (int)NOPTS) {
-			usage(stderr);
-			return -1;
-		}
-		if (opt_set(&opts[c - 1000], opts[c - 1000].type == OPT_BOOL ? "1" : optarg,
-		            "flag") != 0)
-			return -1;
-		opt_given[c - 1000] = true;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "locklab-server: unexpected argument '%s'\n", argv[optind]);
+	switch (opts_parse(&table, argc, argv)) {
+	case 0:
+		break;
+	case 1:
+		opts_usage(&table, stdout);
+		exit(0);
+	case 2:
+		version_print(stdout, "locklab-server");
+		exit(0);
+	case 3:
+		routes_print(stdout);
+		exit(0);
+	default:
 		return -1;
 	}
 	if (check_listen(srv_cfg.listen) != 0 ||

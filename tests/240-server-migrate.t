@@ -54,7 +54,7 @@ for o in listen db admin-token web-root max-body fetch-timeout fetch-max-bytes l
   max-attempts min-rounds max-rounds alpha min-effect submit-token-required; do
   like "$out" "--$o" "--help lists --$o"
 done
-like "$out" "default: '127.0.0.1:8080'; variable: LOCKLAB_LISTEN" "--help gives defaults and variables"
+like "$out" '\[\$LOCKLAB_LISTEN, 127\.0\.0\.1:8080\]' "--help gives defaults and variables"
 "$BIN/locklab-server" --lease-seconds 0 2>"$T/err"
 ok $(($? == 0)) "a bad flag value is refused"
 like "$(cat "$T/err")" 'lease-seconds' "with the flag named"

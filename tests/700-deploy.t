@@ -89,7 +89,7 @@ done
 # every LOCKLAB_* variable handed to a program is one it knows
 bad=
 for v in $(q '.services.server.environment | keys[]' | grep '^LOCKLAB_'); do
-  grep -q "variable: $v\$" <<<"$SERVER_HELP" || bad+=" server:$v"
+  grep -q "\[\$${v}[],=]" <<<"$SERVER_HELP" || bad+=" server:$v"
 done
 for v in $(q '.services.agent.environment | keys[]' | grep '^LOCKLAB_'); do
   grep -q "\[\$${v}[],]" <<<"$AGENT_HELP" || grep -q "$v" docker/entrypoint-agent.sh || bad+=" agent:$v"

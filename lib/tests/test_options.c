@@ -1,0 +1,192 @@
+/*
+ * test_options.c - the option engine: default, variable, flag in that
+ * order; an empty variable unset; every type's bad values refused with the
+ * source named; commands; --help wrapped to 80 columns with each variable
+ * and default.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+
+static const char *s_val;
+static int i_val;
+static long l_val;
+static unsigned u_val;
+static size_t z_val;
+static double d_val;
+static bool on_val, flag_val;
+
+static struct opt opts[] = {
+    {"name", "T_NAME", OPT_STR, &s_val, "dflt", 0, 0, "a name", "N"},
+    {"count", "T_COUNT", OPT_INT, &i_val, "5", 1, 0,
+     "a count, long enough help to be wrapped "
+     "over two lines of the eighty columns",
+     NULL},
+    {"least", "T_LEAST", OPT_LONG, &l_val, "3", 3, 0, "at least three", NULL},
+    {"ranged", "T_RANGED", OPT_UINT, &u_val, "10", 1, 100, "one to a hundred", NULL},
+    {"size", "T_SIZE", OPT_SIZE, &z_val, "4096", 1, 1e10, "bytes", "BYTES"},
+    {"ratio", "T_RATIO", OPT_DOUBLE, &d_val, "0.05", 0, 0.5, "a ratio", "X"},
+    {"mode", "T_MODE", OPT_ON_OFF, &on_val, "off", 0, 0, "on or off", NULL},
+    {"switch", "T_SWITCH", OPT_FLAG, &flag_val, NULL, 0, 0, "a switch", NULL},
+};
+#define N (sizeof(opts) / sizeof(opts[0]))
+static bool given[N];
+static const struct opt_cmd cmds[] = {{"help", "this text"}, {"version", "the version"}};
+static const struct opt_table table = {"prog", opts, N, given, cmds, 2, "usage: prog\n\n", NULL};
+
+/* parse argv (NULL-terminated) with stderr in err */
+static char err[4096];
+static int parse(const char *const *args)
+{
+	char *argv[16];
+	int argc = 0;
+	argv[argc++] = "prog";
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc] = NULL;
+	fflush(stderr);
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	dup2(fileno(f), 2);
+	int rc = opts_parse(&table, argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	size_t n = fread(err, 1, sizeof(err) - 1, f);
+	err[n] = 0;
+	fclose(f);
+	return rc;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *vars[] = {"T_NAME", "T_COUNT", "T_LEAST", "T_RANGED",
+	                      "T_SIZE", "T_RATIO", "T_MODE",  "T_SWITCH"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	return 0;
+}
+
+static void test_defaults(void **state)
+{
+	setup(state);
+	assert_int_equal(parse((const char *[]){NULL}), 0);
+	assert_string_equal(s_val, "dflt");
+	assert_int_equal(i_val, 5);
+	assert_int_equal(l_val, 3);
+	assert_int_equal(u_val, 10);
+	assert_int_equal(z_val, 4096);
+	assert_true(d_val == 0.05);
+	assert_false(on_val);
+	assert_false(flag_val);
+	for (size_t i = 0; i < N; i++)
+		assert_false(given[i]);
+}
+
+static void test_precedence(void **state)
+{
+	setup(state);
+	setenv("T_COUNT", "7", 1);
+	setenv("T_NAME", "", 1); /* empty: unset */
+	setenv("T_SWITCH", "1", 1);
+	assert_int_equal(parse((const char *[]){NULL}), 0);
+	assert_int_equal(i_val, 7);
+	assert_string_equal(s_val, "dflt");
+	assert_true(flag_val);
+	assert_true(given[1]);
+	assert_false(given[0]);
+	/* a flag wins over its variable */
+	assert_int_equal(parse((const char *[]){"--count", "9", "--mode", "on", "--ratio", "0.5",
+	                                        "--size", "10000000000", NULL}),
+	                 0);
+	assert_int_equal(i_val, 9);
+	assert_true(on_val);
+	assert_true(d_val == 0.5);
+	assert_int_equal(z_val, 10000000000ull);
+	setenv("T_SWITCH", "0", 1);
+	assert_int_equal(parse((const char *[]){"--switch", NULL}), 0);
+	assert_true(flag_val);
+	setup(state);
+}
+
+static void refused(const char *const *args, const char *message)
+{
+	assert_int_equal(parse(args), -1);
+	if (!strstr(err, message))
+		fail_msg("'%s' not in '%s'", message, err);
+}
+
+static void test_bad(void **state)
+{
+	setup(state);
+	refused((const char *[]){"--count", "0", NULL},
+	        "prog: --count: '0' is not a positive whole number");
+	refused((const char *[]){"--count", "5x", NULL}, "'5x' is not a positive whole number");
+	refused((const char *[]){"--count", "99999999999", NULL}, "is not a positive whole number");
+	refused((const char *[]){"--least", "2", NULL},
+	        "--least: '2' is not a whole number of at least 3");
+	refused((const char *[]){"--ranged", "101", NULL},
+	        "--ranged: '101' is not a whole number from 1 to 100");
+	refused((const char *[]){"--ratio", "0.6", NULL},
+	        "--ratio: '0.6' is not a number from 0 to 0.5");
+	refused((const char *[]){"--ratio", "nan", NULL}, "'nan' is not a number");
+	refused((const char *[]){"--mode", "maybe", NULL}, "--mode: 'maybe' is not on or off");
+	refused((const char *[]){"stray", NULL}, "prog: unexpected argument 'stray'");
+	refused((const char *[]){"--no-such", NULL}, "see prog --help");
+	setenv("T_RANGED", "-1", 1);
+	refused((const char *[]){NULL},
+	        "prog: $T_RANGED: '-1' is not a whole number from 1 to 100");
+	setup(state);
+	setenv("T_SWITCH", "yes", 1);
+	refused((const char *[]){NULL}, "$T_SWITCH: 'yes' is not 1 or 0");
+	setup(state);
+}
+
+static void test_commands(void **state)
+{
+	setup(state);
+	assert_int_equal(parse((const char *[]){"--help", NULL}), 1);
+	assert_int_equal(parse((const char *[]){"--count", "3", "--version", NULL}), 2);
+}
+
+static void test_usage(void **state)
+{
+	(void)state;
+	char *text = NULL, line[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	opts_usage(&table, f);
+	fclose(f);
+	assert_non_null(strstr(text, "  --name N                 a name\n"
+	                             "                           [$T_NAME, dflt]\n"));
+	assert_non_null(strstr(text, "  --count VALUE            a count,"));
+	assert_non_null(strstr(text, "  --mode on|off "));
+	assert_non_null(strstr(text, "[$T_SWITCH=1]"));
+	assert_non_null(strstr(text, "  --help                   this text\n"));
+	FILE *r = fmemopen(text, len, "r");
+	while (fgets(line, sizeof(line), r))
+		assert_true(strlen(line) <= 81); /* 80 columns and the newline */
+	fclose(r);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_precedence),
+	    cmocka_unit_test(test_bad),      cmocka_unit_test(test_commands),
+	    cmocka_unit_test(test_usage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
