@@ -694,11 +694,12 @@ int job_prepare(struct job *j, json_t *desc)
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
 	const char *base = branch;
 	char pull_base[64];
+	bool pull = false;
 	if (json_is_object(git)) {
 		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
 		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
 		/* apart: the unpack stops at a null base, before any key after it */
-		bool pull = json_is_true(json_object_get(git, "pull"));
+		pull = json_is_true(json_object_get(git, "pull"));
 		if (!gurl || !ref) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "git submission without url/ref");
@@ -806,13 +807,15 @@ int job_prepare(struct job *j, json_t *desc)
 
 	if (json_is_object(git)) {
 		/*
-		 * a range of commits on the base (a pull request): each commit
+		 * a pull request's range of commits on the base: each commit
 		 * measured as a series' patch is, patch-1 ... patched, when it
 		 * has as few as a series' prefixes; else the range is one patch
+		 * (and so is every other git submission: a tracked tree's push
+		 * is bisected, not measured commit by commit)
 		 */
 		char ref[128], commits[MAX_VARIANTS][48];
 		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
-		int n = range_commits(j, j->base_rev, ref, commits, MAX_VARIANTS);
+		int n = pull ? range_commits(j, j->base_rev, ref, commits, MAX_VARIANTS) : 0;
 		bool each = n > 1 && n <= j->ag->cfg.max_prefixes && n < MAX_VARIANTS - 1;
 		j->ncommits = n > 0 ? n : 0;
 		j->npatches = each ? n : 1;
