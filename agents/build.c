@@ -657,6 +657,15 @@ static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 	return 0;
 }
 
+/* The variant of the first k of n patches (or commits): patch-K, the last one patched. */
+static void prefix_name(int k, int n, char *out, size_t len)
+{
+	if (k == n)
+		snprintf(out, len, "patched");
+	else
+		snprintf(out, len, "patch-%d", k);
+}
+
 int job_prepare(struct job *j, json_t *desc)
 {
 	json_t *tree = json_object_get(desc, "tree"), *git = json_object_get(desc, "git");
@@ -685,11 +694,12 @@ int job_prepare(struct job *j, json_t *desc)
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
 	const char *base = branch;
 	char pull_base[64];
+	bool pull = false;
 	if (json_is_object(git)) {
 		const char *gurl = NULL, *ref = NULL, *gbase = NULL;
 		json_unpack(git, "{s?s, s?s, s?s}", "url", &gurl, "ref", &ref, "base", &gbase);
 		/* apart: the unpack stops at a null base, before any key after it */
-		bool pull = json_is_true(json_object_get(git, "pull"));
+		pull = json_is_true(json_object_get(git, "pull"));
 		if (!gurl || !ref) {
 			snprintf(j->fail_reason, sizeof(j->fail_reason),
 			         "git submission without url/ref");
@@ -796,14 +806,43 @@ int job_prepare(struct job *j, json_t *desc)
 		return -1;
 
 	if (json_is_object(git)) {
-		char ref[128];
+		/*
+		 * a pull request's range of commits on the base: each commit
+		 * measured as a series' patch is, patch-1 ... patched, when it
+		 * has as few as a series' prefixes; else the range is one patch
+		 * (and so is every other git submission: a tracked tree's push
+		 * is bisected, not measured commit by commit)
+		 */
+		char ref[128], commits[MAX_VARIANTS][48];
 		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
-		j->npatches = 1;
-		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
-		                 sizeof(j->series_gitdir)) ||
-		    build_tree(j, j->series_tree, "patched") ||
-		    keep_binary(j, j->series_tree, "patched"))
+		int n = pull ? range_commits(j, j->base_rev, ref, commits, MAX_VARIANTS) : 0;
+		bool each = n > 1 && n <= j->ag->cfg.max_prefixes && n < MAX_VARIANTS - 1;
+		j->ncommits = n > 0 ? n : 0;
+		j->npatches = each ? n : 1;
+		if (n > 1 && !each)
+			agent_log("info", j->id,
+			          "the range has %d commits, more than %d (--max-prefixes): "
+			          "measured as one patch",
+			          n,
+			          j->ag->cfg.max_prefixes < MAX_VARIANTS - 2
+			              ? j->ag->cfg.max_prefixes
+			              : MAX_VARIANTS - 2);
+		if (add_worktree(j, j->series_tree, each ? commits[0] : ref, j->series_gitdir,
+		                 sizeof(j->series_gitdir)))
 			return -1;
+		for (int k = 1; k <= j->npatches; k++) {
+			char name[24];
+			prefix_name(k, j->npatches, name, sizeof(name));
+			if ((k > 1 && checkout_commit(j, commits[k - 1])) ||
+			    build_tree(j, j->series_tree, name) ||
+			    keep_binary(j, j->series_tree, name))
+				return -1;
+			struct variant *v = &j->v[j->nv - 1];
+			commit_label(j, each ? commits[k - 1] : ref, v->label, sizeof(v->label));
+			if (each)
+				agent_log("info", j->id, "%s is commit %d of %d of the range: %s",
+				          name, k, n, v->label);
+		}
 	} else {
 		j->npatches = write_mails(j, mails);
 		if (j->npatches <= 0) {
@@ -822,10 +861,7 @@ int job_prepare(struct job *j, json_t *desc)
 			if (k < j->npatches && !prefixes)
 				continue;
 			char name[24];
-			if (k == j->npatches)
-				snprintf(name, sizeof(name), "patched");
-			else
-				snprintf(name, sizeof(name), "patch-%d", k);
+			prefix_name(k, j->npatches, name, sizeof(name));
 			if (build_tree(j, j->series_tree, name) ||
 			    keep_binary(j, j->series_tree, name))
 				return -1;

@@ -40,8 +40,9 @@ struct variant_file {
 };
 
 struct variant {
-	char name[24];  /* base, patch-K, patched */
-	char bin[1400]; /* native: its lockbench; kernel: its bzImage */
+	char name[24];   /* base, patch-K, patched */
+	char label[160]; /* a commit of a git range: "abc123456789 subject"; else "" */
+	char bin[1400];  /* native: its lockbench; kernel: its bzImage */
 	/* native: bin's image (elfimage.h), hashed once when it was kept; "" if it could not be */
 	char image[ELFIMAGE_LEN];
 	struct variant_file hashed; /* what image was hashed from */
@@ -68,7 +69,8 @@ struct job {
 	struct variant v[MAX_VARIANTS];
 	int nv;
 	int npatches;
-	bool kernel;            /* tree kind kernel: variants are bzImages */
+	int ncommits; /* a git submission: commits in its range (0: not a range of the base) */
+	bool kernel;  /* tree kind kernel: variants are bzImages */
 	char trusted_dir[1100]; /* kernel: the checkout of the trusted lockbench */
 	/* kernel: --workloads and --types of its boots, from what the series touches */
 	char kworkloads[256];
@@ -114,6 +116,15 @@ int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
 /* the series' messages as the list sent them, one file each (patch-K.eml) */
 int write_mails(struct job *j, json_t *mails);
 int git_am(struct job *j, int k);
+/*
+ * range_commits: the commits of base..tip oldest first along first parents,
+ * up to max into out; how many, or -1 when the range does not start at base.
+ * commit_label: "abc123456789 subject" of a commit ("" when unknown).
+ * checkout_commit: the series tree at a commit of the mirror.
+ */
+int range_commits(struct job *j, const char *base, const char *tip, char (*out)[48], int max);
+void commit_label(struct job *j, const char *commit, char *out, size_t outlen);
+int checkout_commit(struct job *j, const char *commit);
 int date_tree_back(struct job *j);
 void remove_worktrees(struct job *j);
 

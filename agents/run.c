@@ -366,6 +366,12 @@ static char *native_document(struct job *j, const struct variant *v, int round, 
 		json_object_del(d, "image");
 		agent_log("warn", j->id, "round %d: no image of %s: %s", round, v->name, ierr);
 	}
+	/* the commit of a pulled range this variant is (result.h): the agent's word too */
+	if (d)
+		json_object_del(d, "commit");
+	if (d && v->label[0] && j->ncommits > 0)
+		json_object_set_new(
+		    d, "commit", json_pack("{s:s, s:i}", "label", v->label, "range", j->ncommits));
 	if (d)
 		t = json_dumps(d, JSON_COMPACT);
 	if (t) {

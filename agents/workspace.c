@@ -192,6 +192,63 @@ int merge_base(struct job *j, const char *a, const char *b, char *out, size_t ou
 }
 
 /*
+ * The commits of base..tip, oldest first, along first parents (a merge in
+ * the range is one commit: what it brought in is part of it), up to max of
+ * them into out; the count when the oldest one's first parent is base (the
+ * range is base plus those commits, in order), else -1.
+ */
+int range_commits(struct job *j, const char *base, const char *tip, char (*out)[48], int max)
+{
+	char range[300];
+	struct spawn_result r = {0};
+	int n = 0, rc = -1;
+
+	if (looks_like_option(base) || looks_like_option(tip) ||
+	    (size_t)snprintf(range, sizeof(range), "%s..%s", base, tip) >= sizeof(range))
+		return -1;
+	const char *argv[] = {"git",       "-C",
+	                      j->mirror,   "rev-list",
+	                      "--reverse", "--first-parent",
+	                      "--parents", "--end-of-options",
+	                      range,       NULL};
+	if (git_run(j, "/dev/null", argv, &r, 1 << 20) || !r.out || r.out_truncated)
+		goto out;
+	for (char *line = r.out, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		char *parent = strchr(line, ' ');
+		if (!n && (!parent || strncmp(parent + 1, base, strlen(base)) ||
+		           (parent[1 + strlen(base)] != ' ' && parent[1 + strlen(base)])))
+			goto out; /* the range does not start at base */
+		if (parent)
+			*parent = 0;
+		if (n < max && strlen(line) < sizeof(out[0]))
+			memcpy(out[n], line, strlen(line) + 1);
+		n++;
+	}
+	rc = n;
+out:
+	spawn_result_release(&r);
+	return rc;
+}
+
+/* "abc123456789 subject" of commit in the mirror into out; "" when git cannot say. */
+void commit_label(struct job *j, const char *commit, char *out, size_t outlen)
+{
+	struct spawn_result r = {0};
+	const char *argv[] = {"git",         "-C",
+	                      j->mirror,     "show",
+	                      "-s",          "--format=%h %s",
+	                      "--abbrev=12", "--end-of-options",
+	                      commit,        NULL};
+	out[0] = 0;
+	if (!looks_like_option(commit) && !git_run(j, "/dev/null", argv, &r, 4096) && r.out)
+		snprintf(out, outlen, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+	spawn_result_release(&r);
+}
+
+/*
  * A worktree of the mirror at path, detached at rev (a commit name the agent
  * resolved or its own ref); its git folder is kept in gitdir, read from the
  * .git file git just wrote, before anything untrusted ran in the tree.
@@ -334,6 +391,22 @@ int git_am(struct job *j, int k)
 	snprintf(msg, sizeof(msg), "patch %d of %d does not apply (git am -3)", k, j->npatches);
 	fail_with_tail(j, msg, log, 15);
 	return -1;
+}
+
+/* The series tree at commit (of the mirror), as git checkout leaves it; 0 or -1. */
+int checkout_commit(struct job *j, const char *commit)
+{
+	char gd[1400], wt[1200], log[4096];
+	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *argv[] = {"git",     "-C",      j->series_tree, gd,     wt,   "checkout",
+	                      "--quiet", "--force", "--detach",     commit, "--", NULL};
+	if (looks_like_option(commit) || run_git(j, log, argv)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: cannot check out commit %.64s of the range", INFRA, commit);
+		return -1;
+	}
+	return 0;
 }
 
 /*

@@ -549,7 +549,8 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 {
 	static const char *const keys[] = {"schema",  "suite",   "variant", "round",
 	                                   "started", "machine", "runs",    "?controls",
-	                                   "?splats", "?image",  NULL};
+	                                   "?splats", "?image",  "?commit", NULL};
+	static const char *const ckeys[] = {"label", "range", NULL};
 	static const char *const mkeys[] = {"hostname",          "cpus", "model", "kernel",
 	                                    "?guest_thresholds", NULL};
 	json_t *v, *runs;
@@ -629,6 +630,22 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 	v = json_object_get(doc, "splats");
 	if (v && splats_from_json(v, out, err, errlen))
 		goto fail;
+	/* the commit of a pulled range the document measured: checked, kept only in the text */
+	v = json_object_get(doc, "commit");
+	if (v) {
+		char *label = NULL;
+		int range = 0;
+		int rc = !json_is_object(v)
+		             ? fail(err, errlen, "commit", "expected an object")
+		             : check_keys(v, "commit", ckeys, err, errlen) ||
+		                   get_str(v, "commit", "label", true, &label, err, errlen) ||
+		                   get_int(v, "commit", "range", 1, &range, err, errlen);
+		if (!rc && strlen(label) > 200)
+			rc = fail(err, errlen, "commit.label", "longer than 200 bytes");
+		free(label);
+		if (rc)
+			goto fail;
+	}
 	v = json_object_get(doc, "image");
 	if (v) {
 		if (!json_is_string(v) || !elfimage_valid(json_string_value(v))) {

@@ -30,6 +30,7 @@ struct reply_data {
 	    *head; /* author, subject, message_id, mail_references, mail_to, mail_cc, patches */
 	PGresult *jobs; /* not done, regression or lockup, all, not build */
 	PGresult *reviewers;
+	PGresult *commits; /* variant, label, range: the commits of a pulled range measured */
 	struct stored_comparison *cmps;
 	size_t ncmps;
 	bool done;
@@ -41,6 +42,7 @@ static void reply_data_release(struct reply_data *d)
 	PQclear(d->head);
 	PQclear(d->jobs);
 	PQclear(d->reviewers);
+	PQclear(d->commits);
 	verdicts_free(d->cmps, d->ncmps);
 	memset(d, 0, sizeof(*d));
 }
@@ -513,6 +515,37 @@ static size_t reply_unresolvable(FILE *s, const struct stored_comparison *sc)
 }
 
 /* What was tested: the series (or git ref), its author and tree. */
+/*
+ * A range of commits (a pull request): which commit each variant was, as
+ * the agent said in its documents ("commit", result.h), or that the range
+ * was measured as one patch.
+ */
+static void reply_commits(FILE *f, const struct reply_data *d)
+{
+	int n = d->commits ? PQntuples(d->commits) : 0;
+	int range = n ? atoi(PQgetvalue(d->commits, n - 1, 2)) : 0;
+	char line[256];
+
+	if (range < 2)
+		return;
+	if (n == 1) {
+		snprintf(line, sizeof(line),
+		         "the pulled range's %d commits, measured as one patch: more than the "
+		         "agent measures one commit at a time (--max-prefixes)",
+		         range);
+		fputs("commits: ", f);
+		reply_wrap(f, line, 9, 9);
+		return;
+	}
+	fprintf(f, "commits: the pulled range's %d, each measured as a series' patch:\n", range);
+	for (int i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "%s: %s", PQgetvalue(d->commits, i, 0),
+		         PQgetvalue(d->commits, i, 1));
+		fprintf(f, "%9s", "");
+		reply_wrap(f, line, 9, 18);
+	}
+}
+
 static void reply_what(FILE *f, const struct reply_data *d)
 {
 	bool has_head = PQntuples(d->head) == 1;
@@ -542,6 +575,7 @@ static void reply_what(FILE *f, const struct reply_data *d)
 		fprintf(f, "tree:    %s (%s)\n", PQgetvalue(d->sub, 0, 12),
 		        PQgetvalue(d->sub, 0, 13));
 	fprintf(f, "suites:  %s\n", PQgetvalue(d->sub, 0, 6));
+	reply_commits(f, d);
 }
 
 static void reply_num(double v, char *buf, size_t len)
@@ -888,7 +922,16 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	            "mail_trailers t ON t.target = p.message_id WHERE p.submission_id = $1 AND "
 	            "t.kind IN ('Reviewed-by', 'Acked-by')) r",
 	            1, p);
-	if (!d->head || !d->jobs || !d->reviewers)
+	/* the pulled commits each variant was: patch-1 ... patched */
+	d->commits = db_exec(
+	    c,
+	    "SELECT variant, label, range FROM (SELECT DISTINCT ON (r.variant) r.variant, "
+	    "r.document->'commit'->>'label' AS label, r.document->'commit'->>'range' AS range "
+	    "FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.submission_id = $1 AND "
+	    "r.document ? 'commit' ORDER BY r.variant, r.id) c ORDER BY variant = 'patched', "
+	    "length(variant), variant",
+	    1, p);
+	if (!d->head || !d->jobs || !d->reviewers || !d->commits)
 		return db_failure();
 	if (d->done)
 		return verdicts_load(c, id, &d->cmps, &d->ncmps);

@@ -233,6 +233,29 @@ static void test_reject_wrong_types(void **state)
 	                   "controls: expected an array of lock names");
 	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"controls\": [\"pthread\", \"\"],",
 	                   "controls[1]: expected a lock name");
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"commit\": \"abc\",",
+	                   "commit: expected an object");
+	expect_reject_edit("\"round\": 0,",
+	                   "\"round\": 0, \"commit\": {\"label\": \"abc x\", \"range\": 0},",
+	                   "commit.range: expected an integer >= 1");
+	expect_reject_edit("\"round\": 0,", "\"round\": 0, \"commit\": {\"label\": \"abc x\"},",
+	                   "commit.range: missing");
+}
+
+/* The commit of a pulled range a document measured is taken (kept in its text only). */
+static void test_commit(void **state)
+{
+	struct lb_result r;
+	char err[512] = "";
+	char *text = replace(valid_doc, "\"round\": 0,",
+	                     "\"round\": 0, \"commit\": {\"label\": \"0123456789ab locking: x\", "
+	                     "\"range\": 3},");
+
+	(void)state;
+	result_init(&r);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	result_release(&r);
+	free(text);
 }
 
 /* A disturbance record and an instrument for the valid document's metric. */
@@ -623,6 +646,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_missing_schema),
 	    cmocka_unit_test(test_reject_foreign_schema),
 	    cmocka_unit_test(test_reject_unknown_keys),
+	    cmocka_unit_test(test_commit),
 	    cmocka_unit_test(test_reject_wrong_types),
 	    cmocka_unit_test(test_controls_round_trip),
 	    cmocka_unit_test(test_guest_thresholds_round_trip),

@@ -31,13 +31,21 @@ function meanSd(xs) {
   return { n, mean, stddev: sd };
 }
 
+/* A job's variants -> the commit of a pulled range each was ("0123456789ab subject"), from the documents' `commit` */
+const commitLabels = new WeakMap();
+
 /* Aggregate the stored documents: job -> variant -> "workload|lock|params|metric" -> {n, mean, stddev} */
 function aggregate(results) {
   const acc = new Map();
   const machines = new Map();
+  const labels = new Map();
   for (const r of results) {
     const doc = r.document || {};
     if (!machines.has(r.job) && doc.machine) machines.set(r.job, doc.machine);
+    if (doc.commit && typeof doc.commit.label === 'string') {
+      if (!labels.has(r.job)) labels.set(r.job, new Map());
+      labels.get(r.job).set(r.variant, doc.commit.label);
+    }
     for (const run of doc.runs || []) {
       if (run.lockup) continue;
       const pk = paramsKey(run.params);
@@ -62,6 +70,7 @@ function aggregate(results) {
       vmap.set(variant, stats);
     }
     out.set(job, vmap);
+    if (labels.has(job)) commitLabels.set(vmap, labels.get(job));
   }
   return { stats: out, machines };
 }
@@ -70,6 +79,12 @@ function patchVariants(jobStats) {
   if (!jobStats) return [];
   return [...jobStats.keys()].filter((v) => /^patch-\d+$/.test(v))
     .sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
+}
+
+/* " (0123456789ab subject)" when the variant was a commit of a pulled range, else "" */
+function patchLabel(jobStats, variant) {
+  const l = jobStats && commitLabels.get(jobStats);
+  return l && l.has(variant) ? ` (${l.get(variant)})` : '';
 }
 
 function meanCell(s, cls) {
@@ -123,7 +138,7 @@ function verdictTables(rows, patches, jobStats) {
 function verdictTable(rows, patches, jobStats, shared, caption) {
   // the workload is the table's (its caption says it)
   const head = ['lock', 'params', 'metric', 'base mean ± sd (n)',
-    ...patches.map((p) => `${p} mean (change)`), 'patched mean ± sd (n)', 'change [95% interval]', 'margin', 'p', 'q', 'verdict'];
+    ...patches.map((p) => `${p}${patchLabel(jobStats, p)} mean (change)`), 'patched mean ± sd (n)', 'change [95% interval]', 'margin', 'p', 'q', 'verdict'];
   const last = 4 + patches.length;
   const numeric = new Set([3, ...patches.map((_, i) => 4 + i), last, last + 1, last + 2, last + 3, last + 4]);
   const own = (params) => (params || '').split(',').filter((x) => x && !shared.has(x.split('=')[0]));
