@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-double plan_mde(double sd, int n, double alpha)
+double plan_mde_test(double sd, int n, double alpha)
 {
 	double df = (double)n - 1;
 
@@ -17,6 +17,11 @@ double plan_mde(double sd, int n, double alpha)
 		return INFINITY;
 	return (gsl_cdf_tdist_Qinv(alpha / 2, df) + gsl_cdf_tdist_Qinv(0.2, df)) * sd /
 	       sqrt((double)n);
+}
+
+double plan_mde(double sd, int n, double alpha)
+{
+	return PLAN_POLICY_FACTOR * plan_mde_test(sd, n, alpha);
 }
 
 double plan_resolution(double sd, int n, double level)
