@@ -9,8 +9,9 @@
  * per-round paired relative change of an A/A (the same lockbench both
  * sides).  A plan is a JSON object: the rounds to ask for first ("rounds"),
  * the job's limit ("max_rounds"), and per row its sd, target MDE, margin,
- * the rounds that reach the target ("rounds", null when none within the
- * limit), its MDE at the limit ("mde_at_max"), the smallest margin it can
+ * the rounds at which one test reaches the target ("rounds", null when
+ * none within the limit: the first look, plan_mde_test), the policy's MDE
+ * at the limit ("mde_at_max", plan_mde), the smallest margin it can
  * show no-change inside at the limit ("resolution_at_max", plan_resolution)
  * and whether that is inside its margin ("resolvable"); "unresolvable" says
  * in words which rows this machine cannot resolve.  docs/api.md has the
