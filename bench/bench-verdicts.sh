@@ -455,7 +455,7 @@ if [[ -n ${AA_SECS:-} ]]; then
 fi
 if grep -qE '^(aa|aa1|aahot) ' "$tmp/rows"; then
   echo
-  echo "minimum detectable effect per headline row at $MAX_ROUNDS rounds (alpha 0.05 two-sided, power 0.8; from the A/A comparisons' paired intervals, median over them):"
+  echo "one paired test's minimum detectable effect per headline row at $MAX_ROUNDS rounds (alpha 0.05 two-sided, power 0.8; from the A/A comparisons' paired intervals, median over them; the policy's, what plans promise, is lockbench plan's mde_at_max):"
   K=$MAX_ROUNDS
   tk=$(tq 0.975 $((K - 1))); bk=$(tq 0.8 $((K - 1)))
   while read -r c wl lock params metric; do

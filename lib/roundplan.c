@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-double plan_mde(double sd, int n, double alpha)
+double plan_mde_test(double sd, int n, double alpha)
 {
 	double df = (double)n - 1;
 
@@ -17,6 +17,11 @@ double plan_mde(double sd, int n, double alpha)
 		return INFINITY;
 	return (gsl_cdf_tdist_Qinv(alpha / 2, df) + gsl_cdf_tdist_Qinv(0.2, df)) * sd /
 	       sqrt((double)n);
+}
+
+double plan_mde(double sd, int n, double alpha)
+{
+	return PLAN_POLICY_FACTOR * plan_mde_test(sd, n, alpha);
 }
 
 double plan_resolution(double sd, int n, double level)
@@ -82,8 +87,13 @@ json_t *plan_build(const struct profile_point *pts, size_t n, double round_s, co
 		if (!compare_row_is_headline(p->workload, p->metric) ||
 		    !strcmp(p->metric, "lockup"))
 			continue;
+		/*
+		 * the first look: where one test reaches the target (a look
+		 * finds, fresh rounds confirm); what the job can see at its
+		 * limit is the policy's, mde_at_max
+		 */
 		for (int k = COMPARE_MIN_PAIRS; k <= *cap && !need; k++)
-			if (plan_mde(p->sd, k, s->alpha) <= target &&
+			if (plan_mde_test(p->sd, k, s->alpha) <= target &&
 			    plan_resolution(p->sd, k, level) <= margin)
 				need = k;
 		if (resolvable && need > resolvable_need)

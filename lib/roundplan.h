@@ -9,8 +9,9 @@
  * per-round paired relative change of an A/A (the same lockbench both
  * sides).  A plan is a JSON object: the rounds to ask for first ("rounds"),
  * the job's limit ("max_rounds"), and per row its sd, target MDE, margin,
- * the rounds that reach the target ("rounds", null when none within the
- * limit), its MDE at the limit ("mde_at_max"), the smallest margin it can
+ * the rounds at which one test reaches the target ("rounds", null when
+ * none within the limit: the first look, plan_mde_test), the policy's MDE
+ * at the limit ("mde_at_max", plan_mde), the smallest margin it can
  * show no-change inside at the limit ("resolution_at_max", plan_resolution)
  * and whether that is inside its margin ("resolvable"); "unresolvable" says
  * in words which rows this machine cannot resolve.  docs/api.md has the
@@ -42,9 +43,29 @@ struct profile_point {
 };
 
 /*
- * MDE of a paired test over n rounds whose per-round relative change has
+ * MDE of one paired test over n rounds whose per-round relative change has
  * standard deviation sd: (t(1 - alpha/2, n-1) + t(0.8, n-1)) * sd / sqrt(n).
- * Infinity below two rounds.
+ * Infinity below two rounds.  No job is one test: what a job can see is
+ * plan_mde's.
+ */
+double plan_mde_test(double sd, int n, double alpha);
+
+/*
+ * How much larger than one test's MDE the change is that the server's
+ * policy finds in 4 jobs of 5: a look every 5 rounds up to 20, BH over the
+ * deciding rows at each, futility, and a finding confirmed one-sided on as
+ * many fresh rounds.  A finding at an early look is confirmed on as few
+ * rounds as found it, and both stages must pass, so the policy needs more
+ * than the test alone.  Calibrated with bench/verdict_sim.c (the timed
+ * rows' noise shapes: the change found in 80% of jobs is 1.6-1.75 times
+ * plan_mde_test at 20 rounds; docs/verdicts.md, "The MDE a plan promises").
+ */
+#define PLAN_POLICY_FACTOR 1.75
+
+/*
+ * The MDE a plan promises and every reader prints ("the smallest change
+ * it could have seen"): the change the policy as it runs finds in 4 jobs of
+ * 5 when n rounds are its limit, PLAN_POLICY_FACTOR * plan_mde_test.
  */
 double plan_mde(double sd, int n, double alpha);
 
@@ -54,7 +75,7 @@ double plan_mde(double sd, int n, double alpha);
  * smallest margin inside which an unchanged row's interval lies with
  * probability 0.8, (t(1 - level, n-1) + t(0.9, n-1)) * sd / sqrt(n).  A
  * row is resolvable when this is within its margin: for a no-change, the
- * test that asks the most (at level 0.05 / 6 it is 1.3 times plan_mde).
+ * test that asks the most (at level 0.05 / 6 it is 1.3 times plan_mde_test).
  * Infinity below two rounds or with a level outside (0, 1).
  */
 double plan_resolution(double sd, int n, double level);

@@ -324,11 +324,11 @@ is "$(jq -r '.job.rounds' <<<"$BODY")" 5 "a plan of 11 rounds looks first at --m
 is "$(sql "SELECT (plan->>'rounds') || ',' || max_rounds FROM jobs WHERE id = $jw")" "11,12" \
   "and keeps its planned rounds (11) and its limit (12)"
 for ((r = 0; r < 5; r++)); do
-  UNC_SPREAD=0.05 post "$jw" "$W" base "$r"
-  UNC_SPREAD=0.05 post "$jw" "$W" patched "$r"
+  UNC_SPREAD=0.04 post "$jw" "$W" base "$r"
+  UNC_SPREAD=0.04 post "$jw" "$W" patched "$r"
 done
 is "$(sql "SELECT rounds_wanted || ',' || coalesce(verdict, 'none') FROM jobs WHERE id = $jw")" "11,none" \
-  "inconclusive at 5 rounds (uncontended spread +-5%), it asks for the planned 11"
+  "inconclusive at 5 rounds (uncontended spread +-4%), it asks for the planned 11"
 submit_one 6
 claim "$W"
 jz=$JOB

@@ -24,13 +24,17 @@
 static void test_mde(void **state)
 {
 	(void)state;
-	/* (t(0.975, n-1) + t(0.8, n-1)) * sd / sqrt(n) */
-	assert_true(fabs(plan_mde(0.02, 5, 0.05) - 0.0332495) < 1e-6);
-	assert_true(fabs(plan_mde(0.02, 6, 0.05) - 0.0284968) < 1e-6);
-	assert_true(fabs(plan_mde(0.5, 12, 0.05) - 0.4440566) < 1e-6);
-	assert_true(plan_mde(0, 5, 0.05) == 0);
+	/* one test: (t(0.975, n-1) + t(0.8, n-1)) * sd / sqrt(n) */
+	assert_true(fabs(plan_mde_test(0.02, 5, 0.05) - 0.0332495) < 1e-6);
+	assert_true(fabs(plan_mde_test(0.02, 6, 0.05) - 0.0284968) < 1e-6);
+	assert_true(fabs(plan_mde_test(0.5, 12, 0.05) - 0.4440566) < 1e-6);
+	assert_true(plan_mde_test(0, 5, 0.05) == 0);
+	assert_true(isinf(plan_mde_test(0.02, 1, 0.05)));
+	assert_true(isinf(plan_mde_test(NAN, 5, 0.05)));
+	/* the policy's: PLAN_POLICY_FACTOR times that */
+	assert_true(fabs(plan_mde(0.02, 5, 0.05) - 1.75 * 0.0332495) < 1e-6);
+	assert_true(fabs(plan_mde(0.5, 12, 0.05) - 1.75 * 0.4440566) < 1e-6);
 	assert_true(isinf(plan_mde(0.02, 1, 0.05)));
-	assert_true(isinf(plan_mde(NAN, 5, 0.05)));
 }
 
 static void row(struct compare_row *r, const char *workload, const char *params, const char *metric,
@@ -127,17 +131,17 @@ static void test_next_look(void **state)
  * A plan from a profile of four points, by hand (alpha 0.05, --min-rounds
  * 5, --max-rounds 15, 20 s a round inside a 3600 s budget: the limit is 15,
  * and resolution is judged at 0.05 / (15 / 5 + 2) = 0.01, one-sided):
- * - uncontended, sd 1%: at 4 rounds the MDE is (3.182446 + 0.978472) *
- *   0.01 / 2 = 2.08% <= 3% but the resolution (4.540703 + 1.637744) * 0.01
- *   / 2 = 3.09% > its 3% margin; at 5 (3.746947 + 1.533206) * 0.01 /
- *   sqrt(5) = 2.36%: 5 rounds;
+ * - uncontended, sd 1%: at 4 rounds one test's MDE (the first look's
+ *   measure) is (3.182446 + 0.978472) * 0.01 / 2 = 2.08% <= 3% but the
+ *   resolution (4.540703 + 1.637744) * 0.01 / 2 = 3.09% > its 3% margin;
+ *   at 5 (3.746947 + 1.533206) * 0.01 / sqrt(5) = 2.36%: 5 rounds;
  * - hot at 8 threads, sd 30%: resolution at 15 rounds (2.624494 +
  *   1.345030) * 0.3 / sqrt(15) = 30.75% > its 10% margin: not resolvable,
- *   and said so; its MDE there (2.144787 + 0.868055) * 0.3 / sqrt(15) =
- *   23.34%;
- * - hot at 4 threads, sd 12%: MDE at 15 rounds 9.33%, inside its margin (a
- *   regression's test could resolve it), but resolution 12.30%: an
- *   unchanged row would rarely show no-change, so not resolvable;
+ *   and said so; its MDE there 1.75 * (2.144787 + 0.868055) * 0.3 /
+ *   sqrt(15) = 40.84%;
+ * - hot at 4 threads, sd 12%: MDE at 15 rounds 16.34%, past its 10%
+ *   target, and resolution 12.30%: an unchanged row would rarely show
+ *   no-change, so not resolvable;
  * - hot's cov is no headline: left out.
  * The first rounds are the resolvable rows' most, 5.
  */
@@ -175,12 +179,12 @@ static void test_build(void **state)
 	r = json_array_get(rows, 1);
 	assert_true(json_is_null(json_object_get(r, "rounds")));
 	assert_true(json_is_false(json_object_get(r, "resolvable")));
-	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.23337) < 1e-4);
+	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.40840) < 1e-4);
 	assert_true(fabs(json_real_value(json_object_get(r, "resolution_at_max")) - 0.30748) <
 	            1e-4);
 	r = json_array_get(rows, 2);
 	assert_true(json_is_false(json_object_get(r, "resolvable")));
-	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.09335) < 1e-4);
+	assert_true(fabs(json_real_value(json_object_get(r, "mde_at_max")) - 0.16336) < 1e-4);
 	assert_true(fabs(json_real_value(json_object_get(r, "resolution_at_max")) - 0.12299) <
 	            1e-4);
 	assert_int_equal(json_array_size(json_object_get(plan, "unresolvable")), 2);
