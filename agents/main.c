@@ -106,6 +106,10 @@ static struct opt opts[] = {
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, "DIR",
      "base kernel builds kept by commit and configuration, shared by every agent on the "
      "machine (default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)"},
+    {"kernel-debug", "LOCKLAB_KERNEL_DEBUG", OPT_ON_OFF, &cfg.kernel_debug, "on", 0, "on|off",
+     "judge a kernel job for correctness first: boot base and patched debug kernels "
+     "(lockdep, might_sleep, hung tasks); a new splat or a lockup ends the job before any "
+     "measuring round"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, "LIST",
      "internal addresses a submitted git URL may reach: host:port or CIDR entries, "
      "comma-separated"},
