@@ -804,7 +804,7 @@ static void log_findings(struct job *j, const struct variant *v, const char *doc
 	json_array_foreach(json_object_get(d, "runs"), i, x)
 	{
 		json_t *l = json_object_get(x, "lockup");
-		if (l)
+		if (json_is_object(l))
 			agent_log("info", j->id, "debug pass: %s: lockup at %s: %s", v->name,
 			          json_string_value(json_object_get(x, "workload")),
 			          json_string_value(json_object_get(l, "message")));
