@@ -220,6 +220,13 @@ static int run_job(struct agent *ag, json_t *desc)
 	 * a lost lease or a stop there is seen by the loop and the end below.
 	 */
 	noise_measure(j);
+	/* a kernel job is judged for correctness first: a new lease runs it again */
+	if (j->nkdebug == 2 && j->next_round == 0 && j->more_rounds > 0 && !atomic_load(&j->lost) &&
+	    !atomic_load(&ag->stop) && run_kernel_debug(j)) {
+		if (!atomic_load(&j->lost) && !atomic_load(&ag->stop))
+			job_failed(j);
+		goto out;
+	}
 	while (j->more_rounds > 0 && !atomic_load(&j->lost) && !atomic_load(&ag->stop)) {
 		int round = j->next_round;
 		if (run_round(j, round)) {

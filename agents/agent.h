@@ -42,6 +42,7 @@ struct agent_cfg {
 	const char *lockbench;    /* trusted lockbench for kernel jobs (kernel build/run) */
 	const char *base_cache;   /* base lockbench builds, kept by commit (build.c) */
 	const char *kernel_cache; /* base kernel builds, kept by commit */
+	bool kernel_debug;        /* the debug pass before a kernel job's rounds (run.c) */
 	const char *fetch_allow;  /* LOCKLAB_FETCH_ALLOW for submitted git URLs (netpolicy.h) */
 	bool allow_local_trees;   /* a job's git URL may be its tree's local path (codesource.h) */
 	const char *token_file;   /* where the token was read from (hidden from the sandbox) */

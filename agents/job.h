@@ -75,6 +75,13 @@ struct job {
 	/* kernel: --workloads and --types of its boots, from what the series touches */
 	char kworkloads[256];
 	char ktypes[256];
+	/*
+	 * kernel: the debug pass's kernels (base-debug, patched-debug; nkdebug 0
+	 * when it is off) and the guest workloads of its boots
+	 */
+	struct variant kdebug[2];
+	int nkdebug;
+	char kdebug_workloads[256];
 	/* lease */
 	int lease_s;
 	atomic_int lost; /* heartbeat said the job is no longer ours */
@@ -154,6 +161,14 @@ int variant_image(struct job *j, const struct variant *v, char out[ELFIMAGE_LEN]
  * 0, or -1 with fail_reason.
  */
 int run_round(struct job *j, int round);
+/*
+ * Kernel jobs: the debug pass before the rounds, base-debug then
+ * patched-debug booted once each (lockdep, might_sleep, hung tasks) and
+ * posted as round 0 of those variants; the server ends the job when the
+ * patched kernel printed a splat the base did not, or locked up (then
+ * more_rounds is 0).  Returns 0, or -1 with fail_reason.
+ */
+int run_kernel_debug(struct job *j);
 /*
  * One round of the two variants v as run_round runs a job's (paired, in
  * the sandbox, with one retry for the machine's failures), their documents

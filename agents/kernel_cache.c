@@ -11,6 +11,7 @@
 #include "fsutil.h"
 #include "kernel_cache.h"
 #include "sha256.h"
+#include "strutil.h"
 
 int kcache_key(const char *rev, const char *fragment, size_t fraglen, const char *variant,
                char *out, size_t len)
@@ -43,6 +44,22 @@ int kcache_fragment(const char *lockbench, char *out, size_t len)
 		return 0;
 	snprintf(out, len, "%s/locklab.config", dir);
 	return access(out, R_OK) ? -1 : 0;
+}
+
+char *kcache_debug_fragment(const char *fragment)
+{
+	char dbg[4200];
+	const char *slash = strrchr(fragment, '/');
+	int dirlen = slash ? (int)(slash - fragment + 1) : 0;
+	if (snprintf(dbg, sizeof(dbg), "%.*slocklab-debug.config", dirlen, fragment) >=
+	    (int)sizeof(dbg))
+		return NULL;
+	char *a = strutil_file_text(fragment), *b = strutil_file_text(dbg), *both = NULL;
+	if (a && b && (both = malloc(strlen(a) + strlen(b) + 1)))
+		strcat(strcpy(both, a), b);
+	free(a);
+	free(b);
+	return both;
 }
 
 int kcache_lock_until(const char *dir, const char *key, bool (*give_up)(void *), void *arg,

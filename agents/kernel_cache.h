@@ -6,7 +6,7 @@
  * takes KEY.lock (flock) first, builds in its own tree, and moves the folder
  * in through KEY.tmp, so a reader sees a whole build or none and two agents
  * never build one KEY together.  build.c uses it for both caches; the keys
- * are its own (kcache_key names kernel builds).
+ * are its own (kcache_key names kernel builds, measuring and debug).
  */
 #ifndef LOCKLAB_AGENT_KERNEL_CACHE_H
 #define LOCKLAB_AGENT_KERNEL_CACHE_H
@@ -29,6 +29,12 @@ int kcache_key(const char *rev, const char *fragment, size_t fraglen, const char
  * $LOCKLAB_KERNEL_DIR, then beside the program's checkout) into out; 0 or -1.
  */
 int kcache_fragment(const char *lockbench, char *out, size_t len);
+/*
+ * The debug variant's fragment text: the file fragment, then
+ * locklab-debug.config beside it (what `kernel build --debug` merges), for
+ * its key.  A new string, or NULL when either cannot be read.
+ */
+char *kcache_debug_fragment(const char *fragment);
 /*
  * Hold the lock of KEY in dir: an open descriptor to close when done, or -1
  * with errno.  *waited says whether another holder made it wait.  While

@@ -10,6 +10,13 @@
 
 #include <stddef.h>
 
+/*
+ * The debug pass's guest workloads whatever the patch touches: the ones that
+ * take the kernel's own mutexes (pipe->mutex, ep->mtx, a seq_file's lock);
+ * build.c adds what the touched paths chose.
+ */
+#define KW_DEBUG_WORKLOADS "pipe-mutex,epoll-ctl,seq-read"
+
 /* at most this many workloads and types together, each with its reason */
 #define KW_MAX 24
 

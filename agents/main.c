@@ -78,6 +78,10 @@ static struct opt opts[] = {
      "base kernel builds kept by commit and configuration, shared by every agent on the machine "
      "(default: " KCACHE_DEFAULT ", else WORKDIR/kernel-cache when that cannot be made)",
      "DIR"},
+    {"kernel-debug", "LOCKLAB_KERNEL_DEBUG", OPT_ON_OFF, &cfg.kernel_debug, "on", 0, 0,
+     "judge a kernel job for correctness first: boot base and patched debug kernels (lockdep, "
+     "might_sleep, hung tasks); a new splat or a lockup ends the job before any measuring round",
+     "on|off"},
     {"fetch-allow", "LOCKLAB_FETCH_ALLOW", OPT_STR, &cfg.fetch_allow, "", 0, 0,
      "internal addresses a submitted git URL may reach: host:port or CIDR entries, comma-separated",
      "LIST"},

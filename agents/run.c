@@ -258,9 +258,12 @@ static const char *paired_workloads(enum pairing m)
  * booting the variant's kernel.  rs and budget are the caller's buffers the
  * entries point into.
  */
+static bool debug_variant(const struct job *j, const struct variant *v);
+
 static void variant_argv(const struct job *j, const struct variant *v, const char *duet,
                          const char *out, const char *rs, char budget[16], const char *argv[28])
 {
+	bool debug = debug_variant(j, v);
 	int k = 0;
 
 	if (j->kernel) {
@@ -268,6 +271,8 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		argv[k++] = j->ag->cfg.lockbench;
 		argv[k++] = "kernel";
 		argv[k++] = "run";
+		if (debug)
+			argv[k++] = "--debug"; /* lockups and splats, no figures */
 		argv[k++] = "--kernel";
 		argv[k++] = v->bin;
 		argv[k++] = "--suite";
@@ -286,9 +291,9 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		argv[k++] = "--budget-s";
 		argv[k++] = budget;
 		/* what the series touches chose (build.c), beside the core */
-		if (j->kworkloads[0]) {
+		if (debug || j->kworkloads[0]) {
 			argv[k++] = "--workloads";
-			argv[k++] = j->kworkloads;
+			argv[k++] = debug ? j->kdebug_workloads : j->kworkloads;
 		}
 		if (j->ktypes[0]) {
 			argv[k++] = "--types";
@@ -308,8 +313,9 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		argv[k++] = "--skip-workloads";
 		argv[k++] = paired_workloads(job_pairing(j));
 	}
+	/* lockbench knows base and patched: a debug variant is renamed in its document */
 	argv[k++] = "--variant";
-	argv[k++] = v->name;
+	argv[k++] = !debug ? v->name : strncmp(v->name, "base", 4) ? "patched" : "base";
 	argv[k++] = "--round";
 	argv[k++] = rs;
 	argv[k++] = "--json";
@@ -317,12 +323,19 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 	argv[k] = NULL;
 }
 
+/* Whether v is one of the debug pass's kernels (base-debug, patched-debug). */
+static bool debug_variant(const struct job *j, const struct variant *v)
+{
+	return j->kernel && v >= j->kdebug && v < j->kdebug + 2;
+}
+
 /*
  * A kernel round's document as posted: `kernel run` names its suite
  * kernel-S, the round belongs to the job's; the code under test is the
- * kernel, so no image.  Takes doc; NULL when it does not parse.
+ * kernel, so no image; a debug pass's document has its variant's name.  Takes doc; NULL when it
+ * does not parse.
  */
-static char *kernel_document(struct job *j, char *doc)
+static char *kernel_document(struct job *j, const struct variant *v, char *doc)
 {
 	json_t *d = json_loads(doc, 0, NULL);
 	char *t = NULL;
@@ -331,6 +344,8 @@ static char *kernel_document(struct job *j, char *doc)
 	free(doc);
 	if (d)
 		json_object_del(d, "image");
+	if (d && debug_variant(j, v))
+		json_object_set_new(d, "variant", json_string(v->name));
 	if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
 		t = json_dumps(d, JSON_COMPACT);
 	json_decref(d);
@@ -452,7 +467,7 @@ static char *variant_outcome(struct job *j, const struct variant *v, int round,
 	if (doc && !j->kernel)
 		return native_document(j, v, round, doc, duet); /* NULL with its reason */
 	if (doc)
-		doc = kernel_document(j, doc);
+		doc = kernel_document(j, v, doc);
 	if (!doc)
 		fail_with_tail(j, "lockbench failed", log, 15);
 	return doc;
@@ -778,6 +793,57 @@ int run_round(struct job *j, int round)
 		if (run_variant(j, &j->v[idx], round, NULL, NULL))
 			return -1;
 	}
+	return 0;
+}
+
+/* Log the splats and lockups of a debug pass's document (its kernel's words). */
+static void log_findings(struct job *j, const struct variant *v, const char *doc)
+{
+	json_t *d = json_loads(doc, 0, NULL), *x;
+	size_t i, nsplats = json_array_size(json_object_get(d, "splats"));
+
+	json_array_foreach(json_object_get(d, "splats"), i, x)
+	{
+		agent_log("info", j->id, "debug pass: %s: splat found: %s", v->name,
+		          json_string_value(json_object_get(x, "message")));
+	}
+	json_array_foreach(json_object_get(d, "runs"), i, x)
+	{
+		json_t *l = json_object_get(x, "lockup");
+		if (json_is_object(l))
+			agent_log("info", j->id, "debug pass: %s: lockup at %s: %s", v->name,
+			          json_string_value(json_object_get(x, "workload")),
+			          json_string_value(json_object_get(l, "message")));
+	}
+	if (!nsplats)
+		agent_log("info", j->id, "debug pass: %s: no splat", v->name);
+	json_decref(d);
+}
+
+int run_kernel_debug(struct job *j)
+{
+	agent_log("info", j->id,
+	          "debug pass: booting the base and patched debug kernels (lockdep, might_sleep, "
+	          "hung tasks) under %s and locktorture %s",
+	          j->kdebug_workloads, j->ktypes);
+	for (int i = 0; i < 2; i++) {
+		char *doc = NULL;
+		if (atomic_load(&j->lost) || atomic_load(&j->ag->stop))
+			return -1;
+		if (run_variant(j, &j->kdebug[i], 0, NULL, &doc))
+			return -1;
+		log_findings(j, &j->kdebug[i], doc);
+		int rc = post_result(j, j->kdebug[i].name, 0, doc);
+		free(doc);
+		if (rc)
+			return -1;
+	}
+	if (j->more_rounds == 0)
+		agent_log("info", j->id,
+		          "debug pass: the server ended the job on the patched debug kernel's "
+		          "report: no measuring round runs");
+	else
+		agent_log("info", j->id, "debug pass clean: on to the measuring rounds");
 	return 0;
 }
 

@@ -113,7 +113,9 @@ static int get_int(const json_t *obj, const char *path, const char *key, int min
 
 static bool variant_ok(const char *v)
 {
-	if (strcmp(v, "base") == 0 || strcmp(v, "patched") == 0)
+	/* base-debug, patched-debug: a kernel job's debug pass (docs/api.md) */
+	if (strcmp(v, "base") == 0 || strcmp(v, "patched") == 0 || strcmp(v, "base-debug") == 0 ||
+	    strcmp(v, "patched-debug") == 0)
 		return true;
 	if (strncmp(v, "patch-", 6) != 0)
 		return false;
@@ -571,7 +573,8 @@ int result_from_json(const json_t *doc, struct lb_result *out, char *err, size_t
 		goto fail;
 	if (!variant_ok(out->variant)) {
 		fail(err, errlen, "variant",
-		     "expected \"base\", \"patched\" or \"patch-K\" (K >= 1)");
+		     "expected \"base\", \"patched\", \"patch-K\" (K >= 1), \"base-debug\" or "
+		     "\"patched-debug\"");
 		goto fail;
 	}
 	if (get_int(doc, "", "round", 0, &out->round, err, errlen) ||

@@ -691,6 +691,12 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *
 	return v;
 }
 
+/* A kernel job's debug pass: base-debug or patched-debug, judged before the rounds. */
+static bool debug_variant(const char *variant)
+{
+	return !strcmp(variant, "base-debug") || !strcmp(variant, "patched-debug");
+}
+
 /*
  * After a document is stored and the wanted rounds are in: compare, then
  * ask for more rounds, ask for a confirmation, or finish.
@@ -707,6 +713,26 @@ static int job_confirm_from(PGconn *c, const char *idbuf, int *max_rounds, int *
  * that looked first at --min-rounds (plan_job), for the rounds its plan
  * asks for; a lockup finishes the job at once.
  */
+/* Mark the job done with cmp's verdict and its submission's reports. */
+static int results_finish(PGconn *c, struct results_ctx *x, long long submission,
+                          const struct comparison *cmp)
+{
+	char idbuf[24];
+	int rc;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
+	const char *q[2] = {idbuf, verdicts_job_word(c, x->id, cmp)};
+	rc = db_run(c,
+	            "UPDATE jobs SET state = 'done', verdict = $2, lease_expires = NULL, "
+	            "updated = now() WHERE id = $1",
+	            2, q);
+	if (rc == DB_OK)
+		rc = reports_job_done(c, submission);
+	if (rc == DB_OK)
+		x->verdict = q[1];
+	return rc;
+}
+
 static int results_evaluate(PGconn *c, struct results_ctx *x, long long submission, int wanted)
 {
 	char idbuf[24], next[16], from[16];
@@ -752,16 +778,37 @@ static int results_evaluate(PGconn *c, struct results_ctx *x, long long submissi
 		    c, "UPDATE jobs SET rounds_wanted = $2::int, updated = now() WHERE id = $1", 2,
 		    q);
 	} else if (rc == DB_OK) {
-		const char *q[2] = {idbuf, verdicts_job_word(c, x->id, &cmp)};
+		rc = results_finish(c, x, submission, &cmp);
+	}
+	comparison_release(&cmp);
+	return rc;
+}
 
-		rc = db_run(c,
-		            "UPDATE jobs SET state = 'done', verdict = $2, lease_expires = NULL, "
-		            "updated = now() WHERE id = $1",
-		            2, q);
+/*
+ * A kernel job's debug pass (docs/api.md): once base-debug and
+ * patched-debug are in, a splat only the patched kernel printed, or a
+ * lockup, ends the job with that verdict and no measuring round; else the
+ * rounds go on.  Returns DB_OK or a db_tx code.
+ */
+static int results_debug(PGconn *c, struct results_ctx *x, long long submission)
+{
+	struct comparison cmp;
+	enum verdict v;
+	char err[256];
+	int rc;
+
+	comparison_init(&cmp);
+	rc = verdicts_compute_debug(c, x->id, &cmp, err, sizeof(err));
+	if (rc < 0 && rc != -3) {
+		comparison_release(&cmp);
+		return rc;
+	}
+	v = rc == 0 ? comparison_overall(&cmp) : VERDICT_NO_CHANGE;
+	rc = DB_OK;
+	if (v == VERDICT_SPLAT || v == VERDICT_LOCKUP) {
+		rc = verdicts_store(c, x->id, &cmp, true);
 		if (rc == DB_OK)
-			rc = reports_job_done(c, submission);
-		if (rc == DB_OK)
-			x->verdict = q[1];
+			rc = results_finish(c, x, submission, &cmp);
 	}
 	comparison_release(&cmp);
 	return rc;
@@ -878,7 +925,8 @@ static int results_discard_halves(PGconn *c, const struct results_ctx *x, const 
 
 	return db_run(c,
 	              "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
-	              "variant IN ('base', 'patched')) OR idempotency_key = $4) AND "
+	              "variant IN ('base', 'patched', 'base-debug', 'patched-debug')) OR "
+	              "idempotency_key = $4) AND "
 	              "claim IS DISTINCT FROM $3::int",
 	              4, p);
 }
@@ -971,6 +1019,13 @@ static int results_progress(PGconn *c, struct results_ctx *x, long long submissi
 {
 	int wanted, complete, rc;
 
+	if (debug_variant(x->res->variant)) {
+		rc = results_debug(c, x, submission);
+		if (rc != DB_OK)
+			return rc;
+		x->progress = job_progress(c, x->id);
+		return x->progress ? DB_OK : DB_FAIL;
+	}
 	x->progress = job_progress(c, x->id);
 	if (!x->progress)
 		return DB_FAIL;
@@ -1158,9 +1213,15 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		goto out;
 	}
 	if (strcmp(res.variant, "base") != 0 && strcmp(res.variant, "patched") != 0 &&
-	    strncmp(res.variant, "patch-", 6) != 0) {
-		rc = http_reply_error(req, 422, "invalid-result",
-		                      "variant: base, patched or patch-K");
+	    strncmp(res.variant, "patch-", 6) != 0 && !debug_variant(res.variant)) {
+		rc = http_reply_error(
+		    req, 422, "invalid-result",
+		    "variant: base, patched, patch-K, base-debug or patched-debug");
+		goto out;
+	}
+	if (debug_variant(res.variant) && res.round != 0) {
+		rc = http_reply_error(req, 422, "invalid-result", "a debug pass (%s) is round 0",
+		                      res.variant);
 		goto out;
 	}
 	/* the job's --max-rounds, and as many again when a change found is confirmed */

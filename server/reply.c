@@ -768,6 +768,32 @@ static bool reply_stack_line(const char *p, bool structured, struct reply_stack_
 }
 
 /* The stuck threads of each locked-up point (once per point): their top frames. */
+/*
+ * The first splat only the patched kernel printed, as the kernel printed it:
+ * its first line and the lines after it (call trace), at most
+ * REPLY_STACK_LINES of them.
+ */
+static void reply_splat(FILE *f, const struct comparison *c)
+{
+	for (size_t i = 0; i < c->nsplats; i++) {
+		const struct compare_splat *sp = &c->splats[i];
+		int lines = 0;
+
+		if (!sp->new_in_patched)
+			continue;
+		fprintf(f, "\nthe patched kernel's report (%s):\n  %.*s\n", sp->key,
+		        REPLY_MAX_COLUMNS - 2, sp->message ? sp->message : sp->key);
+		for (const char *p = sp->lines ? sp->lines : ""; *p && lines < REPLY_STACK_LINES;
+		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0), lines++) {
+			size_t n = strcspn(p, "\n");
+
+			fprintf(f, "  %.*s\n",
+			        (int)(n > REPLY_MAX_COLUMNS - 2 ? REPLY_MAX_COLUMNS - 2 : n), p);
+		}
+		return;
+	}
+}
+
 static void reply_stacks(FILE *f, const struct comparison *c)
 {
 	int lines = 0;
@@ -844,6 +870,7 @@ static char *reply_body(const struct reply_data *d)
 		fputc('\n', f);
 		reply_table(f, &d->cmps[i]);
 		reply_stacks(f, &d->cmps[i].cmp);
+		reply_splat(f, &d->cmps[i].cmp);
 	}
 	fprintf(f, "\ndetails: %s\n", link);
 	if (tested) {

@@ -42,11 +42,12 @@ int verdicts_looks(int min_rounds, int max_rounds)
 	return (max_rounds + step - 1) / step + 1;
 }
 
-int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
-                     char *err, size_t errlen)
+/* verdicts_compute of the variants side[0] (base) and side[1] (patched). */
+static int compute_sides(PGconn *c, long long job_id, int confirm_from, const char *const side[2],
+                         struct comparison *out, char *err, size_t errlen)
 {
 	char idbuf[24];
-	const char *p[1] = {idbuf};
+	const char *p[3] = {idbuf, side[0], side[1]};
 	struct lb_result *base = NULL, *patched = NULL;
 	size_t nbase = 0, npatched = 0;
 	struct compare_opts opts = COMPARE_OPTS_DEFAULT;
@@ -61,8 +62,8 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 		return db_failure();
 	res = db_exec(c,
 	              "SELECT variant, document::text FROM results WHERE job_id = $1 AND "
-	              "variant IN ('base', 'patched') ORDER BY round, variant",
-	              1, p);
+	              "variant IN ($2, $3) ORDER BY round, variant",
+	              3, p);
 	if (!res) {
 		PQclear(plan);
 		return db_failure();
@@ -75,7 +76,7 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		bool is_base = strcmp(PQgetvalue(res, i, 0), "base") == 0;
+		bool is_base = strcmp(PQgetvalue(res, i, 0), side[0]) == 0;
 		struct lb_result *r = is_base ? &base[nbase] : &patched[npatched];
 		const char *text = PQgetvalue(res, i, 1);
 
@@ -125,6 +126,41 @@ out:
 	free_results(base, nbase);
 	free_results(patched, npatched);
 	return rc;
+}
+
+int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
+                     char *err, size_t errlen)
+{
+	static const char *const side[2] = {"base", "patched"};
+
+	return compute_sides(c, job_id, confirm_from, side, out, err, errlen);
+}
+
+int verdicts_compute_debug(PGconn *c, long long job_id, struct comparison *out, char *err,
+                           size_t errlen)
+{
+	static const char *const side[2] = {"base-debug", "patched-debug"};
+
+	return compute_sides(c, job_id, 0, side, out, err, errlen);
+}
+
+/*
+ * The splats of the job's debug pass into cmp (a loaded comparison keeps
+ * none: they live in the documents), so a reply quotes the kernel's words.
+ */
+static void debug_splats(PGconn *c, long long job_id, struct comparison *cmp)
+{
+	struct comparison d;
+	char err[256];
+
+	comparison_init(&d);
+	if (cmp->nsplats == 0 && verdicts_compute_debug(c, job_id, &d, err, sizeof(err)) == 0) {
+		cmp->splats = d.splats;
+		cmp->nsplats = d.nsplats;
+		d.splats = NULL;
+		d.nsplats = 0;
+	}
+	comparison_release(&d);
 }
 
 bool verdicts_want_more(const struct comparison *cmp)
@@ -479,6 +515,7 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		}
 		plan_mark_rows(db_value(cres, i, 13), cmp);
 		compare_notes_escalate(cmp);
+		debug_splats(c, v[i].job_id, cmp);
 	}
 	*out = v;
 	v = NULL;

@@ -29,6 +29,13 @@ int verdicts_looks(int min_rounds, int max_rounds);
 int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct comparison *out,
                      char *err, size_t errlen);
 
+/*
+ * The same of the job's debug pass (a kernel job's base-debug against
+ * patched-debug, docs/api.md): splats and lockups, no figures.
+ */
+int verdicts_compute_debug(PGconn *c, long long job_id, struct comparison *out, char *err,
+                           size_t errlen);
+
 /* Replace the job's stored comparison with cmp.  Returns 0 or a db_tx code. */
 int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bool final);
 
@@ -50,7 +57,8 @@ struct stored_comparison {
 
 /*
  * The stored comparisons of a submission, in job order, rebuilt from the
- * verdicts table.  *out is a new array (free with verdicts_free).  Returns
+ * verdicts table (and the splats of a kernel job's debug pass, from its
+ * documents).  *out is a new array (free with verdicts_free).  Returns
  * 0 or a db_tx code.
  */
 int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison **out, size_t *n);

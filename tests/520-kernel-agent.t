@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A kernel tree through the whole service: a tree of kind kernel registered on
 # the server, a mailed patch to kernel/locking/mutex.c, and the agent building
-# base and patched kernels (the base cached by commit) and booting both under
-# qemu for locktorture and the guest lockbench, posting interleaved rounds.
+# base and patched kernels (the base cached by commit), measuring and debug,
+# booting the debug pair first (lockdep: a clean patch goes on), then both
+# measuring kernels under qemu for locktorture and the guest lockbench,
+# posting interleaved rounds.
 # run-tests: group kernel (one base build and qemu guests whose lockup detectors want their CPUs)
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
@@ -11,19 +13,9 @@
 
 src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err")
 ok $? "the kernel source is cached" || { diag "$(cat "$T/src.err")"; done_testing; exit 1; }
-# The agent keeps base builds in the machine's cache, by commit and fragment (REV-CFG, CFG
-# the fragment's SHA-256, 12 digits).  On a cold machine tests/500-kernel-boot.t has just
-# built this very commit with the same fragment (lockbench kernel build): share it (a copy
-# of about 100 MB) rather than build the base a second time.
-kcache=${LOCKLAB_CACHE:-/var/cache/locklab}/kernels
-rev=$(git -C "$src" rev-parse HEAD)
-key=$rev-$(sha256sum "$TOP/lockbench/kernel/locklab.config" | cut -c1-12)
-if [[ ! -f $kcache/$key/arch/x86/boot/bzImage && -f $src/locklab-out/arch/x86/boot/bzImage ]] &&
-  "$BIN/lockbench" kernel build --tree "$src" >"$T/base-build.out" 2>&1; then
-  mkdir -p "$kcache" && rm -rf "$kcache/$key.tmp" &&
-    cp -a "$src/locklab-out" "$kcache/$key.tmp" &&
-    mv "$kcache/$key.tmp" "$kcache/$key" && diag "the agent's base build is shared with the tree's ($key)"
-fi
+# the base and debug base in the machine's cache: shared with the tree's own builds
+kernel_cache_share "$src"
+kcache=$KCACHE key=$KEY dkey=$DKEY
 pg_start || exit 1
 # the tree is the local cache of scripts/kernel-source.sh: a path, allowed by --allow-local-trees
 server_start --min-rounds 1 --max-rounds 1 --allow-local-trees || exit 1
@@ -55,6 +47,13 @@ like "$log" "kernel base $key (built before: reusing it|built meanwhile)|buildin
 like "$log" "runs pipe-mutex: kernel/locking/mutex.c \\(struct mutex\\)" "a mutex.c patch runs the mutex workloads, saying why"
 like "$log" "runs locktorture:ww_mutex_lock: kernel/locking/mutex.c" "and locktorture's other mutex type"
 like "$log" "runs hot: the core every kernel job runs" "beside the core"
+like "$log" "debug kernel base $dkey (built before: reusing it|built meanwhile)|building debug kernel base $dkey" \
+  "the debug base is the machine's cache entry too"
+like "$log" "built kernel patched-debug in" "the patched debug kernel is built"
+like "$log" "debug pass: booting the base and patched debug kernels .* under pipe-mutex,epoll-ctl,seq-read" \
+  "the debug pass boots under the kernel-mutex workloads"
+like "$log" "debug pass clean: on to the measuring rounds" "a clean debug pass goes on to the rounds"
+is "$(grep -c 'splat found' "$T/agent.log")" 0 "neither debug kernel printed a splat"
 api GET "/api/v1/submissions/$sub"
 is "$(jq -r .state <<<"$BODY")" done "the submission is done"
 v=$(jq -r .verdict <<<"$BODY")
@@ -63,8 +62,10 @@ report=$(curl -s "$URL/api/v1/submissions/$sub/report?format=text")
 like "$report" "locktorture +mutex_lock .*writes_per_sec" "locktorture's mutex_lock writes/s are compared"
 like "$report" "futex-wake +kernel .*wake_ms" "the guest lockbench's futex-wake is compared"
 # one round (--max-rounds 1), two when round 0 found a change that round 1 had to confirm
-is "$(sql "SELECT count(*) FROM results WHERE job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" \
+is "$(sql "SELECT count(*) FROM results WHERE variant IN ('base', 'patched') AND job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" \
   "$(sql "SELECT 2 * rounds_wanted FROM jobs WHERE submission_id = $sub")" "each wanted round of base and patched is stored"
+is "$(sql "SELECT string_agg(variant, ',' ORDER BY variant) FROM results WHERE round = 0 AND variant LIKE '%-debug' AND job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" \
+  "base-debug,patched-debug" "beside the debug pass's two documents"
 like "$(sql "SELECT rounds_wanted FROM jobs WHERE submission_id = $sub")" '^[12]$' "one round, or two with a confirmation"
 is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
 # the accelerator is probed once for the agent's lifetime, then passed on
@@ -74,7 +75,8 @@ like "$log" "kernel runs use (kvm|tcg) from now on" "the agent keeps the acceler
 
 # qemu failing on this machine (a wrapper that aborts as qemu does when KVM
 # refuses an MSR, under any accelerator): the job fails with qemu's words, and
-# nothing is recorded against the patch
+# nothing is recorded against the patch (the measuring rounds' path: the
+# operator's --kernel-debug off skips the debug pass)
 real=$(command -v qemu-system-x86_64)
 mkdir -p "$T/qbad"
 cat >"$T/qbad/qemu-system-x86_64" <<'EOF2'
@@ -89,8 +91,9 @@ api POST /api/v1/submissions -H 'Content-Type: application/json' \
 is "$CODE" 202 "the same patch is submitted again"
 sub2=$(jq -r .id <<<"$BODY")
 PATH="$T/qbad:$PATH" "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
-  --lockbench "$BIN/lockbench" --kernel-cache "$kcache" --once \
+  --lockbench "$BIN/lockbench" --kernel-cache "$kcache" --kernel-debug off --once \
   >"$T/agent2.log" 2>&1
+unlike "$(cat "$T/agent2.log")" "debug pass|patched-debug" "--kernel-debug off: no debug pass"
 api GET "/api/v1/submissions/$sub2"
 is "$(jq -r .state <<<"$BODY")" failed "with qemu aborting, the submission fails"
 reason=$(jq -r .reason <<<"$BODY")

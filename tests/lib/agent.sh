@@ -19,7 +19,33 @@
 #   answer_proxy VAR LOG [MATCH COUNT | --hold REGEX SECONDS]
 #                        tests/lib/swallowproxy.py in front of the server
 #                        ($URL) on a free loopback port; sets VAR to its URL
+#   kernel_cache_share SRC  the kernel tree's own builds (tests/500, 540) copied
+#                        into the agents' machine cache where it has none: sets
+#                        KCACHE, KEY (REV-CFG) and DKEY (REV-CFG-debug)
 AGENT_FLAGS=${AGENT_FLAGS:-}
+
+# kernel_cache_share SRC: the agent keys a base kernel REV-CFG (CFG the first 12 digits of
+# the fragment's SHA-256) and the debug base REV-CFG-debug (of the fragment, then
+# locklab-debug.config); share SRC/locklab-out and SRC/locklab-debug-out (about 100 MB
+# each, brought up to date first) rather than build either a second time.
+kernel_cache_share() {
+  local src=$1 rev kdir
+  KCACHE=${LOCKLAB_CACHE:-/var/cache/locklab}/kernels
+  rev=$(git -C "$src" rev-parse HEAD)
+  kdir=$TOP/lockbench/kernel
+  KEY=$rev-$(sha256sum "$kdir/locklab.config" | cut -c1-12)
+  DKEY=$rev-$(cat "$kdir/locklab.config" "$kdir/locklab-debug.config" | sha256sum | cut -c1-12)-debug
+  _kernel_share "$src" "$KEY" locklab-out
+  _kernel_share "$src" "$DKEY" locklab-debug-out --debug
+}
+
+_kernel_share() { # SRC KEY OUTDIR [--debug]
+  if [[ ! -f $KCACHE/$2/arch/x86/boot/bzImage && -f $1/$3/arch/x86/boot/bzImage ]] &&
+    "$BIN/lockbench" kernel build $4 --tree "$1" >"$T/share-$3.out" 2>&1; then
+    mkdir -p "$KCACHE" && rm -rf "$KCACHE/$2.tmp" && cp -a "$1/$3" "$KCACHE/$2.tmp" &&
+      mv "$KCACHE/$2.tmp" "$KCACHE/$2" && diag "the agent's base $2 is shared with the tree's $3"
+  fi
+}
 
 # skip_without_bwrap: skip the whole test where bubblewrap does not work
 skip_without_bwrap() {
