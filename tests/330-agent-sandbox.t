@@ -102,7 +102,7 @@ PY
 make_series buildprobe "cp '$T/probe.py' lockbench/probe.py && git add lockbench/probe.py && sed -i '1i \$(shell python3 lockbench/probe.py build >\\&2)\\n\$(error build probe finished)' Makefile"
 make_series runprobe "cp '$T/probe.c' lockbench/src/probe.c && git add lockbench/src/probe.c && perl -0pi -e 's/(int main\\(int argc, char \\*\\*argv\\)\\n\\{\\n)/void lb_probe(int, char **);\\n\$1\\tlb_probe(argc, argv);\\n/' lockbench/src/main.c"
 make_series slowbuild "sed -i '1i \$(shell setsid sleep 31338 >/dev/null 2>\\&1 \\&)\\n\$(shell sleep 100000)' Makefile"
-make_series hangrun "perl -0pi -e 's/(int main\\(int argc, char \\*\\*argv\\)\\n\\{\\n)/\$1\\tif (argc > 1 \\&\\& !strcmp(argv[1], \"run\")) for (;;) pause();\\n/' lockbench/src/main.c"
+make_series hangrun "perl -0pi -e 's/(\\nint cmd_run\\(int argc, char \\*\\*argv\\)\\n\\{\\n)/\$1\\tfor (;;)\\n\\t\\tpause();\\n/' lockbench/src/cmd_run.c"
 make_series honest "sed -i '1s|^|/* a comment */\\n|' lockbench/locks/spin.c"
 grep -q 'lb_probe(argc, argv)' "$T/runprobe.mbox"; ok $? "the series are made"
 

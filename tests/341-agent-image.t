@@ -27,7 +27,7 @@ like "$base_image" '^sha256:[0-9a-f]{64}$' "lockbench image gives the base build
 rm -rf "$T/tree/build"
 
 make_series readme "printf '\nA line that builds nothing.\n' >>README.md"
-make_series liar "perl -0pi -e 's/res\\.image = strdup\\(image\\);/res.image = strdup(\"$base_image\");/' lockbench/src/main.c"
+make_series liar "perl -0pi -e 's/res\\.image = strdup\\(image\\);/res.image = strdup(\"$base_image\");/' lockbench/src/cmd_run.c"
 is "$(grep -c "^+.*$base_image" "$T/liar.mbox")" 1 "the series that claims the base's image is made"
 
 run_job() { # run_job NAME: one agent run of the queued job

@@ -24,11 +24,11 @@ cat >"$T/abort.pl" <<'PL'
 s/(static int kmutex_init\(void \*p\)\n\{\n)/$1\t__builtin_abort();\n/;
 PL
 cat >"$T/mainabort.pl" <<'PL'
-s/(\nstatic int cmd_run\(int argc, char \*\*argv\)\n\{\n)/$1\tif (getenv("HOME"))\n\t\tabort();\n/;
+s/(\nint cmd_run\(int argc, char \*\*argv\)\n\{\n)/$1\tif (getenv("HOME"))\n\t\tabort();\n/;
 PL
 make_series kabort "perl -0pi '$T/abort.pl' lockbench/locks/kmutex.c"
 is "$(grep -c '^+.*abort();' "$T/kabort.mbox")" 1 "the series that aborts in kmutex_init is made"
-make_series mabort "perl -0pi '$T/mainabort.pl' lockbench/src/main.c"
+make_series mabort "perl -0pi '$T/mainabort.pl' lockbench/src/cmd_run.c"
 is "$(grep -c '^+.*abort();' "$T/mabort.mbox")" 1 "the series whose lockbench aborts as a run starts is made"
 
 run_job() {
