@@ -50,7 +50,7 @@ is "$(jq '.results | length' <<<"$BODY")" "$((2 * rc1))" "the A/A documents were
 # the posted spread against one computed here from the A/A documents the
 # agent kept (JOBDIR/noise; uncontended in lockstep, as the job's rounds run
 # it), the way the agent recovers it from compare's paired test on the log
-# ratios of the 3 rounds' means: that test's 95% interval is exp(m +- t s /
+# ratios of the 3 rounds' figures (an uncontended time's: its fastest sample): that test's 95% interval is exp(m +- t s /
 # sqrt(3)) - 1 (m and s the mean and sd of ln(patched / base), t =
 # t(0.975, 2)), and the agent posts its half-width times sqrt(3) / t.  (The
 # sd of raw differences over the base mean, which this compared before,
@@ -73,7 +73,7 @@ def mean(side, r):
         if runs:
             break
     s = [v for run in runs for v in (run.get("samples", {}).get("ns_per_pair") or [run["metrics"]["ns_per_pair"]])]
-    return sum(s) / len(s)
+    return min(s)  # an uncontended time's round figure is its fastest sample (lib/compare.c)
 logs = [math.log(mean("patched", r) / mean("base", r)) for r in range(3)]
 m, s, t = statistics.mean(logs), statistics.stdev(logs), 4.302652729911275
 h = t * s / math.sqrt(3)
