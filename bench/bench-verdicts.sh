@@ -14,6 +14,10 @@
 #            (so also the comment-only patch): flagged rate and no-change rate;
 #            with the agent's noise plan (NOISE_PLAN=1, the default: the
 #            rounds and the unresolvable rows of a planned job, as production)
+#   nop      one `nop` added to kmutex's lock fast path (+1 instruction a
+#            pair, no time), built apart from the base: uncontended kmutex
+#            (pthread the control) in the quick suite's samples, paired as
+#            the agent pairs them, instructions counted: no-change rate
 #   aa1      A/A of delay-pthread's uncontended pair alone, one binary both
 #            sides (the row slow3 and slow5 measure; seconds a comparison
 #            where aa takes minutes): flagged rate
@@ -59,7 +63,7 @@ N=${N:-50}
 N_AA=${N_AA:-$N}
 MIN_ROUNDS=${MIN_ROUNDS:-5}
 MAX_ROUNDS=${MAX_ROUNDS:-20}
-CASES=${CASES:-aa aa1 slow3 slow5 hot10 fair}
+CASES=${CASES:-aa nop aa1 slow3 slow5 hot10 fair}
 COMPARE_TESTS=${COMPARE_TESTS:-log}
 PLAN= # the aa case's noise plan (NOISE_PLAN), none elsewhere
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -186,12 +190,27 @@ case $PAIRING in lockstep | rounds) ;; *) echo "bench-verdicts: PAIRING is locks
 echo "pairing of the single-thread and hot points (aa's, aa1, slow3, slow5, hot10, aahot): $PAIRING"
 
 declare -a ROWS=()
+# cp95 K N: the Clopper-Pearson 95% interval of K in N, "[lo%, hi%]"
+# (bisection on the binomial tails, as bench/verdict_sim.c's cp95)
+cp95() {
+  perl -e 'my ($k, $n) = @ARGV;
+    my @lf = (0); $lf[$_] = $lf[$_ - 1] + log($_) for 1 .. $n;
+    sub lfac { $lf[$_[0]] }
+    sub cdf { my ($k, $n, $p) = @_; return 1 if $k >= $n; return 0 if $k < 0; my $s = 0;
+      for my $i (0 .. $k) { $s += exp(lfac($n) - lfac($i) - lfac($n - $i) + ($i ? $i * log($p) : 0) + ($n - $i ? ($n - $i) * log(1 - $p) : 0)) } $s }
+    sub solve { my ($up) = @_; my ($lo, $hi) = (0, 1);
+      for (1 .. 60) { my $m = ($lo + $hi) / 2;
+        my $t = $up ? cdf($k, $n, $m) : 1 - cdf($k - 1, $n, $m);
+        if (($t > 0.025) == $up) { $lo = $m } else { $hi = $m } } ($lo + $hi) / 2 }
+    my $lo = $k == 0 ? 0 : solve(0); my $hi = $k == $n ? 1 : solve(1);
+    printf "[%.1f%%, %.1f%%]", 100 * $lo, 100 * $hi' "$1" "$2"
+}
 row() { # row CASE N HITS GOAL(percent, >= or <=) OP WHY
   local rate
   rate=$(awk -v h="$3" -v n="$2" 'BEGIN { printf "%.1f", n ? 100 * h / n : 0 }')
   local met
   met=$(awk -v r="$rate" -v g="$4" -v op="$5" 'BEGIN { print ((op == "<=" ? r <= g : r >= g) ? "met" : "MISSED") }')
-  ROWS+=("$(printf '%-64s %4d %4d %6s%%  %s %5s%%  %-6s %s' "$1" "$2" "$3" "$rate" "$5" "$4" "$met" "${6:-}")")
+  ROWS+=("$(printf '%-64s %4d %4d %6s%% %-16s %s %5s%%  %-6s %s' "$1" "$2" "$3" "$rate" "$( (($2)) && cp95 "$3" "$2")" "$5" "$4" "$met" "${6:-}")")
 }
 
 # the tally of one case: N comparisons of SIDE; per test of COMPARE_TESTS
@@ -205,7 +224,7 @@ tally() { # tally LABEL N SIDE
   done
   : >"$tmp/secs"
   local want=regression seen v_first
-  [[ $1 == aa* ]] && want=no-change
+  [[ $1 == aa* || $1 == nop ]] && want=no-change
   for ((i = 1; i <= $2; i++)); do
     v_first=
     while read -r test v r f s; do
@@ -276,16 +295,26 @@ tq() { # tq P DF
     if (df > 30) print (p == 0.975 ? 1.960 : 0.842); else print (p == 0.975 ? a[df] : b[df]) }'
 }
 
+# tree_built SIDE [SED_SCRIPT]: HEAD's tree built into $tmp/src-SIDE, kmutex.c
+# edited by SED_SCRIPT first (once: a later call reuses the build)
+tree_built() {
+  [[ -x $tmp/src-$1/build/lockbench ]] && return 0
+  mkdir -p "$tmp/src-$1"
+  (cd "$top" && git archive HEAD) | tar -x -C "$tmp/src-$1"
+  if [[ -n ${2:-} ]]; then
+    sed -i "$2" "$tmp/src-$1/lockbench/locks/kmutex.c"
+    cmp -s "$tmp/src-$1/lockbench/locks/kmutex.c" "$top/lockbench/locks/kmutex.c" &&
+      { echo "bench-verdicts: the edit of kmutex.c for $1 changed nothing" >&2; exit 1; }
+  fi
+  make -s -C "$tmp/src-$1" BUILD=build build/lockbench >/dev/null
+}
+
 for c in $CASES; do
   case $c in
   aa)
     # the same tree built twice, separately; the second with a comment added to kmutex.c
-    for side in a b; do
-      mkdir -p "$tmp/src-$side"
-      (cd "$top" && git archive HEAD) | tar -x -C "$tmp/src-$side"
-      [[ $side == b ]] && sed -i '1s|^|/* a comment-only change (bench-verdicts) */\n|' "$tmp/src-$side/lockbench/locks/kmutex.c"
-      make -s -C "$tmp/src-$side" BUILD=build build/lockbench >/dev/null
-    done
+    tree_built a
+    tree_built b '1s|^|/* a comment-only change (bench-verdicts) */\n|'
     aa_side() { # VARIANT ROUND OUT
       local b=$tmp/src-a/build/lockbench
       [[ $1 == patched ]] && b=$tmp/src-b/build/lockbench
@@ -370,6 +399,40 @@ for c in $CASES; do
     PAIR_RUNNER=
     AA_SECS=$V_secs
     ;;
+  nop)
+    # the base and a build whose kmutex_lock runs one nop before its fast
+    # path's CAS; a round as the agent runs it: uncontended (its
+    # instructions counted, as the quick suite does) in lockstep on one CPU
+    tree_built a
+    tree_built nop '/^static void kmutex_lock(void \*p)$/,/atomic_compare_exchange/ s|^\(\t/\* acquire: pairs\)|\t__asm__ volatile("nop");\n\1|'
+    nop_bin() { if [[ $1 == patched ]]; then echo "$tmp/src-nop/build/lockbench"; else echo "$tmp/src-a/build/lockbench"; fi; }
+    nop_run() { # VARIANT ROUND OUT [lockbench options]
+      local v=$1 r=$2 o=$3
+      shift 3
+      "$(nop_bin "$v")" run --suite quick --workloads uncontended --locks pthread,kmutex --controls pthread \
+        --variant "$v" --round "$r" --json "$o" --quiet "$@"
+    }
+    nop_side() { nop_run "$@"; }
+    nop_pair() { # ROUND OUT_BASE OUT_PATCHED
+      local turn=$tmp/turn-nop-$1 s0=$(($1 % 2)) pid
+      rm -f "$turn"
+      nop_run base "$1" "$2" --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side "$s0" &
+      pid=$!
+      nop_run patched "$1" "$3" --cpus "$LAST_CPU" --lockstep "$turn" --lockstep-side $((1 - s0))
+      wait "$pid"
+      rm -f "$turn"
+    }
+    echo "nop: instructions a kmutex pair $("$(nop_bin base)" run --suite quick --workloads uncontended --locks kmutex --json - --quiet 2>/dev/null |
+      perl -MJSON::PP -0777 -ne 'printf "%.0f", decode_json($_)->{runs}[0]{metrics}{instructions_per_pair}') (base) -> $("$(nop_bin patched)" run --suite quick --workloads uncontended --locks kmutex --json - --quiet 2>/dev/null |
+      perl -MJSON::PP -0777 -ne 'printf "%.0f", decode_json($_)->{runs}[0]{metrics}{instructions_per_pair}') (with the nop)"
+    PAIR_RUNNER=$(pairing nop_pair)
+    tally nop "$N" nop_side
+    PAIR_RUNNER=""
+    for t in $COMPARE_TESTS; do
+      row "$(label "a nop in kmutex's lock fast path ends no-change (Tested-by)" "$t")" "$N" "${V_same[$t]}" 90 ">=" "$(why "$t")"
+      row "$(label "a nop in kmutex's lock fast path ends regression" "$t")" "$N" "${V_reg[$t]}" 1 "<=" "$(why "$t")"
+    done
+    ;;
   aa1)
     aa1_side() { run1 0 uncontended 1 "$1" "$2" "$3"; }
     aa1_pair() { run_pair 0 0 uncontended 1 "$@"; }
@@ -442,12 +505,12 @@ for c in $CASES; do
     done
     FAIR_RAN=1
     ;;
-  *) echo "bench-verdicts: unknown case '$c' (aa aa1 slow3 slow5 hot10 aahot fair knobs)" >&2; exit 2 ;;
+  *) echo "bench-verdicts: unknown case '$c' (aa nop aa1 slow3 slow5 hot10 aahot fair knobs)" >&2; exit 2 ;;
   esac
 done
 
 echo
-printf '%-64s %4s %4s %7s  %s %6s  %-6s %s\n' case N hits rate op goal result "verdicts (why)"
+printf '%-64s %4s %4s %7s %-16s %s %6s  %-6s %s\n' case N hits rate "95% CP interval" op goal result "verdicts (why)"
 printf '%s\n' "${ROWS[@]}"
 [[ -n ${FAIR_RAN:-} ]] || echo "not measured: a change to a sleeping lock's fairness shows as a regression of a headline row (goal >= 90%): the fair case did not run"
 if [[ -n ${AA_SECS:-} ]]; then
