@@ -1,8 +1,9 @@
 /*
  * verdict_sim.c - the verdict policy simulated: synthetic rounds with known
  * effects and this machine kind's noise shapes (docs/measured and the noise
- * notes: uncontended's bimodal floor, hot's regimes, steal spikes,
- * long-hold's worst-wait tails) go through the code the server runs at each
+ * notes: uncontended in lockstep as the agent pairs it and its bimodal floor
+ * when the sides run apart, hot's regimes, steal spikes, long-hold's
+ * worst-wait tails) go through the code the server runs at each
  * look - compare_results with the server's options, plan_mark_futile,
  * comparison_found_change (then as many rounds again to confirm),
  * comparison_wants_rounds, plan_next_look and comparison_overall - and the
@@ -38,7 +39,22 @@
 
 /* A noise shape: one sample of a side, relative to the row's true figure. */
 enum shape {
-	SHAPE_FLOOR,   /* uncontended: 40% on a floor (2% band), the rest 1.06-1.48x */
+	/* uncontended, sides one after the other: 40% on a floor (2% band), the rest 1.06-1.48x */
+	SHAPE_FLOOR,
+	/*
+	 * uncontended as the agent runs it by default: both sides in turns of
+	 * 0.5 ms on one CPU (lockstep), so a disturbance lands on both.  A
+	 * sample is shared level x its side's own noise, on the instrument's
+	 * grid (the median over batches of 256 pairs of a clock that ticks in
+	 * 10 ns: 0.039 ns, 0.32% of kmutex's 12.3 ns).  Measured on 100 A/A
+	 * rounds of kmutex and pthread (quick suite, 3 samples of 80 ms): the
+	 * shared level above the floor q50 3.5%, q90 10.7%, max 18%
+	 * (half-normal, sd 5.5%); one sample's two sides differ by 0 grid
+	 * steps in 70%, 1 in 28%, 2-3 in 1.5% (own noise 0.25 steps, and in
+	 * 1% of samples 1-3 steps more); the per-round paired sd of the
+	 * fastest sample 0.15% (docs/measured/2026-12-06-lockstep-noise.md).
+	 */
+	SHAPE_LOCKSTEP,
 	SHAPE_REGIMES, /* hot at 2 threads: a slow regime (0.55x) in 15% of runs, 8% within */
 	SHAPE_WIDE,    /* hot at 8 threads: lognormal, 16% a round paired */
 	/*
@@ -66,8 +82,13 @@ struct rowdef {
 	double mde;    /* plan_mde at MAX_ROUNDS: the policy's, as plans promise */
 };
 
+/*
+ * samples: the quick suite's repeat (lockbench/src/suite.c); tests/191
+ * checks that the two agree.
+ */
 static struct rowdef rows[] = {
-    {"unc", "uncontended", "ns_per_pair", "ns", 1, false, 5.5, SHAPE_FLOOR, 5, 0, 0, 0},
+    {"unc", "uncontended", "ns_per_pair", "ns", 1, false, 12.3, SHAPE_LOCKSTEP, 3, 0, 0, 0},
+    {"useq", "uncontended", "ns_per_pair", "ns", 1, false, 5.5, SHAPE_FLOOR, 3, 0, 0, 0},
     {"hot2", "hot", "ops_per_sec", "ops/s", 2, true, 20e6, SHAPE_REGIMES, 3, 0, 0, 0},
     {"hot8", "hot", "ops_per_sec", "ops/s", 8, true, 5e6, SHAPE_WIDE, 1, 0, 0, 0},
     {"worst2", "long-hold", "wait_worst_us", "us", 2, false, 46e3, SHAPE_TAIL, 1, 0, 0, 0},
@@ -112,6 +133,38 @@ static double sample(gsl_rng *g, const struct rowdef *d, double factor)
 	return d->value * factor * (d->higher_better ? 1 / f : f);
 }
 
+/* The lockstep instrument's grid and a side's own noise on it, in steps. */
+#define LOCKSTEP_GRID 0.0032
+static double lockstep_own(gsl_rng *g)
+{
+	double e = gsl_ran_gaussian(g, 0.25);
+
+	if (gsl_rng_uniform(g) < 0.01)
+		e += (gsl_rng_uniform(g) < 0.5 ? -1 : 1) * (1 + 2 * gsl_rng_uniform(g));
+	return e;
+}
+
+/*
+ * One round of row d: n samples a side into b and p, the patched side with
+ * its true factor.  Lockstep rows share each sample's level between the
+ * sides; every other shape draws the sides independently.
+ */
+static void round_samples(gsl_rng *g, const struct rowdef *d, double factor, double *b, double *p)
+{
+	for (int k = 0; k < d->samples; k++) {
+		if (d->shape == SHAPE_LOCKSTEP) {
+			double step = d->value * LOCKSTEP_GRID;
+			double level = d->value * exp(fabs(gsl_ran_gaussian(g, 0.055)));
+
+			b[k] = step * round(level / step + lockstep_own(g));
+			p[k] = step * round(level * factor / step + lockstep_own(g));
+		} else {
+			b[k] = sample(g, d, 1);
+			p[k] = sample(g, d, factor);
+		}
+	}
+}
+
 struct job_case {
 	char name[64];
 	const struct rowdef *row;
@@ -136,13 +189,16 @@ static void add_metric(struct lb_result *doc, const char *workload, const char *
 		metric_add_sample(m, x[i]);
 }
 
-/* Round r of one side: the row under test, a note, a descriptive row, a control. */
+/*
+ * Round r of one side: the row under test (its samples xs, drawn for both
+ * sides by round_samples), a note, a descriptive row, a control.
+ */
 static void make_doc(gsl_rng *g, struct lb_result *doc, const struct job_case *jc, bool patched,
-                     int r)
+                     int r, const double *xs)
 {
 	const struct rowdef *d = jc->row;
 	double x[8], ins = 30 * (patched ? jc->note_factor : 1);
-	const struct rowdef *ctl = &rows[0];
+	const struct rowdef *ctl = &rows[1];
 
 	result_init(doc);
 	doc->suite = strdup("quick");
@@ -153,9 +209,7 @@ static void make_doc(gsl_rng *g, struct lb_result *doc, const struct job_case *j
 	doc->machine.cpus = 2;
 	doc->machine.model = strdup("simulated");
 	doc->machine.kernel = strdup("6.1");
-	for (int i = 0; i < d->samples; i++)
-		x[i] = sample(g, d, patched ? jc->factor : 1);
-	add_metric(doc, d->workload, "kmutex", d->threads, d->metric, d->unit, d->higher_better, x,
+	add_metric(doc, d->workload, "kmutex", d->threads, d->metric, d->unit, d->higher_better, xs,
 	           d->samples);
 	add_metric(doc, "uncontended", "kmutex", 1, "instructions_per_pair", "instructions", false,
 	           &ins, 1);
@@ -194,9 +248,12 @@ static struct outcome run_job(gsl_rng *g, const struct job_case *jc)
 		bool confirm = false, more = false;
 
 		for (; have < wanted; have++) {
+			double xb[8], xp[8];
+
 			/* ABBA: the order alternates; the figures do not depend on it here */
-			make_doc(g, &base[have], jc, false, have);
-			make_doc(g, &patched[have], jc, true, have);
+			round_samples(g, jc->row, jc->factor, xb, xp);
+			make_doc(g, &base[have], jc, false, have, xb);
+			make_doc(g, &patched[have], jc, true, have, xp);
 		}
 		o.confirm_from = confirm_from;
 		if (compare_results(base, (size_t)have, patched, (size_t)have, &o, &cmp, err,
@@ -267,19 +324,18 @@ static void print_rate(const char *what, int k, int n)
 }
 
 /*
- * A round's figure of row d as compare_results forms it: the mean of its
- * samples, for an uncontended time the smallest (lib/compare.c, round_figure).
+ * A round's figure of row d from its samples x as compare_results forms it:
+ * the mean, for an uncontended time the smallest (lib/compare.c,
+ * round_figure).
  */
-static double round_figure(gsl_rng *g, const struct rowdef *d)
+static double round_figure(const struct rowdef *d, const double *x)
 {
 	bool floor = !strcmp(d->workload, "uncontended") && !d->higher_better;
 	double sum = 0, min = INFINITY;
 
 	for (int k = 0; k < d->samples; k++) {
-		double x = sample(g, d, 1);
-
-		sum += x;
-		min = fmin(min, x);
+		sum += x[k];
+		min = fmin(min, x[k]);
 	}
 	return floor ? min : sum / d->samples;
 }
@@ -291,9 +347,10 @@ static double estimate_sd(gsl_rng *g, const struct rowdef *d)
 	double sum = 0, sum2 = 0;
 
 	for (int i = 0; i < N; i++) {
-		double b = round_figure(g, d), p = round_figure(g, d), l;
+		double xb[8], xp[8], l;
 
-		l = log(p / b);
+		round_samples(g, d, 1, xb, xp);
+		l = log(round_figure(d, xp) / round_figure(d, xb));
 		sum += l;
 		sum2 += l * l;
 	}
@@ -390,11 +447,16 @@ int main(int argc, char **argv)
 		 * change is no finding whatever the test says
 		 */
 		d->mde = fmax(plan_mde(d->sd, MAX_ROUNDS, 0.05), 0.02);
-		printf("row %-5s %s.kmutex.%s threads=%lld: margin %.0f%%, per-round paired sd "
-		       "%.2f%%, MDE at %d rounds (at least min_effect) %.2f%% (one test's %.2f%%), "
-		       "resolution %.2f%%\n",
-		       d->name, d->workload, d->metric, d->threads, d->margin * 100, d->sd * 100,
-		       MAX_ROUNDS, d->mde * 100, plan_mde_test(d->sd, MAX_ROUNDS, 0.05) * 100,
+		printf("row %-6s %s.kmutex.%s threads=%lld, %d sample%s a round%s: margin %.0f%%, "
+		       "per-round paired sd %.2f%%, MDE at %d rounds (at least min_effect) %.2f%% "
+		       "(one test's %.2f%%), resolution %.2f%%\n",
+		       d->name, d->workload, d->metric, d->threads, d->samples,
+		       d->samples == 1 ? "" : "s",
+		       d->shape == SHAPE_LOCKSTEP ? ", lockstep"
+		       : d->shape == SHAPE_FLOOR  ? ", sides apart"
+		                                  : "",
+		       d->margin * 100, d->sd * 100, MAX_ROUNDS, d->mde * 100,
+		       plan_mde_test(d->sd, MAX_ROUNDS, 0.05) * 100,
 		       plan_resolution(d->sd, MAX_ROUNDS,
 		                       0.05 / ((MAX_ROUNDS + MIN_ROUNDS - 1) / MIN_ROUNDS + 1)) *
 		           100);
@@ -424,9 +486,13 @@ int main(int argc, char **argv)
 			jc->what = kinds[k].what;
 		}
 	}
-	/* a nop: +1 instruction a pair, no time */
-	cases[ncases] = (struct job_case){"nop", &rows[0], 1, 31.0 / 30, "+1 instruction a pair"};
-	ncases++;
+	/*
+	 * a nop: +1 instruction a pair, no time; paired as the agent pairs by
+	 * default (lockstep), and with --lockstep off (one side after the other)
+	 */
+	cases[ncases++] = (struct job_case){"nop", &rows[0], 1, 31.0 / 30, "+1 instruction a pair"};
+	cases[ncases++] = (struct job_case){"nop-seq", &rows[1], 1, 31.0 / 30,
+	                                    "+1 instruction a pair, sides one after the other"};
 	/*
 	 * a woken waiter that never asks for a handoff (kmutex-woken-steal):
 	 * the geometric mean of its per-round ratio to kmutex over 39 rounds
