@@ -147,6 +147,92 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	return build_ended(j, &r, false, what, log);
 }
 
+/*
+ * Whether make sees a change to path: its .d files follow every C source
+ * and header; text no build reads (Markdown, docs/) changes nothing.  A
+ * change to anything else (the Makefile's flags, a script it runs) may
+ * change every object without make knowing.
+ */
+static bool make_follows(const char *path)
+{
+	size_t l = strlen(path);
+	if (l > 2 && path[l - 2] == '.' && (path[l - 1] == 'c' || path[l - 1] == 'h'))
+		return true;
+	return (l > 3 && !strcmp(path + l - 3, ".md")) || !strncmp(path, "docs/", 5);
+}
+
+/*
+ * A patched lockbench is built on the build before it: the first on the
+ * base's objects, each later prefix on the one before, so a patch to one
+ * lock recompiles one file and links.  What makes that the binary a clean
+ * build makes: the copied objects are dated 2000-01-01 plus a second, every
+ * tracked file of the tree 2000-01-01 and the files changed since that
+ * build now, so make rebuilds exactly what the change reaches through its
+ * .d files, whatever the clock did since the objects were made.  A change
+ * make does not follow, or any step here failing, means a clean build.
+ */
+static void ready_build_folder(struct job *j, const char *what)
+{
+	const struct timespec objs_time = {DATE_BACK + 1, 0};
+	const char *from = j->built_rev[0] ? j->built_rev : j->base_rev;
+	char dir[1200], why[320] = "";
+	struct spawn_result r;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/build", j->series_tree);
+	if (!j->built_rev[0] && !j->base_objs[0])
+		snprintf(why, sizeof(why), "the base's objects are not at hand");
+	else if (series_changes(j, from, false, &r, 4 << 20))
+		snprintf(why, sizeof(why), "its changes cannot be listed");
+	else {
+		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1, n++)
+			if (!why[0] && !make_follows(r.out + off))
+				snprintf(why, sizeof(why),
+				         "it changes %.200s, which make does not follow",
+				         r.out + off);
+		spawn_result_release(&r);
+	}
+	/*
+	 * a new header may stand before one of the same name on the include
+	 * path, for files whose .d files never named it
+	 */
+	if (!why[0] && series_changes(j, from, true, &r, 4 << 20))
+		snprintf(why, sizeof(why), "its new files cannot be listed");
+	else if (!why[0]) {
+		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
+			size_t l = strlen(r.out + off);
+			if (!why[0] && l > 2 && !strcmp(r.out + off + l - 2, ".h"))
+				snprintf(why, sizeof(why), "it adds the header %.200s",
+				         r.out + off);
+		}
+		spawn_result_release(&r);
+	}
+	if (!why[0] && !j->built_rev[0] && fs_copy_tree(j->base_objs, dir))
+		snprintf(why, sizeof(why), "the base's objects cannot be copied: %s",
+		         strerror(errno));
+	if (!why[0] && (fs_date_tree(dir, &objs_time) || date_tree_back(j, from)))
+		snprintf(why, sizeof(why), "the tree cannot be dated back");
+	if (why[0]) {
+		if (fs_remove_tree(dir))
+			agent_log("warn", j->id, "cannot remove %s: %s", dir, strerror(errno));
+		agent_log("info", j->id, "%s: a clean build: %s", what, why);
+	} else {
+		agent_log("info", j->id, "%s: built on the %s objects (%d file%s changed)", what,
+		          j->built_rev[0] ? "last build's" : "base's", n, n == 1 ? "" : "s");
+	}
+}
+
+/* Build the series tree as it stands for variant what: on the last build (above). */
+static int build_series(struct job *j, const char *what)
+{
+	ready_build_folder(j, what);
+	if (build_tree(j, j->series_tree, what))
+		return -1;
+	if (series_head(j, j->built_rev, sizeof(j->built_rev)))
+		j->built_rev[0] = 0; /* the next build is clean */
+	return 0;
+}
+
 static void variant_file_of(const struct stat *st, struct variant_file *f)
 {
 	f->dev = st->st_dev;
@@ -229,7 +315,7 @@ static int keep_binary(struct job *j, const char *tree, const char *variant)
 /*
  * Base builds are cached by commit and build configuration: every job on
  * the same base measures the same binary, and the agent does not rebuild
- * it.  Trusted: the base is the tree's own commit, not a submitted patch.
+ * it (nor, for the most part, its patched variant: ready_build_folder).  Trusted: the base is the tree's own commit, not a submitted patch.
  * The cache (--base-cache, else WORKDIR/base-cache) may be shared by
  * several agents on one machine: KEY.lock is held while one of them builds
  * a base the cache lacks, so the others wait and take its build, and an
@@ -259,22 +345,41 @@ static bool base_from_cache(struct job *j)
 	if (access(path, X_OK) || strlen(path) >= sizeof(v->bin))
 		return false;
 	memcpy(v->bin, path, strlen(path) + 1); /* fits: checked above */
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s/build", j->ag->cfg.base_cache, key);
+	if (!lstat(path, &st) && S_ISDIR(st.st_mode) && strlen(path) < sizeof(j->base_objs))
+		memcpy(j->base_objs, path, strlen(path) + 1);
 	snprintf(v->name, sizeof(v->name), "base");
 	variant_hash(j, v);
 	j->nv++;
 	return true;
 }
 
-/* Keep the base binary as the cache's entry (kernel_cache.c's discipline). */
+/*
+ * Keep the base binary as the cache's entry (kernel_cache.c's discipline),
+ * with its build folder (objects, make's .d files), where patched builds
+ * start from; an entry without the folder still serves the binary.
+ */
 static void base_to_cache(struct job *j)
 {
-	char key[256], dest[4200], built[4300], bin[4400];
+	char key[256], dest[4200], built[4300], bin[4400], objs[4400];
 	base_cache_key(j, key, sizeof(key));
 	snprintf(dest, sizeof(dest), "%s/%s", j->ag->cfg.base_cache, key);
 	snprintf(built, sizeof(built), "%s.build", dest);
 	snprintf(bin, sizeof(bin), "%s/lockbench", built);
-	if (fs_remove_tree(built) || fs_mkdirs(built) || fs_copy_file(j->v[0].bin, bin) ||
-	    kcache_keep(built, dest))
+	snprintf(objs, sizeof(objs), "%s/build", built);
+	if (fs_remove_tree(built) || fs_mkdirs(built) || fs_copy_file(j->v[0].bin, bin)) {
+		agent_log("warn", j->id, "cannot cache the base build in %s: %s", dest,
+		          strerror(errno));
+		fs_remove_tree(built);
+		return;
+	}
+	if (j->base_objs[0] && fs_copy_tree(j->base_objs, objs)) {
+		agent_log("warn", j->id, "cannot cache the base's objects in %s: %s", dest,
+		          strerror(errno));
+		fs_remove_tree(objs);
+	}
+	if (kcache_keep(built, dest))
 		agent_log("warn", j->id, "cannot cache the base build in %s: %s", dest,
 		          strerror(errno));
 	fs_remove_tree(built);
@@ -326,8 +431,10 @@ static int prepare_base(struct job *j)
 	                      sizeof(j->base_gitdir)) ||
 	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
 		rc = -1;
-	else
+	else {
+		snprintf(j->base_objs, sizeof(j->base_objs), "%s/build", j->base_tree);
 		base_to_cache(j);
+	}
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -444,20 +551,15 @@ static int known_locks(struct job *j, const char *bin, char names[][64], int max
  */
 static void choose_locks(struct job *j)
 {
-	char names[64][64], gd[1400];
+	char names[64][64];
 	char chosen[1024] = "pthread";
 	bool shared = false, any_lock = false, pthread_touched = false;
 	int nnames = known_locks(j, j->v[j->nv - 1].bin, names, 64);
 	struct spawn_result r;
 
-	/* the series' commits against the base, read from its git folder (not the tree) */
-	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
-	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
-	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
-	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
-		spawn_result_release(&r);
+	/* the series' commits against the base */
+	if (series_changes(j, j->base_rev, false, &r, 4 << 20))
 		return;
-	}
 	for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
 		const char *path = r.out + off;
 		if (strncmp(path, "lockbench/", 10))
@@ -700,7 +802,7 @@ static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 	 * objects, and make would rebuild the whole kernel: date the tree back,
 	 * then only the files the series changed are newer than the objects.
 	 */
-	if (date_tree_back(j))
+	if (date_tree_back(j, j->base_rev))
 		agent_log("warn", j->id,
 		          "cannot date the patched tree back: a full rebuild follows");
 	snprintf(patched_out, sizeof(patched_out), "%s/locklab-out", j->series_tree);
@@ -890,8 +992,7 @@ int job_prepare(struct job *j, json_t *desc)
 			char name[24];
 			prefix_name(k, j->npatches, name, sizeof(name));
 			if ((k > 1 && checkout_commit(j, commits[k - 1])) ||
-			    build_tree(j, j->series_tree, name) ||
-			    keep_binary(j, j->series_tree, name))
+			    build_series(j, name) || keep_binary(j, j->series_tree, name))
 				return -1;
 			struct variant *v = &j->v[j->nv - 1];
 			commit_label(j, each ? commits[k - 1] : ref, v->label, sizeof(v->label));
@@ -918,8 +1019,7 @@ int job_prepare(struct job *j, json_t *desc)
 				continue;
 			char name[24];
 			prefix_name(k, j->npatches, name, sizeof(name));
-			if (build_tree(j, j->series_tree, name) ||
-			    keep_binary(j, j->series_tree, name))
+			if (build_series(j, name) || keep_binary(j, j->series_tree, name))
 				return -1;
 		}
 	}

@@ -156,6 +156,23 @@ int fs_copy_tree(const char *from, const char *to)
 	return nftw(from, copy_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static struct timespec date_to[2];
+
+static int date_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return utimensat(AT_FDCWD, path, date_to, AT_SYMLINK_NOFOLLOW) && errno != ENOENT ? -1 : 0;
+}
+
+int fs_date_tree(const char *path, const struct timespec *when)
+{
+	date_to[0] = *when;
+	date_to[1] = *when;
+	return nftw(path, date_one, 32, FTW_PHYS | FTW_MOUNT);
+}
+
 int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), bad = 0;

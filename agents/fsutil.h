@@ -48,6 +48,13 @@ int fs_chown_tree(const char *path, uid_t uid, gid_t gid);
 int fs_date_paths(const char *dir, const char *list, size_t len, const struct timespec *when);
 
 /*
+ * Set the modification and access time of path and everything under it to
+ * when, never following a symbolic link or leaving path's file system.  0
+ * or -1 with errno.
+ */
+int fs_date_tree(const char *path, const struct timespec *when);
+
+/*
  * Whether dir takes files now: one can be created (it is removed again) and
  * its file system has size bytes free for this user.  0, or -1 with errno
  * (ENOSPC less than size free, EROFS, EACCES, EDQUOT).

@@ -63,6 +63,13 @@ struct job {
 	char base_gitdir[1300];
 	char series_gitdir[1300];
 	char base_rev[128];
+	/*
+	 * native: the base's build folder (objects and make's .d files) that a
+	 * patched build may start from, "" for none; the commit the series
+	 * tree's build folder was last built at, "" before its first build
+	 */
+	char base_objs[1300];
+	char built_rev[128];
 	char locks[1024]; /* --locks value, "" for the whole suite */
 	/* the lock run only as an untouched control ("controls" of each document), "" for none */
 	char controls[64];
@@ -132,7 +139,20 @@ int git_am(struct job *j, int k);
 int range_commits(struct job *j, const char *base, const char *tip, char (*out)[48], int max);
 void commit_label(struct job *j, const char *commit, char *out, size_t outlen);
 int checkout_commit(struct job *j, const char *commit);
-int date_tree_back(struct job *j);
+/*
+ * series_changes: the paths that differ between commit from and the series
+ * tree's HEAD (both paths of a rename; only those added when added),
+ * NUL-separated (git diff -z --name-only) in out, up to max bytes; 0, or
+ * -1 (out released) when git fails or the list is longer.
+ * series_head: the commit the series tree is at, into out.
+ * date_tree_back: every tracked file of the series tree dated 2000-01-01
+ * (DATE_BACK), those changed since commit from dated now; 0 or -1.
+ */
+int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
+                   size_t max);
+int series_head(struct job *j, char *out, size_t outlen);
+#define DATE_BACK 946684800
+int date_tree_back(struct job *j, const char *from);
 void remove_worktrees(struct job *j);
 
 /* build.c: the sandboxed builds */

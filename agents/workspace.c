@@ -409,21 +409,54 @@ int checkout_commit(struct job *j, const char *commit)
 	return 0;
 }
 
-/*
- * Every tracked file of the series tree dated 2000-01-01, then the files
- * the series changed dated now; 0 or -1.
- */
-int date_tree_back(struct job *j)
+int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
+                   size_t max)
 {
-	const struct timespec y2k = {946684800, 0};
+	char gd[1400];
+	/* from its git folder, not the tree: a build may have rewritten the tree's .git */
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[14];
+	size_t n = 0;
+	argv[n++] = "git";
+	argv[n++] = "-C";
+	argv[n++] = j->mirror;
+	argv[n++] = gd;
+	argv[n++] = "diff";
+	argv[n++] = "--name-only";
+	argv[n++] = "--no-renames"; /* a rename is both of its paths */
+	argv[n++] = "-z";
+	if (added)
+		argv[n++] = "--diff-filter=A";
+	argv[n++] = from;
+	argv[n++] = "HEAD";
+	argv[n++] = "--";
+	argv[n] = NULL;
+	memset(out, 0, sizeof(*out));
+	if (looks_like_option(from) || git_run(j, "/dev/null", argv, out, max) ||
+	    out->out_truncated) {
+		spawn_result_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+int series_head(struct job *j, char *out, size_t outlen)
+{
+	char gd[1400];
+	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	const char *argv[] = {"git", "-C", j->mirror, gd, "rev-parse", "--verify", "HEAD", NULL};
+	return git_commit_name(j, argv, out, outlen);
+}
+
+int date_tree_back(struct job *j, const char *from)
+{
+	const struct timespec y2k = {DATE_BACK, 0};
 	char gd[1400], wt[1200];
 	struct spawn_result files = {0}, changed = {0};
 	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
 	const char *ls[] = {"git", "-C", j->series_tree, gd, wt, "ls-files", "-z", NULL};
-	const char *diff[] = {"git", "-C",          j->series_tree, gd,     wt,   "diff",
-	                      "-z",  "--name-only", j->base_rev,    "HEAD", "--", NULL};
 	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) ||
-	                 git_run(j, "/dev/null", diff, &changed, 64 << 20) || files.out_truncated
+	                 series_changes(j, from, false, &changed, 64 << 20) || files.out_truncated
 	             ? -1
 	             : 0;
 	if (!rc && (fs_date_paths(j->series_tree, files.out, files.out_len, &y2k) ||

@@ -8,6 +8,10 @@
 #    base's hash written into main.c): the image is the agent's word, hashed
 #    from the binary that ran, so the claim is replaced, the sides differ,
 #    and the statistics judge the job.
+#  - patched builds start from the base's objects: the README patch builds
+#    nothing, the liar's recompiles one file, and the binary is the one a
+#    clean build of the patched tree makes; a patch to the Makefile's flags
+#    (which make's .d files do not follow) gets a clean build.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -27,6 +31,8 @@ like "$base_image" '^sha256:[0-9a-f]{64}$' "lockbench image gives the base build
 rm -rf "$T/tree/build"
 
 make_series readme "printf '\nA line that builds nothing.\n' >>README.md"
+make_series flags "sed -i 's/^OPT     ?= -O2 -g\$/OPT     ?= -O1 -g/' Makefile"
+is "$(grep -c '^+OPT.*-O1' "$T/flags.mbox")" 1 "the series that changes the Makefile's flags is made"
 make_series liar "perl -0pi -e 's/res\\.image = strdup\\(image\\);/res.image = strdup(\"$base_image\");/' lockbench/src/cmd_run.c"
 is "$(grep -c "^+.*$base_image" "$T/liar.mbox")" 1 "the series that claims the base's image is made"
 
@@ -53,6 +59,8 @@ is "$(grep -c 'msg="image of patched: ' "$T/agent-a.log")" 1 "the agent hashed t
 is "$(grep -c 'msg="image of base: ' "$T/agent-a.log")" 1 "and the base's once"
 like "$(grep -o 'image of patched: sha256:[0-9a-f]*' "$T/agent-a.log")" "$base_image\$" "the logged image is the one posted"
 is "$(grep -c 'hashed again' "$T/agent-a.log")" 0 "no image was hashed again (the files did not change)"
+is "$(grep -c 'patched: built on the base.s objects (1 file changed)' "$T/agent-a.log")" 1 \
+  "the README patch is built on the base's objects"
 reply=$(curl -s "$URL/api/v1/submissions/$SUB/reply")
 like "$reply" 'code[[:space:]]+identical[[:space:]]+to[[:space:]]+the[[:space:]]+base' "the reply says no code changed"
 like "$reply" '^Tested-by: ' "and carries a Tested-by"
@@ -69,4 +77,21 @@ like "$liar" '^sha256:[0-9a-f]{64}$' "its patched documents carry an image"
 ok $? "hashed by the agent from the binary that ran, not the image it claimed"
 is "$(jq '[.verdicts[] | select(.lock == "kmutex" and .control == true)] | length' <<<"$BODY")" 0 \
   "and the touched lock's rows are judged, not controls"
+is "$(grep -c 'patched: built on the base.s objects (1 file changed)' "$T/agent-b.log")" 1 \
+  "the liar is built on the base's objects"
+# the same tree built clean, as the agent builds it
+make -s -C "$T/work-liar" BUILD=build LOCKLAB_VERSION=agent-build build/lockbench >"$T/liar-build.log" 2>&1 ||
+  diag "the liar's tree does not build: $(tail -3 "$T/liar-build.log")"
+is "$("$T/work-liar/build/lockbench" image "$T/work-liar/build/lockbench" | cut -d' ' -f1)" "$liar" \
+  "its image is the image of a clean build of the patched tree"
+
+submit_mbox "$T/flags.mbox"
+run_job c; ok $? "the agent runs the job that changes the Makefile's flags"
+like "$(grep -o 'patched: a clean build: .*' "$T/agent-c.log")" 'it changes Makefile, which make does not follow' \
+  "a change make does not follow gets a clean build"
+api GET "/api/v1/submissions/$SUB"
+is "$(images base)" "$base_image" "its base documents carry the base's image"
+flags=$(images patched)
+[[ $flags =~ ^sha256: && $flags != "$base_image" ]]
+ok $? "and its patched binary is built with the new flags: another image"
 done_testing
