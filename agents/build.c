@@ -1,10 +1,10 @@
 /*
  * build.c - building what the job measures, in the sandbox: lockbench per
- * variant (base cached by commit) or kernels, and which locks to measure.
+ * variant (base cached by commit, patched builds on its objects) and which
+ * locks to measure; the job's preparation, which hands kernel trees to
+ * kernel_build.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,6 @@
 #include "gitproto.h"
 #include "job.h"
 #include "kernel_cache.h"
-#include "kernel_workloads.h"
 #include "log.h"
 #include "netpolicy.h"
 #include "sandbox.h"
@@ -73,9 +72,8 @@ struct spawn_limits job_limits(struct job *j, int cpu_s)
  * reuse (when set) is read; output to log; r says how it ended.  -1, with
  * the reason set, when it could not start.
  */
-static int sandboxed_build(struct job *j, const char *const argv[], const char *tree,
-                           const char *reuse, const char *log, int cpu_factor, const char *what,
-                           struct spawn_result *r)
+int sandboxed_build(struct job *j, const char *const argv[], const char *tree, const char *reuse,
+                    const char *log, int cpu_factor, const char *what, struct spawn_result *r)
 {
 	struct sandbox_policy sb;
 	char err[512];
@@ -101,8 +99,8 @@ static int sandboxed_build(struct job *j, const char *const argv[], const char *
  * when it exited 0, else -1 with the reason set (what happened, then the
  * last lines of log).
  */
-static int build_ended(struct job *j, const struct spawn_result *r, bool kernel, const char *what,
-                       const char *log)
+int build_ended(struct job *j, const struct spawn_result *r, bool kernel, const char *what,
+                const char *log)
 {
 	const char *kind = kernel ? "kernel build" : "build";
 	char msg[192];
@@ -315,14 +313,13 @@ static int keep_binary(struct job *j, const char *tree, const char *variant)
 /*
  * Base builds are cached by commit and build configuration: every job on
  * the same base measures the same binary, and the agent does not rebuild
- * it (nor, for the most part, its patched variant: ready_build_folder).  Trusted: the base is the tree's own commit, not a submitted patch.
- * The cache (--base-cache, else WORKDIR/base-cache) may be shared by
- * several agents on one machine: KEY.lock is held while one of them builds
- * a base the cache lacks, so the others wait and take its build, and an
- * entry is written into KEY.tmp and renamed into place, so a reader sees a
- * whole entry or none.  KEY is the commit and a digest of the make
- * arguments that shape the binary (build_args), so an agent that builds
- * differently never takes another's binary.
+ * it (nor, for the most part, its patched variant: ready_build_folder).  Trusted: the base is the
+ * tree's own commit, not a submitted patch. The cache (--base-cache, else WORKDIR/base-cache) may
+ * be shared by several agents on one machine: KEY.lock is held while one of them builds a base the
+ * cache lacks, so the others wait and take its build, and an entry is written into KEY.tmp and
+ * renamed into place, so a reader sees a whole entry or none.  KEY is the commit and a digest of
+ * the make arguments that shape the binary (build_args), so an agent that builds differently never
+ * takes another's binary.
  */
 static void base_cache_key(struct job *j, char *out, size_t len)
 {
@@ -385,7 +382,7 @@ static void base_to_cache(struct job *j)
 	fs_remove_tree(built);
 }
 
-static bool job_gone(void *arg)
+bool job_gone(void *arg)
 {
 	struct job *j = arg;
 	return atomic_load(&j->lost) || atomic_load(&j->ag->stop);
@@ -438,61 +435,6 @@ static int prepare_base(struct job *j)
 	if (fd >= 0)
 		close(fd);
 	return rc;
-}
-
-/*
- * Kernel trees: `lockbench kernel build` of a worktree into an output
- * folder, untrusted (the tree carries the patch): no network, limits.  The
- * base build is kept by commit in the kernel cache and is where the patched
- * build starts from (--reuse), so a mutex.c patch recompiles a few objects.
- */
-static int kernel_build(struct job *j, const char *tree, const char *out, const char *reuse,
-                        const char *what, bool debug)
-{
-	char log[4096], jobs[16];
-	snprintf(log, sizeof(log), "%s/build-%s.log", j->dir, what);
-	snprintf(jobs, sizeof(jobs), "%d", j->ag->cfg.jobs);
-	const char *argv[16];
-	int k = 0;
-	argv[k++] = j->ag->cfg.lockbench;
-	argv[k++] = "kernel";
-	argv[k++] = "build";
-	argv[k++] = "--tree";
-	argv[k++] = tree;
-	argv[k++] = "--out";
-	argv[k++] = out;
-	argv[k++] = "--jobs";
-	argv[k++] = jobs;
-	if (reuse) {
-		argv[k++] = "--reuse";
-		argv[k++] = reuse;
-	}
-	if (debug) {
-		/* lockdep and the rest on top (locklab-debug.config); a patched one says so */
-		argv[k++] = "--debug";
-		argv[k++] = "--variant";
-		argv[k++] = reuse ? "patched" : "base";
-	}
-	argv[k] = NULL;
-	/* the tree (its output folder inside) is written; the base build is read */
-	struct spawn_result r;
-	if (sandboxed_build(j, argv, tree, reuse, log, 4, "kernel build", &r))
-		return -1;
-	return build_ended(j, &r, true, what, log);
-}
-
-static int kernel_variant(struct job *j, const char *out, const char *name)
-{
-	struct variant *v = &j->v[j->nv];
-	snprintf(v->bin, sizeof(v->bin), "%.1300s/arch/x86/boot/bzImage", out);
-	if (access(v->bin, R_OK)) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason), "kernel build of %s left no %s",
-		         name, v->bin);
-		return -1;
-	}
-	snprintf(v->name, sizeof(v->name), "%s", name);
-	j->nv++;
-	return 0;
 }
 
 /*
@@ -614,205 +556,6 @@ static void choose_locks(struct job *j)
 	agent_log("info", j->id, "measuring %s%s",
 	          j->locks[0] ? j->locks : "the whole suite (shared code changed)",
 	          j->controls[0] ? " (pthread as the untouched control)" : "");
-}
-
-/*
- * Kernel trees: the guest workloads and locktorture types the boots run,
- * the core and what the paths the series touches add (kernel_workloads.c),
- * each logged with its reason and kept in the job's workloads.txt.
- */
-static void choose_kernel_workloads(struct job *j)
-{
-	char gd[1400], path[1200], line[256];
-	struct spawn_result r;
-	struct kw_choice c;
-
-	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
-	const char *argv[] = {"git", "-C",        j->mirror, gd,   "diff", "--name-only",
-	                      "-z",  j->base_rev, "HEAD",    "--", NULL};
-	if (git_run(j, "/dev/null", argv, &r, 4 << 20)) {
-		agent_log("warn", j->id, "cannot list the paths the series touches: the core runs");
-		kw_choose(&c, NULL, 0);
-	} else {
-		kw_choose(&c, r.out, r.out_len);
-	}
-	spawn_result_release(&r);
-	snprintf(j->kworkloads, sizeof(j->kworkloads), "%s", c.workloads);
-	snprintf(j->ktypes, sizeof(j->ktypes), "%s", c.types);
-	/*
-	 * The debug pass: the kernel-mutex workloads, and what the touched
-	 * paths chose, without the core's userspace ones (lockdep sees a
-	 * lock's paths, not its figures); the same locktorture types.
-	 */
-	snprintf(j->kdebug_workloads, sizeof(j->kdebug_workloads), "%s", KW_DEBUG_WORKLOADS);
-	for (int i = 0; i < c.n; i++) {
-		char hay[300], needle[64];
-		snprintf(hay, sizeof(hay), ",%s,", j->kdebug_workloads);
-		snprintf(needle, sizeof(needle), ",%s,", c.why[i].name);
-		if (c.why[i].paths && strncmp(c.why[i].name, "locktorture:", 12) &&
-		    !strstr(hay, needle) &&
-		    strlen(j->kdebug_workloads) + strlen(c.why[i].name) + 2 <
-		        sizeof(j->kdebug_workloads))
-			strcat(strcat(j->kdebug_workloads, ","), c.why[i].name);
-	}
-	snprintf(path, sizeof(path), "%s/workloads.txt", j->dir);
-	FILE *f = fopen(path, "w");
-	for (int i = 0; i < c.n; i++) {
-		kw_line(&c, i, line, sizeof(line));
-		agent_log("info", j->id, "runs %s", line);
-		if (f)
-			fprintf(f, "%s\n", line);
-	}
-	if (f)
-		fclose(f);
-}
-
-/*
- * The base kernel in the machine's cache (kernel_cache.h), keyed by commit
- * and fragment: reused when some job of some agent built it, else built
- * here under the key's lock and kept.  base_out gets its folder.
- */
-static int cached_base(struct job *j, char *base_out, size_t len, bool debug)
-{
-	char frag[4200], key[256], marker[2200], built[1300];
-	const char *kind = debug ? "debug kernel base" : "kernel base";
-	char *text = NULL;
-	bool waited;
-	int lock = -1, rc = -1;
-
-	if (!kcache_fragment(j->ag->cfg.lockbench, frag, sizeof(frag)))
-		text = debug ? kcache_debug_fragment(frag) : strutil_file_text(frag);
-	if (!text) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason),
-		         "%s: no kernel configuration fragment%s beside %s", INFRA,
-		         debug ? " (or locklab-debug.config)" : "", j->ag->cfg.lockbench);
-		return -1;
-	}
-	/* the debug base: both fragments' digest, its own entry (REV-CFG-debug) */
-	kcache_key(j->base_rev, text, strlen(text), debug ? "debug" : NULL, key, sizeof(key));
-	free(text);
-	snprintf(base_out, len, "%s/%s", j->ag->cfg.kernel_cache, key);
-	snprintf(marker, sizeof(marker), "%s/arch/x86/boot/bzImage", base_out);
-	if (!access(marker, R_OK)) {
-		agent_log("info", j->id, "%s %s built before: reusing it", kind, key);
-		return 0;
-	}
-	if (fs_mkdirs(j->ag->cfg.kernel_cache) ||
-	    (lock = kcache_lock_until(j->ag->cfg.kernel_cache, key, job_gone, j, &waited)) < 0) {
-		if (errno == ECANCELED)
-			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "stopped while another job built the kernel base");
-		else
-			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "%s: cannot lock %s/%s.lock: %s", INFRA, j->ag->cfg.kernel_cache,
-			         key, strerror(errno));
-		return -1;
-	}
-	if (waited && !access(marker, R_OK)) {
-		agent_log("info", j->id, "%s %s built meanwhile by another job: reusing it", kind,
-		          key);
-		close(lock);
-		return 0;
-	}
-	agent_log("info", j->id, "building %s %s into the machine's cache %s", kind, key,
-	          j->ag->cfg.kernel_cache);
-	snprintf(built, sizeof(built), "%s/%s", j->base_tree,
-	         debug ? "locklab-debug-out" : "locklab-out");
-	if ((!j->base_gitdir[0] &&
-	     add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir, sizeof(j->base_gitdir))) ||
-	    kernel_build(j, j->base_tree, built, NULL, debug ? "base-debug" : "base", debug))
-		goto out;
-	/* the base is the tree's own commit (trusted): keep it for every job */
-	if (kcache_keep(built, base_out)) {
-		snprintf(j->fail_reason, sizeof(j->fail_reason),
-		         "cannot keep the base kernel build in %s: %s", base_out, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	close(lock);
-	return rc;
-}
-
-/*
- * The debug pass's kernels (run_kernel_debug): the debug base in the
- * machine's cache beside the measuring one, the patched debug kernel
- * incrementally from it (--reuse), into the series tree's own
- * locklab-debug-out.
- */
-static int prepare_kernel_debug(struct job *j)
-{
-	char base_out[2048], patched_out[1300];
-	struct variant *v = j->kdebug;
-
-	if (cached_base(j, base_out, sizeof(base_out), true))
-		return -1;
-	snprintf(patched_out, sizeof(patched_out), "%s/locklab-debug-out", j->series_tree);
-	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched-debug", true))
-		return -1;
-	snprintf(v[0].bin, sizeof(v[0].bin), "%.1300s/arch/x86/boot/bzImage", base_out);
-	snprintf(v[1].bin, sizeof(v[1].bin), "%.1290s/arch/x86/boot/bzImage", patched_out);
-	snprintf(v[0].name, sizeof(v[0].name), "base-debug");
-	snprintf(v[1].name, sizeof(v[1].name), "patched-debug");
-	for (int i = 0; i < 2; i++)
-		if (access(v[i].bin, R_OK)) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason),
-			         "kernel build of %s left no %s", v[i].name, v[i].bin);
-			return -1;
-		}
-	j->nkdebug = 2;
-	return 0;
-}
-
-/*
- * Kernel trees: base (in the machine's cache) and patched kernels.  Each output
- * folder is a direct child of its tree, so kbuild's command lines use the
- * relative srctree and the patched build, started from a copy of the base
- * objects (--reuse), recompiles only what the series changed.
- */
-static int prepare_kernel(struct job *j, json_t *git, json_t *mails)
-{
-	char base_out[2048], patched_out[1300];
-	if (cached_base(j, base_out, sizeof(base_out), false))
-		return -1;
-	if (kernel_variant(j, base_out, "base"))
-		return -1;
-	if (json_is_object(git)) {
-		char ref[128];
-		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
-		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
-		                 sizeof(j->series_gitdir)))
-			return -1;
-		j->npatches = 1;
-	} else {
-		j->npatches = write_mails(j, mails);
-		if (j->npatches <= 0) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
-			return -1;
-		}
-		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
-		                 sizeof(j->series_gitdir)))
-			return -1;
-		for (int k = 1; k <= j->npatches; k++)
-			if (git_am(j, k))
-				return -1;
-	}
-	/*
-	 * A fresh checkout stamps every file with now, newer than the base's
-	 * objects, and make would rebuild the whole kernel: date the tree back,
-	 * then only the files the series changed are newer than the objects.
-	 */
-	if (date_tree_back(j, j->base_rev))
-		agent_log("warn", j->id,
-		          "cannot date the patched tree back: a full rebuild follows");
-	snprintf(patched_out, sizeof(patched_out), "%s/locklab-out", j->series_tree);
-	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched", false) ||
-	    kernel_variant(j, patched_out, "patched"))
-		return -1;
-	j->locks[0] = 0;
-	j->controls[0] = 0;
-	choose_kernel_workloads(j);
-	return j->ag->cfg.kernel_debug ? prepare_kernel_debug(j) : 0;
 }
 
 /* The variant of the first k of n patches (or commits): patch-K, the last one patched. */
@@ -1001,13 +744,7 @@ int job_prepare(struct job *j, json_t *desc)
 				          name, k, n, v->label);
 		}
 	} else {
-		j->npatches = write_mails(j, mails);
-		if (j->npatches <= 0) {
-			snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
-			return -1;
-		}
-		if (add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
-		                 sizeof(j->series_gitdir)))
+		if (series_from_mails(j, mails))
 			return -1;
 		/* every patch applied and (for short series) built: patch-1 ... patched */
 		bool prefixes = j->npatches > 1 && j->npatches <= j->ag->cfg.max_prefixes &&

@@ -129,6 +129,8 @@ int merge_base(struct job *j, const char *a, const char *b, char *out, size_t ou
 int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir, size_t gitdir_len);
 /* the series' messages as the list sent them, one file each (patch-K.eml) */
 int write_mails(struct job *j, json_t *mails);
+/* the mails written (npatches set) and the series tree at the base; 0, or -1 with the reason */
+int series_from_mails(struct job *j, json_t *mails);
 int git_am(struct job *j, int k);
 /*
  * range_commits: the commits of base..tip oldest first along first parents,
@@ -159,6 +161,22 @@ void remove_worktrees(struct job *j);
 void job_policy(struct job *j, struct sandbox_policy *p);
 struct spawn_limits job_limits(struct job *j, int cpu_s);
 int job_prepare(struct job *j, json_t *desc);
+/*
+ * sandboxed_build: run argv from the submission in the sandbox, only tree
+ * written and reuse (when set) read, output to log, r how it ended; -1 with
+ * the reason set when it could not start.  build_ended: 0 when r exited 0,
+ * else -1 with the reason (what happened, the log's last lines).
+ * job_gone: whether the job was lost or the agent told to stop (a wait's
+ * test, arg the job).
+ */
+int sandboxed_build(struct job *j, const char *const argv[], const char *tree, const char *reuse,
+                    const char *log, int cpu_factor, const char *what, struct spawn_result *r);
+int build_ended(struct job *j, const struct spawn_result *r, bool kernel, const char *what,
+                const char *log);
+bool job_gone(void *arg);
+
+/* kernel_build.c: a kernel tree's job prepared (base kernels cached, patched built on them) */
+int prepare_kernel(struct job *j, json_t *git, json_t *mails);
 /*
  * variant_hash: hash v->bin's image into v->image once, when the binary is
  * kept (logged "image of NAME: sha256:..."), and note the file it came from;

@@ -341,6 +341,17 @@ int write_mails(struct job *j, json_t *mails)
 	return (int)json_array_size(mails);
 }
 
+int series_from_mails(struct job *j, json_t *mails)
+{
+	j->npatches = write_mails(j, mails);
+	if (j->npatches <= 0) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason), "job has no patches");
+		return -1;
+	}
+	return add_worktree(j, j->series_tree, j->base_rev, j->series_gitdir,
+	                    sizeof(j->series_gitdir));
+}
+
 /* git am of file in the series tree, -p0 when asked; aborted when it fails. 0 or -1. */
 static int am_once(struct job *j, const char *file, const char *log, bool p0)
 {
