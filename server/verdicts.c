@@ -136,6 +136,14 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
 	return compute_sides(c, job_id, confirm_from, side, out, err, errlen);
 }
 
+int verdicts_compute_variant(PGconn *c, long long job_id, const char *variant,
+                             struct comparison *out, char *err, size_t errlen)
+{
+	const char *const side[2] = {"base", variant};
+
+	return compute_sides(c, job_id, 0, side, out, err, errlen);
+}
+
 int verdicts_compute_debug(PGconn *c, long long job_id, struct comparison *out, char *err,
                            size_t errlen)
 {

@@ -30,6 +30,14 @@ int verdicts_compute(PGconn *c, long long job_id, int confirm_from, struct compa
                      char *err, size_t errlen);
 
 /*
+ * The base of job_id against its variant (a prefix of a series or a commit
+ * of a pulled range: patch-K), as verdicts_compute compares the base with
+ * patched, for the reply's columns by commit; what it returns likewise.
+ */
+int verdicts_compute_variant(PGconn *c, long long job_id, const char *variant,
+                             struct comparison *out, char *err, size_t errlen);
+
+/*
  * The same of the job's debug pass (a kernel job's base-debug against
  * patched-debug, docs/api.md): splats and lockups, no figures.
  */

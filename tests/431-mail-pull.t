@@ -77,7 +77,10 @@ gc commit -qam 'README: a note'
 gc checkout -q -b locking-urgent "$base"
 printf '\n/* urgent: the owner hands off */\n' >>"$T/pull/lockbench/locks/kmutex.c"
 gc commit -qam 'locking/kmutex: an urgent note'
-printf '/* urgent: the waiter spins */\n' >>"$T/pull/lockbench/locks/kmutex.c"
+# code this time (one nop before kmutex_lock's compare-and-swap): an image of its own
+sed -i '/^static void kmutex_lock(void \*p)$/,/atomic_compare_exchange/ s|^\(\t/\* acquire: pairs\)|\t__asm__ volatile("nop");\n\1|' \
+  "$T/pull/lockbench/locks/kmutex.c"
+grep -q 'volatile("nop")' "$T/pull/lockbench/locks/kmutex.c" || diag "the nop was not put in kmutex_lock"
 gc commit -qam 'locking/kmutex: another urgent note'
 gc merge -q --no-ff -m 'Merge branch side' side
 c1=$(git -C "$T/pull" rev-parse --short=12 locking-urgent~2)
@@ -110,6 +113,16 @@ like "$BODY" "commits: the pulled range's 3, each measured as a series' patch:" 
 like "$BODY" "patch-1: $c1 locking/kmutex: an urgent note" "patch-1's"
 like "$BODY" "patch-2: $c2 locking/kmutex: another urgent" "patch-2's"
 like "$BODY" "patched: [0-9a-f]{12} Merge branch side" "and the last"
+# where a change came in: a column per commit, each its change against the base
+like "$BODY" 'by commit: each prefix.s change against the base' "the reply has the columns by commit"
+bc=$(sed -n '/^by commit:/,/^\*: significant against/p' <<<"$BODY")
+like "$(sed -n 2p <<<"$bc")" '^ +base +patch-1 +patch-2 +patched +metric$' "headed base, patch-1, patch-2, patched"
+# a name too long for the line goes on its own, the figures below it
+figs=$(grep -A1 -E '^  [a-z-]+\.kmutex\.' <<<"$bc" | grep -cE '^ +[0-9.e+-]+( +[-+][0-9.]+%[ *]?){3}$')
+[[ $figs -ge 1 ]]
+ok $? "a kmutex row has the base's mean and a change for each commit ($figs rows)"
+awk 'length > 100 { bad = 1 } END { exit bad }' <<<"$BODY"
+ok $? "no line of the reply is wider than 100 columns"
 
 # a repository the fetch policy refuses is refused at once
 sed 's|git://127.0.0.1:[0-9]*/pull|file:///etc/pull|; s/pull-1@/pull-2@/' "$T/pull.mbox" >"$T/bad.mbox"
