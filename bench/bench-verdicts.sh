@@ -422,9 +422,11 @@ for c in $CASES; do
       wait "$pid"
       rm -f "$turn"
     }
-    echo "nop: instructions a kmutex pair $("$(nop_bin base)" run --suite quick --workloads uncontended --locks kmutex --json - --quiet 2>/dev/null |
-      perl -MJSON::PP -0777 -ne 'printf "%.0f", decode_json($_)->{runs}[0]{metrics}{instructions_per_pair}') (base) -> $("$(nop_bin patched)" run --suite quick --workloads uncontended --locks kmutex --json - --quiet 2>/dev/null |
-      perl -MJSON::PP -0777 -ne 'printf "%.0f", decode_json($_)->{runs}[0]{metrics}{instructions_per_pair}') (with the nop)"
+    nop_instr() { # VARIANT: the instructions of one kmutex pair, as the quick suite counts them
+      "$(nop_bin "$1")" run --suite quick --workloads uncontended --locks kmutex --json - --quiet 2>/dev/null |
+        perl -MJSON::PP -0777 -ne 'printf "%.0f", decode_json($_)->{runs}[0]{metrics}{instructions_per_pair}'
+    }
+    echo "nop: instructions a kmutex pair $(nop_instr base) (base) -> $(nop_instr patched) (with the nop)"
     PAIR_RUNNER=$(pairing nop_pair)
     tally nop "$N" nop_side
     PAIR_RUNNER=""
