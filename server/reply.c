@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bycommit.h"
 #include "config.h"
 #include "db.h"
 #include "mail.h"
@@ -21,17 +22,6 @@
 
 /* Prose is wrapped here; tables and stacks may use up to REPLY_MAX_COLUMNS. */
 #define REPLY_WRAP 72
-
-/*
- * A job's prefixes (patch-1 ...: a series' first patches, or the commits
- * of a pulled range), each compared with the base: the columns by commit.
- */
-#define REPLY_PREFIXES 6
-struct reply_prefixes {
-	size_t n;
-	char name[REPLY_PREFIXES][16];
-	struct comparison cmp[REPLY_PREFIXES];
-};
 
 struct reply_data {
 	long long id;
@@ -44,7 +34,7 @@ struct reply_data {
 	PGresult *commits; /* variant, label, range: the commits of a pulled range measured */
 	struct stored_comparison *cmps;
 	size_t ncmps;
-	struct reply_prefixes *pre; /* one per comparison, or NULL */
+	struct bycommit *pre; /* one per comparison, or NULL */
 	bool done;
 };
 
@@ -56,8 +46,7 @@ static void reply_data_release(struct reply_data *d)
 	PQclear(d->reviewers);
 	PQclear(d->commits);
 	for (size_t i = 0; d->pre && i < d->ncmps; i++)
-		for (size_t k = 0; k < d->pre[i].n; k++)
-			comparison_release(&d->pre[i].cmp[k]);
+		bycommit_release(&d->pre[i]);
 	free(d->pre);
 	verdicts_free(d->cmps, d->ncmps);
 	memset(d, 0, sizeof(*d));
@@ -594,52 +583,12 @@ static void reply_what(FILE *f, const struct reply_data *d)
 	reply_commits(f, d);
 }
 
-static void reply_num(double v, char *buf, size_t len)
-{
-	double a = fabs(v);
-
-	if (a >= 1e4)
-		snprintf(buf, len, "%.0f", v);
-	else if (a >= 100)
-		snprintf(buf, len, "%.1f", v);
-	else if (a >= 1)
-		snprintf(buf, len, "%.2f", v);
-	else
-		snprintf(buf, len, "%.3g", v);
-}
-
 static void reply_sd(const struct stats_summary *s, char *buf, size_t len)
 {
 	if (s->n >= 2 && s->mean != 0)
 		snprintf(buf, len, "%.0f%%", fabs(s->stddev / s->mean) * 100);
 	else
 		snprintf(buf, len, "-");
-}
-
-static const struct compare_row *reply_same_row(const struct comparison *c,
-                                                const struct compare_row *r)
-{
-	for (size_t i = 0; i < c->nrows; i++) {
-		const struct compare_row *x = &c->rows[i];
-		if (!strcmp(x->workload, r->workload) && !strcmp(x->lock, r->lock) &&
-		    !strcmp(x->metric, r->metric) && !strcmp(x->params_key, r->params_key))
-			return x;
-	}
-	return NULL;
-}
-
-static void reply_change(const struct compare_row *r, char *buf, size_t len)
-{
-	if (r && r->base.n && r->patched.n && r->base.mean != 0)
-		snprintf(buf, len, "%+.1f%%%c", r->change * 100, r->significant ? '*' : ' ');
-	else
-		snprintf(buf, len, "- ");
-}
-
-static bool reply_row_shown(const struct compare_row *r)
-{
-	return r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT ||
-	       r->verdict == VERDICT_LOCKUP || r->significant || (r->headline && !r->control);
 }
 
 /*
@@ -677,7 +626,7 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		char b[32], bs[16], ch[24], p[32], ps[16], ci[16], n[32], name[512];
 		int w;
 
-		if (!reply_row_shown(r)) {
+		if (!bycommit_row_shown(r)) {
 			hidden++;
 			continue;
 		}
@@ -688,16 +637,16 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 			welch++;
 		}
 		if (r->base.n)
-			reply_num(r->base.mean, b, sizeof(b));
+			bycommit_num(r->base.mean, b, sizeof(b));
 		else
 			snprintf(b, sizeof(b), "-");
 		if (r->patched.n)
-			reply_num(r->patched.mean, p, sizeof(p));
+			bycommit_num(r->patched.mean, p, sizeof(p));
 		else
 			snprintf(p, sizeof(p), "-");
 		reply_sd(&r->base, bs, sizeof(bs));
 		reply_sd(&r->patched, ps, sizeof(ps));
-		reply_change(r, ch, sizeof(ch));
+		bycommit_change(r, ch, sizeof(ch));
 		if (r->tested)
 			snprintf(ci, sizeof(ci), "%.1f%%", (r->change_hi - r->change_lo) / 2 * 100);
 		else
@@ -737,53 +686,6 @@ static void reply_table(FILE *f, const struct stored_comparison *sc)
 		    f,
 		    "%zu more row%s (descriptive metrics, controls) changed nothing significant.\n",
 		    hidden, hidden == 1 ? "" : "s");
-}
-
-/*
- * Where a change came in: for a job that measured its series' prefixes (or
- * a pulled range's commits), each row of the table above but controls, the
- * base's mean and each prefix's change against the base by its own paired
- * test, then patched's (the verdict's).  Every line fits REPLY_MAX_COLUMNS.
- */
-static void reply_by_commit(FILE *f, const struct stored_comparison *sc,
-                            const struct reply_prefixes *x)
-{
-	const struct comparison *c = &sc->cmp;
-	char line[256], cell[32], name[512];
-
-	size_t shown = 0;
-	for (size_t i = 0; x && i < c->nrows; i++)
-		shown += reply_row_shown(&c->rows[i]) && !c->rows[i].control;
-	if (!x || !x->n || !shown)
-		return;
-	fputs("\nby commit: each prefix's change against the base, by its own test\n", f);
-	int w = snprintf(line, sizeof(line), "%11s", "base");
-	for (size_t k = 0; k < x->n; k++)
-		w += snprintf(line + w, sizeof(line) - (size_t)w, "%11s", x->name[k]);
-	fprintf(f, "%s%11s  metric\n", line, "patched");
-	for (size_t i = 0; i < c->nrows; i++) {
-		const struct compare_row *r = &c->rows[i];
-		if (!reply_row_shown(r) || r->control)
-			continue;
-		if (r->base.n)
-			reply_num(r->base.mean, cell, sizeof(cell));
-		else
-			snprintf(cell, sizeof(cell), "-");
-		w = snprintf(line, sizeof(line), "%11s", cell);
-		for (size_t k = 0; k < x->n; k++) {
-			reply_change(reply_same_row(&x->cmp[k], r), cell, sizeof(cell));
-			w += snprintf(line + w, sizeof(line) - (size_t)w, "%11s", cell);
-		}
-		reply_change(r, cell, sizeof(cell));
-		w += snprintf(line + w, sizeof(line) - (size_t)w, "%11s  ", cell);
-		int nw = snprintf(name, sizeof(name), "%s.%s.%s%s%s", r->workload, r->lock,
-		                  r->metric, *r->params_key ? "." : "", r->params_key);
-		if ((size_t)w + (size_t)nw > REPLY_MAX_COLUMNS)
-			fprintf(f, "  %.*s\n%.*s\n", REPLY_MAX_COLUMNS - 2, name, w - 2, line);
-		else
-			fprintf(f, "%s%s\n", line, name);
-	}
-	fputs("*: significant against the base, as in the table above\n", f);
 }
 
 #define REPLY_FRAMES      4  /* top frames per thread */
@@ -948,7 +850,8 @@ static char *reply_body(const struct reply_data *d)
 	for (size_t i = 0; d->done && i < d->ncmps; i++) {
 		fputc('\n', f);
 		reply_table(f, &d->cmps[i]);
-		reply_by_commit(f, &d->cmps[i], d->pre ? &d->pre[i] : NULL);
+		if (d->pre)
+			bycommit_print(f, &d->cmps[i].cmp, &d->pre[i], REPLY_MAX_COLUMNS);
 		reply_stacks(f, &d->cmps[i].cmp);
 		reply_splat(f, &d->cmps[i].cmp);
 	}
@@ -971,47 +874,6 @@ static char *reply_body(const struct reply_data *d)
 		return NULL;
 	}
 	return body;
-}
-
-/* Each job's prefixes compared with its base (struct reply_prefixes); a db_tx code. */
-static int reply_load_prefixes(PGconn *c, struct reply_data *d)
-{
-	d->pre = calloc(d->ncmps ? d->ncmps : 1, sizeof(*d->pre));
-	if (!d->pre)
-		return DB_FAIL;
-	for (size_t i = 0; i < d->ncmps; i++) {
-		struct reply_prefixes *x = &d->pre[i];
-		char idbuf[24], err[256];
-		const char *p[1] = {idbuf};
-
-		snprintf(idbuf, sizeof(idbuf), "%lld", d->cmps[i].job_id);
-		PGresult *v = db_exec(c,
-		                      "SELECT variant FROM results WHERE job_id = $1 AND variant ~ "
-		                      "'^patch-[0-9]+$' GROUP BY variant ORDER BY length(variant), "
-		                      "variant",
-		                      1, p);
-		if (!v)
-			return db_failure();
-		for (int k = 0; k < PQntuples(v) && x->n < REPLY_PREFIXES; k++) {
-			struct comparison *cmp = &x->cmp[x->n];
-			comparison_init(cmp);
-			snprintf(x->name[x->n], sizeof(x->name[0]), "%s", PQgetvalue(v, k, 0));
-			int rc = verdicts_compute_variant(c, d->cmps[i].job_id, x->name[x->n], cmp,
-			                                  err, sizeof(err));
-			if (rc == DB_OK) {
-				x->n++;
-				continue;
-			}
-			comparison_release(cmp);
-			if (rc == DB_FAIL || rc == DB_RETRY) {
-				PQclear(v);
-				return rc;
-			}
-			/* a prefix without a comparison (no documents, a bad one): no column */
-		}
-		PQclear(v);
-	}
-	return DB_OK;
 }
 
 /* Load what the reply says.  DB_ABORT with *status/msg when there is none to make. */
@@ -1084,7 +946,14 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	if (!d->done)
 		return DB_OK;
 	int rc = verdicts_load(c, id, &d->cmps, &d->ncmps);
-	return rc == DB_OK ? reply_load_prefixes(c, d) : rc;
+	if (rc != DB_OK)
+		return rc;
+	d->pre = calloc(d->ncmps ? d->ncmps : 1, sizeof(*d->pre));
+	if (!d->pre)
+		return DB_FAIL;
+	for (size_t i = 0; i < d->ncmps && rc == DB_OK; i++)
+		rc = bycommit_load(c, d->cmps[i].job_id, &d->pre[i]);
+	return rc;
 }
 
 /*

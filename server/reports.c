@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "api.h"
+#include "bycommit.h"
 #include "db.h"
 #include "reply.h"
 #include "report.h"
@@ -49,6 +50,16 @@ static int reports_render(PGconn *c, long long submission, enum report_format fm
 			fprintf(f, "job %lld, machine class %s%s:\n", v[i].job_id,
 			        v[i].machine_class, v[i].final ? "" : " (more rounds running)");
 		report_render(cmp, fmt, f);
+		if (fmt == REPORT_TEXT) {
+			/* where a change came in, when the job measured its prefixes */
+			struct bycommit x;
+			rc = bycommit_load(c, v[i].job_id, &x);
+			if (rc == DB_OK)
+				bycommit_print(f, cmp, &x, REPLY_MAX_COLUMNS);
+			bycommit_release(&x);
+			if (rc != DB_OK)
+				break;
+		}
 		/* aim7, perf and text say the lockups in words already */
 		sentences = fmt == REPORT_LKP ? report_lockup_sentences(cmp) : NULL;
 		if (sentences && *sentences)
@@ -57,10 +68,10 @@ static int reports_render(PGconn *c, long long submission, enum report_format fm
 		free(sentences);
 	}
 	verdicts_free(v, n);
-	if (fclose(f) != 0) {
+	if (fclose(f) != 0 || rc != DB_OK) {
 		free(*out);
 		*out = NULL;
-		return DB_FAIL;
+		return rc != DB_OK ? rc : DB_FAIL;
 	}
 	return DB_OK;
 }

@@ -123,6 +123,8 @@ figs=$(grep -A1 -E '^  [a-z-]+\.kmutex\.' <<<"$bc" | grep -cE '^ +[0-9.e+-]+( +[
 ok $? "a kmutex row has the base's mean and a change for each commit ($figs rows)"
 awk 'length > 100 { bad = 1 } END { exit bad }' <<<"$BODY"
 ok $? "no line of the reply is wider than 100 columns"
+api GET "/api/v1/submissions/$usub/report?format=text"
+is "$(sed -n '/^by commit:/,/^\*: significant against/p' <<<"$BODY")" "$bc" "the text report has the same columns by commit"
 
 # a repository the fetch policy refuses is refused at once
 sed 's|git://127.0.0.1:[0-9]*/pull|file:///etc/pull|; s/pull-1@/pull-2@/' "$T/pull.mbox" >"$T/bad.mbox"
