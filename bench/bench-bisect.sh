@@ -10,7 +10,7 @@
 #     proposed step in the worse direction gets its confirming A/B: the two
 #     commits of a noise-only history are the same code, so base and patched
 #     are this build's lockbench, interleaved rounds of the same point judged
-#     by `lockbench compare` (the verdict code) the way the server's jobs.c
+#     by `lockbench compare` (the verdict code) the way the server's results.c
 #     asks for rounds: stages of MINR (5) up to MAXR (20) while inconclusive,
 #     and a change found is confirmed by MINR more rounds on their own
 #     (--confirm-from).  Only a `regression` there is an alert: the figure

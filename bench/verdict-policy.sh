@@ -4,7 +4,7 @@
 # policy_verdict RUNNER DIR: runs rounds with RUNNER VARIANT ROUND OUT (one
 # side of one round, a lockbench-result/1 document to OUT) into DIR and prints
 # "VERDICT ROUNDS FOUND", FOUND being the round from which a change found was
-# confirmed (0 when nothing was found).  As server/jobs.c does: interleaved rounds (ABBA),
+# confirmed (0 when nothing was found).  As server/results.c does: interleaved rounds (ABBA),
 # MIN_ROUNDS first; a change found (a regression or improvement of a row that
 # is no control) buys as many rounds again, which must confirm it (compare
 # --confirm-from), and that comparison is the answer; otherwise an

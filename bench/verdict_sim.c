@@ -228,7 +228,7 @@ struct outcome {
 };
 
 /*
- * One job as the server runs it (server/jobs.c, results_evaluate): a look
+ * One job as the server runs it (server/results.c, results_evaluate): a look
  * after MIN_ROUNDS; a change found buys as many rounds again and the
  * confirming comparison is the answer; otherwise a comparison that wants
  * rounds gets plan_next_look's, up to MAX_ROUNDS.

@@ -26,9 +26,10 @@ enum handler_rc api_submission_reply(struct http_request *req, long long id);
 enum handler_rc api_agent_register(struct http_request *req);
 enum handler_rc api_job_claim(struct http_request *req);
 enum handler_rc api_job_heartbeat(struct http_request *req, long long id);
-enum handler_rc api_job_results(struct http_request *req, long long id);
 enum handler_rc api_job_fail(struct http_request *req, long long id);
 enum handler_rc api_job_release(struct http_request *req, long long id);
+/* results.c */
+enum handler_rc api_job_results(struct http_request *req, long long id);
 
 /* plan.c: noise profiles of machine classes (plan.h) */
 /* POST /api/v1/noise (agent): store the caller's class's profile of a suite */
