@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,63 @@ void agent_release(struct agent *ag)
 	free(ag->jobs_dir);
 }
 
+void job_activity(struct job *j, const char *log, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&j->activity_lock);
+	va_start(ap, fmt);
+	vsnprintf(j->activity, sizeof(j->activity), fmt, ap);
+	va_end(ap);
+	snprintf(j->activity_log, sizeof(j->activity_log), "%s", log ? log : "");
+	clock_gettime(CLOCK_MONOTONIC, &j->activity_since);
+	pthread_mutex_unlock(&j->activity_lock);
+	atomic_store(&j->activity_new, 1);
+}
+
+/* Lines of a kernel build's make log that compiled an object ("  CC      fs/pipe.o"). */
+static long compiled_objects(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[512];
+	long n = 0;
+	bool start = true;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		n += start && !strncmp(line, "  CC ", 5);
+		start = strchr(line, '\n') != NULL; /* a long line's rest is not a line */
+	}
+	fclose(f);
+	return n;
+}
+
+/* The heartbeat's body: {"activity": "what, for how long"}, or NULL before any. */
+static char *activity_body(struct job *j)
+{
+	char what[sizeof(j->activity)], log[sizeof(j->activity_log)], text[256];
+	struct timespec since, now;
+
+	pthread_mutex_lock(&j->activity_lock);
+	memcpy(what, j->activity, sizeof(what));
+	memcpy(log, j->activity_log, sizeof(log));
+	since = j->activity_since;
+	pthread_mutex_unlock(&j->activity_lock);
+	if (!what[0])
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long s = (long)(now.tv_sec - since.tv_sec), objs = log[0] ? compiled_objects(log) : -1;
+	int w = snprintf(text, sizeof(text), "%s", what);
+	if (objs >= 0)
+		w += snprintf(text + w, sizeof(text) - (size_t)w, ": %ld objects compiled", objs);
+	snprintf(text + w, sizeof(text) - (size_t)w, ", %ld min %02ld s", s / 60, s % 60);
+	json_t *o = json_pack("{s:s}", "activity", text);
+	char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return body;
+}
+
 static void *heartbeat_thread(void *arg)
 {
 	struct job *j = arg;
@@ -77,14 +135,20 @@ static void *heartbeat_thread(void *arg)
 		return NULL;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", j->id);
 	while (!atomic_load(&j->done)) {
-		for (int i = 0; i < period * 10 && !atomic_load(&j->done); i++) {
+		/* every period, or 2 s after the job says it does something new */
+		for (int i = 0; i < period * 10 && !atomic_load(&j->done) &&
+		                !(i >= 20 && atomic_load(&j->activity_new));
+		     i++) {
 			struct timespec d = {0, 100 * 1000000};
 			nanosleep(&d, NULL);
 		}
 		if (atomic_load(&j->done))
 			break;
+		atomic_store(&j->activity_new, 0);
 		json_t *reply = NULL;
-		long st = api_post(&a, path, NULL, NULL, &reply, err, sizeof(err));
+		char *body = activity_body(j);
+		long st = api_post(&a, path, body, NULL, &reply, err, sizeof(err));
+		free(body);
 		json_decref(reply);
 		if (st == 403 || st == 404 || st == 409) {
 			/* a result posted meanwhile may have ended the job: its
@@ -180,6 +244,7 @@ static int run_job(struct agent *ag, json_t *desc)
 		return -1;
 	j->ag = ag;
 	pthread_mutex_init(&j->post_lock, NULL);
+	pthread_mutex_init(&j->activity_lock, NULL);
 	if (json_unpack(desc, "{s:I, s:s, s?I, s?I, s?I, s?I}", "id", &id, "suite", &j->suite,
 	                "lease_seconds", &lease, "more_rounds", &more, "next_round", &next, "claim",
 	                &claim)) {
@@ -258,6 +323,7 @@ out:
 		pthread_join(j->hb, NULL);
 	remove_worktrees(j);
 	pthread_mutex_destroy(&j->post_lock);
+	pthread_mutex_destroy(&j->activity_lock);
 	free(j);
 	return rc;
 }

@@ -140,6 +140,7 @@ static int build_tree(struct job *j, const char *tree, const char *what)
 	const char *argv[] = {"make",        "-C",          tree,          jobs,
 	                      build_args[0], build_args[1], build_args[2], NULL};
 	struct spawn_result r;
+	job_activity(j, NULL, "building %s", what);
 	if (sandboxed_build(j, argv, tree, NULL, log, 2, "build", &r))
 		return -1;
 	return build_ended(j, &r, false, what, log);
@@ -579,6 +580,7 @@ static int fetch_submitted(struct job *j, const char *url, const char *gurl, con
 	struct netpolicy_pin pin = {.resolve = ""};
 
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	job_activity(j, NULL, "fetching the submitted ref");
 	/* where the code may come from: the server's rule (codesource.h) */
 	enum codesource_kind src =
 	    codesource_check(gurl, url, j->ag->cfg.allow_local_trees, why, sizeof(why));

@@ -99,6 +99,15 @@ struct job {
 	 * lease lost, and then sees done instead.
 	 */
 	pthread_mutex_t post_lock;
+	/*
+	 * What the job is doing, for the heartbeat to tell the server
+	 * (job_activity): under activity_lock; activity_new wakes the heartbeat.
+	 */
+	pthread_mutex_t activity_lock;
+	char activity[160];
+	char activity_log[1400]; /* a kernel build's make log: its compiled objects count */
+	struct timespec activity_since;
+	atomic_int activity_new;
 	pthread_t hb;
 	bool hb_started;
 	/* progress as the server last said it */
@@ -110,6 +119,15 @@ struct job {
 	bool duet_off;   /* a duet or ABBA failed (old lockbench?): one side at a time */
 	bool base_clean; /* the base's lockbench ran to its end in some round of this job */
 };
+
+/*
+ * agent.c: say what the job is doing now ("building patched", "round 3:
+ * running base"), for the dashboard: the next heartbeat carries it, with
+ * the time it has taken and, when log is set (a kernel build's make log),
+ * the objects compiled so far.
+ */
+void job_activity(struct job *j, const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* workspace.c: git, with every submitted value checked first */
 int git_run(struct job *j, const char *log, const char *const argv[], struct spawn_result *out,

@@ -56,6 +56,10 @@ static int kernel_build(struct job *j, const char *tree, const char *out, const 
 	argv[k] = NULL;
 	/* the tree (its output folder inside) is written; the base build is read */
 	struct spawn_result r;
+	char make_log[1400];
+	snprintf(make_log, sizeof(make_log), "%s/locklab-build.log", out);
+	job_activity(j, make_log, "building kernel %s%s", what,
+	             reuse ? " on the base's objects" : " from scratch (not cached yet)");
 	if (sandboxed_build(j, argv, tree, reuse, log, 4, "kernel build", &r))
 		return -1;
 	return build_ended(j, &r, true, what, log);

@@ -521,6 +521,7 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	if (j->kernel)
 		c.lim.mem_mb = 0;
 	agent_log("info", j->id, "round %d: running %s", round, v->name);
+	job_activity(j, NULL, "round %d: running %s", round, v->name);
 	*retry = false;
 	rc = spawn_run(&c, &r, err, sizeof(err));
 	spawn_result_release(&r);
@@ -678,6 +679,8 @@ static int duet_side_init(struct job *j, struct duet_side *s, const struct varia
 static int run_duet(struct job *j, const struct variant v[2], int round, char paths[2][2100])
 {
 	enum pairing mode = job_pairing(j);
+	job_activity(j, NULL, "round %d: running %s and %s %s", round, v[0].name, v[1].name,
+	             mode == PAIR_LOCKSTEP ? "in lockstep" : "side by side");
 	struct duet_side s[2];
 	char half[2][32], last[32], turn[2100], dir[2048];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -128,6 +128,7 @@ int prepare_mirror(struct job *j, const char *url)
 	snprintf(name, sizeof(name), "%lx.git", h);
 	snprintf(j->mirror, sizeof(j->mirror), "%s/%s", j->ag->mirrors_dir, name);
 	snprintf(log, sizeof(log), "%s/git.log", j->dir);
+	job_activity(j, NULL, "fetching the tree");
 	if (!url_ok(url)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "the tree's URL '%.200s' looks like an option, not a URL", url);

@@ -457,6 +457,7 @@ out:
 struct hb_ctx {
 	long long id;
 	struct auth_agent *agent;
+	const char *activity; /* what the agent says it is doing, NULL when it did not say */
 	int status;
 	char msg[256];
 	json_t *progress;
@@ -466,7 +467,6 @@ static int heartbeat_body(PGconn *c, void *arg)
 {
 	struct hb_ctx *x = arg;
 	char idbuf[24], lease[16];
-	const char *p[2] = {idbuf, lease};
 	int rc;
 
 	json_decref(x->progress);
@@ -476,29 +476,73 @@ static int heartbeat_body(PGconn *c, void *arg)
 		return rc;
 	snprintf(idbuf, sizeof(idbuf), "%lld", x->id);
 	snprintf(lease, sizeof(lease), "%d", srv_cfg.lease_seconds);
+	const char *q[3] = {idbuf, lease, x->activity};
 	rc = db_run(c,
 	            "UPDATE jobs SET lease_expires = now() + make_interval(secs => $2::int), "
-	            "updated = now() WHERE id = $1",
-	            2, p);
+	            "updated = now(), activity = coalesce($3, activity), activity_at = CASE "
+	            "WHEN $3 IS NULL THEN activity_at ELSE now() END WHERE id = $1",
+	            3, q);
 	if (rc != DB_OK)
 		return rc;
 	x->progress = jobs_progress(c, x->id);
 	return x->progress ? DB_OK : DB_FAIL;
 }
 
+/*
+ * The heartbeat's optional body {"activity": "..."}: printable text of at
+ * most JOBS_MAX_ACTIVITY bytes (anything else is a 400, an empty body says
+ * nothing); *out borrows from *doc.
+ */
+#define JOBS_MAX_ACTIVITY 200
+static enum handler_rc heartbeat_activity(struct http_request *req, json_t **doc, const char **out)
+{
+	*doc = NULL;
+	*out = NULL;
+	if (!req->body_len)
+		return HANDLER_OK;
+	json_error_t jerr;
+	*doc = json_loadb(req->body, req->body_len, 0, &jerr);
+	json_t *a = json_is_object(*doc) ? json_object_get(*doc, "activity") : NULL;
+	if (!json_is_object(*doc) || (a && !json_is_string(a)))
+		return http_reply_error(req, 400, "invalid",
+		                        "a heartbeat's body is {\"activity\": \"text\"} or empty");
+	if (!a)
+		return HANDLER_OK;
+	const char *t = json_string_value(a);
+	size_t n = strlen(t);
+	if (n != json_string_length(a) || n > JOBS_MAX_ACTIVITY)
+		return http_reply_error(req, 400, "invalid", "activity: at most %d bytes of text",
+		                        JOBS_MAX_ACTIVITY);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+			return http_reply_error(req, 400, "invalid",
+			                        "activity: one line of printable text");
+	*out = t;
+	return HANDLER_OK;
+}
+
 enum handler_rc api_job_heartbeat(struct http_request *req, long long id)
 {
 	struct auth_agent agent;
-	struct hb_ctx x = {id, &agent, 0, "", NULL};
+	struct hb_ctx x = {id, &agent, NULL, 0, "", NULL};
 	PGconn *c;
 	enum handler_rc rc;
+	json_t *doc;
 	int dbrc;
 
-	rc = jobs_agent_request(req, &c, &agent);
-	if (rc != HANDLER_OK)
+	rc = heartbeat_activity(req, &doc, &x.activity);
+	if (rc != HANDLER_OK) {
+		json_decref(doc);
 		return rc;
+	}
+	rc = jobs_agent_request(req, &c, &agent);
+	if (rc != HANDLER_OK) {
+		json_decref(doc);
+		return rc;
+	}
 	jobs_reap(c);
 	dbrc = db_tx(heartbeat_body, &x);
+	json_decref(doc);
 	if (dbrc == DB_ABORT)
 		return lease_refusal(req, x.status, x.msg);
 	if (dbrc != DB_OK) {

@@ -928,6 +928,9 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'attempts', j.attempts, 'claimed_by', j.claimed_by, 'lease_expires', "
 	    "   j.lease_expires, 'reason', j.reason, 'verdict', j.verdict, 'confirm_from', "
 	    "   j.confirm_from, 'max_rounds', j.max_rounds, 'plan', j.plan,"
+	    /* what its agent last said it was doing, while it runs */
+	    "   'activity', CASE WHEN j.state = 'running' THEN j.activity END, 'activity_at', "
+	    "   CASE WHEN j.state = 'running' THEN j.activity_at END,"
 	    /* both sides ran one image: the patch changed no code (compare.h) */
 	    "   'identical_code', coalesce((SELECT (c.machine->>'identical_code')::boolean "
 	    "     FROM comparisons c WHERE c.job_id = j.id ORDER BY c.id DESC LIMIT 1), false),"

@@ -19,7 +19,8 @@ enum handler_rc api_agent_list(struct http_request *req)
 	    "   'subject', s.subject, 'suite', j.suite, 'state', j.state, 'rounds', "
 	    "   j.rounds_wanted, 'rounds_complete', (SELECT count(*) FROM (SELECT round FROM "
 	    "   results r WHERE r.job_id = j.id AND variant IN ('base', 'patched') GROUP BY round"
-	    "   HAVING count(DISTINCT variant) = 2) z), 'lease_expires', j.lease_expires)"
+	    "   HAVING count(DISTINCT variant) = 2) z), 'lease_expires', j.lease_expires,"
+	    "   'activity', j.activity, 'activity_at', j.activity_at)"
 	    "   FROM jobs j JOIN submissions s ON s.id = j.submission_id"
 	    "   WHERE j.claimed_by = a.id AND j.state = 'running' ORDER BY j.id DESC LIMIT 1)"
 	    ") ORDER BY a.id), '[]')) FROM agents a WHERE a.role = 'agent'",

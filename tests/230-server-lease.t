@@ -52,6 +52,19 @@ for ((i = 0; i < 3 * LEASE; i++)); do # 1.5 leases of heartbeats
 done
 is "$CODE" 200 "heartbeats keep the lease past its first $LEASE seconds"
 is "$(sql "SELECT state FROM jobs WHERE id = $j")" running "the job is still running"
+# what the agent says it is doing rides on a heartbeat, and the page shows it while the job runs
+api POST "/api/v1/jobs/$j/heartbeat" -H "Authorization: Bearer $B" -d '{"activity": "building patched, 0 min 03 s"}'
+is "$CODE" 200 "a heartbeat says what the agent is doing"
+api GET "/api/v1/submissions/$s"
+is "$(jq -r '.jobs[0] | [.activity, (.activity_at != null)] | join(",")' <<<"$BODY")" "building patched, 0 min 03 s,true" \
+  "the submission's job shows it, with when"
+api POST "/api/v1/jobs/$j/heartbeat" -H "Authorization: Bearer $B"
+is "$(sql "SELECT activity FROM jobs WHERE id = $j")" "building patched, 0 min 03 s" "a heartbeat without a body keeps it"
+for bad in '{"activity": 7}' '[]' '{"activity": "two\nlines"}' "{\"activity\": \"$(printf 'x%.0s' {1..201})\"}" 'not json'; do
+  api POST "/api/v1/jobs/$j/heartbeat" -H "Authorization: Bearer $B" -d "$bad"
+  is "$CODE" 400 "a heartbeat with the body ${bad:0:24} is a 400"
+done
+is "$(sql "SELECT activity FROM jobs WHERE id = $j")" "building patched, 0 min 03 s" "and changes nothing stored"
 is "$(wait_for "SELECT state FROM jobs WHERE id = $j" "failed")" failed \
   "when the second lease expires the job fails (--max-attempts 2)"
 like "$(sql "SELECT reason FROM jobs WHERE id = $j")" 'lease expired 2 times' "the job says why"

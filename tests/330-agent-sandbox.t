@@ -158,7 +158,16 @@ f=$(grep -oE 'probe run: forks: [0-9]+' <<<"$rlog" | head -1 | grep -oE '[0-9]+$
 like "$rlog" 'probe run: fill fill: stopped at (3[0-2]|[12][0-9]) MiB: File too large' "run: a file stops at the 32 MiB limit"
 like "$rlog" 'probe run: fill /tmp/fill: stopped at (1[0-6]|[0-9]) MiB: No space left' "run: /tmp is full at 16 MiB"
 
-# 3. a build that never ends, with a process it tried to leave behind
+# 3. a build that never ends, with a process it tried to leave behind; while
+# it runs, the job says what it does (the agent's heartbeat carries it)
+seen=
+for ((i = 0; i < 300; i++)); do
+  api GET "/api/v1/submissions/$ss"
+  seen=$(jq -r '.jobs[0].activity // empty' <<<"$BODY")
+  [[ $seen == "building patched"* || $(jq -r .state <<<"$BODY") == failed ]] && break
+  sleep 1
+done
+like "$seen" '^building patched, [0-9]+ min [0-9]{2} s$' "while the build runs, its job says so"
 wait_state "$ss" failed done 300
 is "$(sub_state "$ss")" failed "the endless build fails"
 like "$(reason "$ss")" 'build of patched did not finish within 120 s' "at the build deadline"

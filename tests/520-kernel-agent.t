@@ -35,10 +35,20 @@ api POST /api/v1/submissions -H 'Content-Type: application/json' \
 is "$CODE" 202 "the patch is submitted against the kernel tree"
 sub=$(jq -r .id <<<"$BODY")
 
+# what the job says it does while the agent works, read as the dashboard reads it
+(while :; do
+  curl -s "$URL/api/v1/submissions/$sub" | jq -r '.jobs[0].activity // empty'
+  sleep 1
+done >"$T/activity" 2>/dev/null) &
+poller=$!
+at_exit "kill $poller 2>/dev/null"
 "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
   --lockbench "$BIN/lockbench" --kernel-cache "$kcache" --once \
   >"$T/agent.log" 2>&1
 ok $? "the agent runs the kernel job" || diag "$(tail -n 30 "$T/agent.log")"
+kill "$poller" 2>/dev/null
+like "$(sort -u "$T/activity")" "building kernel patched on the base's objects: [0-9]+ objects compiled, [0-9]+ min [0-9]{2} s" \
+  "while the patched kernel builds, the job says so, with the objects compiled" || diag "$(sort -u "$T/activity")"
 log=$(cat "$T/agent.log")
 like "$log" "built kernel patched in|kernel base [0-9a-f]+ built before" "base and patched kernels are built"
 like "$log" "built kernel patched in" "the patched kernel is built (incrementally, from the base objects)"

@@ -36,7 +36,8 @@ export function render(main) {
             el('td', { 'data-label': 'Last seen', title: when(a.last_seen) }, ago(a.last_seen)),
             el('td', { 'data-label': 'Current job' }, j
               ? [el('a', { href: `#/submissions/${j.submission_id}` }, `#${j.submission_id} ${j.subject || ''}`),
-                el('div', {}, `job #${j.id}, ${j.suite} `, progress(j.rounds_complete, j.rounds))]
+                el('div', {}, `job #${j.id}, ${j.suite} `, progress(j.rounds_complete, j.rounds)),
+                j.activity ? el('div', { class: 'activity muted', title: when(j.activity_at) }, j.activity) : null]
               : el('span', { class: 'muted' }, 'idle')));
         }));
     } catch (err) {
