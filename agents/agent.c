@@ -124,6 +124,24 @@ static char *activity_body(struct job *j)
 	return body;
 }
 
+/* Whether the heartbeat is due, i tenths of a second after the last one. */
+static bool heartbeat_due(struct job *j, int i, int period)
+{
+	struct timespec now, since;
+	bool building;
+
+	if (i >= period * 10)
+		return true;
+	pthread_mutex_lock(&j->activity_lock);
+	since = j->activity_since;
+	building = j->activity_log[0] != 0;
+	pthread_mutex_unlock(&j->activity_lock);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (atomic_load(&j->activity_new))
+		return now.tv_sec - since.tv_sec >= 2;
+	return building && i >= 100;
+}
+
 static void *heartbeat_thread(void *arg)
 {
 	struct job *j = arg;
@@ -135,10 +153,11 @@ static void *heartbeat_thread(void *arg)
 		return NULL;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", j->id);
 	while (!atomic_load(&j->done)) {
-		/* every period, or 2 s after the job says it does something new */
-		for (int i = 0; i < period * 10 && !atomic_load(&j->done) &&
-		                !(i >= 20 && atomic_load(&j->activity_new));
-		     i++) {
+		/*
+		 * every period; 2 s after the job starts something new; and every
+		 * 10 s while a kernel builds, for its objects compiled
+		 */
+		for (int i = 0; !atomic_load(&j->done) && !heartbeat_due(j, i, period); i++) {
 			struct timespec d = {0, 100 * 1000000};
 			nanosleep(&d, NULL);
 		}

@@ -262,6 +262,8 @@ int add_worktree(struct job *j, const char *path, const char *rev, char *gitdir,
 	const char *argv[] = {"git",      "-C", j->mirror, "worktree", "add", "--quiet",
 	                      "--detach", "--", path,      rev,        NULL};
 	const char *prune[] = {"git", "-C", j->mirror, "worktree", "prune", NULL};
+	const char *slash = strrchr(path, '/');
+	job_activity(j, NULL, "checking out the %s tree", slash ? slash + 1 : path);
 	/*
 	 * A tree left by an earlier run of this job on this machine (an agent
 	 * killed before it cleaned up, then started again) goes first, and git
