@@ -175,21 +175,21 @@ static void ready_build_folder(struct job *j, const char *what)
 	const struct timespec objs_time = {DATE_BACK + 1, 0};
 	const char *from = j->built_rev[0] ? j->built_rev : j->base_rev;
 	char dir[1200], why[320] = "";
-	struct spawn_result r;
+	struct spawn_result changed = {0}, r;
 	int n = 0;
 
 	snprintf(dir, sizeof(dir), "%s/build", j->series_tree);
 	if (!j->built_rev[0] && !j->base_objs[0])
 		snprintf(why, sizeof(why), "the base's objects are not at hand");
-	else if (series_changes(j, from, false, &r, 4 << 20))
+	else if (series_changes(j, from, false, &changed, 4 << 20))
 		snprintf(why, sizeof(why), "its changes cannot be listed");
 	else {
-		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1, n++)
-			if (!why[0] && !make_follows(r.out + off))
+		for (size_t off = 0; off < changed.out_len;
+		     off += strlen(changed.out + off) + 1, n++)
+			if (!why[0] && !make_follows(changed.out + off))
 				snprintf(why, sizeof(why),
 				         "it changes %.200s, which make does not follow",
-				         r.out + off);
-		spawn_result_release(&r);
+				         changed.out + off);
 	}
 	/*
 	 * a new header may stand before one of the same name on the include
@@ -209,8 +209,11 @@ static void ready_build_folder(struct job *j, const char *what)
 	if (!why[0] && !j->built_rev[0] && fs_copy_tree(j->base_objs, dir))
 		snprintf(why, sizeof(why), "the base's objects cannot be copied: %s",
 		         strerror(errno));
-	if (!why[0] && (fs_date_tree(dir, &objs_time) || date_tree_back(j, from)))
+	/* the changed paths listed above are the ones dated now */
+	if (!why[0] &&
+	    (fs_date_tree(dir, &objs_time) || date_tree_paths(j, changed.out, changed.out_len)))
 		snprintf(why, sizeof(why), "the tree cannot be dated back");
+	spawn_result_release(&changed);
 	if (why[0]) {
 		if (fs_remove_tree(dir))
 			agent_log("warn", j->id, "cannot remove %s: %s", dir, strerror(errno));

@@ -167,12 +167,14 @@ int checkout_commit(struct job *j, const char *commit);
  * series_head: the commit the series tree is at, into out.
  * date_tree_back: every tracked file of the series tree dated 2000-01-01
  * (DATE_BACK), those changed since commit from dated now; 0 or -1.
+ * date_tree_paths: the same with the changed paths given (NUL-separated).
  */
 int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
                    size_t max);
 int series_head(struct job *j, char *out, size_t outlen);
 #define DATE_BACK 946684800
 int date_tree_back(struct job *j, const char *from);
+int date_tree_paths(struct job *j, const char *changed, size_t len);
 void remove_worktrees(struct job *j);
 
 /* build.c: the sandboxed builds */

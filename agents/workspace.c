@@ -462,21 +462,27 @@ int series_head(struct job *j, char *out, size_t outlen)
 	return git_commit_name(j, argv, out, outlen);
 }
 
-int date_tree_back(struct job *j, const char *from)
+int date_tree_paths(struct job *j, const char *changed, size_t len)
 {
 	const struct timespec y2k = {DATE_BACK, 0};
 	char gd[1400], wt[1200];
-	struct spawn_result files = {0}, changed = {0};
+	struct spawn_result files = {0};
 	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
 	const char *ls[] = {"git", "-C", j->series_tree, gd, wt, "ls-files", "-z", NULL};
-	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) ||
-	                 series_changes(j, from, false, &changed, 64 << 20) || files.out_truncated
-	             ? -1
-	             : 0;
+	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) || files.out_truncated ? -1 : 0;
 	if (!rc && (fs_date_paths(j->series_tree, files.out, files.out_len, &y2k) ||
-	            fs_date_paths(j->series_tree, changed.out, changed.out_len, NULL)))
+	            fs_date_paths(j->series_tree, changed, len, NULL)))
 		rc = -1;
 	spawn_result_release(&files);
+	return rc;
+}
+
+int date_tree_back(struct job *j, const char *from)
+{
+	struct spawn_result changed;
+	if (series_changes(j, from, false, &changed, 64 << 20))
+		return -1;
+	int rc = date_tree_paths(j, changed.out, changed.out_len);
 	spawn_result_release(&changed);
 	return rc;
 }
