@@ -210,16 +210,18 @@ static void track_rewrite_stops(PGconn *c, const struct track_tree *t, int segme
 	       3, p);
 }
 
-/* Fetch tree t's branch and run a new head.  since/head: NULL or commits. */
-static void track_poll(PGconn *c, const struct track_tree *t, const char *since, const char *last)
+/*
+ * Fetch t's branch into its mirror under --track-dir (made on the first
+ * look), under the rule the agents apply to the tree's runs and the fetch
+ * address policy, and read the branch's head into head.  0, or -1 with the
+ * tree's track_error set.
+ */
+static int track_fetch(PGconn *c, const struct track_tree *t, const char *mirror, char head[41])
 {
-	char *mirror = g_strdup_printf("%s/tree-%s.git", srv_cfg.track_dir, t->id);
 	char *headfile = g_strdup_printf("%s/HEAD", mirror);
 	char *spec = g_strdup_printf("+refs/heads/%s:refs/heads/%s", t->branch, t->branch);
-	char *ref = g_strdup_printf("refs/heads/%s", t->branch), *root_owned = NULL;
-	char err[512], head[41], root[41], base[41];
-	int seq0 = 0, segment = 0;
-	bool rewritten;
+	char *ref = g_strdup_printf("refs/heads/%s", t->branch);
+	char err[512], why[900];
 	enum codesource_kind src;
 	const char *check[] = {"git", "check-ref-format", "--branch", t->branch, NULL};
 	const char *init[] = {"git", "init", "--quiet", "--bare", mirror, NULL};
@@ -230,13 +232,8 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	char helper[4096] = "", ssh_cmd[sizeof(helper) + 16], ssh_pin[sizeof(pin.ssh) + 32];
 	const char *ssh_env[] = {ssh_cmd, ssh_pin, NULL};
 	size_t n = 0;
+	int rc = -1;
 
-	/* a poke that comes while git fetches asks for one more look */
-	{
-		const char *p[1] = {t->id};
-
-		db_run(c, "UPDATE trees SET track_poked = NULL WHERE id = $1", 1, p);
-	}
 	if (track_git(check, NULL, err, sizeof(err)) != 0) {
 		track_set_error(c, t->id, "the branch is not a branch name (git check-ref-format)");
 		goto out;
@@ -249,8 +246,6 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	/* where code may come from: the rule the agents apply to this tree's runs */
 	src = codesource_check(t->url, NULL, srv_cfg.allow_local_trees, err, sizeof(err));
 	if (src == CODESOURCE_REFUSED) {
-		char why[900];
-
 		snprintf(why, sizeof(why), "refused: git url '%.300s' %s", t->url, err);
 		track_set_error(c, t->id, why);
 		goto out;
@@ -258,16 +253,12 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	if (src == CODESOURCE_LOCAL)
 		snprintf(pin.url, sizeof(pin.url), "%s", t->url);
 	else if (netpolicy_check_url(t->url, srv_cfg.fetch_allow, &pin, err, sizeof(err)) != 0) {
-		char why[600];
-
 		snprintf(why, sizeof(why), "refused: %s", err);
 		track_set_error(c, t->id, why);
 		goto out;
 	}
 	/* the link is made (or kept) on the first ssh tree: --track-dir/bin/locklab-ssh */
 	if (pin.ssh[0] && sshpin_install(srv_cfg.track_dir, helper, sizeof(helper)) != 0) {
-		char why[600];
-
 		snprintf(why, sizeof(why),
 		         "refused: cannot link %s/bin/" SSHPIN_NAME
 		         " (%s), the ssh that holds git to the checked address",
@@ -293,8 +284,6 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 	fetch[n++] = spec;
 	fetch[n] = NULL;
 	if (track_git_env(fetch, pin.ssh[0] ? ssh_env : NULL, NULL, err, sizeof(err)) != 0) {
-		char why[600];
-
 		snprintf(why, sizeof(why), "git fetch: %s", err);
 		track_set_error(c, t->id, why);
 		goto out;
@@ -303,6 +292,71 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		track_set_error(c, t->id, "the branch has no commit");
 		goto out;
 	}
+	rc = 0;
+out:
+	g_free(headfile);
+	g_free(spec);
+	g_free(ref);
+	return rc;
+}
+
+/*
+ * Where t's history starts: the first commit of its current segment (its
+ * seq in *seq0; the segment in *segment), else since, else head.  The
+ * commit in root; 0, or -1 (track_error set when the fault is the tree's).
+ */
+static int track_root(PGconn *c, const struct track_tree *t, const char *mirror, const char *since,
+                      const char *head, char root[41], int *seq0, int *segment, bool *owned)
+{
+	const char *p[2] = {t->id, t->branch};
+	PGresult *res = db_exec(c,
+	                        "SELECT tr.track_segment, tc.commit, tc.seq FROM trees tr "
+	                        "LEFT JOIN LATERAL (SELECT commit, seq FROM track_commits "
+	                        "WHERE tree_id = tr.id AND branch = $2 AND segment = "
+	                        "tr.track_segment ORDER BY seq LIMIT 1) tc ON true WHERE "
+	                        "tr.id = $1",
+	                        2, p);
+
+	if (!res || PQntuples(res) != 1) {
+		PQclear(res);
+		return -1;
+	}
+	*segment = atoi(PQgetvalue(res, 0, 0));
+	*owned = !PQgetisnull(res, 0, 1);
+	if (*owned) {
+		snprintf(root, 41, "%s", PQgetvalue(res, 0, 1));
+		*seq0 = atoi(PQgetvalue(res, 0, 2));
+	}
+	PQclear(res);
+	if (*owned)
+		return 0;
+	if (since && *since) {
+		if (track_rev(mirror, since, root) != 0) {
+			track_set_error(c, t->id, "'since' is not a commit of the branch");
+			return -1;
+		}
+	} else {
+		snprintf(root, 41, "%s", head);
+	}
+	return 0;
+}
+
+/* Fetch tree t's branch and run a new head.  since/last: NULL or commits. */
+static void track_poll(PGconn *c, const struct track_tree *t, const char *since, const char *last)
+{
+	char *mirror = g_strdup_printf("%s/tree-%s.git", srv_cfg.track_dir, t->id);
+	char head[41], root[41], base[41];
+	int seq0 = 0, segment = 0;
+	bool rewritten, owned = false;
+
+	/* a poke that comes while git fetches asks for one more look */
+	{
+		const char *p[1] = {t->id};
+
+		db_run(c, "UPDATE trees SET track_poked = NULL WHERE id = $1", 1, p);
+	}
+	if (track_fetch(c, t, mirror, head) != 0)
+		goto out;
 	if (last && strcmp(last, head) == 0) {
 		const char *p[1] = {t->id};
 
@@ -312,42 +366,11 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		       1, p);
 		goto out;
 	}
-	/* where the history starts: the first commit of the current segment, else since, else head
-	 */
-	{
-		const char *p[2] = {t->id, t->branch};
-		PGresult *res = db_exec(c,
-		                        "SELECT tr.track_segment, tc.commit, tc.seq FROM trees tr "
-		                        "LEFT JOIN LATERAL (SELECT commit, seq FROM track_commits "
-		                        "WHERE tree_id = tr.id AND branch = $2 AND segment = "
-		                        "tr.track_segment ORDER BY seq LIMIT 1) tc ON true WHERE "
-		                        "tr.id = $1",
-		                        2, p);
-
-		if (!res || PQntuples(res) != 1) {
-			PQclear(res);
-			goto out;
-		}
-		segment = atoi(PQgetvalue(res, 0, 0));
-		if (!PQgetisnull(res, 0, 1)) {
-			root_owned = g_strdup(PQgetvalue(res, 0, 1));
-			seq0 = atoi(PQgetvalue(res, 0, 2));
-		}
-		PQclear(res);
-	}
-	if (root_owned)
-		snprintf(root, sizeof(root), "%s", root_owned);
-	else if (since && *since) {
-		if (track_rev(mirror, since, root) != 0) {
-			track_set_error(c, t->id, "'since' is not a commit of the branch");
-			goto out;
-		}
-	} else {
-		snprintf(root, sizeof(root), "%s", head);
-	}
+	if (track_root(c, t, mirror, since, head, root, &seq0, &segment, &owned) != 0)
+		goto out;
 	snprintf(base, sizeof(base), "%s", last ? last : root);
 	/* a head that does not descend from the last one: the branch was rewritten */
-	rewritten = last && root_owned && track_is_ancestor(mirror, last, head) != 0;
+	rewritten = last && owned && track_is_ancestor(mirror, last, head) != 0;
 	if (rewritten &&
 	    track_rewritten(c, t, mirror, last, head, root, base, &seq0, &segment) != 0)
 		goto out;
@@ -370,11 +393,7 @@ static void track_poll(PGconn *c, const struct track_tree *t, const char *since,
 		       2, p);
 	}
 out:
-	g_free(root_owned);
 	g_free(mirror);
-	g_free(headfile);
-	g_free(spec);
-	g_free(ref);
 }
 
 static void track_poll_due(PGconn *c)

@@ -208,6 +208,63 @@ static json_t *summary_json(const char *prefix, const struct stats_summary *s, j
 	return o;
 }
 
+/* The comparison's machine as stored in comparisons.machine (NULL: no memory). */
+static json_t *machine_json(const struct comparison *cmp)
+{
+	json_t *machine = json_pack("{s:s?, s:i, s:s?, s:s?}", "hostname", cmp->machine.hostname,
+	                            "cpus", cmp->machine.cpus, "model", cmp->machine.model,
+	                            "kernel", cmp->machine.kernel);
+
+	/* an emulated kernel run: the guest kernel's lockup thresholds, for the reply */
+	if (machine && cmp->machine.guest_thresholds)
+		json_object_set_new(machine, "guest_thresholds",
+		                    json_string(cmp->machine.guest_thresholds));
+	/* one image both sides ran: the rows are an A/A (compare.h, identical_code) */
+	if (machine && cmp->identical_code && cmp->image) {
+		json_object_set_new(machine, "image", json_string(cmp->image));
+		json_object_set_new(machine, "identical_code", json_true());
+	}
+	return machine;
+}
+
+/* Row i of a comparison as one record of verdicts_store's jsonb_to_recordset (NULL: no memory). */
+static json_t *row_json(const struct compare_row *r, size_t i)
+{
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:s, s:i, "
+	    "s:i, s:i, s:i, s:s?, s:s?, s:b, s:b, s:b, s:I}",
+	    "idx", (json_int_t)i, "workload", r->workload, "lock", r->lock, "metric", r->metric,
+	    "unit", r->unit ? r->unit : "", "params_key", r->params_key ? r->params_key : "",
+	    "users", (json_int_t)r->users, "higher_better", r->higher_better, "change",
+	    json_finite(r->change), "p", isfinite(r->p) ? json_real(r->p) : json_real(1.0), "q",
+	    isfinite(r->q) ? json_real(r->q) : json_real(1.0), "change_lo",
+	    json_finite(r->change_lo), "change_hi", json_finite(r->change_hi), "verdict",
+	    verdict_name(r->verdict), "base_lockups", r->base_lockups, "patched_lockups",
+	    r->patched_lockups, "base_runs", r->base_runs, "patched_runs", r->patched_runs,
+	    "lockup_message", r->lockup_message, "lockup_stacks", r->lockup_stacks, "tested",
+	    r->tested, "significant", r->significant, "control", r->control, "pairs",
+	    (json_int_t)r->pairs);
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
+	if (r->unresolvable > 0)
+		json_object_set_new(o, "unresolvable", json_finite(r->unresolvable));
+	/* the band no-change was judged against (sql/023) */
+	if (r->margin > 0)
+		json_object_set_new(o, "margin", json_finite(r->margin));
+	/* past that band, as the report and the reply judged it (sql/024) */
+	json_object_set_new(o, "moved", json_boolean(!r->control && compare_row_moved(r)));
+	json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
+	json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
+	json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
+	json_object_set_new(o, "repeated", json_integer(r->repeated));
+	json_object_set_new(o, "disturb_limit_pct", json_finite(r->disturb_limit_pct));
+	summary_json("base", &r->base, o);
+	summary_json("patched", &r->patched, o);
+	return o;
+}
+
 int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bool final)
 {
 	char idbuf[24], cid[24], br[16], pr[16];
@@ -220,56 +277,15 @@ int verdicts_store(PGconn *c, long long job_id, const struct comparison *cmp, bo
 	snprintf(idbuf, sizeof(idbuf), "%lld", job_id);
 	snprintf(br, sizeof(br), "%d", cmp->base_rounds);
 	snprintf(pr, sizeof(pr), "%d", cmp->patched_rounds);
-	machine = json_pack("{s:s?, s:i, s:s?, s:s?}", "hostname", cmp->machine.hostname, "cpus",
-	                    cmp->machine.cpus, "model", cmp->machine.model, "kernel",
-	                    cmp->machine.kernel);
-	/* an emulated kernel run: the guest kernel's lockup thresholds, for the reply */
-	if (machine && cmp->machine.guest_thresholds)
-		json_object_set_new(machine, "guest_thresholds",
-		                    json_string(cmp->machine.guest_thresholds));
-	/* one image both sides ran: the rows are an A/A (compare.h, identical_code) */
-	if (machine && cmp->identical_code && cmp->image) {
-		json_object_set_new(machine, "image", json_string(cmp->image));
-		json_object_set_new(machine, "identical_code", json_true());
-	}
+	machine = machine_json(cmp);
 	rows = json_array();
 	if (!machine || !rows)
 		goto out;
 	for (i = 0; i < cmp->nrows; i++) {
-		const struct compare_row *r = &cmp->rows[i];
-		json_t *o = json_pack(
-		    "{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:s, s:i, "
-		    "s:i, s:i, s:i, s:s?, s:s?, s:b, s:b, s:b, s:I}",
-		    "idx", (json_int_t)i, "workload", r->workload, "lock", r->lock, "metric",
-		    r->metric, "unit", r->unit ? r->unit : "", "params_key",
-		    r->params_key ? r->params_key : "", "users", (json_int_t)r->users,
-		    "higher_better", r->higher_better, "change", json_finite(r->change), "p",
-		    isfinite(r->p) ? json_real(r->p) : json_real(1.0), "q",
-		    isfinite(r->q) ? json_real(r->q) : json_real(1.0), "change_lo",
-		    json_finite(r->change_lo), "change_hi", json_finite(r->change_hi), "verdict",
-		    verdict_name(r->verdict), "base_lockups", r->base_lockups, "patched_lockups",
-		    r->patched_lockups, "base_runs", r->base_runs, "patched_runs", r->patched_runs,
-		    "lockup_message", r->lockup_message, "lockup_stacks", r->lockup_stacks,
-		    "tested", r->tested, "significant", r->significant, "control", r->control,
-		    "pairs", (json_int_t)r->pairs);
+		json_t *o = row_json(&cmp->rows[i], i);
 
 		if (!o)
 			goto out;
-		json_object_set_new(o, "measured_runs", json_integer(r->measured_runs));
-		if (r->unresolvable > 0)
-			json_object_set_new(o, "unresolvable", json_finite(r->unresolvable));
-		/* the band no-change was judged against (sql/023) */
-		if (r->margin > 0)
-			json_object_set_new(o, "margin", json_finite(r->margin));
-		/* past that band, as the report and the reply judged it (sql/024) */
-		json_object_set_new(o, "moved", json_boolean(!r->control && compare_row_moved(r)));
-		json_object_set_new(o, "duet_runs", json_integer(r->duet_runs));
-		json_object_set_new(o, "lockstep_runs", json_integer(r->lockstep_runs));
-		json_object_set_new(o, "disturb_runs", json_integer(r->disturb_runs));
-		json_object_set_new(o, "repeated", json_integer(r->repeated));
-		json_object_set_new(o, "disturb_limit_pct", json_finite(r->disturb_limit_pct));
-		summary_json("base", &r->base, o);
-		summary_json("patched", &r->patched, o);
 		json_array_append_new(rows, o);
 	}
 	mtext = json_dumps(machine, JSON_COMPACT);
@@ -374,6 +390,64 @@ void verdicts_free(struct stored_comparison *v, size_t n)
 	free(v);
 }
 
+/*
+ * Row k of verdicts_load's verdicts query into r (strings copied), judged
+ * against opts for its margin.
+ */
+static void row_from_db(PGresult *res, int k, const struct compare_opts *opts,
+                        struct compare_row *r)
+{
+	r->workload = strdup(PQgetvalue(res, k, 1));
+	r->lock = strdup(PQgetvalue(res, k, 2));
+	r->metric = strdup(PQgetvalue(res, k, 3));
+	r->unit = strdup(PQgetvalue(res, k, 4));
+	r->params_key = strdup(PQgetvalue(res, k, 5));
+	r->users = strtoll(PQgetvalue(res, k, 6), NULL, 10);
+	r->higher_better = PQgetvalue(res, k, 7)[0] == 't';
+	r->base.n = (size_t)atol(PQgetvalue(res, k, 8));
+	r->base.mean = strtod(PQgetvalue(res, k, 9), NULL);
+	r->base.stddev = strtod(PQgetvalue(res, k, 10), NULL);
+	r->base.min = strtod(PQgetvalue(res, k, 11), NULL);
+	r->base.max = strtod(PQgetvalue(res, k, 12), NULL);
+	r->patched.n = (size_t)atol(PQgetvalue(res, k, 13));
+	r->patched.mean = strtod(PQgetvalue(res, k, 14), NULL);
+	r->patched.stddev = strtod(PQgetvalue(res, k, 15), NULL);
+	r->patched.min = strtod(PQgetvalue(res, k, 16), NULL);
+	r->patched.max = strtod(PQgetvalue(res, k, 17), NULL);
+	r->change = strtod(PQgetvalue(res, k, 18), NULL);
+	r->p = strtod(PQgetvalue(res, k, 19), NULL);
+	r->q = strtod(PQgetvalue(res, k, 20), NULL);
+	r->change_lo = strtod(PQgetvalue(res, k, 21), NULL);
+	r->change_hi = strtod(PQgetvalue(res, k, 22), NULL);
+	r->verdict = verdict_parse(PQgetvalue(res, k, 23));
+	r->base_lockups = atoi(PQgetvalue(res, k, 24));
+	r->patched_lockups = atoi(PQgetvalue(res, k, 25));
+	r->base_runs = atoi(PQgetvalue(res, k, 26));
+	r->patched_runs = atoi(PQgetvalue(res, k, 27));
+	r->lockup_message = dup_or_null(db_value(res, k, 28));
+	r->lockup_stacks = dup_or_null(db_value(res, k, 29));
+	r->tested = PQgetvalue(res, k, 30)[0] == 't';
+	r->headline = compare_row_is_headline(r->workload, r->metric);
+	r->significant = PQgetvalue(res, k, 31)[0] == 't';
+	r->control = PQgetvalue(res, k, 32)[0] == 't';
+	r->pairs = (size_t)atol(PQgetvalue(res, k, 33));
+	r->measured_runs = atoi(PQgetvalue(res, k, 34));
+	r->duet_runs = atoi(PQgetvalue(res, k, 35));
+	r->disturb_runs = atoi(PQgetvalue(res, k, 36));
+	r->repeated = atoi(PQgetvalue(res, k, 37));
+	r->disturb_limit_pct = strtod(PQgetvalue(res, k, 38), NULL);
+	r->lockstep_runs = atoi(PQgetvalue(res, k, 39));
+	r->unresolvable = strtod(PQgetvalue(res, k, 40), NULL);
+	/*
+	 * Not stored (no column): the server compares with
+	 * COMPARE_TEST_LOG, which takes logs when every paired
+	 * round's mean is > 0, as it is when every sample is;
+	 * a row with a sample <= 0 is shown as raw differences
+	 */
+	r->log_ratio = r->pairs >= COMPARE_MIN_PAIRS && r->base.min > 0 && r->patched.min > 0;
+	r->margin = compare_row_margin(r->metric, r->users, opts);
+}
+
 /* The stored machine object, and the image both sides ran when they ran one. */
 static void machine_from_json(const char *text, struct comparison *cmp)
 {
@@ -465,61 +539,9 @@ int verdicts_load(PGconn *c, long long submission_id, struct stored_comparison *
 		if (!cmp->rows)
 			goto out;
 		for (k = 0; k < nv; k++) {
-			struct compare_row *r;
-
 			if (strcmp(PQgetvalue(vres, k, 0), cid) != 0)
 				continue;
-			r = &cmp->rows[cmp->nrows++];
-			r->workload = strdup(PQgetvalue(vres, k, 1));
-			r->lock = strdup(PQgetvalue(vres, k, 2));
-			r->metric = strdup(PQgetvalue(vres, k, 3));
-			r->unit = strdup(PQgetvalue(vres, k, 4));
-			r->params_key = strdup(PQgetvalue(vres, k, 5));
-			r->users = strtoll(PQgetvalue(vres, k, 6), NULL, 10);
-			r->higher_better = PQgetvalue(vres, k, 7)[0] == 't';
-			r->base.n = (size_t)atol(PQgetvalue(vres, k, 8));
-			r->base.mean = strtod(PQgetvalue(vres, k, 9), NULL);
-			r->base.stddev = strtod(PQgetvalue(vres, k, 10), NULL);
-			r->base.min = strtod(PQgetvalue(vres, k, 11), NULL);
-			r->base.max = strtod(PQgetvalue(vres, k, 12), NULL);
-			r->patched.n = (size_t)atol(PQgetvalue(vres, k, 13));
-			r->patched.mean = strtod(PQgetvalue(vres, k, 14), NULL);
-			r->patched.stddev = strtod(PQgetvalue(vres, k, 15), NULL);
-			r->patched.min = strtod(PQgetvalue(vres, k, 16), NULL);
-			r->patched.max = strtod(PQgetvalue(vres, k, 17), NULL);
-			r->change = strtod(PQgetvalue(vres, k, 18), NULL);
-			r->p = strtod(PQgetvalue(vres, k, 19), NULL);
-			r->q = strtod(PQgetvalue(vres, k, 20), NULL);
-			r->change_lo = strtod(PQgetvalue(vres, k, 21), NULL);
-			r->change_hi = strtod(PQgetvalue(vres, k, 22), NULL);
-			r->verdict = verdict_parse(PQgetvalue(vres, k, 23));
-			r->base_lockups = atoi(PQgetvalue(vres, k, 24));
-			r->patched_lockups = atoi(PQgetvalue(vres, k, 25));
-			r->base_runs = atoi(PQgetvalue(vres, k, 26));
-			r->patched_runs = atoi(PQgetvalue(vres, k, 27));
-			r->lockup_message = dup_or_null(db_value(vres, k, 28));
-			r->lockup_stacks = dup_or_null(db_value(vres, k, 29));
-			r->tested = PQgetvalue(vres, k, 30)[0] == 't';
-			r->headline = compare_row_is_headline(r->workload, r->metric);
-			r->significant = PQgetvalue(vres, k, 31)[0] == 't';
-			r->control = PQgetvalue(vres, k, 32)[0] == 't';
-			r->pairs = (size_t)atol(PQgetvalue(vres, k, 33));
-			r->measured_runs = atoi(PQgetvalue(vres, k, 34));
-			r->duet_runs = atoi(PQgetvalue(vres, k, 35));
-			r->disturb_runs = atoi(PQgetvalue(vres, k, 36));
-			r->repeated = atoi(PQgetvalue(vres, k, 37));
-			r->disturb_limit_pct = strtod(PQgetvalue(vres, k, 38), NULL);
-			r->lockstep_runs = atoi(PQgetvalue(vres, k, 39));
-			r->unresolvable = strtod(PQgetvalue(vres, k, 40), NULL);
-			/*
-			 * Not stored (no column): the server compares with
-			 * COMPARE_TEST_LOG, which takes logs when every paired
-			 * round's mean is > 0, as it is when every sample is;
-			 * a row with a sample <= 0 is shown as raw differences
-			 */
-			r->log_ratio =
-			    r->pairs >= COMPARE_MIN_PAIRS && r->base.min > 0 && r->patched.min > 0;
-			r->margin = compare_row_margin(r->metric, r->users, &cmp->opts);
+			row_from_db(vres, k, &cmp->opts, &cmp->rows[cmp->nrows++]);
 		}
 		plan_mark_rows(db_value(cres, i, 13), cmp);
 		compare_notes_escalate(cmp);
