@@ -173,14 +173,12 @@ static int parse_options(int argc, char **argv)
 	}
 }
 
-static int agent_main(int argc, char **argv)
+/*
+ * The agent's token (from --token-file when given), server URL and fetch
+ * allow list checked: 0, or the exit status after saying what is wrong.
+ */
+static int settle_token(void)
 {
-	struct agent ag;
-	int rc = parse_options(argc, argv);
-
-	if (rc >= 0)
-		return rc;
-	rc = 1;
 	static char file_token[512];
 	if (!cfg.token && cfg.token_file) {
 		FILE *tf = fopen(cfg.token_file, "r");
@@ -212,6 +210,12 @@ static int agent_main(int argc, char **argv)
 		return 2;
 	}
 	addrpolicy_release(&allow);
+	return 0;
+}
+
+/* The agent's folders made absolute, and its caches chosen where not given. */
+static void settle_folders(void)
+{
 	/*
 	 * Folders the sandbox hides or binds must be absolute: bubblewrap reads
 	 * its destinations from the new root, not from our working folder.
@@ -241,6 +245,11 @@ static int agent_main(int argc, char **argv)
 		          ": kernel builds are kept in %s, for this agent only",
 		          kcache);
 	}
+}
+
+/* The sandbox's user checked and set: 0, or the exit status after saying what is wrong. */
+static int settle_sandbox(void)
+{
 	/* the token stays in this process: children get a cleared environment anyway */
 	unsetenv("LOCKLAB_AGENT_TOKEN");
 	sandbox_allow_unsandboxed(unsandboxed);
@@ -263,6 +272,24 @@ static int agent_main(int argc, char **argv)
 		        "--allow-unsandboxed to run submitted code with the agent's rights\n");
 		return 2;
 	}
+	return 0;
+}
+
+static int agent_main(int argc, char **argv)
+{
+	struct agent ag;
+	int rc = parse_options(argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	rc = settle_token();
+	if (rc)
+		return rc;
+	settle_folders();
+	rc = settle_sandbox();
+	if (rc)
+		return rc;
+	rc = 1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		fprintf(stderr, "locklab-agent: cannot initialise libcurl\n");
 		return 1;

@@ -427,106 +427,112 @@ out:
 	return rc;
 }
 
-int cmd_compare(int argc, char **argv)
-{
-	enum report_format fmt = REPORT_TEXT;
-	struct compare_opts co = COMPARE_OPTS_DEFAULT;
-	struct lb_result *base = NULL, *patched = NULL;
-	size_t nbase = 0, npatched = 0;
-	struct comparison cmp;
-	const char *plan_path = NULL;
-	char err[1024], *plan_text = NULL;
-	int c, rc = 1, min_rounds = 5, max_rounds = 0;
+/* What `compare` was asked for: its options (defaults as the server's). */
+struct compare_args {
+	enum report_format fmt;
+	struct compare_opts co;
+	const char *plan_path;
+	int min_rounds, max_rounds;
+};
 
-	comparison_init(&cmp);
+/*
+ * compare's options into ca: -1 when they are good, else the exit status
+ * (0 after --help, EXIT_USAGE when one is bad: said on stderr).
+ */
+static int parse_compare_args(int argc, char **argv, struct compare_args *ca)
+{
+	char err[1024];
+	int c;
+
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", compare_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
-			if (report_format_parse(optarg, &fmt)) {
-				rc = usage_error(
+			if (report_format_parse(optarg, &ca->fmt))
+				return usage_error(
 				    "unknown format '%s' (valid: aim7, perf, lkp, text, "
 				    "json)",
 				    optarg);
-				goto out;
-			}
 			break;
 		case OPT_ALPHA:
-			if (parse_fraction(optarg, &co.alpha)) {
-				rc = usage_error("--alpha: '%s' is not between 0 and 1", optarg);
-				goto out;
-			}
+			if (parse_fraction(optarg, &ca->co.alpha))
+				return usage_error("--alpha: '%s' is not between 0 and 1", optarg);
 			break;
 		case OPT_MIN_EFFECT:
-			if (parse_fraction(optarg, &co.min_effect)) {
-				rc = usage_error("--min-effect: '%s' is not between 0 and 1",
-				                 optarg);
-				goto out;
-			}
+			if (parse_fraction(optarg, &ca->co.min_effect))
+				return usage_error("--min-effect: '%s' is not between 0 and 1",
+				                   optarg);
 			break;
 		case OPT_CONFIRM_FROM: {
 			long long v;
 			if (lb_parse_int(optarg, 1, 1000000, &v, "--confirm-from", err,
-			                 sizeof(err))) {
-				rc = usage_error("%s", err);
-				goto out;
-			}
-			co.confirm_from = (int)v;
+			                 sizeof(err)))
+				return usage_error("%s", err);
+			ca->co.confirm_from = (int)v;
 			break;
 		}
 		case OPT_MARGIN:
-			if (parse_fraction(optarg, &co.equiv_margin)) {
-				rc = usage_error("--margin: '%s' is not between 0 and 1", optarg);
-				goto out;
-			}
+			if (parse_fraction(optarg, &ca->co.equiv_margin))
+				return usage_error("--margin: '%s' is not between 0 and 1", optarg);
 			break;
 		case OPT_LOOKS: {
 			long long v;
-			if (lb_parse_int(optarg, 1, 1000, &v, "--looks", err, sizeof(err))) {
-				rc = usage_error("%s", err);
-				goto out;
-			}
-			co.looks = (int)v;
+			if (lb_parse_int(optarg, 1, 1000, &v, "--looks", err, sizeof(err)))
+				return usage_error("%s", err);
+			ca->co.looks = (int)v;
 			break;
 		}
 		case OPT_TEST:
 			if (!strcmp(optarg, "log")) {
-				co.test = COMPARE_TEST_LOG;
+				ca->co.test = COMPARE_TEST_LOG;
 			} else if (!strcmp(optarg, "raw")) {
-				co.test = COMPARE_TEST_RAW;
-			} else {
-				rc = usage_error("--test: '%s' is not log or raw", optarg);
-				goto out;
-			}
+				ca->co.test = COMPARE_TEST_RAW;
+			} else
+				return usage_error("--test: '%s' is not log or raw", optarg);
 			break;
 		case OPT_IGNORE_IMAGE:
-			co.ignore_image = true;
+			ca->co.ignore_image = true;
 			break;
 		case OPT_PLAN:
-			plan_path = optarg;
+			ca->plan_path = optarg;
 			break;
 		case OPT_MIN_ROUNDS:
-			if (parse_count(optarg, "--min-rounds", 1, 1000, &min_rounds)) {
-				rc = EXIT_USAGE;
-				goto out;
-			}
+			if (parse_count(optarg, "--min-rounds", 1, 1000, &ca->min_rounds))
+				return EXIT_USAGE;
 			break;
 		case OPT_MAX_ROUNDS:
 			if (parse_count(optarg, "--max-rounds", COMPARE_MIN_PAIRS, 100000,
-			                &max_rounds)) {
-				rc = EXIT_USAGE;
-				goto out;
-			}
+			                &ca->max_rounds))
+				return EXIT_USAGE;
 			break;
 		case OPT_HELP:
 			lb_print_command_help(stdout, lb_command_find("compare"));
-			rc = 0;
-			goto out;
+			return 0;
 		default:
-			rc = usage_error("bad option%s", "");
-			goto out;
+			return usage_error("bad option%s", "");
 		}
 	}
+	return -1;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args ca = {.fmt = REPORT_TEXT, .co = COMPARE_OPTS_DEFAULT, .min_rounds = 5};
+	struct compare_opts co;
+	struct lb_result *base = NULL, *patched = NULL;
+	size_t nbase = 0, npatched = 0;
+	struct comparison cmp;
+	char err[1024], *plan_text = NULL;
+	int rc, min_rounds, max_rounds;
+
+	comparison_init(&cmp);
+	rc = parse_compare_args(argc, argv, &ca);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
+	co = ca.co;
+	min_rounds = ca.min_rounds;
+	max_rounds = ca.max_rounds;
 	if (argc - optind != 2) {
 		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
 		goto out;
@@ -535,9 +541,9 @@ int cmd_compare(int argc, char **argv)
 	if ((size_t)min_rounds < co.min_samples)
 		co.min_samples =
 		    min_rounds > COMPARE_MIN_PAIRS ? (size_t)min_rounds : COMPARE_MIN_PAIRS;
-	if (plan_path) {
+	if (ca.plan_path) {
 		/* and a planned job its plan's looks, first rounds and rows it cannot resolve */
-		if (load_plan(plan_path, &plan_text))
+		if (load_plan(ca.plan_path, &plan_text))
 			goto out;
 		plan_compare_opts(plan_text, min_rounds, &co);
 	}
@@ -567,7 +573,7 @@ int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "%s: the two documents have no point in common\n", prog);
 		goto out;
 	}
-	if (report_render(&cmp, fmt, stdout) || fflush(stdout)) {
+	if (report_render(&cmp, ca.fmt, stdout) || fflush(stdout)) {
 		fprintf(stderr, "%s: cannot write the report: %s\n", prog, strerror(errno));
 		goto out;
 	}

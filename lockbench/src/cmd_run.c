@@ -153,6 +153,49 @@ static void mark_lockstep(struct lb_run *run)
 	}
 }
 
+/*
+ * The run's options on every point of its plan: the disturbance limits,
+ * and with --abba-side the slots of the single-thread samples (the k-th
+ * such sample of the run is pair k).
+ */
+static void plan_apply_args(const struct run_args *a, struct plan *plan)
+{
+	for (size_t i = 0, slotted = 0; i < plan->n; i++) {
+		struct wl_params *p = &plan->points[i].p;
+		p->disturb_limit_pct = a->disturb_limit_pct;
+		p->disturb_retries = a->disturb_retries;
+		if (a->abba && !strcmp(plan->points[i].w->name, "uncontended")) {
+			p->slot_at_ns = a->start_at_ns;
+			p->slot_ms = p->duration_ms + LB_ABBA_GUARD_MS;
+			p->slot_side = a->abba - 1;
+			p->slot_first = (int)slotted;
+			slotted += (size_t)p->repeat;
+		}
+	}
+}
+
+/* What the result says of itself before its runs: machine, suite, side, image, controls. */
+static void result_head(const struct run_args *a, struct lb_result *res)
+{
+	char err[1024];
+
+	result_fill_machine(res);
+	res->suite = strdup(a->suite);
+	res->variant = strdup(a->variant);
+	res->round = a->round;
+	{
+		/* the code that measures: compare says when base and patched share it */
+		char image[ELFIMAGE_LEN];
+
+		if (elfimage_sha256("/proc/self/exe", image, err, sizeof(err)) == 0)
+			res->image = strdup(image);
+		else
+			fprintf(stderr, "%s: this binary's image is not recorded: %s\n", prog, err);
+	}
+	for (int i = 0; a->controls && a->controls[i]; i++)
+		result_add_control(res, ((const struct lock_ops *)a->controls[i])->name);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.suite = "smoke",
@@ -180,20 +223,7 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	for (size_t i = 0, slotted = 0; i < plan.n; i++) {
-		struct wl_params *p = &plan.points[i].p;
-		p->disturb_limit_pct = a.disturb_limit_pct;
-		p->disturb_retries = a.disturb_retries;
-		/* slots are for the single-thread samples; the k-th such sample of the run is pair
-		 * k */
-		if (a.abba && !strcmp(plan.points[i].w->name, "uncontended")) {
-			p->slot_at_ns = a.start_at_ns;
-			p->slot_ms = p->duration_ms + LB_ABBA_GUARD_MS;
-			p->slot_side = a.abba - 1;
-			p->slot_first = (int)slotted;
-			slotted += (size_t)p->repeat;
-		}
-	}
+	plan_apply_args(&a, &plan);
 	if (a.lockstep) {
 		ls = lockstep_open(a.lockstep, a.lockstep_side - 1, err, sizeof(err));
 		if (!ls) {
@@ -217,21 +247,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (a.start_at_ns)
 		lb_sleep_until(CLOCK_REALTIME, (uint64_t)a.start_at_ns);
-	result_fill_machine(&res);
-	res.suite = strdup(a.suite);
-	res.variant = strdup(a.variant);
-	res.round = a.round;
-	{
-		/* the code that measures: compare says when base and patched share it */
-		char image[ELFIMAGE_LEN];
-
-		if (elfimage_sha256("/proc/self/exe", image, err, sizeof(err)) == 0)
-			res.image = strdup(image);
-		else
-			fprintf(stderr, "%s: this binary's image is not recorded: %s\n", prog, err);
-	}
-	for (int i = 0; a.controls && a.controls[i]; i++)
-		result_add_control(&res, ((const struct lock_ops *)a.controls[i])->name);
+	result_head(&a, &res);
 	/* with the JSON on stdout, the table goes to stderr */
 	FILE *tbl = a.quiet ? NULL : a.json && !strcmp(a.json, "-") ? stderr : stdout;
 	if (tbl) {

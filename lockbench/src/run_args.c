@@ -230,57 +230,108 @@ static bool valid_variant(const char *v)
 	return atoi(v + 6) >= 1;
 }
 
+/*
+ * One option of what to measure (suite, locks, workloads and their
+ * parameters' lists): 0 when parsed, EXIT_USAGE when bad (said), 1 when c
+ * is not one of them.
+ */
+static int parse_selection_option(int c, struct run_args *a)
+{
+	char err[256];
+
+	switch (c) {
+	case OPT_SUITE:
+		if (!suite_exists(optarg))
+			return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
+			                   optarg);
+		a->suite = suite_canonical(optarg);
+		break;
+	case OPT_LOCKS:
+		if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",
+		                valid_locks()))
+			return EXIT_USAGE;
+		break;
+	case OPT_WORKLOADS:
+		if (parse_names(optarg, (const void ***)&a->ov.workloads, find_workload, "workload",
+		                valid_workloads()))
+			return EXIT_USAGE;
+		break;
+	case OPT_THREADS:
+		a->ov.nthreads = lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a->ov.threads,
+		                                   "--threads", err, sizeof(err));
+		if (a->ov.nthreads < 0)
+			return usage_error("%s", err);
+		break;
+	case OPT_CS:
+	case OPT_OUTSIDE: {
+		/* 0 is a valid amount of work */
+		int *vals = NULL;
+		int n = lb_parse_int_list(optarg, 0, 100000000, &vals,
+		                          c == OPT_CS ? "--cs-loops" : "--outside-loops", err,
+		                          sizeof(err));
+		if (n < 0)
+			return usage_error("%s", err);
+		if (c == OPT_CS) {
+			a->ov.cs_loops = vals;
+			a->ov.ncs = n;
+		} else {
+			a->ov.outside_loops = vals;
+			a->ov.noutside = n;
+		}
+		break;
+	}
+	case OPT_SKIP_WORKLOADS:
+		if (parse_names(optarg, (const void ***)&a->ov.skip_workloads, find_workload,
+		                "workload", valid_workloads()))
+			return EXIT_USAGE;
+		break;
+	case OPT_CONTROLS:
+		free(a->controls);
+		a->controls = NULL;
+		if (parse_names(optarg, &a->controls, find_lock, "control", valid_locks()))
+			return EXIT_USAGE;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The options that go together or exclude each other: 0, or EXIT_USAGE (said). */
+static int check_run_args(const struct run_args *a)
+{
+	if (!a->lockstep != !a->lockstep_side)
+		return usage_error("--lockstep and --lockstep-side go together%s", "");
+	if (a->lockstep && a->abba)
+		return usage_error("--lockstep and --abba-side are two ways to pair: one at a "
+		                   "time%s",
+		                   "");
+	if (a->abba && !a->start_at_ns)
+		return usage_error("--abba-side needs --start-at: the instant both sides count "
+		                   "their slots from%s",
+		                   "");
+	for (int i = 0; a->controls && a->controls[i] && a->ov.locks; i++) {
+		bool listed = false;
+
+		for (int k = 0; a->ov.locks[k]; k++)
+			listed |= a->ov.locks[k] == a->controls[i];
+		if (!listed)
+			return usage_error("--controls: %s is not one of --locks",
+			                   ((const struct lock_ops *)a->controls[i])->name);
+	}
+	return 0;
+}
+
 /* Parse run/validate options; returns 0, or an exit status. */
 int parse_run_args(int argc, char **argv, struct run_args *a)
 {
 	char err[256];
 	long long v;
-	int c;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", run_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_SUITE:
-			if (!suite_exists(optarg))
-				return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
-				                   optarg);
-			a->suite = suite_canonical(optarg);
-			break;
-		case OPT_LOCKS:
-			if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",
-			                valid_locks()))
-				return EXIT_USAGE;
-			break;
-		case OPT_WORKLOADS:
-			if (parse_names(optarg, (const void ***)&a->ov.workloads, find_workload,
-			                "workload", valid_workloads()))
-				return EXIT_USAGE;
-			break;
-		case OPT_THREADS:
-			a->ov.nthreads =
-			    lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a->ov.threads,
-			                      "--threads", err, sizeof(err));
-			if (a->ov.nthreads < 0)
-				return usage_error("%s", err);
-			break;
-		case OPT_CS:
-		case OPT_OUTSIDE: {
-			/* 0 is a valid amount of work */
-			int *vals = NULL;
-			int n = lb_parse_int_list(optarg, 0, 100000000, &vals,
-			                          c == OPT_CS ? "--cs-loops" : "--outside-loops",
-			                          err, sizeof(err));
-			if (n < 0)
-				return usage_error("%s", err);
-			if (c == OPT_CS) {
-				a->ov.cs_loops = vals;
-				a->ov.ncs = n;
-			} else {
-				a->ov.outside_loops = vals;
-				a->ov.noutside = n;
-			}
-			break;
-		}
 #define INT_OPT(code, name, lo, hi, field)                                                         \
 	case code:                                                                                 \
 		if (lb_parse_int(optarg, lo, hi, &v, name, err, sizeof(err)))                      \
@@ -310,11 +361,6 @@ int parse_run_args(int argc, char **argv, struct run_args *a)
 			a->disturb_limit_pct = x;
 			break;
 		}
-		case OPT_SKIP_WORKLOADS:
-			if (parse_names(optarg, (const void ***)&a->ov.skip_workloads,
-			                find_workload, "workload", valid_workloads()))
-				return EXIT_USAGE;
-			break;
 		case OPT_CPUS:
 			a->cpus = optarg;
 			if (lb_cpus_parse(optarg, NULL, err, sizeof(err)))
@@ -374,43 +420,21 @@ int parse_run_args(int argc, char **argv, struct run_args *a)
 		case OPT_NO_INSTRUCTIONS:
 			a->instructions = c == OPT_INSTRUCTIONS;
 			break;
-		case OPT_CONTROLS:
-			free(a->controls);
-			a->controls = NULL;
-			if (parse_names(optarg, &a->controls, find_lock, "control", valid_locks()))
-				return EXIT_USAGE;
-			break;
 		case OPT_HELP:
 			lb_print_command_help(stdout, lb_command_find(argv[0])
 			                                  ? lb_command_find(argv[0])
 			                                  : lb_command_find("run"));
 			exit(0);
 		default:
-			return usage_error("bad option%s", "");
+			rc = parse_selection_option(c, a);
+			if (rc == 0)
+				break;
+			return rc == 1 ? usage_error("bad option%s", "") : rc;
 		}
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!a->lockstep != !a->lockstep_side)
-		return usage_error("--lockstep and --lockstep-side go together%s", "");
-	if (a->lockstep && a->abba)
-		return usage_error("--lockstep and --abba-side are two ways to pair: one at a "
-		                   "time%s",
-		                   "");
-	if (a->abba && !a->start_at_ns)
-		return usage_error("--abba-side needs --start-at: the instant both sides count "
-		                   "their slots from%s",
-		                   "");
-	for (int i = 0; a->controls && a->controls[i] && a->ov.locks; i++) {
-		bool listed = false;
-
-		for (int k = 0; a->ov.locks[k]; k++)
-			listed |= a->ov.locks[k] == a->controls[i];
-		if (!listed)
-			return usage_error("--controls: %s is not one of --locks",
-			                   ((const struct lock_ops *)a->controls[i])->name);
-	}
-	return 0;
+	return check_run_args(a);
 }
 
 void free_run_args(struct run_args *a)
