@@ -160,9 +160,10 @@ static int track_alert_narrow(PGconn *c, const struct track_step *st, const char
  * The open alert of another row of st's tree, branch and machine class
  * that already stands for the step an A/B run showed in (st->good,
  * st->bad]: bisected to a commit inside that range, or not named to one
- * commit (bisection goes on or stopped short) in a range that overlaps it.  A step moves several rows at
- * once and an A/B run names it on the row it is surest of, which need not
- * be the row an earlier run chose: the step has one alert all the same.
+ * commit (bisection goes on or stopped short) in a range that overlaps
+ * it.  A step moves several rows at once and an A/B run names it on the
+ * row it is surest of, which need not be the row an earlier run chose: the
+ * step has one alert all the same.
  * Its id (>0), 0 when none, -1 on a database error.
  */
 static long long track_step_covered(PGconn *c, const struct track_step *st)
@@ -293,7 +294,8 @@ void track_ab_steps(PGconn *c, const char *run)
 		all = others->len ? g_strdup_printf("%s; the same step on %s", note, others->str)
 		                  : g_strdup(note);
 		if (known > 0)
-			fprintf(stderr, "locklab-server: tracker: alert %lld already stands for %s\n",
+			fprintf(stderr,
+			        "locklab-server: tracker: alert %lld already stands for %s\n",
 			        known, all);
 		else if (known == 0)
 			track_alert_open(c, &st, &row, run, all,
