@@ -61,7 +61,7 @@ AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard age
 UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
 .PHONY: bench-intake-corpus bench-mail bench-mail-out bench-keepalive bench-bisect bench-track bench-verdict-sim
-.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-load \
+.PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-kernel-verdicts bench-load \
 	demo demo-stop images-run clean man install uninstall
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post $(BUILD)/verdict-sim
 
@@ -252,6 +252,10 @@ bench-load: programs
 
 bench-kernel: all
 	@BUILD=$(BUILD) bench/bench-kernel.sh
+
+# kernel patches that break a lock's rules, each through the server and an agent to its verdict
+bench-kernel-verdicts: programs
+	@BUILD=$(BUILD) bench/bench-kernel-verdicts.sh
 
 bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
 	@BUILD=$(BUILD) bench/bench-mail.sh

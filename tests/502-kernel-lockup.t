@@ -14,20 +14,7 @@ ok $? "the kernel source is cached" || { diag "$(cat "$T/src.err")"; done_testin
 ok $? "the base kernel builds (or is up to date)" || diag "$(tail -n 20 "$T/build.out")"
 
 "$TOP/scripts/kernel-source.sh" --copy "$T/patched" >/dev/null
-(cd "$T/patched" && git apply) <<'PATCH'
---- a/kernel/locking/mutex.c
-+++ b/kernel/locking/mutex.c
-@@ -948,7 +948,8 @@
- 
- 	raw_spin_unlock(&lock->wait_lock);
- 
--	wake_up_q(&wake_q);
-+	/* locklab test: the waiter picked to take the lock is never woken */
-+	(void)wake_q;
- }
- 
- #ifndef CONFIG_DEBUG_LOCK_ALLOC
-PATCH
+(cd "$T/patched" && git apply) <"$TOP/tests/kernel-patches/lost-wakeup-mutex.patch"
 ok $? "the broken-unlock patch applies"
 "$LB" kernel build --tree "$T/patched" --reuse "$tree/locklab-out" --variant patched >"$T/pbuild.out" 2>&1
 ok $? "the broken kernel builds" || diag "$(tail -n 20 "$T/pbuild.out")"

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make bench-kernel-verdicts: kernel patches through the real server, PostgreSQL
+# and an agent, each to its verdict, timed: what a locking developer gets back
+# for a patch that breaks a lock's rules.  One server (--min-rounds 1
+# --max-rounds 1), one kernel tree registered by path (the Debian 6.1 source,
+# scripts/kernel-source.sh), one submission a case, the agent run --once for
+# each.  The base kernels (measuring and debug) are the machine's cache
+# entries: built first when missing, and that time is printed on its own.
+#
+# The cases (tests/kernel-patches/), CASES="name ..." to choose:
+#   abba-pipe     fs/pipe.c takes two mutexes in opposite orders   -> splat
+#   might-sleep   kernel/locking/mutex.c calls cond_resched() with
+#                 the wait_lock held (sleeping in atomic context)  -> splat
+#   lost-wakeup   kernel/locking/mutex.c never wakes the waiter it
+#                 picked in __mutex_unlock_slowpath (hung task)   -> lockup
+#   comment       a comment in kernel/locking/mutex.c              -> no-change or inconclusive
+# For each: the verdict against the one wanted, the seconds from the agent's
+# start to the verdict, what the agent said it ran and why, and the first
+# line of the kernel's own words in the reply.
+set -uo pipefail
+. "$(dirname "$0")/../tests/lib/tap.sh"
+. "$TOP/tests/lib/pg.sh"
+. "$TOP/tests/lib/server.sh"
+. "$TOP/tests/lib/agent.sh"
+. "$TOP/bench/bench-machine.sh"
+CASES=${CASES:-"abba-pipe might-sleep lost-wakeup comment"}
+
+bench_machine_header
+echo "commit: $(git -C "$TOP" rev-parse --short HEAD)"
+src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err") || { cat "$T/src.err"; exit 1; }
+t0=$(date +%s)
+for v in "" --debug; do
+  "$BIN/lockbench" kernel build $v --tree "$src" >"$T/base$v.out" 2>&1 ||
+    { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; exit 1; }
+done
+echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
+kernel_cache_share "$src"
+pg_start >/dev/null || exit 1
+server_start --min-rounds 1 --max-rounds 1 --allow-local-trees >/dev/null || exit 1
+register_agent
+api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+  -d "$(jq -n --arg u "$src" '{name: "linux-6.1", url: $u, branch: "master", kind: "kernel"}')"
+[[ $CODE == 201 ]] || { echo "the kernel tree is not registered: $CODE $BODY"; exit 1; }
+
+# case NAME: FILE PATCH-OR-EMPTY WANT (an ERE over verdicts) SUBJECT
+case_of() {
+  case $1 in
+  abba-pipe) echo "fs/pipe.c abba-pipe.patch splat" ;;
+  might-sleep) echo "kernel/locking/mutex.c might-sleep-mutex.patch splat" ;;
+  lost-wakeup) echo "kernel/locking/mutex.c lost-wakeup-mutex.patch lockup" ;;
+  comment) echo "kernel/locking/mutex.c - no-change|inconclusive" ;;
+  *) return 1 ;;
+  esac
+}
+
+for name in $CASES; do
+  read -r file patch want <<<"$(case_of "$name")" || { echo "$name: no such case"; continue; }
+  k="$T/k-$name"
+  git clone -q --no-checkout "$src" "$k" && git -C "$k" checkout -q HEAD -- "$file"
+  if [[ $patch == - ]]; then
+    sed -i '1s|^|/* locklab: a comment-only change */\n|' "$k/$file"
+  else
+    (cd "$k" && git apply) <"$TOP/tests/kernel-patches/$patch" || { echo "$name: the patch does not apply"; continue; }
+  fi
+  git -C "$k" -c user.name=Dev -c user.email=dev@example.org commit -q -m "locking: $name" -- "$file"
+  git -C "$k" format-patch -q --stdout -1 >"$k.mbox"
+  api POST /api/v1/submissions -H 'Content-Type: application/json' \
+    -d "$(jq -n --rawfile m "$k.mbox" '{mbox: $m, tree: "linux-6.1", suites: ["smoke"]}')"
+  [[ $CODE == 202 ]] || { echo "$name: not submitted: $CODE $BODY"; continue; }
+  sub=$(jq -r .id <<<"$BODY")
+  start=$(date +%s)
+  "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
+    --lockbench "$BIN/lockbench" --kernel-cache "$KCACHE" --once >"$k.agent.log" 2>&1
+  secs=$(($(date +%s) - start))
+  api GET "/api/v1/submissions/$sub"
+  verdict=$(jq -r '.verdict // .state' <<<"$BODY")
+  ran=$(grep -oE 'runs [a-z0-9-]+: [^ ,;]+' "$k.agent.log" | sort -u | paste -sd';' -)
+  words=$(curl -s "$URL/api/v1/submissions/$sub/reply" |
+    grep -m1 -oE '(BUG|WARNING|INFO): [^|]{0,90}|blocked for more than [0-9]+ seconds' || true)
+  grep -qE "^($want)\$" <<<"$verdict" && got=as-wanted || got="WANTED $want"
+  printf '%-12s %-13s %-16s %5d s  ran: %s\n' "$name" "$verdict" "$got" "$secs" "${ran:-?}"
+  printf '%-12s the kernel: %s\n' "" "${words:--}"
+done
+echo "load average now $(cut -d' ' -f1-3 /proc/loadavg)"
