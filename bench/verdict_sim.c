@@ -325,7 +325,7 @@ static void print_rate(const char *what, int k, int n)
 
 /*
  * A round's figure of row d from its samples x as compare_results forms it:
- * the mean, for an uncontended time the smallest (lib/compare.c,
+ * the mean, for an uncontended time the smallest (lib/compare_verdict.c,
  * round_figure).
  */
 static double round_figure(const struct rowdef *d, const double *x)

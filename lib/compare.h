@@ -64,7 +64,7 @@ const char *verdict_name(enum verdict v);
 #define COMPARE_NOTE_ESCALATE 0.10
 
 /*
- * What the paired test of a row takes from each round (compare.c,
+ * What the paired test of a row takes from each round (compare_verdict.c,
  * range_test): the log of the ratio patched / base (the default), or the
  * raw difference patched - base.  A row whose paired round means are not
  * all > 0 is tested on raw differences either way.
@@ -86,7 +86,7 @@ struct compare_opts {
 	/*
 	 * 0, or the first round of a confirmation: a row is then significant
 	 * only when the rounds before it find the change and the rounds from
-	 * it on confirm it (compare.c, judge_confirmed).  Default 0.
+	 * it on confirm it (compare_verdict.c, judge_confirmed).  Default 0.
 	 */
 	int confirm_from;
 	/*

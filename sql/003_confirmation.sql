@@ -3,7 +3,7 @@
 -- When the rounds of a job find a change (a deciding row significant and big
 -- enough), the job asks for --min-rounds more and the change counts only if
 -- those rounds, on their own, find it again in the same direction
--- (lib/compare.c, judge_confirmed).
+-- (lib/compare_verdict.c, judge_confirmed).
 --
 -- jobs.confirm_from: the first round of the confirmation, NULL while none
 -- was asked for.  comparisons.confirm_from: the same for a stored
