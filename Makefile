@@ -306,8 +306,7 @@ $(BUILD)/obj/fuzz/fuzz_http.o: CFLAGS += -DFUZZ_SQL_DIR='"$(CURDIR)/sql"'
 $(BUILD)/fuzz/fuzz-http: $(call obj,fuzz/fuzz_http.c) $(filter-out $(call obj,server/http.c),$(FUZZ_SERVER_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -Wl,--wrap=fetch_url $^ $(LDLIBS) -o $@
-# reply.c is compiled into the harness (its static renderers)
-$(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(filter-out $(call obj,server/reply.c),$(FUZZ_SERVER_OBJ))
+$(BUILD)/fuzz/fuzz-report: $(call obj,fuzz/fuzz_report.c) $(FUZZ_SERVER_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_LINK)
 

@@ -8,8 +8,8 @@
  * Documents the validator accepts are compared (compare.c) and the
  * comparison rendered in every format to /dev/null, with the lockup
  * sentences; the JSON format must parse back.  The reply mail's parts
- * that stand on a comparison alone (server/reply.c, compiled into this
- * file to reach them: the table, the stuck threads' top frames, prose
+ * that stand on a comparison alone (server/reply_table.c, through
+ * reply_internal.h: the table, the stuck threads' top frames, prose
  * wrapping) are rendered too; the rest of the mail reads PostgreSQL.
  */
 #include <jansson.h>
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/reply.c"
+#include "../server/reply_internal.h"
 #include "compare.h"
 #include "report.h"
 #include "result.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """demo-rows.py MAX < reply.eml - the rows of a reply's tables that decided.
 
-The reply mail holds one %change table per comparison (server/reply.c): a
+The reply mail holds one %change table per comparison (server/reply_table.c): a
 header line, then one line per row (a long name on a line of its own
 first), a blank line at the end.  A row whose %change carries a '*' is
 significant; those rows, at most MAX of them, are printed under the
