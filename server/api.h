@@ -13,6 +13,7 @@
 
 /* submissions.c */
 enum handler_rc api_submission_create(struct http_request *req);
+/* submissions_read.c */
 enum handler_rc api_submission_list(struct http_request *req);
 enum handler_rc api_submission_get(struct http_request *req, long long id);
 /* GET /api/v1/submissions/{id}/versions[?limit=&before=]: its series' versions, paged */

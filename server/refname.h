@@ -1,6 +1,6 @@
 /*
  * refname.h - the names a client gives the API that reach git or a
- * tree's row: a tree's name and a git revision.  Used by submissions.c
+ * tree's row: a tree's name and a git revision.  Used by submissions*.c
  * (a submission's tree, git ref and base, a pull request's ref) and
  * trees.c (a new tree's name, branch and since).
  */

@@ -2,7 +2,8 @@
  * views.c - the read-only views the dashboard needs: GET /api/v1/agents,
  * GET /api/v1/submissions/{id}/results and GET /api/v1/history, each one
  * query whose JSON PostgreSQL builds (api_reply_sql).  Agents register and
- * post results through jobs.c and results.c; submissions are submissions.c.
+ * post results through jobs.c and results.c; submissions are submissions.c
+ * and submissions_read.c.
  */
 #include "api.h"
 
