@@ -212,7 +212,7 @@ int variant_image(struct job *j, const struct variant *v, char out[ELFIMAGE_LEN]
 /*
  * run_round runs every variant of one round (ABBA order by round); with two
  * variants on a native tree the single-thread points run first as a pair,
- * as job_pairing (run.c) decides: lockstep by default (both pinned to one
+ * as job_pairing (run_paired.c) decides: lockstep by default (both pinned to one
  * CPU, taking turns of 0.5 ms), a duet with cfg.duet (both at once, each
  * pinned to its own half of the CPUs), or ABBA with cfg.abba (a sample a
  * side); then the rest of the suite one variant after the other.  Returns

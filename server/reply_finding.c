@@ -185,7 +185,7 @@ static void reply_crash_finding(FILE *s, const struct reply_data *d)
 		           "clean");
 		return;
 	}
-	/* workload "lockbench": the process itself died (agents/run.c), not one point */
+	/* workload "lockbench": the process itself died (agents/run_document.c), not one point */
 	fprintf(s, "locklab noticed a crash: the patched lockbench");
 	if (strcmp(r->workload, "lockbench") != 0)
 		fprintf(s, " running %s with %s", r->workload, r->lock);
