@@ -173,9 +173,9 @@ static int check_args(const struct command *c, unsigned given, const struct opti
 		        o->format);
 		return GATE_USAGE;
 	}
-	if (strncasecmp(server, "http://", 7) && strncasecmp(server, "https://", 8)) {
+	if (strncasecmp(cl_server, "http://", 7) && strncasecmp(cl_server, "https://", 8)) {
 		fprintf(stderr, "locklab: the server '%s' is not an http:// or https:// URL\n",
-		        server);
+		        cl_server);
 		return GATE_USAGE;
 	}
 	return 0;
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	};
 	const char *env = getenv("LOCKLAB_SERVER");
 	struct options o = {.format = "text", .suites = json_array()};
-	double started = now_seconds();
+	double started = cl_now_seconds();
 	const struct command *c;
 	const char *cmd;
 	char **args, *end;
@@ -206,12 +206,12 @@ int main(int argc, char **argv)
 	int ch, nargs, ret = GATE_USAGE;
 
 	if (env && *env)
-		server = env;
+		cl_server = env;
 	/* GNU getopt moves the command and its arguments after the options */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
-			server = optarg;
+			cl_server = optarg;
 			break;
 		case 'w':
 			o.wait = true;
@@ -287,10 +287,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (o.timeout)
-		deadline = started + (double)o.timeout;
+		cl_deadline = started + (double)o.timeout;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	conn = curl_easy_init();
-	if (!conn) {
+	cl_conn = curl_easy_init();
+	if (!cl_conn) {
 		fprintf(stderr, "locklab: cannot start libcurl\n");
 		ret = GATE_SERVER;
 	} else if (!strcmp(cmd, "submit")) {
@@ -300,10 +300,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "alerts")) {
 		ret = cmd_alerts(nargs, &o);
 	} else {
-		ret = print_report(id, o.format);
+		ret = cl_print_report(id, o.format);
 	}
-	if (conn)
-		curl_easy_cleanup(conn);
+	if (cl_conn)
+		curl_easy_cleanup(cl_conn);
 	curl_global_cleanup();
 out:
 	json_decref(o.suites);

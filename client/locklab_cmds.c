@@ -18,16 +18,16 @@
 
 #define POLL_SECONDS 2
 
-int print_report(long long id, const char *format)
+int cl_print_report(long long id, const char *format)
 {
 	char path[256];
 	struct reply r;
 
 	snprintf(path, sizeof(path), "/api/v1/submissions/%lld/report?format=%s", id, format);
-	if (request("GET", path, NULL, &r) != 0)
+	if (cl_request("GET", path, NULL, &r) != 0)
 		return GATE_SERVER;
 	if (r.status != 200) {
-		print_error(path, &r);
+		cl_print_error(path, &r);
 		free(r.data);
 		return GATE_SERVER;
 	}
@@ -40,10 +40,10 @@ int print_report(long long id, const char *format)
 /* "submission N: state (verdict)", its subject, reason and jobs, one line each. */
 static void status_text(long long id, json_t *doc, struct strutil_buf *sb)
 {
-	const char *state = field_str(doc, "state", "?"),
-	           *verdict = field_str(doc, "verdict", NULL);
-	const char *subject = field_str(doc, "subject", ""),
-	           *reason = field_str(doc, "reason", NULL);
+	const char *state = cl_field_str(doc, "state", "?"),
+	           *verdict = cl_field_str(doc, "verdict", NULL);
+	const char *subject = cl_field_str(doc, "subject", ""),
+	           *reason = cl_field_str(doc, "reason", NULL);
 	json_t *job;
 	size_t i;
 
@@ -53,8 +53,8 @@ static void status_text(long long id, json_t *doc, struct strutil_buf *sb)
 		strutil_buf_addf(sb, "  reason: %s\n", reason);
 	json_array_foreach(json_object_get(doc, "jobs"), i, job)
 	{
-		const char *suite = field_str(job, "suite", ""),
-		           *jstate = field_str(job, "state", "");
+		const char *suite = cl_field_str(job, "suite", ""),
+		           *jstate = cl_field_str(job, "state", "");
 		json_int_t jid = 0, rounds = 0, complete = 0;
 		/* verdict and confirm_from are null until set: read them apart */
 		json_t *jverdict = json_object_get(job, "verdict");
@@ -177,25 +177,25 @@ static int wait_for(long long id, const struct options *o, double started)
 	for (;;) {
 		struct strutil_buf sb = STRUTIL_BUF_INIT;
 		char *next_raw;
-		json_t *next = get_json(path, &next_raw);
+		json_t *next = cl_get_json(path, &next_raw);
 		double left;
 
 		if (!next) {
-			ret = timed_out ? GATE_TIMEOUT : GATE_SERVER;
+			ret = cl_timed_out ? GATE_TIMEOUT : GATE_SERVER;
 			goto out;
 		}
 		json_decref(doc);
 		free(raw);
 		doc = next;
 		raw = next_raw;
-		state = field_str(doc, "state", "");
-		verdict = field_str(doc, "verdict", NULL);
+		state = cl_field_str(doc, "state", "");
+		verdict = cl_field_str(doc, "verdict", NULL);
 		status_text(id, doc, &sb);
-		progress_show(&p, strutil_buf_str(&sb), now_seconds() - started);
+		progress_show(&p, strutil_buf_str(&sb), cl_now_seconds() - started);
 		strutil_buf_release(&sb);
 		if (!strcmp(state, "done") || !strcmp(state, "failed"))
 			break;
-		left = deadline > 0 ? deadline - now_seconds() : POLL_SECONDS;
+		left = cl_deadline > 0 ? cl_deadline - cl_now_seconds() : POLL_SECONDS;
 		if (left <= 0) {
 			ret = GATE_TIMEOUT;
 			goto out;
@@ -203,7 +203,7 @@ static int wait_for(long long id, const struct options *o, double started)
 		usleep((useconds_t)((left < POLL_SECONDS ? left : POLL_SECONDS) * 1e6));
 	}
 	ret = gate_code(state, verdict);
-	if (!o->json && !strcmp(state, "done") && print_report(id, "text") != GATE_PASS)
+	if (!o->json && !strcmp(state, "done") && cl_print_report(id, "text") != GATE_PASS)
 		ret = GATE_SERVER;
 out:
 	if (ret == GATE_TIMEOUT)
@@ -215,7 +215,7 @@ out:
 		fprintf(stderr, "locklab: submission %lld %s%s%s: exit %d\n", id, state,
 		        verdict ? " with " : "", verdict ? verdict : "", ret);
 	if (o->json && raw)
-		print_raw(stdout, raw);
+		cl_print_raw(stdout, raw);
 	free(p.last);
 	free(raw);
 	json_decref(doc);
@@ -244,11 +244,11 @@ int cmd_status(int argc, char **argv, const struct options *o)
 	} else {
 		snprintf(path, sizeof(path), "/api/v1/submissions");
 	}
-	doc = get_json(path, &raw);
+	doc = cl_get_json(path, &raw);
 	if (!doc)
 		return GATE_SERVER;
 	if (o->json) {
-		print_raw(stdout, raw);
+		cl_print_raw(stdout, raw);
 	} else if (argc == 1) {
 		struct strutil_buf sb = STRUTIL_BUF_INIT;
 
@@ -260,9 +260,10 @@ int cmd_status(int argc, char **argv, const struct options *o)
 		{
 			char sid[32];
 
-			printf("%6s  %-8s %-13s %s\n", field_text(s, "id", sid, sizeof(sid), "?"),
-			       field_str(s, "state", ""), field_str(s, "verdict", "-"),
-			       field_str(s, "subject", ""));
+			printf("%6s  %-8s %-13s %s\n",
+			       cl_field_text(s, "id", sid, sizeof(sid), "?"),
+			       cl_field_str(s, "state", ""), cl_field_str(s, "verdict", "-"),
+			       cl_field_str(s, "subject", ""));
 		}
 	}
 	free(raw);
@@ -292,17 +293,17 @@ int cmd_alerts(int argc, const struct options *o)
 		fprintf(stderr, "locklab: alerts takes no arguments\n");
 		return GATE_USAGE;
 	}
-	if (request("GET", path, NULL, &r) != 0)
+	if (cl_request("GET", path, NULL, &r) != 0)
 		return GATE_SERVER;
 	if (r.status == 404 || r.status == 405) {
 		fprintf(stderr,
 		        "locklab: %s has no alerts: GET %s answered %ld (a server without "
 		        "tracking, older than this client)\n",
-		        server, path, r.status);
+		        cl_server, path, r.status);
 		goto out;
 	}
 	if (r.status != 200) {
-		print_error(path, &r);
+		cl_print_error(path, &r);
 		goto out;
 	}
 	doc = json_loadb(r.data, r.len, 0, &jerr);
@@ -314,7 +315,7 @@ int cmd_alerts(int argc, const struct options *o)
 	}
 	ret = GATE_PASS;
 	if (o->json) {
-		print_raw(stdout, r.data);
+		cl_print_raw(stdout, r.data);
 		goto out;
 	}
 	if (!json_array_size(list)) {
@@ -326,17 +327,18 @@ int cmd_alerts(int argc, const struct options *o)
 	json_array_foreach(list, i, a)
 	{
 		char id[32], tree_id[32], change[32], where[256];
-		const char *state = field_str(a, "state", ""), *branch = field_str(a, "branch", "");
-		const char *tree = field_text(a, "tree", tree_id, sizeof(tree_id), "");
-		const char *workload = field_str(a, "workload", ""),
-		           *lock = field_str(a, "lock", "");
-		const char *metric = field_str(a, "metric", ""),
-		           *commit = field_str(a, "commit", "");
-		const char *subject = field_str(a, "subject", ""),
-		           *author = field_str(a, "author", "");
-		const char *range = field_str(a, "range", "");
+		const char *state = cl_field_str(a, "state", ""),
+		           *branch = cl_field_str(a, "branch", "");
+		const char *tree = cl_field_text(a, "tree", tree_id, sizeof(tree_id), "");
+		const char *workload = cl_field_str(a, "workload", ""),
+		           *lock = cl_field_str(a, "lock", "");
+		const char *metric = cl_field_str(a, "metric", ""),
+		           *commit = cl_field_str(a, "commit", "");
+		const char *subject = cl_field_str(a, "subject", ""),
+		           *author = cl_field_str(a, "author", "");
+		const char *range = cl_field_str(a, "range", "");
 
-		field_text(a, "id", id, sizeof(id), "?");
+		cl_field_text(a, "id", id, sizeof(id), "?");
 		alert_change(json_object_get(a, "change"), change, sizeof(change));
 		snprintf(where, sizeof(where), "%s%s%s%s%s %s %s", tree, *branch ? " " : "", branch,
 		         *tree || *branch ? ": " : "", workload, lock, metric);
@@ -442,8 +444,8 @@ int cmd_submit(int argc, char **argv, const struct options *o, double started)
 	if (json_array_size(o->suites))
 		json_object_set(body, "suites", o->suites);
 	text = json_dumps(body, JSON_COMPACT);
-	if (!text || request("POST", "/api/v1/submissions", text, &r) != 0) {
-		if (timed_out) {
+	if (!text || cl_request("POST", "/api/v1/submissions", text, &r) != 0) {
+		if (cl_timed_out) {
 			fprintf(stderr, "locklab: the server did not take the submission within "
 			                "--timeout\n");
 			ret = GATE_TIMEOUT;
@@ -451,7 +453,7 @@ int cmd_submit(int argc, char **argv, const struct options *o, double started)
 		goto out;
 	}
 	if (r.status != 202) {
-		print_error("/api/v1/submissions", &r);
+		cl_print_error("/api/v1/submissions", &r);
 		goto out;
 	}
 	doc = json_loadb(r.data, r.len, 0, NULL);
@@ -460,7 +462,7 @@ int cmd_submit(int argc, char **argv, const struct options *o, double started)
 		goto out;
 	}
 	if (!o->wait && o->json)
-		print_raw(stdout, r.data);
+		cl_print_raw(stdout, r.data);
 	else
 		fprintf(o->json ? stderr : stdout, "submission %lld queued (%lld patches)\n",
 		        (long long)id, (long long)npatches);

@@ -17,12 +17,12 @@
 
 #define MAX_REPLY (64u << 20)
 
-const char *server = "http://127.0.0.1:8080";
-CURL *conn;      /* the one handle of this run: its connection is reused */
-double deadline; /* monotonic seconds, 0: none (--timeout) */
-bool timed_out;  /* the last request ran into the deadline */
+const char *cl_server = "http://127.0.0.1:8080";
+CURL *cl_conn;      /* the one handle of this run: its connection is reused */
+double cl_deadline; /* monotonic seconds, 0: none (--timeout) */
+bool cl_timed_out;  /* the last request ran into the deadline */
 
-double now_seconds(void)
+double cl_now_seconds(void)
 {
 	struct timespec ts;
 
@@ -54,7 +54,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
  * it).  curl_easy_reset keeps the handle's connection cache: the next request
  * reuses the connection when the server kept it open.
  */
-int request(const char *method, const char *path, const char *body, struct reply *r)
+int cl_request(const char *method, const char *path, const char *body, struct reply *r)
 {
 	struct curl_slist *hdrs = NULL;
 	char url[4096], err[CURL_ERROR_SIZE] = "";
@@ -62,42 +62,42 @@ int request(const char *method, const char *path, const char *body, struct reply
 	CURLcode rc;
 
 	memset(r, 0, sizeof(*r));
-	timed_out = false;
-	if (deadline > 0) {
-		double left = deadline - now_seconds();
+	cl_timed_out = false;
+	if (cl_deadline > 0) {
+		double left = cl_deadline - cl_now_seconds();
 
 		if (left <= 0) {
-			timed_out = true;
+			cl_timed_out = true;
 			return -1;
 		}
 		if (left * 1000 < timeout_ms)
 			timeout_ms = (long)(left * 1000) + 1;
 	}
-	snprintf(url, sizeof(url), "%s%s", server, path);
-	curl_easy_reset(conn);
-	curl_easy_setopt(conn, CURLOPT_URL, url);
-	curl_easy_setopt(conn, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(conn, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(conn, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(conn, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(conn, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(conn, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(conn, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(conn, CURLOPT_WRITEDATA, r);
+	snprintf(url, sizeof(url), "%s%s", cl_server, path);
+	curl_easy_reset(cl_conn);
+	curl_easy_setopt(cl_conn, CURLOPT_URL, url);
+	curl_easy_setopt(cl_conn, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(cl_conn, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(cl_conn, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(cl_conn, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(cl_conn, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(cl_conn, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(cl_conn, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(cl_conn, CURLOPT_WRITEDATA, r);
 	if (body) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-		curl_easy_setopt(conn, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(conn, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(conn, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(cl_conn, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(cl_conn, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(cl_conn, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	}
-	rc = curl_easy_perform(conn);
+	rc = curl_easy_perform(cl_conn);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(conn, CURLINFO_RESPONSE_CODE, &r->status);
+		curl_easy_getinfo(cl_conn, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK) {
-		timed_out = rc == CURLE_OPERATION_TIMEDOUT && deadline > 0 &&
-		            now_seconds() >= deadline - 0.01;
-		if (!timed_out)
+		cl_timed_out = rc == CURLE_OPERATION_TIMEDOUT && cl_deadline > 0 &&
+		               cl_now_seconds() >= cl_deadline - 0.01;
+		if (!cl_timed_out)
 			fprintf(stderr, "locklab: %s: %s\n", url,
 			        err[0] ? err : curl_easy_strerror(rc));
 		free(r->data);
@@ -110,7 +110,7 @@ int request(const char *method, const char *path, const char *body, struct reply
 }
 
 /* Print the server's {"error","detail"} (or the raw body) for a failed call. */
-void print_error(const char *path, const struct reply *r)
+void cl_print_error(const char *path, const struct reply *r)
 {
 	json_t *doc = json_loadb(r->data, r->len, 0, NULL);
 	const char *e = NULL, *d = NULL;
@@ -126,7 +126,7 @@ void print_error(const char *path, const struct reply *r)
  * GET path and parse it; the JSON (new reference) or NULL after a message.
  * When raw is not NULL it takes the body as sent (the caller frees it).
  */
-json_t *get_json(const char *path, char **raw)
+json_t *cl_get_json(const char *path, char **raw)
 {
 	struct reply r;
 	json_t *doc = NULL;
@@ -134,10 +134,10 @@ json_t *get_json(const char *path, char **raw)
 
 	if (raw)
 		*raw = NULL;
-	if (request("GET", path, NULL, &r) != 0)
+	if (cl_request("GET", path, NULL, &r) != 0)
 		return NULL;
 	if (r.status != 200) {
-		print_error(path, &r);
+		cl_print_error(path, &r);
 		goto out;
 	}
 	doc = json_loadb(r.data, r.len, 0, &jerr);
@@ -155,7 +155,7 @@ out:
 }
 
 /* A document exactly as the server sent it, ending in one newline. */
-void print_raw(FILE *out, const char *raw)
+void cl_print_raw(FILE *out, const char *raw)
 {
 	size_t len = strlen(raw);
 
@@ -170,7 +170,7 @@ void print_raw(FILE *out, const char *raw)
  * (missing, null).  json_unpack's "s?s" refuses a null value and stops there,
  * and the API sends null for what is not known yet.
  */
-const char *field_text(json_t *obj, const char *key, char *buf, size_t len, const char *dflt)
+const char *cl_field_text(json_t *obj, const char *key, char *buf, size_t len, const char *dflt)
 {
 	json_t *v = json_object_get(obj, key);
 
@@ -183,7 +183,7 @@ const char *field_text(json_t *obj, const char *key, char *buf, size_t len, cons
 	return dflt;
 }
 
-const char *field_str(json_t *obj, const char *key, const char *dflt)
+const char *cl_field_str(json_t *obj, const char *key, const char *dflt)
 {
-	return field_text(obj, key, NULL, 0, dflt);
+	return cl_field_text(obj, key, NULL, 0, dflt);
 }

@@ -40,22 +40,22 @@ struct options {
 
 /* ---- locklab_http.c ---- */
 
-extern const char *server;
-extern CURL *conn;      /* the one handle of this run: its connection is reused */
-extern double deadline; /* monotonic seconds, 0: none (--timeout) */
-extern bool timed_out;  /* the last request ran into the deadline */
+extern const char *cl_server;
+extern CURL *cl_conn;      /* the one handle of this run: its connection is reused */
+extern double cl_deadline; /* monotonic seconds, 0: none (--timeout) */
+extern bool cl_timed_out;  /* the last request ran into the deadline */
 
-double now_seconds(void);
-int request(const char *method, const char *path, const char *body, struct reply *r);
-void print_error(const char *path, const struct reply *r);
-json_t *get_json(const char *path, char **raw);
-void print_raw(FILE *out, const char *raw);
-const char *field_text(json_t *obj, const char *key, char *buf, size_t len, const char *dflt);
-const char *field_str(json_t *obj, const char *key, const char *dflt);
+double cl_now_seconds(void);
+int cl_request(const char *method, const char *path, const char *body, struct reply *r);
+void cl_print_error(const char *path, const struct reply *r);
+json_t *cl_get_json(const char *path, char **raw);
+void cl_print_raw(FILE *out, const char *raw);
+const char *cl_field_text(json_t *obj, const char *key, char *buf, size_t len, const char *dflt);
+const char *cl_field_str(json_t *obj, const char *key, const char *dflt);
 
 /* ---- locklab_cmds.c ---- */
 
-int print_report(long long id, const char *format);
+int cl_print_report(long long id, const char *format);
 int cmd_status(int argc, char **argv, const struct options *o);
 int cmd_alerts(int argc, const struct options *o);
 int cmd_submit(int argc, char **argv, const struct options *o, double started);

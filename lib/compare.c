@@ -6,7 +6,7 @@
  * with fewer than COMPARE_MIN_PAIRS), and Benjamini-Hochberg runs over all
  * rows that were tested, or, when confirming, over the rounds that found a
  * change and then over the rounds that must confirm it.  No change is an
- * equivalence test of its own (TOST, equivalence()).  Lockups win over
+ * equivalence test of its own (TOST, cmp_equivalence()).  Lockups win over
  * everything.  The grouping by point is compare_gather.c, the tests and
  * verdicts compare_verdict.c; this file holds compare_results and the
  * questions asked of a comparison.
@@ -176,13 +176,13 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 	out->suite = strutil_xstrdup(first && first->suite ? first->suite : "");
 	if (first)
 		copy_machine(&out->machine, &first->machine);
-	gather_splats(out, patched, npatched, true);
-	gather_splats(out, base, nbase, false);
+	cmp_gather_splats(out, patched, npatched, true);
+	cmp_gather_splats(out, base, nbase, false);
 	for (size_t i = 0; i < out->nsplats; i++)
 		out->splats[i].new_in_patched =
 		    out->splats[i].patched_fail && !out->splats[i].base_fail;
 	if (out->nsplats)
-		qsort(out->splats, out->nsplats, sizeof(*out->splats), splat_cmp);
+		qsort(out->splats, out->nsplats, sizeof(*out->splats), cmp_splat_cmp);
 	const char *img = shared_image(base, nbase, patched, npatched);
 	if (img && !o->ignore_image) {
 		out->identical_code = true;
@@ -191,10 +191,10 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 
 	for (size_t d = 0; d < nbase; d++)
 		for (size_t i = 0; i < base[d].nruns; i++)
-			add_run(&pts, BASE, &base[d].runs[i], base[d].round);
+			cmp_add_run(&pts, BASE, &base[d].runs[i], base[d].round);
 	for (size_t d = 0; d < npatched; d++)
 		for (size_t i = 0; i < patched[d].nruns; i++)
-			add_run(&pts, PATCHED, &patched[d].runs[i], patched[d].round);
+			cmp_add_run(&pts, PATCHED, &patched[d].runs[i], patched[d].round);
 
 	for (size_t i = 0; i < pts.n; i++) {
 		const struct point *pt = &pts.v[i];
@@ -212,7 +212,7 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			if (!bm)
 				continue;
 			struct compare_row *r =
-			    new_row(out, pt, pm->name, pm->unit, pm->higher_better);
+			    cmp_new_row(out, pt, pm->name, pm->unit, pm->higher_better);
 			r->verdict = locked ? VERDICT_LOCKUP : VERDICT_INCONCLUSIVE;
 			r->control = control;
 			r->measured_runs = bm->runs + pm->runs;
@@ -223,34 +223,34 @@ int compare_results(const struct lb_result *base, size_t nbase, const struct lb_
 			r->disturb_limit_pct = bm->disturb_limit_pct > pm->disturb_limit_pct
 			                           ? bm->disturb_limit_pct
 			                           : pm->disturb_limit_pct;
-			row_test(r, bm, pm, o);
+			cmp_row_test(r, bm, pm, o);
 			if (o->confirm_from > 0) {
 				struct round_range found = {INT_MIN, o->confirm_from},
 				                   again = {o->confirm_from, INT_MAX};
-				struct stages *sr = stage_add(&st, out->nrows);
-				range_test(bm, pm, found, r->margin, o, &sr->found);
-				range_test(bm, pm, again, r->margin, o, &sr->again);
+				struct stages *sr = cmp_stage_add(&st, out->nrows);
+				cmp_range_test(bm, pm, found, r->margin, o, &sr->found);
+				cmp_range_test(bm, pm, again, r->margin, o, &sr->again);
 			}
 		}
 		if (locked && out->nrows == before) {
-			struct compare_row *r = new_row(out, pt, "lockup", "", false);
+			struct compare_row *r = cmp_new_row(out, pt, "lockup", "", false);
 			r->verdict = VERDICT_LOCKUP;
 			r->control = control;
 			if (o->confirm_from > 0)
-				stage_add(&st, out->nrows);
+				cmp_stage_add(&st, out->nrows);
 		}
 	}
 
-	equivalence(out, o);
+	cmp_equivalence(out, o);
 	if (o->confirm_from > 0)
-		judge_confirmed(out, st, o);
+		cmp_judge_confirmed(out, st, o);
 	else
-		judge(out, o);
+		cmp_judge(out, o);
 	if (out->nrows)
 		qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
 	compare_notes_escalate(out);
 	free(st);
-	points_release(&pts);
+	cmp_points_release(&pts);
 	return 0;
 }
 

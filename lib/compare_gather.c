@@ -14,7 +14,7 @@
 #include "strutil.h"
 
 /* Count, per key, the documents of one side that have it. */
-void gather_splats(struct comparison *c, const struct lb_result *docs, size_t n, bool patched)
+void cmp_gather_splats(struct comparison *c, const struct lb_result *docs, size_t n, bool patched)
 {
 	for (size_t d = 0; d < n; d++) {
 		for (size_t k = 0; k < docs[d].nsplats; k++) {
@@ -46,7 +46,7 @@ void gather_splats(struct comparison *c, const struct lb_result *docs, size_t n,
 	}
 }
 
-int splat_cmp(const void *a, const void *b)
+int cmp_splat_cmp(const void *a, const void *b)
 {
 	const struct compare_splat *x = a, *y = b;
 	if (x->new_in_patched != y->new_in_patched)
@@ -104,7 +104,7 @@ static void pmetric_push(struct pmetric *m, double v, int round)
 	m->x[m->n++] = v;
 }
 
-void add_run(struct points *pts, int side, const struct lb_run *run, int round)
+void cmp_add_run(struct points *pts, int side, const struct lb_run *run, int round)
 {
 	struct point *pt = point_get(pts, run);
 	struct pside *s = &pt->side[side];
@@ -150,7 +150,7 @@ void add_run(struct points *pts, int side, const struct lb_run *run, int round)
 	}
 }
 
-void points_release(struct points *pts)
+void cmp_points_release(struct points *pts)
 {
 	for (size_t i = 0; i < pts->n; i++) {
 		for (int s = 0; s < 2; s++) {
@@ -165,8 +165,8 @@ void points_release(struct points *pts)
 	free(pts->v);
 }
 
-struct compare_row *new_row(struct comparison *c, const struct point *pt, const char *metric,
-                            const char *unit, bool higher_better)
+struct compare_row *cmp_new_row(struct comparison *c, const struct point *pt, const char *metric,
+                                const char *unit, bool higher_better)
 {
 	struct compare_row *r;
 	const struct pside *b = &pt->side[BASE], *p = &pt->side[PATCHED];

@@ -90,22 +90,23 @@ struct stages {
 
 /* ---- compare_gather.c ---- */
 
-void gather_splats(struct comparison *c, const struct lb_result *docs, size_t n, bool patched);
-int splat_cmp(const void *a, const void *b);
-void add_run(struct points *pts, int side, const struct lb_run *run, int round);
-void points_release(struct points *pts);
-struct compare_row *new_row(struct comparison *c, const struct point *pt, const char *metric,
-                            const char *unit, bool higher_better);
+void cmp_gather_splats(struct comparison *c, const struct lb_result *docs, size_t n, bool patched);
+int cmp_splat_cmp(const void *a, const void *b);
+void cmp_add_run(struct points *pts, int side, const struct lb_run *run, int round);
+void cmp_points_release(struct points *pts);
+struct compare_row *cmp_new_row(struct comparison *c, const struct point *pt, const char *metric,
+                                const char *unit, bool higher_better);
 
 /* ---- compare_verdict.c ---- */
 
-void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
-                double margin, const struct compare_opts *o, struct range_test *t);
-void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
-              const struct compare_opts *o);
-struct stages *stage_add(struct stages **st, size_t nrows);
-void judge(struct comparison *out, const struct compare_opts *o);
-void equivalence(struct comparison *out, const struct compare_opts *o);
-void judge_confirmed(struct comparison *out, const struct stages *st, const struct compare_opts *o);
+void cmp_range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
+                    double margin, const struct compare_opts *o, struct range_test *t);
+void cmp_row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
+                  const struct compare_opts *o);
+struct stages *cmp_stage_add(struct stages **st, size_t nrows);
+void cmp_judge(struct comparison *out, const struct compare_opts *o);
+void cmp_equivalence(struct comparison *out, const struct compare_opts *o);
+void cmp_judge_confirmed(struct comparison *out, const struct stages *st,
+                         const struct compare_opts *o);
 
 #endif

@@ -110,8 +110,8 @@ static double round_spread_robust(const double *b, const double *p, size_t n, bo
  * or negative has no log ratio: when any paired round's mean is <= 0 the
  * row falls back to raw differences (and says so, compare_row.log_ratio).
  */
-void range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
-                double margin, const struct compare_opts *o, struct range_test *t)
+void cmp_range_test(const struct pmetric *bm, const struct pmetric *pm, struct round_range rr,
+                    double margin, const struct compare_opts *o, struct range_test *t)
 {
 	struct stats_welch w;
 	size_t cap = bm->n + 1;
@@ -165,8 +165,8 @@ out:
 }
 
 /* Summaries, relative change and, when possible, the test of one row over every round. */
-void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
-              const struct compare_opts *o)
+void cmp_row_test(struct compare_row *r, const struct pmetric *bm, const struct pmetric *pm,
+                  const struct compare_opts *o)
 {
 	struct range_test t;
 	double mb;
@@ -176,7 +176,7 @@ void row_test(struct compare_row *r, const struct pmetric *bm, const struct pmet
 	mb = r->base.mean;
 	r->change = mb != 0 ? (r->patched.mean - mb) / mb : 0;
 	r->change_lo = r->change_hi = r->change;
-	range_test(bm, pm, all_rounds, r->margin, o, &t);
+	cmp_range_test(bm, pm, all_rounds, r->margin, o, &t);
 	r->pairs = t.pairs;
 	r->round_sd_robust = t.sd_robust;
 	if (!t.computed)
@@ -241,7 +241,7 @@ static enum verdict decide(const struct compare_row *r, bool sig, const struct c
 }
 
 /* The stages of row nrows - 1, zeroed, growing *st to nrows entries. */
-struct stages *stage_add(struct stages **st, size_t nrows)
+struct stages *cmp_stage_add(struct stages **st, size_t nrows)
 {
 	*st = strutil_xreallocarray(*st, nrows, sizeof(**st));
 	memset(&(*st)[nrows - 1], 0, sizeof(**st));
@@ -328,7 +328,7 @@ static void bh_families(const double *p, const enum row_family *fam, size_t n, d
 }
 
 /* Every round tested at once: BH within each family of tested rows, then the verdicts. */
-void judge(struct comparison *out, const struct compare_opts *o)
+void cmp_judge(struct comparison *out, const struct compare_opts *o)
 {
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
@@ -374,7 +374,7 @@ void judge(struct comparison *out, const struct compare_opts *o)
  * change at level 1 - 2 level k / m (k rows found equivalent of the m of
  * its family) lies inside +-margin.
  */
-void equivalence(struct comparison *out, const struct compare_opts *o)
+void cmp_equivalence(struct comparison *out, const struct compare_opts *o)
 {
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),
@@ -403,7 +403,7 @@ void equivalence(struct comparison *out, const struct compare_opts *o)
 /*
  * Found, then confirmed on rounds the finding did not see.  The rounds
  * before confirm_from are tested as one comparison (BH over every row, as
- * judge() does): the rows that come out significant and big enough are
+ * cmp_judge() does): the rows that come out significant and big enough are
  * what was found.  The rounds from confirm_from on test those rows alone,
  * one-sided in the direction found, BH over them, and a row is significant
  * only when that second test agrees too.  Its q is the larger of the two; a
@@ -413,7 +413,8 @@ void equivalence(struct comparison *out, const struct compare_opts *o)
  * (test_confirmation_rates; docs/measured/verdicts.md, make bench-aa and
  * bench-verdicts, for real runs).
  */
-void judge_confirmed(struct comparison *out, const struct stages *st, const struct compare_opts *o)
+void cmp_judge_confirmed(struct comparison *out, const struct stages *st,
+                         const struct compare_opts *o)
 {
 	size_t n = out->nrows;
 	double *p = strutil_xreallocarray(NULL, n + 1, sizeof(double)),

@@ -39,7 +39,7 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 		snprintf(hb, sizeof(hb), "baseline %s", first->metric);
 		snprintf(hp, sizeof(hp), "patched %s", first->metric);
 	}
-	const char *heads[] = {by_key ? "params" : users_word(first),
+	const char *heads[] = {by_key ? "params" : rep_users_word(first),
 	                       hb,
 	                       "stddev",
 	                       hp,
@@ -52,7 +52,7 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 	grid_init(&g, NCOL);
 	for (size_t i = to; i-- > from;) {
 		const struct compare_row *r = &c->rows[i];
-		if (lockup_only(r))
+		if (rep_lockup_only(r))
 			continue;
 		size_t row = grid_add_row(&g);
 		if (by_key)
@@ -64,14 +64,14 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 			char mean[64] = "-", sd[64] = "-";
 
 			if (sm->n) {
-				fmt_perf(sm->mean, mean, sizeof(mean));
-				fmt_perf(sm->stddev, sd, sizeof(sd));
+				rep_fmt_perf(sm->mean, mean, sizeof(mean));
+				rep_fmt_perf(sm->stddev, sd, sizeof(sd));
 			}
 			grid_set(&g, row, 1 + 2 * side, "%s", mean);
 			grid_set(&g, row, 2 + 2 * side, "%s", sd);
 		}
 		char margin[32];
-		fmt_margin(r, margin, sizeof(margin));
+		rep_fmt_margin(r, margin, sizeof(margin));
 		if (r->base.n && r->patched.n && r->base.mean != 0)
 			grid_set(&g, row, 5, "%+.2f%% (%s)", r->change * 100, margin);
 		else
@@ -86,18 +86,18 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 	for (size_t k = 0; k < NCOL; k++)
 		w[k] = grid_width(&g, k, strlen(heads[k]));
 
-	title(out, first);
+	rep_title(out, first);
 	for (int line = 0; line < 4; line++) {
 		if (line == 0 || line == 2) {
 			for (size_t k = 0; k < NCOL; k++) {
 				fputc('+', out);
-				put_repeat(out, '-', w[k] + 2);
+				rep_put_repeat(out, '-', w[k] + 2);
 			}
 			fputs("+\n", out);
 		} else if (line == 1) {
 			for (size_t k = 0; k < NCOL; k++) {
 				fputs("| ", out);
-				put_left(out, heads[k], w[k]);
+				rep_put_left(out, heads[k], w[k]);
 				fputc(' ', out);
 			}
 			fputs("|\n", out);
@@ -106,9 +106,9 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 				for (size_t k = 0; k < NCOL; k++) {
 					fputs("| ", out);
 					if (k == 0 && !by_key)
-						put_right(out, grid_get(&g, r, k), w[k]);
+						rep_put_right(out, grid_get(&g, r, k), w[k]);
 					else
-						put_left(out, grid_get(&g, r, k), w[k]);
+						rep_put_left(out, grid_get(&g, r, k), w[k]);
 					fputc(' ', out);
 				}
 				fputs("|\n", out);
@@ -117,28 +117,28 @@ static void render_perf_table(FILE *out, const struct comparison *c, size_t from
 	}
 	for (size_t k = 0; k < NCOL; k++) {
 		fputc('+', out);
-		put_repeat(out, '-', w[k] + 2);
+		rep_put_repeat(out, '-', w[k] + 2);
 	}
 	fputs("+\n", out);
-	legend(out, c);
+	rep_legend(out, c);
 	grid_release(&g);
 }
 
 static int render_perf(const struct comparison *c, FILE *out)
 {
 	size_t *starts = strutil_xcalloc(c->nrows + 1, sizeof(size_t));
-	size_t n = table_starts(c, starts);
+	size_t n = rep_table_starts(c, starts);
 
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc('\n', out);
-		render_perf_table(out, c, starts[i], table_end(c, starts[i]));
+		render_perf_table(out, c, starts[i], rep_table_end(c, starts[i]));
 	}
 	if (!n)
 		fputs("no figures to compare\n", out);
-	put_sentences(out, c);
+	rep_put_sentences(out, c);
 	free(starts);
-	return finish(out);
+	return rep_finish(out);
 }
 
 /* ---- LKP ---- */
@@ -157,7 +157,7 @@ static void n_range(const struct comparison *c, bool patched, char *buf, size_t 
 	size_t lo = (size_t)-1, hi = 0;
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t n = patched ? c->rows[i].patched.n : c->rows[i].base.n;
-		if (lockup_only(&c->rows[i]))
+		if (rep_lockup_only(&c->rows[i]))
 			continue;
 		if (n < lo)
 			lo = n;
@@ -192,15 +192,15 @@ static int render_lkp(const struct comparison *c, FILE *out)
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compare_row *r = &c->rows[i];
-		if (r->verdict != VERDICT_LOCKUP || point_seen_before(c, i))
+		if (r->verdict != VERDICT_LOCKUP || rep_point_seen_before(c, i))
 			continue;
 		if (!any_lockup) {
 			fputs("\n     fail:runs  %reproduction    fail:runs\n", out);
 			fputs("         |             |             |\n", out);
 			any_lockup = true;
 		}
-		put_fail_runs(out, r->base_lockups, r->base_runs, r->patched_lockups,
-		              r->patched_runs);
+		rep_put_fail_runs(out, r->base_lockups, r->base_runs, r->patched_lockups,
+		                  r->patched_runs);
 		fputs("   ", out);
 		struct strutil_buf sb = STRUTIL_BUF_INIT;
 		point_name(&sb, r, false);
@@ -214,31 +214,31 @@ static int render_lkp(const struct comparison *c, FILE *out)
 		fputc('\n', out);
 	}
 
-	put_splats(out, c);
+	rep_put_splats(out, c);
 	fputs("\n         base             %stddev     %change         %stddev\n", out);
 	fputs("             \\          |                \\          |\n", out);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compare_row *r = &c->rows[i];
-		if (lockup_only(r))
+		if (rep_lockup_only(r))
 			continue;
 		if (r->base.n)
-			fmt_plain(r->base.mean, v, sizeof(v));
+			rep_fmt_plain(r->base.mean, v, sizeof(v));
 		else
 			snprintf(v, sizeof(v), "-");
-		put_right(out, v, 10);
-		pad(out, 12);
+		rep_put_right(out, v, 10);
+		rep_pad(out, 12);
 		lkp_stddev(out, &r->base);
 		if (r->base.n && r->patched.n && r->base.mean != 0)
 			snprintf(v, sizeof(v), "%+.1f%%", r->change * 100);
 		else
 			snprintf(v, sizeof(v), "-");
-		put_right(out, v, 11);
+		rep_put_right(out, v, 11);
 		fputc(r->significant ? '*' : ' ', out);
 		if (r->patched.n)
-			fmt_plain(r->patched.mean, v, sizeof(v));
+			rep_fmt_plain(r->patched.mean, v, sizeof(v));
 		else
 			snprintf(v, sizeof(v), "-");
-		put_right(out, v, 10);
+		rep_put_right(out, v, 10);
 		fputc(' ', out);
 		lkp_stddev(out, &r->patched);
 		fputs("  ", out);
@@ -250,13 +250,13 @@ static int render_lkp(const struct comparison *c, FILE *out)
 			fputs(" (lockup)", out);
 		if (r->control)
 			fputs(" (control)", out);
-		fmt_margin(r, v, sizeof(v));
+		rep_fmt_margin(r, v, sizeof(v));
 		fprintf(out, " (margin %s)", v);
 		fputc('\n', out);
 	}
 	fputc('\n', out);
-	legend(out, c);
-	return finish(out);
+	rep_legend(out, c);
+	return rep_finish(out);
 }
 
 /* ---- plain text ---- */
@@ -268,8 +268,8 @@ static void fmt_mean_sd(const struct stats_summary *s, char *buf, size_t len)
 		snprintf(buf, len, "- (0)");
 		return;
 	}
-	fmt_plain(s->mean, m, sizeof(m));
-	fmt_plain(s->stddev, sd, sizeof(sd));
+	rep_fmt_plain(s->mean, m, sizeof(m));
+	rep_fmt_plain(s->stddev, sd, sizeof(sd));
 	snprintf(buf, len, "%s \xc2\xb1 %s (%zu)", m, sd, s->n);
 }
 
@@ -302,11 +302,11 @@ static int render_text(const struct comparison *c, FILE *out)
 		grid_set(&g, row, 4, "%s", buf);
 		fmt_mean_sd(&r->patched, buf, sizeof(buf));
 		grid_set(&g, row, 5, "%s", buf);
-		fmt_margin(r, buf, sizeof(buf));
+		rep_fmt_margin(r, buf, sizeof(buf));
 		if (r->base.n && r->patched.n && r->base.mean != 0)
 			grid_set(&g, row, 6, "%+.1f%%%s %s", r->change * 100,
 			         r->significant ? " *" : "", buf);
-		else if (lockup_only(r))
+		else if (rep_lockup_only(r))
 			grid_set(&g, row, 6, "-");
 		else
 			grid_set(&g, row, 6, "- %s", buf);
@@ -335,22 +335,22 @@ static int render_text(const struct comparison *c, FILE *out)
 	for (size_t k = 0; k < NCOL; k++)
 		w[k] = grid_width(&g, k, strlen(heads[k]));
 	for (size_t k = 0; k < NCOL; k++) {
-		put_left(out, heads[k], k + 1 < NCOL ? w[k] + 2 : 0);
+		rep_put_left(out, heads[k], k + 1 < NCOL ? w[k] + 2 : 0);
 	}
 	fputc('\n', out);
 	for (size_t r = 0; r < g.nrows; r++) {
 		for (size_t k = 0; k < NCOL; k++)
-			put_left(out, grid_get(&g, r, k), k + 1 < NCOL ? w[k] + 2 : 0);
+			rep_put_left(out, grid_get(&g, r, k), k + 1 < NCOL ? w[k] + 2 : 0);
 		fputc('\n', out);
 	}
 	if (!g.nrows)
 		fputs("(no points on both sides)\n", out);
 	fputc('\n', out);
-	legend(out, c);
-	put_sentences(out, c);
-	put_splats(out, c);
+	rep_legend(out, c);
+	rep_put_sentences(out, c);
+	rep_put_splats(out, c);
 	grid_release(&g);
-	return finish(out);
+	return rep_finish(out);
 }
 
 /* ---- JSON ---- */
@@ -400,7 +400,7 @@ static int render_json(const struct comparison *c, FILE *out)
 		json_object_set_new(row, "p_eq", jnum(r->p_eq));
 		json_object_set_new(row, "q_eq", jnum(r->q_eq));
 		json_object_set_new(row, "headline", json_boolean(r->headline));
-		json_object_set_new(row, "instrument", json_string(row_instrument(r)));
+		json_object_set_new(row, "instrument", json_string(rep_row_instrument(r)));
 		json_object_set_new(row, "repeated", json_integer(r->repeated));
 		/* a row the plan says this machine cannot resolve: its resolution at the limit
 		 * (roundplan.h) */
@@ -450,7 +450,7 @@ static int render_json(const struct comparison *c, FILE *out)
 	if (rc != 0)
 		return -1;
 	fputc('\n', out);
-	return finish(out);
+	return rep_finish(out);
 }
 
 /* ---- entry points ---- */
@@ -479,7 +479,7 @@ int report_render(const struct comparison *c, enum report_format fmt, FILE *out)
 {
 	switch (fmt) {
 	case REPORT_AIM7:
-		return render_aim7(c, out);
+		return rep_render_aim7(c, out);
 	case REPORT_PERF:
 		return render_perf(c, out);
 	case REPORT_LKP:

@@ -62,11 +62,11 @@ static void put_aim7_cells(FILE *out, const struct grid *g, size_t r, const size
 	for (size_t i = 0; i < n; i++) {
 		if (fig[i]) {
 			fputs("|  ", out);
-			put_right(out, grid_get(g, r, i), w[i] - 5);
+			rep_put_right(out, grid_get(g, r, i), w[i] - 5);
 			fputs("   ", out);
 		} else {
 			fputs("| ", out);
-			put_left(out, grid_get(g, r, i), w[i] - 1);
+			rep_put_left(out, grid_get(g, r, i), w[i] - 1);
 		}
 	}
 	fputc('|', out);
@@ -82,7 +82,7 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 	for (size_t i = from; i < to; i++) {
 		const struct compare_row *r = &c->rows[i];
 		struct band *b = nb ? &bands[nb - 1] : NULL;
-		if (lockup_only(r))
+		if (rep_lockup_only(r))
 			continue;
 		if (!b || r->users < 0 || b->umin < 0 ||
 		    report_aim7_band(r->users) != report_aim7_band(b->umax)) {
@@ -131,9 +131,9 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 			grid_set(&g, row, 0, "%lld", b->umin);
 		else
 			grid_set(&g, row, 0, "%lld - %lld", b->umin, b->umax);
-		fmt_aim7_value(ab, first->unit, v, sizeof(v));
+		rep_fmt_aim7_value(ab, first->unit, v, sizeof(v));
 		grid_set(&g, row, 1, "%s", b->cnt_b ? v : "-");
-		fmt_aim7_value(ap, first->unit, v, sizeof(v));
+		rep_fmt_aim7_value(ap, first->unit, v, sizeof(v));
 		grid_set(&g, row, 2, "%s", b->cnt_p ? v : "-");
 		grid_set(&g, row, 3, "%zu/%zu", b->min_nb, b->min_np);
 		if (b->cnt_b && b->cnt_p && ab != 0) {
@@ -146,7 +146,7 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 		}
 	}
 
-	const char *word = users_word(first);
+	const char *word = rep_users_word(first);
 	/* AIM7's heading, for throughput; any other figure says its name */
 	char what[128];
 	if (aim7_metric(first->metric) || first->higher_better)
@@ -165,40 +165,40 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 	size_t w3 = grid_width(&g, 3, 1) + 2, w4 = grid_width(&g, 4, 6) + 2;
 	size_t total = 1 + (w0 + 1) + (w1 + 1) + (w2 + 1) + (w3 + 1) + (w4 + 1);
 
-	title(out, first);
-	put_repeat(out, '-', total);
+	rep_title(out, first);
+	rep_put_repeat(out, '-', total);
 	fputs("\n|  ", out);
-	put_left(out, word, w0 - 2);
+	rep_put_left(out, word, w0 - 2);
 	fputs("| ", out);
-	put_left(out, what, w1 - 1);
+	rep_put_left(out, what, w1 - 1);
 	fputs("| ", out);
-	put_left(out, what, w2 - 1);
+	rep_put_left(out, what, w2 - 1);
 	fputs("| ", out);
-	put_left(out, "n", w3 - 1);
+	rep_put_left(out, "n", w3 - 1);
 	fputs("| ", out);
-	put_left(out, "change", w4 - 1);
+	rep_put_left(out, "change", w4 - 1);
 	fputs("|\n ", out);
-	pad(out, w0);
+	rep_pad(out, w0);
 	fputs("| ", out);
-	put_left(out, "without patch", w1 - 1);
+	rep_put_left(out, "without patch", w1 - 1);
 	fputs("| ", out);
-	put_left(out, "with patch", w2 - 1);
+	rep_put_left(out, "with patch", w2 - 1);
 	fputs("|", out);
-	pad(out, w3);
+	rep_pad(out, w3);
 	fputs("|", out);
-	pad(out, w4);
+	rep_pad(out, w4);
 	fputs("|\n", out);
-	put_repeat(out, '-', total);
+	rep_put_repeat(out, '-', total);
 	fputc('\n', out);
 	const size_t w[] = {w0, w1, w2, w3, w4};
 	const bool fig[] = {false, true, true, false, false};
 	for (size_t r = 0; r < g.nrows; r++) {
 		put_aim7_cells(out, &g, r, w, fig, 5);
 		fputc('\n', out);
-		put_repeat(out, '-', total);
+		rep_put_repeat(out, '-', total);
 		fputc('\n', out);
 	}
-	legend(out, c);
+	rep_legend(out, c);
 	grid_release(&g);
 	free(bands);
 }
@@ -219,7 +219,7 @@ int report_run_bands(FILE *out, const char *title, const char *unit,
 			grid_set(&g, row, 0, "%lld", b->umin);
 		else
 			grid_set(&g, row, 0, "%lld - %lld", b->umin, b->umax);
-		fmt_aim7_value(b->mean, unit, v, sizeof(v));
+		rep_fmt_aim7_value(b->mean, unit, v, sizeof(v));
 		grid_set(&g, row, 1, "%s", b->n ? v : "-");
 		grid_set(&g, row, 2, "%lld", b->users);
 		grid_set(&g, row, 3, "%zu", b->n);
@@ -232,17 +232,17 @@ int report_run_bands(FILE *out, const char *title, const char *unit,
 	size_t total = 1 + (w0 + 1) + (w1 + 1) + (w2 + 1) + (w3 + 1);
 
 	fprintf(out, "%s\n", title);
-	put_repeat(out, '-', total);
+	rep_put_repeat(out, '-', total);
 	fputs("\n|  ", out);
-	put_left(out, "users", w0 - 2);
+	rep_put_left(out, "users", w0 - 2);
 	fputs("| ", out);
-	put_left(out, what, w1 - 1);
+	rep_put_left(out, what, w1 - 1);
 	fputs("| ", out);
-	put_left(out, "measured at", w2 - 1);
+	rep_put_left(out, "measured at", w2 - 1);
 	fputs("| ", out);
-	put_left(out, "n", w3 - 1);
+	rep_put_left(out, "n", w3 - 1);
 	fputs("|\n", out);
-	put_repeat(out, '-', total);
+	rep_put_repeat(out, '-', total);
 	fputc('\n', out);
 	const size_t w[] = {w0, w1, w2, w3};
 	const bool fig[] = {false, true, false, false};
@@ -251,22 +251,22 @@ int report_run_bands(FILE *out, const char *title, const char *unit,
 		if (*grid_get(&g, r, 4))
 			fprintf(out, " %s", grid_get(&g, r, 4));
 		fputc('\n', out);
-		put_repeat(out, '-', total);
+		rep_put_repeat(out, '-', total);
 		fputc('\n', out);
 	}
 	grid_release(&g);
-	return finish(out);
+	return rep_finish(out);
 }
 
 /* Start index of every (workload, lock, metric) table with figures. */
-size_t table_starts(const struct comparison *c, size_t *starts)
+size_t rep_table_starts(const struct comparison *c, size_t *starts)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->nrows;) {
 		size_t j = i;
 		bool any = false;
-		while (j < c->nrows && same_table(&c->rows[i], &c->rows[j])) {
-			if (!lockup_only(&c->rows[j]))
+		while (j < c->nrows && rep_same_table(&c->rows[i], &c->rows[j])) {
+			if (!rep_lockup_only(&c->rows[j]))
 				any = true;
 			j++;
 		}
@@ -277,18 +277,18 @@ size_t table_starts(const struct comparison *c, size_t *starts)
 	return n;
 }
 
-size_t table_end(const struct comparison *c, size_t from)
+size_t rep_table_end(const struct comparison *c, size_t from)
 {
 	size_t j = from;
-	while (j < c->nrows && same_table(&c->rows[from], &c->rows[j]))
+	while (j < c->nrows && rep_same_table(&c->rows[from], &c->rows[j]))
 		j++;
 	return j;
 }
 
-int render_aim7(const struct comparison *c, FILE *out)
+int rep_render_aim7(const struct comparison *c, FILE *out)
 {
 	size_t *starts = strutil_xcalloc(c->nrows + 1, sizeof(size_t));
-	size_t n = table_starts(c, starts), printed = 0;
+	size_t n = rep_table_starts(c, starts), printed = 0;
 	bool *chosen = strutil_xcalloc(n + 1, sizeof(bool));
 
 	/* per (workload, lock): jpm / ops_per_sec tables, or every table when neither */
@@ -313,13 +313,13 @@ int render_aim7(const struct comparison *c, FILE *out)
 				continue;
 			if (printed++)
 				fputc('\n', out);
-			render_aim7_table(out, c, starts[i], table_end(c, starts[i]));
+			render_aim7_table(out, c, starts[i], rep_table_end(c, starts[i]));
 		}
 	}
 	if (!printed)
 		fputs("no figures to compare\n", out);
-	put_sentences(out, c);
+	rep_put_sentences(out, c);
 	free(chosen);
 	free(starts);
-	return finish(out);
+	return rep_finish(out);
 }

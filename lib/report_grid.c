@@ -79,29 +79,29 @@ void grid_release(struct grid *g)
 	g->nrows = 0;
 }
 
-void pad(FILE *out, size_t n)
+void rep_pad(FILE *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		fputc(' ', out);
 }
 
-void put_left(FILE *out, const char *s, size_t w)
+void rep_put_left(FILE *out, const char *s, size_t w)
 {
 	size_t n = text_width(s);
 	fputs(s, out);
 	if (n < w)
-		pad(out, w - n);
+		rep_pad(out, w - n);
 }
 
-void put_right(FILE *out, const char *s, size_t w)
+void rep_put_right(FILE *out, const char *s, size_t w)
 {
 	size_t n = text_width(s);
 	if (n < w)
-		pad(out, w - n);
+		rep_pad(out, w - n);
 	fputs(s, out);
 }
 
-void put_repeat(FILE *out, char c, size_t n)
+void rep_put_repeat(FILE *out, char c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		fputc(c, out);
@@ -131,7 +131,7 @@ static void fmt_thousands(double v, char *buf, size_t len)
 }
 
 /* AIM7 cell: "13,943 JPM"; small figures keep decimals. */
-void fmt_aim7_value(double v, const char *unit, char *buf, size_t len)
+void rep_fmt_aim7_value(double v, const char *unit, char *buf, size_t len)
 {
 	char num[64];
 
@@ -146,7 +146,7 @@ void fmt_aim7_value(double v, const char *unit, char *buf, size_t len)
 }
 
 /* LKP and text cells: plain digits, no separators. */
-void fmt_plain(double v, char *buf, size_t len)
+void rep_fmt_plain(double v, char *buf, size_t len)
 {
 	if (fabs(v) >= 1e10)
 		snprintf(buf, len, "%.4g", v);
@@ -157,7 +157,7 @@ void fmt_plain(double v, char *buf, size_t len)
 }
 
 /* perf-bench cells: "%.4f" as perf prints ms; large figures (ops/s) as integers. */
-void fmt_perf(double v, char *buf, size_t len)
+void rep_fmt_perf(double v, char *buf, size_t len)
 {
 	if (fabs(v) >= 1e4)
 		snprintf(buf, len, "%.0f", v);
@@ -165,25 +165,25 @@ void fmt_perf(double v, char *buf, size_t len)
 		snprintf(buf, len, "%.4f", v);
 }
 
-bool lockup_only(const struct compare_row *r)
+bool rep_lockup_only(const struct compare_row *r)
 {
 	return r->base.n == 0 && r->patched.n == 0;
 }
 
-bool same_point(const struct compare_row *a, const struct compare_row *b)
+bool rep_same_point(const struct compare_row *a, const struct compare_row *b)
 {
 	return strcmp(a->workload, b->workload) == 0 && strcmp(a->lock, b->lock) == 0 &&
 	       strcmp(a->params_key, b->params_key) == 0;
 }
 
-bool same_table(const struct compare_row *a, const struct compare_row *b)
+bool rep_same_table(const struct compare_row *a, const struct compare_row *b)
 {
 	return strcmp(a->workload, b->workload) == 0 && strcmp(a->lock, b->lock) == 0 &&
 	       strcmp(a->metric, b->metric) == 0;
 }
 
 /* "users" when the point is counted in users (AIM7), else "threads". */
-const char *users_word(const struct compare_row *r)
+const char *rep_users_word(const struct compare_row *r)
 {
 	const char *k = r->params_key;
 	for (const char *s = k; (s = strstr(s, "users=")) != NULL; s++)
@@ -192,7 +192,7 @@ const char *users_word(const struct compare_row *r)
 	return "threads";
 }
 
-void title(FILE *out, const struct compare_row *r)
+void rep_title(FILE *out, const struct compare_row *r)
 {
 	const char *control = r->control ? " (control)" : "";
 
@@ -203,7 +203,7 @@ void title(FILE *out, const struct compare_row *r)
 		fprintf(out, "%s %s%s: %s\n", r->workload, r->lock, control, r->metric);
 }
 
-int finish(FILE *out)
+int rep_finish(FILE *out)
 {
 	if (fflush(out) != 0 || ferror(out))
 		return -1;
@@ -211,7 +211,7 @@ int finish(FILE *out)
 }
 
 /* One LKP fail:runs line's three columns: "  :1   100%   5:5" (no newline). */
-void put_fail_runs(FILE *out, int base_fail, int base_runs, int patched_fail, int patched_runs)
+void rep_put_fail_runs(FILE *out, int base_fail, int base_runs, int patched_fail, int patched_runs)
 {
 	char bf[48], pf[48], rep[32];
 	if (base_fail)
@@ -225,7 +225,7 @@ void put_fail_runs(FILE *out, int base_fail, int base_runs, int patched_fail, in
 	double fb = base_runs ? (double)base_fail / base_runs : 0;
 	double fp = patched_runs ? (double)patched_fail / patched_runs : 0;
 	snprintf(rep, sizeof(rep), "%.0f%%", (fp - fb) * 100);
-	put_right(out, bf, 12);
-	put_right(out, rep, 15);
-	put_right(out, pf, 13);
+	rep_put_right(out, bf, 12);
+	rep_put_right(out, rep, 15);
+	rep_put_right(out, pf, 13);
 }

@@ -41,7 +41,7 @@ void report_legend_test(FILE *out, const struct comparison *c, const char *lead,
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compare_row *r = &c->rows[i];
-		if (r->pairs < COMPARE_MIN_PAIRS || lockup_only(r))
+		if (r->pairs < COMPARE_MIN_PAIRS || rep_lockup_only(r))
 			continue;
 		if (r->log_ratio)
 			nlog++;
@@ -65,7 +65,7 @@ void report_legend_test(FILE *out, const struct comparison *c, const char *lead,
 }
 
 /* "+-3%": the row's equivalence margin, printed beside its change. */
-void fmt_margin(const struct compare_row *r, char *buf, size_t len)
+void rep_fmt_margin(const struct compare_row *r, char *buf, size_t len)
 {
 	snprintf(buf, len, "\xc2\xb1%g%%", r->margin * 100);
 }
@@ -94,7 +94,7 @@ bool report_note_text(const struct compare_row *r, char *buf, size_t len)
  * Which instrument measured the row: timed, duet or lockstep (some or all
  * runs), instructions.
  */
-const char *row_instrument(const struct compare_row *r)
+const char *rep_row_instrument(const struct compare_row *r)
 {
 	if (!strcmp(r->metric, "instructions_per_pair"))
 		return LB_INSTRUMENT_INSTRUCTIONS;
@@ -171,7 +171,7 @@ static void legend_tests(FILE *out, const struct comparison *c)
 	for (size_t i = 0; i < c->nrows; i++) {
 		size_t k = c->rows[i].pairs;
 
-		if (lockup_only(&c->rows[i]))
+		if (rep_lockup_only(&c->rows[i]))
 			continue;
 		if (!strcmp(c->rows[i].metric, "instructions_per_pair"))
 			counted++;
@@ -208,7 +208,7 @@ static void legend_tests(FILE *out, const struct comparison *c)
 	legend_noise(out, c);
 }
 
-void legend(FILE *out, const struct comparison *c)
+void rep_legend(FILE *out, const struct comparison *c)
 {
 	fprintf(out,
 	        "n = samples per side; * = significant after Benjamini-Hochberg at q < %g and "
@@ -244,10 +244,11 @@ const char *report_identical_note(const struct comparison *c)
 
 /* ---- lockup sentences ---- */
 
-bool point_seen_before(const struct comparison *c, size_t i)
+bool rep_point_seen_before(const struct comparison *c, size_t i)
 {
 	for (size_t k = 0; k < i; k++)
-		if (c->rows[k].verdict == VERDICT_LOCKUP && same_point(&c->rows[k], &c->rows[i]))
+		if (c->rows[k].verdict == VERDICT_LOCKUP &&
+		    rep_same_point(&c->rows[k], &c->rows[i]))
 			return true;
 	return false;
 }
@@ -258,10 +259,10 @@ char *report_lockup_sentences(const struct comparison *c)
 
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compare_row *r = &c->rows[i];
-		if (r->verdict != VERDICT_LOCKUP || point_seen_before(c, i))
+		if (r->verdict != VERDICT_LOCKUP || rep_point_seen_before(c, i))
 			continue;
 		if (r->users >= 0)
-			strutil_buf_addf(&sb, "at %lld %s, ", r->users, users_word(r));
+			strutil_buf_addf(&sb, "at %lld %s, ", r->users, rep_users_word(r));
 		else if (*r->params_key)
 			strutil_buf_addf(&sb, "at %s, ", r->params_key);
 		if (r->patched_lockups && r->base_lockups)
@@ -315,7 +316,7 @@ static void put_lines(FILE *out, const char *l, int max, const char *stop)
  * The fail:runs block of the splat keys, base against patched, then the
  * first lines of each report new in patched (up to its call trace).
  */
-void put_splats(FILE *out, const struct comparison *c)
+void rep_put_splats(FILE *out, const struct comparison *c)
 {
 	if (!c->nsplats)
 		return;
@@ -324,8 +325,8 @@ void put_splats(FILE *out, const struct comparison *c)
 	fputs("         |             |             |\n", out);
 	for (size_t i = 0; i < c->nsplats; i++) {
 		const struct compare_splat *sp = &c->splats[i];
-		put_fail_runs(out, sp->base_fail, c->base_rounds, sp->patched_fail,
-		              c->patched_rounds);
+		rep_put_fail_runs(out, sp->base_fail, c->base_rounds, sp->patched_fail,
+		                  c->patched_rounds);
 		fprintf(out, "   dmesg.%s%s\n", sp->key,
 		        sp->new_in_patched                  ? "  (splat: new in patched)"
 		        : sp->base_fail && sp->patched_fail ? "  (in both: not blamed)"
@@ -346,7 +347,7 @@ void put_splats(FILE *out, const struct comparison *c)
 	}
 }
 
-void put_sentences(FILE *out, const struct comparison *c)
+void rep_put_sentences(FILE *out, const struct comparison *c)
 {
 	char *s = report_lockup_sentences(c);
 	if (*s) {

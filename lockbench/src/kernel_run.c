@@ -32,7 +32,7 @@
 
 #define EXIT_USAGE 2
 
-const char *prog = "lockbench kernel";
+static const char *prog = "lockbench kernel";
 
 bool valid_torture_type(const char *t)
 {

@@ -20,6 +20,8 @@
 #include "util.h"
 #include "workload.h"
 
+static const char *prog = "lockbench kernel";
+
 enum run_opt {
 	O_KERNEL = 256,
 	O_SUITE,

@@ -22,8 +22,6 @@
 
 #define EXIT_LOCKUP 3
 
-extern const char *prog; /* "lockbench kernel", the messages' prefix */
-
 struct run_args {
 	const char *kernel, *suite, *json, *variant, *accel_name, *guest_dir, *console_dir,
 	    *build_json, *workloads, *locks, *users, *extra;

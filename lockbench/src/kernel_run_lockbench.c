@@ -21,6 +21,8 @@
 #include "suite.h"
 #include "util.h"
 
+static const char *prog = "lockbench kernel";
+
 /* the users suite's lockbench boots: see kernel_run_main (and suite.c's bands) */
 #define USERS_HUNG_S   120
 #define USERS_STALL_MS 5000
