@@ -181,7 +181,12 @@ static int check_args(const struct command *c, unsigned given, const struct opti
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * The options before (and, as GNU getopt moves them, among) the command's
+ * arguments into o, given (OPT_* of those given) and help: -1 when they
+ * are good, else the exit status (--version, or a bad one: said on stderr).
+ */
+static int parse_options(int argc, char **argv, struct options *o, unsigned *given, bool *help)
 {
 	static const struct option longopts[] = {
 	    {"server", required_argument, NULL, 's'},
@@ -194,64 +199,75 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *env = getenv("LOCKLAB_SERVER");
-	struct options o = {.format = "text", .suites = json_array()};
-	double started = cl_now_seconds();
-	const struct command *c;
-	const char *cmd;
-	char **args, *end;
-	long long id = 0;
-	unsigned given = 0;
-	bool help = false;
-	int ch, nargs, ret = GATE_USAGE;
+	char *end;
+	int ch;
 
-	if (env && *env)
-		cl_server = env;
-	/* GNU getopt moves the command and its arguments after the options */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cl_server = optarg;
 			break;
 		case 'w':
-			o.wait = true;
-			given |= OPT_WAIT;
+			o->wait = true;
+			*given |= OPT_WAIT;
 			break;
 		case 'f':
-			o.format = optarg;
-			given |= OPT_FORMAT;
+			o->format = optarg;
+			*given |= OPT_FORMAT;
 			break;
 		case 'S':
-			json_array_append_new(o.suites, json_string(optarg));
-			given |= OPT_SUITE;
+			json_array_append_new(o->suites, json_string(optarg));
+			*given |= OPT_SUITE;
 			break;
 		case 'j':
-			o.json = true;
-			given |= OPT_JSON;
+			o->json = true;
+			*given |= OPT_JSON;
 			break;
 		case 't':
 			errno = 0;
-			o.timeout = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || o.timeout <= 0 ||
-			    o.timeout > 30 * 86400) {
+			o->timeout = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->timeout <= 0 ||
+			    o->timeout > 30 * 86400) {
 				fprintf(stderr,
 				        "locklab: --timeout wants whole seconds, 1 to 2592000\n");
-				goto out;
+				return GATE_USAGE;
 			}
-			given |= OPT_TIMEOUT;
+			*given |= OPT_TIMEOUT;
 			break;
 		case 'h':
-			help = true;
+			*help = true;
 			break;
 		case 'V':
 			version_print(stdout, "locklab");
-			ret = GATE_PASS;
-			goto out;
+			return GATE_PASS;
 		default:
 			usage(stderr);
-			goto out;
+			return GATE_USAGE;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("LOCKLAB_SERVER");
+	struct options o = {.format = "text", .suites = json_array()};
+	double started = cl_now_seconds();
+	const struct command *c;
+	const char *cmd;
+	char **args;
+	long long id = 0;
+	unsigned given = 0;
+	bool help = false;
+	int nargs, ret;
+
+	if (env && *env)
+		cl_server = env;
+	/* GNU getopt moves the command and its arguments after the options */
+	ret = parse_options(argc, argv, &o, &given, &help);
+	if (ret >= 0)
+		goto out;
+	ret = GATE_USAGE;
 	cmd = optind < argc ? argv[optind] : NULL;
 	args = argv + optind + 1;
 	nargs = cmd ? argc - optind - 1 : 0;

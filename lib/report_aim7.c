@@ -72,12 +72,14 @@ static void put_aim7_cells(FILE *out, const struct grid *g, size_t r, const size
 	fputc('|', out);
 }
 
-static void render_aim7_table(FILE *out, const struct comparison *c, size_t from, size_t to)
+/*
+ * The rows from..to gathered into AIM7's bands of users (report_aim7_band):
+ * their mean figures, smallest sample counts, widest margin and whether
+ * every row moved one way significantly.  How many bands.
+ */
+static size_t aim7_bands(const struct comparison *c, size_t from, size_t to, struct band *bands)
 {
-	struct band *bands = strutil_xcalloc(to - from, sizeof(*bands));
 	size_t nb = 0;
-	struct grid g;
-	const struct compare_row *first = &c->rows[from];
 
 	for (size_t i = from; i < to; i++) {
 		const struct compare_row *r = &c->rows[i];
@@ -115,6 +117,17 @@ static void render_aim7_table(FILE *out, const struct comparison *c, size_t from
 			b->all_sig = false;
 		b->sig_dir = dir;
 	}
+	return nb;
+}
+
+static void render_aim7_table(FILE *out, const struct comparison *c, size_t from, size_t to)
+{
+	struct band *bands = strutil_xcalloc(to - from, sizeof(*bands));
+	size_t nb;
+	struct grid g;
+	const struct compare_row *first = &c->rows[from];
+
+	nb = aim7_bands(c, from, to, bands);
 
 	/* columns: users, base, patched, n, change */
 	grid_init(&g, 5);

@@ -200,6 +200,96 @@ static void reply_crash_finding(FILE *s, const struct reply_data *d)
 		fprintf(s, " (%zu crash rows in all)", count);
 }
 
+/* The splat verdict's sentence: the first report the patched kernel printed, the base not. */
+static void finding_splat(FILE *s, const struct reply_data *d)
+{
+	const struct compare_splat *sp = NULL;
+
+	for (size_t i = 0; !sp && i < d->ncmps; i++)
+		for (size_t k = 0; !sp && k < d->cmps[i].cmp.nsplats; k++)
+			if (d->cmps[i].cmp.splats[k].new_in_patched)
+				sp = &d->cmps[i].cmp.splats[k];
+	if (sp)
+		fprintf(s,
+		        "locklab noticed a kernel report the patched kernel printed (in %d "
+		        "round%s) and the base never did: %s",
+		        sp->patched_fail, sp->patched_fail == 1 ? "" : "s",
+		        sp->message ? sp->message : sp->key);
+	else
+		fprintf(s, "locklab noticed a kernel report the base did not print.");
+}
+
+/* The inconclusive verdict's sentence: the rows that held it there, the widest interval named. */
+static void finding_inconclusive(FILE *s, const struct reply_data *d)
+{
+	size_t count = 0;
+	const struct compare_row *wide = NULL;
+	size_t deciding = 0;
+
+	for (size_t i = 0; i < d->ncmps; i++)
+		for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
+			const struct compare_row *x = &d->cmps[i].cmp.rows[k];
+
+			if (!compare_row_decides(x))
+				continue;
+			deciding++;
+			if (x->verdict != VERDICT_INCONCLUSIVE)
+				continue;
+			count++;
+			if (!wide ||
+			    x->change_hi - x->change_lo > wide->change_hi - wide->change_lo)
+				wide = x;
+		}
+	if (!deciding)
+		fprintf(s, "locklab measured no row that decides (a headline row of a lock the "
+		           "patch touches), so it cannot say nothing changed: no Tested-by.");
+	else if (wide) {
+		fprintf(s,
+		        "locklab could not show every deciding row unchanged: %zu row%s "
+		        "stayed inconclusive, ",
+		        count, count == 1 ? "" : "s");
+		reply_point(s, wide);
+		reply_interval(s, wide);
+		fprintf(s, " against its +-%g%% margin, so no Tested-by.", wide->margin * 100);
+	} else
+		fprintf(s, "locklab could not tell a change from noise.");
+}
+
+/* The no-change verdict's sentence: what was measured and how closely, or why nothing was. */
+static void finding_no_change(FILE *s, const struct reply_data *d, bool tested)
+{
+	double bound;
+	size_t rows = reply_measured(d, &bound), same = 0;
+
+	if (reply_identical(d, &same) && same > 0)
+		fprintf(s,
+		        "locklab found the patched build's code identical to the base's (one "
+		        "image, %.19s...): the patch changes no code the %s suite%s run%s, so "
+		        "it cannot change their figures; %zu row%s measured as this machine's "
+		        "own A/A%s",
+		        d->cmps[0].cmp.image, PQgetvalue(d->sub, 0, 6),
+		        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
+		        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "" : "s", same,
+		        same == 1 ? "" : "s", tested ? " - Tested-by below." : ".");
+	else if (rows == 0 && reply_unresolved(d))
+		fprintf(s,
+		        "locklab ran the %s suite%s, but this machine cannot resolve any of "
+		        "its rows within their margins, so no Tested-by.",
+		        PQgetvalue(d->sub, 0, 6), strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+	else if (rows == 0)
+		fprintf(s,
+		        "locklab built and ran the %s suite%s: no benchmark row to compare, so "
+		        "no Tested-by.",
+		        PQgetvalue(d->sub, 0, 6), strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
+	else
+		fprintf(s,
+		        "locklab found no change beyond +-%.1f%% on %zu row%s of the %s "
+		        "suite%s%s",
+		        bound * 100, rows, rows == 1 ? "" : "s", PQgetvalue(d->sub, 0, 6),
+		        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
+		        tested ? " - Tested-by below." : ".");
+}
+
 /* The first paragraph: the finding in one sentence. */
 void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 {
@@ -229,21 +319,7 @@ void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 			fprintf(s, " (%zu lockup rows in all)", count);
 		free(sentence);
 	} else if (verdict && strcmp(verdict, "splat") == 0) {
-		/* the first kernel report the patched kernel printed and the base did not */
-		const struct compare_splat *sp = NULL;
-
-		for (size_t i = 0; !sp && i < d->ncmps; i++)
-			for (size_t k = 0; !sp && k < d->cmps[i].cmp.nsplats; k++)
-				if (d->cmps[i].cmp.splats[k].new_in_patched)
-					sp = &d->cmps[i].cmp.splats[k];
-		if (sp)
-			fprintf(s,
-			        "locklab noticed a kernel report the patched kernel printed (in %d "
-			        "round%s) and the base never did: %s",
-			        sp->patched_fail, sp->patched_fail == 1 ? "" : "s",
-			        sp->message ? sp->message : sp->key);
-		else
-			fprintf(s, "locklab noticed a kernel report the base did not print.");
+		finding_splat(s, d);
 	} else if (verdict &&
 	           (strcmp(verdict, "regression") == 0 || strcmp(verdict, "improvement") == 0) &&
 	           (r = reply_worst(d,
@@ -256,75 +332,9 @@ void reply_finding(FILE *f, const struct reply_data *d, bool tested)
 			fprintf(s, " and %zu more %s%s", count - 1, verdict, count > 2 ? "s" : "");
 		fputc('.', s);
 	} else if (verdict && strcmp(verdict, "inconclusive") == 0) {
-		const struct compare_row *wide = NULL;
-		size_t deciding = 0;
-
-		/* the rows that held it there, the widest interval named */
-		for (size_t i = 0; i < d->ncmps; i++)
-			for (size_t k = 0; k < d->cmps[i].cmp.nrows; k++) {
-				const struct compare_row *x = &d->cmps[i].cmp.rows[k];
-
-				if (!compare_row_decides(x))
-					continue;
-				deciding++;
-				if (x->verdict != VERDICT_INCONCLUSIVE)
-					continue;
-				count++;
-				if (!wide ||
-				    x->change_hi - x->change_lo > wide->change_hi - wide->change_lo)
-					wide = x;
-			}
-		if (!deciding)
-			fprintf(
-			    s, "locklab measured no row that decides (a headline row of a lock the "
-			       "patch touches), so it cannot say nothing changed: no Tested-by.");
-		else if (wide) {
-			fprintf(s,
-			        "locklab could not show every deciding row unchanged: %zu row%s "
-			        "stayed inconclusive, ",
-			        count, count == 1 ? "" : "s");
-			reply_point(s, wide);
-			reply_interval(s, wide);
-			fprintf(s, " against its +-%g%% margin, so no Tested-by.",
-			        wide->margin * 100);
-		} else
-			fprintf(s, "locklab could not tell a change from noise.");
+		finding_inconclusive(s, d);
 	} else if (verdict && strcmp(verdict, "no-change") == 0) {
-		double bound;
-		size_t rows = reply_measured(d, &bound), same = 0;
-
-		if (reply_identical(d, &same) && same > 0)
-			fprintf(
-			    s,
-			    "locklab found the patched build's code identical to the base's (one "
-			    "image, %.19s...): the patch changes no code the %s suite%s run%s, so "
-			    "it cannot change their figures; %zu row%s measured as this machine's "
-			    "own A/A%s",
-			    d->cmps[0].cmp.image, PQgetvalue(d->sub, 0, 6),
-			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
-			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "" : "s", same,
-			    same == 1 ? "" : "s", tested ? " - Tested-by below." : ".");
-		else if (rows == 0 && reply_unresolved(d))
-			fprintf(
-			    s,
-			    "locklab ran the %s suite%s, but this machine cannot resolve any of "
-			    "its rows within their margins, so no Tested-by.",
-			    PQgetvalue(d->sub, 0, 6),
-			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
-		else if (rows == 0)
-			fprintf(
-			    s,
-			    "locklab built and ran the %s suite%s: no benchmark row to compare, so "
-			    "no Tested-by.",
-			    PQgetvalue(d->sub, 0, 6),
-			    strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "");
-		else
-			fprintf(s,
-			        "locklab found no change beyond +-%.1f%% on %zu row%s of the %s "
-			        "suite%s%s",
-			        bound * 100, rows, rows == 1 ? "" : "s", PQgetvalue(d->sub, 0, 6),
-			        strchr(PQgetvalue(d->sub, 0, 6), ',') ? "s" : "",
-			        tested ? " - Tested-by below." : ".");
+		finding_no_change(s, d, tested);
 	} else {
 		fprintf(s, "locklab finished with the verdict %s.", verdict ? verdict : "none");
 	}

@@ -302,6 +302,164 @@ static int sub_fetch_take(struct http_request *req, struct sub_new *s, char *err
 	return f->rc;
 }
 
+/*
+ * The request's suites into s (quick when none): false when they are good,
+ * true when a 400 was made (*rc: its handler result).
+ */
+static bool sub_suites(struct http_request *req, json_t *suites, struct sub_new *s,
+                       enum handler_rc *rc)
+{
+	if (suites) {
+		size_t i;
+		json_t *v;
+
+		if (!json_is_array(suites) || json_array_size(suites) == 0 ||
+		    json_array_size(suites) > MAX_SUITES) {
+			*rc = http_reply_error(req, 400, "invalid",
+			                       "suites: expected an array of 1 to %d names",
+			                       MAX_SUITES);
+			return true;
+		}
+		json_array_foreach(suites, i, v)
+		{
+			if (!json_is_string(v) || !sub_name_ok(json_string_value(v), 32)) {
+				*rc = http_reply_error(req, 400, "invalid",
+				                       "suites[%zu]: expected a name of a-z, 0-9, "
+				                       "'-' or '_'",
+				                       i);
+				return true;
+			}
+			s->suites[s->nsuites++] = json_string_value(v);
+		}
+	} else {
+		s->suites[s->nsuites++] = "quick";
+	}
+	return false;
+}
+
+/*
+ * A git submission's url, ref and base into s, checked: false when they are
+ * good, true when a 400 was made (*rc: its handler result).
+ */
+static bool sub_git(struct http_request *req, json_t *git, struct sub_new *s, enum handler_rc *rc)
+{
+	json_error_t jerr;
+	char err[512];
+
+	s->source = "git";
+	if (json_unpack_ex(git, &jerr, JSON_STRICT, "{s:s, s:s, s?s}", "url", &s->git_url, "ref",
+	                   &s->git_ref, "base", &s->git_base) != 0) {
+		*rc = http_reply_error(req, 400, "invalid", "git: %s", jerr.text);
+		return true;
+	}
+	if (url_check(s->git_url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
+		*rc = http_reply_error(req, 400, "bad-url", "git.url: %s", err);
+		return true;
+	}
+	if (!api_git_ref_ok(s->git_ref) || (s->git_base && !api_git_ref_ok(s->git_base))) {
+		*rc = http_reply_error(req, 400, "invalid",
+		                       "git.ref and git.base must be git revisions");
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A URL submission: the first call fetches on a thread of its own and
+ * returns true (deferred); the second takes the series into s and returns
+ * false, or true when an error reply was made (*rc: its handler result).
+ */
+static bool sub_url(struct http_request *req, struct sub_new *s, enum handler_rc *rc)
+{
+	char err[512];
+	int dbrc;
+
+	s->source = "url";
+	if (url_check(s->url, URL_HTTP, err, sizeof(err)) != 0) {
+		*rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
+		return true;
+	}
+	/* first call: fetch on a thread of its own; the second takes its result */
+	if (!req->deferred) {
+		struct sub_fetch *f;
+
+		if (!fetch_slot_take()) {
+			*rc = http_reply_error(req, 503, "busy",
+			                       "%u URL fetches are running, the most at "
+			                       "once; try again later",
+			                       srv_cfg.fetch_max_active);
+			return true;
+		}
+		f = calloc(1, sizeof(*f));
+		if (!f || !(f->url = strdup(s->url))) {
+			free(f);
+			fetch_slot_release();
+			*rc = http_reply_error(req, 500, "internal", "out of memory");
+			return true;
+		}
+		mbox_series_init(&f->series);
+		*rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+		if (!req->suspended)
+			fetch_slot_release(); /* the work never started */
+		return true;
+	}
+	dbrc = sub_fetch_take(req, s, err, sizeof(err));
+	if (dbrc != FETCH_OK) {
+		*rc = http_reply_error(req, 422,
+		                       dbrc == FETCH_REFUSED  ? "fetch-refused"
+		                       : dbrc == FETCH_FAILED ? "fetch-failed"
+		                                              : "not-a-patch",
+		                       "%s", err);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * An mbox submission: the first call parses on a thread of its own and
+ * returns true (deferred); the second takes the series into s and returns
+ * false, or true when an error reply was made (*rc: its handler result).
+ */
+static bool sub_mbox(struct http_request *req, const char *mbox, struct sub_new *s,
+                     enum handler_rc *rc)
+{
+	char err[512];
+
+	s->source = "mbox";
+	/* first call: parse on a thread of its own; the second takes its result */
+	if (!req->deferred) {
+		struct sub_fetch *f;
+
+		if (!parse_slot_take()) {
+			*rc = http_reply_error(req, 503, "busy",
+			                       "%u mboxes are being parsed, the most at once "
+			                       "(--parse-max-active); try again later",
+			                       srv_cfg.parse_max_active);
+			return true;
+		}
+		f = calloc(1, sizeof(*f));
+		if (!f || !(f->mbox = strdup(mbox))) {
+			free(f);
+			atomic_fetch_sub(&parse_active, 1);
+			*rc = http_reply_error(req, 500, "internal", "out of memory");
+			return true;
+		}
+		mbox_series_init(&f->series);
+		*rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+		if (!req->suspended)
+			atomic_fetch_sub(&parse_active, 1); /* the work never started */
+		return true;
+	}
+	int prc = sub_fetch_take(req, s, err, sizeof(err));
+	if (prc != 0) {
+		*rc = http_reply_error(req, prc == MBOX_TOO_LARGE ? 413 : 422,
+		                       prc == MBOX_TOO_LARGE ? "too-large" : "not-a-patch", "%s",
+		                       err);
+		return true;
+	}
+	return false;
+}
+
 enum handler_rc api_submission_create(struct http_request *req)
 {
 	struct sub_new s;
@@ -335,125 +493,16 @@ enum handler_rc api_submission_create(struct http_request *req)
 		                      "give exactly one of \"url\", \"mbox\" or \"git\"");
 		goto out;
 	}
-	if (suites) {
-		size_t i;
-		json_t *v;
-
-		if (!json_is_array(suites) || json_array_size(suites) == 0 ||
-		    json_array_size(suites) > MAX_SUITES) {
-			rc = http_reply_error(req, 400, "invalid",
-			                      "suites: expected an array of 1 to %d names",
-			                      MAX_SUITES);
-			goto out;
-		}
-		json_array_foreach(suites, i, v)
-		{
-			if (!json_is_string(v) || !sub_name_ok(json_string_value(v), 32)) {
-				rc = http_reply_error(req, 400, "invalid",
-				                      "suites[%zu]: expected a name of a-z, 0-9, "
-				                      "'-' or '_'",
-				                      i);
-				goto out;
-			}
-			s.suites[s.nsuites++] = json_string_value(v);
-		}
-	} else {
-		s.suites[s.nsuites++] = "quick";
-	}
+	if (sub_suites(req, suites, &s, &rc))
+		goto out;
 	if (s.tree && !api_tree_name_ok(s.tree)) {
 		rc = http_reply_error(req, 400, "invalid", "tree: %s", API_TREE_NAME_RULE);
 		goto out;
 	}
-	if (git) {
-		s.source = "git";
-		if (json_unpack_ex(git, &jerr, JSON_STRICT, "{s:s, s:s, s?s}", "url", &s.git_url,
-		                   "ref", &s.git_ref, "base", &s.git_base) != 0) {
-			rc = http_reply_error(req, 400, "invalid", "git: %s", jerr.text);
-			goto out;
-		}
-		if (url_check(s.git_url, URL_HTTP | URL_GIT | URL_SSH, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 400, "bad-url", "git.url: %s", err);
-			goto out;
-		}
-		if (!api_git_ref_ok(s.git_ref) || (s.git_base && !api_git_ref_ok(s.git_base))) {
-			rc = http_reply_error(req, 400, "invalid",
-			                      "git.ref and git.base must be git revisions");
-			goto out;
-		}
-	} else if (s.url) {
-		s.source = "url";
-		if (url_check(s.url, URL_HTTP, err, sizeof(err)) != 0) {
-			rc = http_reply_error(req, 400, "bad-url", "url: %s", err);
-			goto out;
-		}
-		/* first call: fetch on a thread of its own; the second takes its result */
-		if (!req->deferred) {
-			struct sub_fetch *f;
-
-			if (!fetch_slot_take()) {
-				rc = http_reply_error(req, 503, "busy",
-				                      "%u URL fetches are running, the most at "
-				                      "once; try again later",
-				                      srv_cfg.fetch_max_active);
-				goto out;
-			}
-			f = calloc(1, sizeof(*f));
-			if (!f || !(f->url = strdup(s.url))) {
-				free(f);
-				fetch_slot_release();
-				rc = http_reply_error(req, 500, "internal", "out of memory");
-				goto out;
-			}
-			mbox_series_init(&f->series);
-			rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
-			if (!req->suspended)
-				fetch_slot_release(); /* the work never started */
-			goto out;
-		}
-		dbrc = sub_fetch_take(req, &s, err, sizeof(err));
-		if (dbrc != FETCH_OK) {
-			rc = http_reply_error(req, 422,
-			                      dbrc == FETCH_REFUSED  ? "fetch-refused"
-			                      : dbrc == FETCH_FAILED ? "fetch-failed"
-			                                             : "not-a-patch",
-			                      "%s", err);
-			goto out;
-		}
-	} else {
-		s.source = "mbox";
-		/* first call: parse on a thread of its own; the second takes its result */
-		if (!req->deferred) {
-			struct sub_fetch *f;
-
-			if (!parse_slot_take()) {
-				rc =
-				    http_reply_error(req, 503, "busy",
-				                     "%u mboxes are being parsed, the most at once "
-				                     "(--parse-max-active); try again later",
-				                     srv_cfg.parse_max_active);
-				goto out;
-			}
-			f = calloc(1, sizeof(*f));
-			if (!f || !(f->mbox = strdup(mbox))) {
-				free(f);
-				atomic_fetch_sub(&parse_active, 1);
-				rc = http_reply_error(req, 500, "internal", "out of memory");
-				goto out;
-			}
-			mbox_series_init(&f->series);
-			rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
-			if (!req->suspended)
-				atomic_fetch_sub(&parse_active, 1); /* the work never started */
-			goto out;
-		}
-		int prc = sub_fetch_take(req, &s, err, sizeof(err));
-		if (prc != 0) {
-			rc = http_reply_error(req, prc == MBOX_TOO_LARGE ? 413 : 422,
-			                      prc == MBOX_TOO_LARGE ? "too-large" : "not-a-patch",
-			                      "%s", err);
-			goto out;
-		}
-	}
+	if (git     ? sub_git(req, git, &s, &rc)
+	    : s.url ? sub_url(req, &s, &rc)
+	            : sub_mbox(req, mbox, &s, &rc))
+		goto out;
 
 	if (s.notify && *s.notify && !sub_notify_ok(&s.series, s.notify, err, sizeof(err))) {
 		int trusted = sub_trusted(req);
