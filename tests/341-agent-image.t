@@ -33,7 +33,7 @@ rm -rf "$T/tree/build"
 make_series readme "printf '\nA line that builds nothing.\n' >>README.md"
 make_series flags "sed -i 's/^OPT     ?= -O2 -g\$/OPT     ?= -O1 -g/' Makefile"
 is "$(grep -c '^+OPT.*-O1' "$T/flags.mbox")" 1 "the series that changes the Makefile's flags is made"
-make_series liar "perl -0pi -e 's/res\\.image = strdup\\(image\\);/res.image = strdup(\"$base_image\");/' lockbench/src/cmd_run.c"
+make_series liar "perl -0pi -e 's/res->image = strdup\\(image\\);/res->image = strdup(\"$base_image\");/' lockbench/src/cmd_run.c"
 is "$(grep -c "^+.*$base_image" "$T/liar.mbox")" 1 "the series that claims the base's image is made"
 
 run_job() { # run_job NAME: one agent run of the queued job
