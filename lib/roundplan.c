@@ -216,14 +216,19 @@ void plan_mark_rows(const char *plan_text, struct comparison *cmp)
 
 /*
  * The spread of row r's per-round relative change, recovered from its
- * paired interval at alpha over its pairs; NAN when it has none.
+ * paired interval at alpha over its pairs; NAN when it has none.  Every
+ * pair at one ratio (a figure both sides measured alike in every round,
+ * as a quick machine's fastest sample can be) is a spread of 0, not none.
  */
 static double row_round_sd(const struct compare_row *r, double alpha)
 {
 	double half = (r->change_hi - r->change_lo) / 2, t, sd;
 
-	if (r->verdict == VERDICT_LOCKUP || r->pairs < COMPARE_MIN_PAIRS ||
-	    !(r->change_hi > r->change_lo))
+	if (r->verdict == VERDICT_LOCKUP || r->pairs < COMPARE_MIN_PAIRS)
+		return NAN;
+	if (isfinite(r->change_lo) && r->change_hi == r->change_lo)
+		return 0;
+	if (!(r->change_hi > r->change_lo))
 		return NAN;
 	t = gsl_cdf_tdist_Qinv(alpha / 2, (double)r->pairs - 1);
 	sd = half * sqrt((double)r->pairs) / t;

@@ -361,13 +361,45 @@ static void test_futile(void **state)
 	comparison_release(&c);
 }
 
+/* The posted A/A profile: a row's spread from its interval; equal ratios in every pair are 0. */
+static void test_profile_points(void **state)
+{
+	struct comparison c;
+	json_t *pts;
+
+	(void)state;
+	comparison_init(&c);
+	c.opts.alpha = 0.05;
+	c.rows = calloc(4, sizeof(*c.rows));
+	c.nrows = 4;
+	for (int i = 0; i < 4; i++) {
+		row(&c.rows[i], "uncontended", "threads=1", "ns_per_pair", VERDICT_NO_CHANGE);
+		c.rows[i].pairs = 3;
+	}
+	/* +-4.302653 * 0.1 / sqrt(3): sd 0.1 */
+	c.rows[0].change_lo = -0.248414;
+	c.rows[0].change_hi = 0.248414;
+	/* the same ratio in each of 3 pairs: sd 0 */
+	c.rows[1].change_lo = c.rows[1].change_hi = 0;
+	/* no interval at all, and a lockup: not posted */
+	c.rows[2].change_lo = c.rows[2].change_hi = NAN;
+	c.rows[3].verdict = VERDICT_LOCKUP;
+	pts = plan_profile_points(&c);
+	assert_int_equal(json_array_size(pts), 2);
+	assert_true(fabs(json_real_value(json_object_get(json_array_get(pts, 0), "sd")) - 0.1) <
+	            1e-5);
+	assert_true(json_real_value(json_object_get(json_array_get(pts, 1), "sd")) == 0);
+	json_decref(pts);
+	comparison_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mde),    cmocka_unit_test(test_mark_rows),
 	    cmocka_unit_test(test_looks),  cmocka_unit_test(test_next_look),
 	    cmocka_unit_test(test_build),  cmocka_unit_test(test_compare_opts),
-	    cmocka_unit_test(test_futile),
+	    cmocka_unit_test(test_futile), cmocka_unit_test(test_profile_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
