@@ -41,7 +41,7 @@ kernel_cache_share() {
 
 _kernel_share() { # SRC KEY OUTDIR [--debug]
   if [[ ! -f $KCACHE/$2/arch/x86/boot/bzImage && -f $1/$3/arch/x86/boot/bzImage ]] &&
-    "$BIN/lockbench" kernel build $4 --tree "$1" >"$T/share-$3.out" 2>&1; then
+    "$BIN/lockbench" kernel build ${4:+"$4"} --tree "$1" >"$T/share-$3.out" 2>&1; then
     mkdir -p "$KCACHE" && rm -rf "$KCACHE/$2.tmp" && cp -a "$1/$3" "$KCACHE/$2.tmp" &&
       mv "$KCACHE/$2.tmp" "$KCACHE/$2" && diag "the agent's base $2 is shared with the tree's $3"
   fi
