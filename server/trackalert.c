@@ -33,11 +33,48 @@ void track_event(PGconn *c, const char *alert, const char *state, const char *wh
 }
 
 /*
+ * The open alert of another row of st's tree, branch and machine class
+ * that already stands for the step an A/B run showed in (st->good,
+ * st->bad]: bisected to a commit inside that range, or not named to one
+ * commit (bisection goes on or stopped short) in a range that overlaps
+ * it.  A step moves several rows at once and an A/B run names it on the
+ * row it is surest of, which need not be the row an earlier run chose: the
+ * step has one alert all the same.
+ * Its id (>0), 0 when none, -1 on a database error.
+ */
+static long long track_step_covered(PGconn *c, const struct track_step *st)
+{
+	const char *p[5] = {st->tree, st->branch, st->series[0], st->good, st->bad};
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT a.id FROM alerts a JOIN track_commits ng ON ng.tree_id = a.tree_id AND "
+	    "ng.branch = a.branch AND ng.commit = $4 JOIN track_commits nb ON nb.tree_id = "
+	    "a.tree_id AND nb.branch = a.branch AND nb.commit = $5 LEFT JOIN track_commits ac ON "
+	    "ac.tree_id = a.tree_id AND ac.branch = a.branch AND ac.commit = a.commit JOIN "
+	    "track_commits bg ON bg.tree_id = a.tree_id AND bg.branch = a.branch AND bg.commit = "
+	    "a.bisect_good JOIN track_commits bb ON bb.tree_id = a.tree_id AND bb.branch = "
+	    "a.branch AND bb.commit = a.bisect_bad WHERE a.tree_id = $1::bigint AND a.branch = "
+	    "$2 AND a.machine_class = $3 AND a.state IN ('new', 'confirmed', 'bisected') AND "
+	    "bb.segment = nb.segment AND CASE WHEN a.commit IS NOT NULL THEN ac.segment = "
+	    "nb.segment AND ac.seq > ng.seq AND ac.seq <= nb.seq ELSE "
+	    "ng.seq < bb.seq AND nb.seq > bg.seq END ORDER BY a.id LIMIT 1",
+	    5, p);
+	long long id = -1;
+
+	if (res) {
+		id = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+		PQclear(res);
+	}
+	return id;
+}
+
+/*
  * Open the alert of a confirmed regression st (row: the A/B that confirmed
  * it, run its track_runs id), state confirmed, with two events (new_note,
  * confirmed_note), unless an alert of the series that is not closed already
- * covers part of its range (one step, one alert).  Its id (>0), 0 when
- * none was opened, -1 on a database error.
+ * covers part of its range, or an open alert of another row stands for the
+ * step (track_step_covered): one step, one alert, however it was found.
+ * Its id (>0), 0 when none was opened, -1 on a database error.
  */
 long long track_alert_open(PGconn *c, const struct track_step *st, const struct track_row *row,
                            const char *run, const char *new_note, const char *confirmed_note)
@@ -48,8 +85,16 @@ long long track_alert_open(PGconn *c, const struct track_step *st, const struct 
 	                     st->bad,       change,        before,        after,
 	                     row->unit,     run,           st->found_by};
 	PGresult *ins;
-	long long id = -1;
+	long long id = track_step_covered(c, st);
 
+	if (id != 0) {
+		if (id > 0)
+			fprintf(stderr,
+			        "locklab-server: tracker: alert %lld already stands for the step "
+			        "%.12s..%.12s (%s: %s)\n",
+			        id, st->good, st->bad, st->found_by, new_note);
+		return id < 0 ? -1 : 0;
+	}
 	snprintf(change, sizeof(change), "%.6f", row->change);
 	snprintf(before, sizeof(before), "%.6g", row->base_mean);
 	snprintf(after, sizeof(after), "%.6g", row->patched_mean);
@@ -157,42 +202,6 @@ static int track_alert_narrow(PGconn *c, const struct track_step *st, const char
 }
 
 /*
- * The open alert of another row of st's tree, branch and machine class
- * that already stands for the step an A/B run showed in (st->good,
- * st->bad]: bisected to a commit inside that range, or not named to one
- * commit (bisection goes on or stopped short) in a range that overlaps
- * it.  A step moves several rows at once and an A/B run names it on the
- * row it is surest of, which need not be the row an earlier run chose: the
- * step has one alert all the same.
- * Its id (>0), 0 when none, -1 on a database error.
- */
-static long long track_step_covered(PGconn *c, const struct track_step *st)
-{
-	const char *p[5] = {st->tree, st->branch, st->series[0], st->good, st->bad};
-	PGresult *res = db_exec(
-	    c,
-	    "SELECT a.id FROM alerts a JOIN track_commits ng ON ng.tree_id = a.tree_id AND "
-	    "ng.branch = a.branch AND ng.commit = $4 JOIN track_commits nb ON nb.tree_id = "
-	    "a.tree_id AND nb.branch = a.branch AND nb.commit = $5 LEFT JOIN track_commits ac ON "
-	    "ac.tree_id = a.tree_id AND ac.branch = a.branch AND ac.commit = a.commit JOIN "
-	    "track_commits bg ON bg.tree_id = a.tree_id AND bg.branch = a.branch AND bg.commit = "
-	    "a.bisect_good JOIN track_commits bb ON bb.tree_id = a.tree_id AND bb.branch = "
-	    "a.branch AND bb.commit = a.bisect_bad WHERE a.tree_id = $1::bigint AND a.branch = "
-	    "$2 AND a.machine_class = $3 AND a.state IN ('new', 'confirmed', 'bisected') AND "
-	    "bb.segment = nb.segment AND CASE WHEN a.commit IS NOT NULL THEN ac.segment = "
-	    "nb.segment AND ac.seq > ng.seq AND ac.seq <= nb.seq ELSE "
-	    "ng.seq < bb.seq AND nb.seq > bg.seq END ORDER BY a.id LIMIT 1",
-	    5, p);
-	long long id = -1;
-
-	if (res) {
-		id = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
-		PQclear(res);
-	}
-	return id;
-}
-
-/*
  * Row i of track_ab_steps' query as a step (series, st, row borrow from
  * res) and the note that says which A/B showed it (new, the caller frees it).
  */
@@ -281,7 +290,7 @@ void track_ab_steps(PGconn *c, const char *run)
 		g_free(note);
 	}
 	/*
-	 * one alert per step: none when that row's alert already covers it, or
+	 * one alert per step (track_alert_open): none when that row's alert covers it, or
 	 * another row's alert stands for a step inside the run's range
 	 */
 	if (first >= 0 && !narrowed) {
@@ -289,18 +298,12 @@ void track_ab_steps(PGconn *c, const char *run)
 		struct track_step st;
 		struct track_row row;
 		char *note = track_ab_row(res, first, series, &st, &row), *all;
-		long long known = track_step_covered(c, &st);
 
 		all = others->len ? g_strdup_printf("%s; the same step on %s", note, others->str)
 		                  : g_strdup(note);
-		if (known > 0)
-			fprintf(stderr,
-			        "locklab-server: tracker: alert %lld already stands for %s\n",
-			        known, all);
-		else if (known == 0)
-			track_alert_open(c, &st, &row, run, all,
-			                 "an interleaved A/B with its confirmation is the "
-			                 "confirmation: bisection starts inside its range");
+		track_alert_open(c, &st, &row, run, all,
+		                 "an interleaved A/B with its confirmation is the "
+		                 "confirmation: bisection starts inside its range");
 		g_free(all);
 		g_free(note);
 	}
