@@ -254,7 +254,7 @@ bench-kernel: all
 	@BUILD=$(BUILD) bench/bench-kernel.sh
 
 # kernel patches that break a lock's rules, each through the server and an agent to its verdict
-bench-kernel-verdicts: programs
+bench-kernel-verdicts: all
 	@BUILD=$(BUILD) bench/bench-kernel-verdicts.sh
 
 bench-mail: $(BUILD)/locklab-server $(BUILD)/bench-mbox
