@@ -17,8 +17,10 @@
 # (compare.c): futex3's patched figure is bimodal (~250 or ~800 ns a pair
 # against 20), and raw differences left it inconclusive (p 0.013, q 0.053 on
 # 5 rounds a stage), which skipped this test until the log-ratio test.  It
-# takes about 11 minutes on a loaded 2-CPU machine.
-# run-tests: alone (it judges timings: another test beside it would be noise)
+# takes about 7 minutes on an idle 2-CPU machine.  It runs beside other
+# tests: the step is ten times the figure or more, and the A/B interleaves
+# its sides, so a neighbour's load moves both (it passed at load 8-14,
+# beside tests/346 and a kernel build: 20 minutes).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
