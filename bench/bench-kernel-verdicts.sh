@@ -74,11 +74,14 @@ for name in $CASES; do
   secs=$(($(date +%s) - start))
   api GET "/api/v1/submissions/$sub"
   verdict=$(jq -r '.verdict // .state' <<<"$BODY")
-  ran=$(grep -oE 'runs [a-z0-9-]+: [^ ,;]+' "$k.agent.log" | sort -u | paste -sd';' -)
+  # "runs NAME: WHY" lines: each workload with the file that chose it, or "core"
+  ran=$(sed -nE 's/.*msg="runs ([a-z0-9_:-]+): (the core[^"]*|([^ "]+)[^"]*)".*/\1 (\3)/p' "$k.agent.log" |
+    sed 's/ ()$/ (core)/' | sort -u | paste -sd',' - | sed 's/,/, /g')
   words=$(curl -s "$URL/api/v1/submissions/$sub/reply" |
     grep -m1 -oE '(BUG|WARNING|INFO): [^|]{0,90}|blocked for more than [0-9]+ seconds' || true)
   grep -qE "^($want)\$" <<<"$verdict" && got=as-wanted || got="WANTED $want"
-  printf '%-12s %-13s %-16s %5d s  ran: %s\n' "$name" "$verdict" "$got" "$secs" "${ran:-?}"
+  printf '%-12s %-13s %-16s %5d s\n' "$name" "$verdict" "$got" "$secs"
+  fold -s -w 86 <<<"ran: ${ran:-?}" | sed 's/^/             /'
   printf '%-12s the kernel: %s\n' "" "${words:--}"
 done
 echo "load average now $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# One push of 8 commits holds a step: the head run's interleaved A/B says
-# `regression`, one alert opens at once (found_by ab-head) and bisection
-# names the commit, through the real server, PostgreSQL, git (a git daemon
-# on loopback) and an agent.
+# One push of 8 commits holds a step at either end: the head run's
+# interleaved A/B says `regression`, one alert opens at once (found_by
+# ab-head) and bisection names the first or the last commit, through the
+# real server, PostgreSQL, git (a git daemon on loopback) and two agents,
+# with a sample run per head that waits while its tree bisects.  Then a
+# commit that reverts the last branch's step: its head run's A/B says
+# `improvement` and the alert becomes fixed, by that commit.
 #
-# Four tracked trees, one branch each of the same upstream, every branch
+# Two tracked trees, one branch each of the same upstream, every branch
 # 8 commits on top of this repository, each touching
 # lockbench/locks/futex3.c (so the agent measures futex3).  The step: a
 # busy loop of 400 iterations in futex3's lock path (about 20 ns a pair
-# become several hundred) at commit 5 (mid), 1 (first) or 8 (last) of the
-# push; the fourth branch (comments) changes comments only.  Each tree is
-# registered after its push with `since` the common base: its first look
-# is the push, one head run of 0 -> 8.  E-Divisive cannot see a step in
-# two history points; the A/B can.
+# become several hundred) at commit 1 (first) or 8 (last) of the push.
+# Each tree is registered after its push with `since` the common base: its
+# first look is the push, one head run of 0 -> 8.  E-Divisive cannot see a
+# step in two history points; the A/B can.  A step inside the push and a
+# comment-only push: tests/349-track-push-step.t.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -34,28 +37,26 @@ make_branch() {
   track_branch "$T/work" "$C0" "$1" 8 "$2"
   git -C "$T/work" push -q "$T/up.git" "$1" 2>/dev/null
 }
-make_branch mid 5
 make_branch first 1
 make_branch last 8
-make_branch comments 0
 psq() { psql -qAt -c "$1"; }
 
 declare -A TREE
-for b in mid first last comments; do
+for b in first last; do
   api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
     -d "$(jq -n --arg u "$UP" --arg b "$b" --arg s "$C0" '{name: ("push-" + $b), url: $u, branch: $b, track: true, since: $s, suites: ["smoke"]}')"
   [[ $CODE == 201 ]] || diag "tree $b: $CODE $BODY"
   TREE[$b]=$(jq -r .id <<<"$BODY")
 done
-ok $([[ -n ${TREE[comments]} && ${TREE[comments]} != null ]]; echo $?) "four tracked trees are registered after their pushes"
+ok $([[ -n ${TREE[last]} && ${TREE[last]} != null ]]; echo $?) "two tracked trees are registered after their pushes"
 
-# two agents: the four head runs and the bisections go on side by side
+# two agents: the two head runs and the bisections go on side by side
 export LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport"
 agent_spawn a
 register_agent '{"name": "b"}'
 agent_spawn b
 
-# until three trees have alerts, all bisected, and nothing is queued or running; an alert is
+# until both trees have alerts, all bisected, and nothing is queued or running; an alert is
 # one headline row of a step (futex3's uncontended ns per pair, hot ops per second ...)
 alerts_of() { curl -s "$URL/api/v1/alerts?tree=push-$1" | jq -c '.alerts'; }
 start=$(date +%s)
@@ -65,16 +66,16 @@ for ((i = 0; i < 3600; i++)); do
   open=$(jq '[.alerts[] | select(.state != "bisected")] | length' <<<"$all")
   busy=$(psq "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")
   sampled=$(psq "SELECT count(*) FROM trees WHERE track AND track_sampled < 1")
-  [[ $trees -ge 3 && $open == 0 && $busy == 0 && $sampled == 0 ]] && break
+  [[ $trees -ge 2 && $open == 0 && $busy == 0 && $sampled == 0 ]] && break
   sleep 1
 done
 diag "bench: $(($(date +%s) - start)) s from registration to the bisected alerts and idle agents"
-is "$(psq "SELECT count(*) FROM track_runs WHERE purpose = 'head'")" 4 "each push is one head run"
+is "$(psq "SELECT count(*) FROM track_runs WHERE purpose = 'head'")" 2 "each push is one head run"
 is "$(psq "SELECT count(*) FROM track_runs WHERE purpose = 'confirm'")" 0 \
   "no step waited for a change point: the head runs' A/B was the confirmation"
 
-for b in mid first last; do
-  case $b in mid) n=5 ;; first) n=1 ;; last) n=8 ;; esac
+for b in first last; do
+  case $b in first) n=1 ;; last) n=8 ;; esac
   AS=$(alerts_of $b)
   A=$(jq -c '.[0] // empty' <<<"$AS")
   diag "$b: $(jq -c '[.[] | {row: (.workload + " " + .lock + " " + .metric + " " + .params), state, found_by, commit: .commit[0:12], change, reason, steps: [.steps[] | {c: .commit[0:12], verdict}]}]' <<<"$AS")"
@@ -98,19 +99,37 @@ done
 is "$(curl -s "$URL/api/v1/alerts" | jq '[.alerts[] | select(.lock != "futex3")] | length')" 0 \
   "no alert on the untouched control lock"
 
-# the comment-only push
-is "$(psq "SELECT s.state FROM track_runs r JOIN submissions s ON s.id = r.submission_id WHERE r.tree_id = ${TREE[comments]} AND r.purpose = 'head'")" done \
-  "comment-only push: its head run ended"
-diag "comment-only head run: $(psq "SELECT v.verdict || ' ' || round(100 * v.change::numeric, 1) || '% ' || v.workload FROM track_runs r JOIN jobs j ON j.submission_id = r.submission_id JOIN comparisons cm ON cm.job_id = j.id JOIN verdicts v ON v.comparison_id = cm.id WHERE r.tree_id = ${TREE[comments]} AND v.lock = 'futex3' AND r.purpose = 'head' AND cm.final" | tr '\n' ';')"
-is "$(alerts_of comments)" "[]" "comment-only push: no alert"
-is "$(psq "SELECT count(*) FROM track_runs WHERE tree_id = ${TREE[comments]} AND purpose IN ('bisect', 'confirm')")" 0 \
-  "comment-only push: no bisection"
-
 # sampling waited while a tree bisected: a tree's sample run comes after its alert is bisected
 is "$(psq "SELECT count(*) FROM track_runs r JOIN alerts a ON a.tree_id = r.tree_id JOIN submissions s ON s.id = r.submission_id WHERE r.purpose = 'sample' AND s.created < (SELECT max(at) FROM alert_events e WHERE e.alert_id = a.id AND e.state = 'bisected')")" 0 \
   "no sample run started while its tree's alert was being bisected"
 
-mail=$(psq "SELECT message FROM outbox WHERE kind = 'alert' AND subject LIKE '%${C[mid.5]:0:12}%'")
-like "$mail" "^Subject: \[locklab alert [0-9]+\] ${C[mid.5]:0:12} futex3: wait a little" "the alert mail names commit 5"
+mail=$(psq "SELECT message FROM outbox WHERE kind = 'alert' AND subject LIKE '%${C[last.8]:0:12}%'")
+like "$mail" "^Subject: \[locklab alert [0-9]+\] ${C[last.8]:0:12} futex3: wait a little" "the alert mail names commit 8"
 like "$mail" "found by the interleaved A/B of a new head" "and says how the step was found"
+
+# the fix: a ninth commit on the last branch takes the busy loop out again; its
+# head run (8 -> 9) ends `improvement` and the alert of commit 8 becomes fixed by it
+git -C "$T/work" checkout -q last
+git -C "$T/work" revert --no-edit "${C[last.8]}" >/dev/null
+C[last.9]=$(git -C "$T/work" rev-parse HEAD)
+git -C "$T/work" push -q "$T/up.git" last 2>/dev/null
+api POST "/api/v1/trees/${TREE[last]}/poke" -H "Authorization: Bearer $ADMIN_TOKEN"
+is "$CODE" 202 "a ninth commit that reverts the step is pushed"
+for ((i = 0; i < 1800; i++)); do
+  st=$(alerts_of last | jq -r '.[0].state')
+  busy=$(psq "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")
+  [[ $st != bisected && $busy == 0 ]] && break
+  sleep 1
+done
+AS=$(alerts_of last)
+A=$(jq -c '.[0] // empty' <<<"$AS")
+diag "after the revert: $(jq -c '[.[] | {state, fixed_by: .fixed_by[0:12], events: [.events[] | .state + ": " + .note]}]' <<<"$AS")"
+is "$(psq "SELECT count(*) FROM track_runs WHERE tree_id = ${TREE[last]} AND purpose = 'head' AND base_commit = '${C[last.8]}' AND commit = '${C[last.9]}'")" 1 \
+  "the revert is one head run, 8 -> 9"
+is "$(jq -r '.state + " " + .fixed_by' <<<"$A")" "fixed ${C[last.9]}" "the alert of commit 8 is fixed, by commit 9"
+like "$(jq -r '.events[-1].state + " " + .events[-1].who + ": " + .events[-1].note' <<<"$A")" \
+  "^fixed tracker: .*A/B of the head run .*: improvement [-+][0-9]" "  its last event says which A/B showed the improvement"
+is "$(jq length <<<"$AS")" 1 "  no other alert opened on that tree"
+is "$(psq "SELECT count(*) FROM track_runs WHERE tree_id = ${TREE[last]} AND purpose IN ('bisect', 'confirm') AND commit = '${C[last.9]}'")" 0 \
+  "  and nothing is bisected for it"
 done_testing
