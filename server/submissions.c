@@ -266,18 +266,23 @@ static bool parse_slot_take(void)
 	return true;
 }
 
-static void sub_fetch_run(void *arg)
+static void parse_slot_release(void)
 {
-	struct sub_fetch *f = arg;
+	atomic_fetch_sub(&parse_active, 1);
+}
 
-	if (f->mbox) {
-		parse_priority_apply();
-		f->rc = mbox_parse(f->mbox, strlen(f->mbox), &f->series, f->err, sizeof(f->err));
-		atomic_fetch_sub(&parse_active, 1);
-		return;
-	}
-	f->rc = sub_fetch_series(f->url, &f->series, f->err, sizeof(f->err));
-	fetch_slot_release();
+/* A slot for the deferred work: a fetch of url, or a parse of the mbox. */
+static bool sub_slot_take(bool fetch)
+{
+	return fetch ? fetch_slot_take() : parse_slot_take();
+}
+
+static void sub_slot_release(bool fetch)
+{
+	if (fetch)
+		fetch_slot_release();
+	else
+		parse_slot_release();
 }
 
 static void sub_fetch_free(void *arg)
@@ -288,6 +293,53 @@ static void sub_fetch_free(void *arg)
 	free(f->url);
 	free(f->mbox);
 	free(f);
+}
+
+static void sub_fetch_run(void *arg)
+{
+	struct sub_fetch *f = arg;
+
+	if (f->mbox) {
+		parse_priority_apply();
+		f->rc = mbox_parse(f->mbox, strlen(f->mbox), &f->series, f->err, sizeof(f->err));
+	} else {
+		f->rc = sub_fetch_series(f->url, &f->series, f->err, sizeof(f->err));
+	}
+	sub_slot_release(!f->mbox);
+}
+
+/*
+ * The first call of a URL (url) or mbox (mbox) submission: the fetch or
+ * parse goes to a thread of its own under its slot limit, and the request
+ * comes back when it is done.  The handler result.
+ */
+static enum handler_rc sub_defer(struct http_request *req, const char *url, const char *mbox)
+{
+	struct sub_fetch *f;
+	enum handler_rc rc;
+
+	if (!sub_slot_take(url != NULL)) {
+		if (url)
+			return http_reply_error(req, 503, "busy",
+			                        "%u URL fetches are running, the most at "
+			                        "once; try again later",
+			                        srv_cfg.fetch_max_active);
+		return http_reply_error(req, 503, "busy",
+		                        "%u mboxes are being parsed, the most at once "
+		                        "(--parse-max-active); try again later",
+		                        srv_cfg.parse_max_active);
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || !(url ? (f->url = strdup(url)) : (f->mbox = strdup(mbox)))) {
+		free(f);
+		sub_slot_release(url != NULL);
+		return http_reply_error(req, 500, "internal", "out of memory");
+	}
+	mbox_series_init(&f->series);
+	rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
+	if (!req->suspended)
+		sub_slot_release(url != NULL); /* the work never started */
+	return rc;
 }
 
 /* The deferred work's series moves to s (f keeps an empty one); its rc. */
@@ -381,26 +433,7 @@ static bool sub_url(struct http_request *req, struct sub_new *s, enum handler_rc
 	}
 	/* first call: fetch on a thread of its own; the second takes its result */
 	if (!req->deferred) {
-		struct sub_fetch *f;
-
-		if (!fetch_slot_take()) {
-			*rc = http_reply_error(req, 503, "busy",
-			                       "%u URL fetches are running, the most at "
-			                       "once; try again later",
-			                       srv_cfg.fetch_max_active);
-			return true;
-		}
-		f = calloc(1, sizeof(*f));
-		if (!f || !(f->url = strdup(s->url))) {
-			free(f);
-			fetch_slot_release();
-			*rc = http_reply_error(req, 500, "internal", "out of memory");
-			return true;
-		}
-		mbox_series_init(&f->series);
-		*rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
-		if (!req->suspended)
-			fetch_slot_release(); /* the work never started */
+		*rc = sub_defer(req, s->url, NULL);
 		return true;
 	}
 	dbrc = sub_fetch_take(req, s, err, sizeof(err));
@@ -428,26 +461,7 @@ static bool sub_mbox(struct http_request *req, const char *mbox, struct sub_new 
 	s->source = "mbox";
 	/* first call: parse on a thread of its own; the second takes its result */
 	if (!req->deferred) {
-		struct sub_fetch *f;
-
-		if (!parse_slot_take()) {
-			*rc = http_reply_error(req, 503, "busy",
-			                       "%u mboxes are being parsed, the most at once "
-			                       "(--parse-max-active); try again later",
-			                       srv_cfg.parse_max_active);
-			return true;
-		}
-		f = calloc(1, sizeof(*f));
-		if (!f || !(f->mbox = strdup(mbox))) {
-			free(f);
-			atomic_fetch_sub(&parse_active, 1);
-			*rc = http_reply_error(req, 500, "internal", "out of memory");
-			return true;
-		}
-		mbox_series_init(&f->series);
-		*rc = http_defer(req, sub_fetch_run, f, sub_fetch_free);
-		if (!req->suspended)
-			atomic_fetch_sub(&parse_active, 1); /* the work never started */
+		*rc = sub_defer(req, NULL, mbox);
 		return true;
 	}
 	int prc = sub_fetch_take(req, s, err, sizeof(err));
