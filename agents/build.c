@@ -4,6 +4,7 @@
  * locks to measure; the job's preparation, which hands kernel trees to
  * kernel_build.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -161,59 +162,73 @@ static bool make_follows(const char *path)
 }
 
 /*
+ * The build folder of tree (a worktree of the mirror, git folder gitdir)
+ * made ready for make to build on objects made at commit from: objs copied
+ * in as tree/build (NULL: the folder holds them already), the objects dated
+ * 2000-01-01 plus a second, every tracked file 2000-01-01 and the files
+ * changed since from now, so make rebuilds exactly what the change reaches
+ * through its .d files, whatever the clock did since the objects were made.
+ * 0 with *n the files changed, or -1 with why: a change make does not
+ * follow (it may change every object without make knowing), a new header
+ * (it may stand before one of the same name on the include path, for files
+ * whose .d files never named it), or a step that failed.
+ */
+static int reuse_objects(struct job *j, const char *gitdir, const char *tree, const char *from,
+                         const char *objs, int *n, char *why, size_t whylen)
+{
+	const struct timespec objs_time = {DATE_BACK + 1, 0};
+	struct spawn_result changed = {0}, r;
+	char dir[1200];
+
+	*n = 0;
+	why[0] = 0;
+	snprintf(dir, sizeof(dir), "%s/build", tree);
+	if (tree_changes(j, gitdir, from, false, &changed, 4 << 20)) {
+		snprintf(why, whylen, "its changes cannot be listed");
+		return -1;
+	}
+	for (size_t off = 0; off < changed.out_len; off += strlen(changed.out + off) + 1, (*n)++)
+		if (!why[0] && !make_follows(changed.out + off))
+			snprintf(why, whylen, "it changes %.200s, which make does not follow",
+			         changed.out + off);
+	if (!why[0] && tree_changes(j, gitdir, from, true, &r, 4 << 20))
+		snprintf(why, whylen, "its new files cannot be listed");
+	else if (!why[0]) {
+		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
+			size_t l = strlen(r.out + off);
+			if (!why[0] && l > 2 && !strcmp(r.out + off + l - 2, ".h"))
+				snprintf(why, whylen, "it adds the header %.200s", r.out + off);
+		}
+		spawn_result_release(&r);
+	}
+	if (!why[0] && objs && fs_copy_tree(objs, dir))
+		snprintf(why, whylen, "the objects cannot be copied: %s", strerror(errno));
+	/* the changed paths listed above are the ones dated now */
+	if (!why[0] && (fs_date_tree(dir, &objs_time) ||
+	                tree_date_paths(j, gitdir, tree, changed.out, changed.out_len)))
+		snprintf(why, whylen, "the tree cannot be dated back");
+	spawn_result_release(&changed);
+	return why[0] ? -1 : 0;
+}
+
+/*
  * A patched lockbench is built on the build before it: the first on the
  * base's objects, each later prefix on the one before, so a patch to one
- * lock recompiles one file and links.  What makes that the binary a clean
- * build makes: the copied objects are dated 2000-01-01 plus a second, every
- * tracked file of the tree 2000-01-01 and the files changed since that
- * build now, so make rebuilds exactly what the change reaches through its
- * .d files, whatever the clock did since the objects were made.  A change
- * make does not follow, or any step here failing, means a clean build.
+ * lock recompiles one file and links (reuse_objects).  A change make does
+ * not follow, or any step failing, means a clean build.
  */
 static void ready_build_folder(struct job *j, const char *what)
 {
-	const struct timespec objs_time = {DATE_BACK + 1, 0};
 	const char *from = j->built_rev[0] ? j->built_rev : j->base_rev;
 	char dir[1200], why[320] = "";
-	struct spawn_result changed = {0}, r;
 	int n = 0;
 
 	snprintf(dir, sizeof(dir), "%s/build", j->series_tree);
 	if (!j->built_rev[0] && !j->base_objs[0])
 		snprintf(why, sizeof(why), "the base's objects are not at hand");
-	else if (series_changes(j, from, false, &changed, 4 << 20))
-		snprintf(why, sizeof(why), "its changes cannot be listed");
-	else {
-		for (size_t off = 0; off < changed.out_len;
-		     off += strlen(changed.out + off) + 1, n++)
-			if (!why[0] && !make_follows(changed.out + off))
-				snprintf(why, sizeof(why),
-				         "it changes %.200s, which make does not follow",
-				         changed.out + off);
-	}
-	/*
-	 * a new header may stand before one of the same name on the include
-	 * path, for files whose .d files never named it
-	 */
-	if (!why[0] && series_changes(j, from, true, &r, 4 << 20))
-		snprintf(why, sizeof(why), "its new files cannot be listed");
-	else if (!why[0]) {
-		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1) {
-			size_t l = strlen(r.out + off);
-			if (!why[0] && l > 2 && !strcmp(r.out + off + l - 2, ".h"))
-				snprintf(why, sizeof(why), "it adds the header %.200s",
-				         r.out + off);
-		}
-		spawn_result_release(&r);
-	}
-	if (!why[0] && !j->built_rev[0] && fs_copy_tree(j->base_objs, dir))
-		snprintf(why, sizeof(why), "the base's objects cannot be copied: %s",
-		         strerror(errno));
-	/* the changed paths listed above are the ones dated now */
-	if (!why[0] &&
-	    (fs_date_tree(dir, &objs_time) || date_tree_paths(j, changed.out, changed.out_len)))
-		snprintf(why, sizeof(why), "the tree cannot be dated back");
-	spawn_result_release(&changed);
+	else
+		reuse_objects(j, j->series_gitdir, j->series_tree, from,
+		              j->built_rev[0] ? NULL : j->base_objs, &n, why, sizeof(why));
 	if (why[0]) {
 		if (fs_remove_tree(dir))
 			agent_log("warn", j->id, "cannot remove %s: %s", dir, strerror(errno));
@@ -386,6 +401,143 @@ static void base_to_cache(struct job *j)
 	fs_remove_tree(built);
 }
 
+/*
+ * A base the cache lacks is built on the objects of the cached base nearest
+ * to it (reuse_objects), so on a tracked tree each new head, sample and
+ * bisection step is a build of the files it changes, not of the whole tree.
+ * Nearest: of the newest BASE_NEAR_TRIES entries with this agent's build
+ * arguments and a build folder, the one fewest files away whose commit is on
+ * one of the tree's own branches (a git submission may name its own base:
+ * objects built from it serve no other job).  Nothing near, or
+ * reuse_objects refusing, means a clean build.
+ */
+#define BASE_NEAR_TRIES 32
+#define BASE_NEAR_SCAN  512
+
+struct base_entry {
+	char rev[72];
+	struct timespec at;
+};
+
+static int base_entry_newer(const void *pa, const void *pb)
+{
+	const struct base_entry *a = pa, *b = pb;
+	if (a->at.tv_sec != b->at.tv_sec)
+		return a->at.tv_sec < b->at.tv_sec ? 1 : -1;
+	return a->at.tv_nsec < b->at.tv_nsec ? 1 : a->at.tv_nsec > b->at.tv_nsec ? -1 : 0;
+}
+
+/* Whether commit rev is on a branch of the tree (the mirror's refs/heads/). */
+static bool on_tree_branch(struct job *j, const char *rev)
+{
+	const char *argv[] = {"git",        "-C",         j->mirror, "for-each-ref", "--count=1",
+	                      "--format=x", "--contains", rev,       "refs/heads/",  NULL};
+	struct spawn_result r = {0};
+	bool on =
+	    !looks_like_option(rev) && !git_run(j, "/dev/null", argv, &r, 4096) && r.out_len > 0;
+	spawn_result_release(&r);
+	return on;
+}
+
+/* The nearest cached base (above): its commit into rev, its objects into objs; 0 or -1. */
+static int base_nearest(struct job *j, char *rev, size_t revlen, char *objs, size_t objslen)
+{
+	const char *cache = j->ag->cfg.base_cache;
+	struct base_entry *e;
+	char key[256], path[4200];
+	size_t best_n = SIZE_MAX;
+	int ne = 0, best = -1;
+	struct stat st;
+
+	base_cache_key(j, key, sizeof(key));
+	const char *suffix = strrchr(key, '-');
+	size_t sl = strlen(suffix);
+	DIR *d = opendir(cache);
+	if (!d)
+		return -1;
+	if (!(e = calloc(BASE_NEAR_SCAN, sizeof(*e)))) {
+		closedir(d);
+		return -1;
+	}
+	for (struct dirent *de; ne < BASE_NEAR_SCAN && (de = readdir(d));) {
+		size_t l = strlen(de->d_name);
+		if (l <= sl || l - sl >= sizeof(e[0].rev) || strcmp(de->d_name + l - sl, suffix) ||
+		    strspn(de->d_name, "0123456789abcdef") != l - sl)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/build", cache, de->d_name);
+		if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		memcpy(e[ne].rev, de->d_name, l - sl);
+		e[ne].rev[l - sl] = 0;
+		e[ne].at = st.st_mtim;
+		if (strcmp(e[ne].rev, j->base_rev))
+			ne++;
+	}
+	closedir(d);
+	qsort(e, (size_t)ne, sizeof(e[0]), base_entry_newer);
+	for (int i = 0; i < ne && i < BASE_NEAR_TRIES; i++) {
+		struct spawn_result r;
+		size_t n = 0;
+		if (tree_changes(j, j->base_gitdir, e[i].rev, false, &r, 4 << 20))
+			continue; /* not a commit of this tree's mirror */
+		for (size_t off = 0; off < r.out_len; off += strlen(r.out + off) + 1)
+			n++;
+		spawn_result_release(&r);
+		if (n < best_n && on_tree_branch(j, e[i].rev)) {
+			best = i;
+			best_n = n;
+		}
+	}
+	if (best >= 0) {
+		snprintf(rev, revlen, "%s", e[best].rev);
+		snprintf(objs, objslen, "%s/%s%s/build", cache, e[best].rev, suffix);
+	}
+	free(e);
+	return best >= 0 ? 0 : -1;
+}
+
+/* The base tree's build folder on the nearest cached base's objects, when one serves. */
+static bool ready_base_folder(struct job *j)
+{
+	char rev[72], objs[4400], why[320], dir[1200];
+	int n;
+
+	if (base_nearest(j, rev, sizeof(rev), objs, sizeof(objs)))
+		return false;
+	if (!reuse_objects(j, j->base_gitdir, j->base_tree, rev, objs, &n, why, sizeof(why))) {
+		agent_log("info", j->id,
+		          "base: built on the objects of base %.12s (%d file%s changed)", rev, n,
+		          n == 1 ? "" : "s");
+		return true;
+	}
+	snprintf(dir, sizeof(dir), "%s/build", j->base_tree);
+	if (fs_remove_tree(dir))
+		agent_log("warn", j->id, "cannot remove %s: %s", dir, strerror(errno));
+	agent_log("info", j->id, "base: a clean build: %s (the nearest cached base is %.12s)", why,
+	          rev);
+	return false;
+}
+
+/*
+ * Build the base tree: on the nearest cached base's objects when one
+ * serves, and clean when that build fails (objects of another commit must
+ * never be why a base does not build).
+ */
+static int build_base(struct job *j)
+{
+	if (!ready_base_folder(j))
+		return build_tree(j, j->base_tree, "base");
+	if (!build_tree(j, j->base_tree, "base"))
+		return 0;
+	char dir[1200];
+	snprintf(dir, sizeof(dir), "%s/build", j->base_tree);
+	agent_log("warn", j->id, "base: the build on cached objects failed: building it clean");
+	if (fs_remove_tree(dir))
+		return -1;
+	j->fail_reason[0] = 0;
+	return build_tree(j, j->base_tree, "base");
+}
+
 bool job_gone(void *arg)
 {
 	struct job *j = arg;
@@ -430,7 +582,7 @@ static int prepare_base(struct job *j)
 		agent_log("info", j->id, "base %.12s built beside: reusing it", j->base_rev);
 	else if (add_worktree(j, j->base_tree, j->base_rev, j->base_gitdir,
 	                      sizeof(j->base_gitdir)) ||
-	         build_tree(j, j->base_tree, "base") || keep_binary(j, j->base_tree, "base"))
+	         build_base(j) || keep_binary(j, j->base_tree, "base"))
 		rc = -1;
 	else {
 		snprintf(j->base_objs, sizeof(j->base_objs), "%s/build", j->base_tree);

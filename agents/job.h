@@ -168,9 +168,15 @@ int checkout_commit(struct job *j, const char *commit);
  * date_tree_back: every tracked file of the series tree dated 2000-01-01
  * (DATE_BACK), those changed since commit from dated now; 0 or -1.
  * date_tree_paths: the same with the changed paths given (NUL-separated).
+ * tree_changes, tree_date_paths: the same for any worktree of the mirror
+ * (its git folder gitdir, checked out at tree).
  */
 int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
                    size_t max);
+int tree_changes(struct job *j, const char *gitdir, const char *from, bool added,
+                 struct spawn_result *out, size_t max);
+int tree_date_paths(struct job *j, const char *gitdir, const char *tree, const char *changed,
+                    size_t len);
 int series_head(struct job *j, char *out, size_t outlen);
 #define DATE_BACK 946684800
 int date_tree_back(struct job *j, const char *from);

@@ -71,8 +71,8 @@ static struct opt opts[] = {
      "program)",
      "PATH"},
     {"base-cache", "LOCKLAB_BASE_CACHE", OPT_STR, &cfg.base_cache, NULL, 0, 0,
-     "base lockbench builds (binary and objects, where patched builds start from) kept by "
-     "commit, which agents on this machine may share (unset: WORKDIR/base-cache)",
+     "base lockbench builds (binary and objects, where patched builds and new bases start "
+     "from) kept by commit, which agents on this machine may share (unset: WORKDIR/base-cache)",
      "DIR"},
     {"kernel-cache", "LOCKLAB_KERNEL_CACHE", OPT_STR, &cfg.kernel_cache, NULL, 0, 0,
      "base kernel builds kept by commit and configuration, shared by every agent on the machine "

@@ -423,12 +423,12 @@ int checkout_commit(struct job *j, const char *commit)
 	return 0;
 }
 
-int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
-                   size_t max)
+int tree_changes(struct job *j, const char *gitdir, const char *from, bool added,
+                 struct spawn_result *out, size_t max)
 {
 	char gd[1400];
 	/* from its git folder, not the tree: a build may have rewritten the tree's .git */
-	snprintf(gd, sizeof(gd), "--git-dir=%s", j->series_gitdir);
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	const char *argv[14];
 	size_t n = 0;
 	argv[n++] = "git";
@@ -454,6 +454,12 @@ int series_changes(struct job *j, const char *from, bool added, struct spawn_res
 	return 0;
 }
 
+int series_changes(struct job *j, const char *from, bool added, struct spawn_result *out,
+                   size_t max)
+{
+	return tree_changes(j, j->series_gitdir, from, added, out, max);
+}
+
 int series_head(struct job *j, char *out, size_t outlen)
 {
 	char gd[1400];
@@ -462,19 +468,25 @@ int series_head(struct job *j, char *out, size_t outlen)
 	return git_commit_name(j, argv, out, outlen);
 }
 
-int date_tree_paths(struct job *j, const char *changed, size_t len)
+int tree_date_paths(struct job *j, const char *gitdir, const char *tree, const char *changed,
+                    size_t len)
 {
 	const struct timespec y2k = {DATE_BACK, 0};
 	char gd[1400], wt[1200];
 	struct spawn_result files = {0};
-	worktree_args(j->series_gitdir, j->series_tree, gd, sizeof(gd), wt, sizeof(wt));
-	const char *ls[] = {"git", "-C", j->series_tree, gd, wt, "ls-files", "-z", NULL};
+	worktree_args(gitdir, tree, gd, sizeof(gd), wt, sizeof(wt));
+	const char *ls[] = {"git", "-C", tree, gd, wt, "ls-files", "-z", NULL};
 	int rc = git_run(j, "/dev/null", ls, &files, 256 << 20) || files.out_truncated ? -1 : 0;
-	if (!rc && (fs_date_paths(j->series_tree, files.out, files.out_len, &y2k) ||
-	            fs_date_paths(j->series_tree, changed, len, NULL)))
+	if (!rc && (fs_date_paths(tree, files.out, files.out_len, &y2k) ||
+	            fs_date_paths(tree, changed, len, NULL)))
 		rc = -1;
 	spawn_result_release(&files);
 	return rc;
+}
+
+int date_tree_paths(struct job *j, const char *changed, size_t len)
+{
+	return tree_date_paths(j, j->series_gitdir, j->series_tree, changed, len);
 }
 
 int date_tree_back(struct job *j, const char *from)

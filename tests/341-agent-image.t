@@ -11,7 +11,10 @@
 #  - patched builds start from the base's objects: the README patch builds
 #    nothing, the liar's recompiles one file, and the binary is the one a
 #    clean build of the patched tree makes; a patch to the Makefile's flags
-#    (which make's .d files do not follow) gets a clean build.
+#    (which make's .d files do not follow) gets a clean build;
+#  - a base the agent's cache lacks starts from the nearest cached base's
+#    objects: the tree moved on by the liar's commit, its base recompiles one
+#    file, and the binary is the clean build's again.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -94,4 +97,20 @@ is "$(images base)" "$base_image" "its base documents carry the base's image"
 flags=$(images patched)
 [[ $flags =~ ^sha256: && $flags != "$base_image" ]]
 ok $? "and its patched binary is built with the new flags: another image"
+
+# the tree moves on by the liar's commit: a base the cache lacks, one file
+# from the base agent a cached with its objects
+git -C "$T/tree" pull -q --ff-only "$T/work-liar" 2>/dev/null
+is "$(git -C "$T/tree" rev-parse HEAD)" "$(git -C "$T/work-liar" rev-parse HEAD)" "the tree moves on by one commit"
+submit_mbox "$T/readme.mbox"
+run_job a; ok $? "the agent that cached the old base runs the README-only job on the new one"
+old=$(git -C "$T/tree" rev-parse HEAD~1)
+like "$(grep -o 'base: built on the objects of base [0-9a-f]* ([0-9]* files\? changed)' "$T/agent-a.log")" \
+  "^base: built on the objects of base ${old:0:12} \(1 file changed\)" "the new base is built on the cached base's objects"
+is "$(images base)" "$liar" "and its image is the clean build's of that tree"
+is "$(images patched)" "$liar" "  (the README patch on it, too)"
+cache=${LOCKLAB_BASE_CACHE:-$T/agent-a/base-cache}
+new=$(git -C "$T/tree" rev-parse HEAD)
+ls -d "$cache/$old"-*/build "$cache/$new"-*/build >/dev/null
+ok $? "both bases are in the cache, with their objects"
 done_testing
