@@ -96,6 +96,10 @@ api POST "/api/v1/trees/$TREE/poke"
 is "$CODE" 401 "poking needs the admin token"
 
 export LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport"
+# one base cache for both agents (make test's for the whole run), as agents of
+# one machine share it: a base either built is the other's, and a new one
+# starts from the nearest's objects
+export LOCKLAB_BASE_CACHE=${LOCKLAB_BASE_CACHE:-$T/base-cache}
 agent_spawn a
 AGENT_A=$AGENT_PID
 
@@ -156,6 +160,9 @@ is "$(jq -c '[(.history | length), .seqs.commit, .seqs.good, .seqs.bad]' <<<"$A"
 nsteps=$(jq '.steps | length' <<<"$A")
 [[ $nsteps -le 6 ]]; ok $? "bisection took $nsteps A/B steps (at most 6 for 10 commits)"
 is "$(psq "SELECT count(*) - count(DISTINCT (alert_id, commit)) FROM bisect_steps")" 0 "no step is counted twice"
+nb=$(cat "$T"/agent-*.log | grep -c 'base: built on the objects of base')
+[[ $nb -ge 5 ]]; ok $? "the bases after the first start from the nearest cached base's objects ($nb of them)"
+is "$(cat "$T"/agent-*.log | grep -c 'base: the build on cached objects failed')" 0 "  and none of those builds failed"
 secs=$(jq -r '[.events[] | select(.state == "confirmed" or .state == "bisected") | .at | sub("\\.[0-9]+"; "") | sub("\\+00:00$"; "Z") | fromdate] | .[1] - .[0]' <<<"$A")
 diag "bench: bisection: $nsteps A/B steps for the 10 commits of c5..c15, ${secs} s from the confirmed alert to the named commit"
 if [[ $killed == 1 ]]; then

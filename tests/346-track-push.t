@@ -52,6 +52,9 @@ ok $([[ -n ${TREE[last]} && ${TREE[last]} != null ]]; echo $?) "two tracked tree
 
 # two agents: the two head runs and the bisections go on side by side
 export LOCKLAB_FETCH_ALLOW="127.0.0.1:$gport"
+# one base cache for both agents (make test's for the whole run), as agents of
+# one machine share it: a new base starts from the nearest cached one's objects
+export LOCKLAB_BASE_CACHE=${LOCKLAB_BASE_CACHE:-$T/base-cache}
 agent_spawn a
 register_agent '{"name": "b"}'
 agent_spawn b
@@ -98,6 +101,9 @@ for b in first last; do
 done
 is "$(curl -s "$URL/api/v1/alerts" | jq '[.alerts[] | select(.lock != "futex3")] | length')" 0 \
   "no alert on the untouched control lock"
+nb=$(cat "$T"/agent-*.log | grep -c 'base: built on the objects of base')
+[[ $nb -ge 1 ]]; ok $? "bisection's bases start from the nearest cached base's objects ($nb of them)"
+is "$(cat "$T"/agent-*.log | grep -c 'base: the build on cached objects failed')" 0 "  and none of those builds failed"
 
 # sampling waited while a tree bisected: a tree's sample run comes after its alert is bisected
 is "$(psq "SELECT count(*) FROM track_runs r JOIN alerts a ON a.tree_id = r.tree_id JOIN submissions s ON s.id = r.submission_id WHERE r.purpose = 'sample' AND s.created < (SELECT max(at) FROM alert_events e WHERE e.alert_id = a.id AND e.state = 'bisected')")" 0 \
