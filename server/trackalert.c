@@ -33,13 +33,17 @@ void track_event(PGconn *c, const char *alert, const char *state, const char *wh
 }
 
 /*
- * The open alert of another row of st's tree, branch and machine class
- * that already stands for the step an A/B run showed in (st->good,
- * st->bad]: bisected to a commit inside that range, or not named to one
- * commit (bisection goes on or stopped short) in a range that overlaps
- * it.  A step moves several rows at once and an A/B run names it on the
- * row it is surest of, which need not be the row an earlier run chose: the
- * step has one alert all the same.
+ * The alert of any row of st's tree, branch and machine class that
+ * already stands for the step an A/B run showed in (st->good, st->bad]:
+ * one bisected to a commit inside that range, or an open one not named to
+ * one commit (bisection goes on or stopped short) in a range that
+ * overlaps it.  A step moves several rows at once and an A/B run names it
+ * on the row it is surest of, which need not be the row an earlier run
+ * chose: the step has one alert all the same.  A named commit stands for
+ * its step whatever became of the alert: `wontfix` and `invalid` are a
+ * maintainer's word on that commit, and a `fixed` alert's step is found
+ * again by a change point or a sample run over the history, until the
+ * range holds its fix as well (the step it shows is then another one).
  * Its id (>0), 0 when none, -1 on a database error.
  */
 static long long track_step_covered(PGconn *c, const struct track_step *st)
@@ -50,14 +54,16 @@ static long long track_step_covered(PGconn *c, const struct track_step *st)
 	    "SELECT a.id FROM alerts a JOIN track_commits ng ON ng.tree_id = a.tree_id AND "
 	    "ng.branch = a.branch AND ng.commit = $4 JOIN track_commits nb ON nb.tree_id = "
 	    "a.tree_id AND nb.branch = a.branch AND nb.commit = $5 LEFT JOIN track_commits ac ON "
-	    "ac.tree_id = a.tree_id AND ac.branch = a.branch AND ac.commit = a.commit JOIN "
-	    "track_commits bg ON bg.tree_id = a.tree_id AND bg.branch = a.branch AND bg.commit = "
-	    "a.bisect_good JOIN track_commits bb ON bb.tree_id = a.tree_id AND bb.branch = "
-	    "a.branch AND bb.commit = a.bisect_bad WHERE a.tree_id = $1::bigint AND a.branch = "
-	    "$2 AND a.machine_class = $3 AND a.state IN ('new', 'confirmed', 'bisected') AND "
-	    "bb.segment = nb.segment AND CASE WHEN a.commit IS NOT NULL THEN ac.segment = "
-	    "nb.segment AND ac.seq > ng.seq AND ac.seq <= nb.seq ELSE "
-	    "ng.seq < bb.seq AND nb.seq > bg.seq END ORDER BY a.id LIMIT 1",
+	    "ac.tree_id = a.tree_id AND ac.branch = a.branch AND ac.commit = a.commit LEFT JOIN "
+	    "track_commits fc ON fc.tree_id = a.tree_id AND fc.branch = a.branch AND fc.commit = "
+	    "a.fixed_by JOIN track_commits bg ON bg.tree_id = a.tree_id AND bg.branch = a.branch "
+	    "AND bg.commit = a.bisect_good JOIN track_commits bb ON bb.tree_id = a.tree_id AND "
+	    "bb.branch = a.branch AND bb.commit = a.bisect_bad WHERE a.tree_id = $1::bigint AND "
+	    "a.branch = $2 AND a.machine_class = $3 AND bb.segment = nb.segment AND CASE WHEN "
+	    "a.commit IS NOT NULL THEN ac.segment = nb.segment AND ac.seq > ng.seq AND ac.seq <= "
+	    "nb.seq AND (a.state <> 'fixed' OR fc.seq IS NULL OR fc.segment <> nb.segment OR "
+	    "fc.seq > nb.seq) ELSE a.state IN ('new', 'confirmed', 'bisected') AND ng.seq < "
+	    "bb.seq AND nb.seq > bg.seq END ORDER BY a.id LIMIT 1",
 	    5, p);
 	long long id = -1;
 
@@ -72,8 +78,8 @@ static long long track_step_covered(PGconn *c, const struct track_step *st)
  * Open the alert of a confirmed regression st (row: the A/B that confirmed
  * it, run its track_runs id), state confirmed, with two events (new_note,
  * confirmed_note), unless an alert of the series that is not closed already
- * covers part of its range, or an open alert of another row stands for the
- * step (track_step_covered): one step, one alert, however it was found.
+ * covers part of its range, or an alert of any row stands for the step
+ * (track_step_covered): one step, one alert, however it was found.
  * Its id (>0), 0 when none was opened, -1 on a database error.
  */
 long long track_alert_open(PGconn *c, const struct track_step *st, const struct track_row *row,

@@ -233,4 +233,29 @@ api PATCH "/api/v1/alerts/$A1" -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Conte
 is "$CODE" 200 "an admin marks the bisected alert wontfix"
 browser_run "the Alerts page lists the alerts, their state, reasons, the rewrite and a history chart" \
   alerts.mjs "$URL" "$A1" "$A3" "$A2" "${C[6]}" "$ADMIN_TOKEN"
+
+# ---- a step reported and fixed is not reported again ----
+# a later A/B over its commit (a head or sample run, a change point's
+# confirmation) shows the step again while the range does not hold the fix:
+# the fixed alert's commit stands for it and no other alert opens
+echo "rewritten 9" >>"$T/work/file.c"
+git -C "$T/work" commit -qam "rewritten 9"
+R[9]=$(git -C "$T/work" rev-parse HEAD)
+git -C "$T/work" push -q "$T/up.git" master 2>/dev/null
+poke "$TREE"
+wait_for "SELECT count(*) FROM track_runs WHERE purpose = 'head' AND commit = '${R[9]}'" 1
+ok $? "the next head, r9, is run against r8"
+A5=$(psq "INSERT INTO alerts (tree_id, branch, machine_class, workload, lock, metric, params_key, state,
+       good, bad, bisect_good, bisect_bad, commit, change, before_mean, after_mean, unit, confirm_run)
+       VALUES ($TREE, 'master', 'default', 'uncontended', 'futex3', 'ns_per_pair', 'threads=1',
+       'fixed', '${R[8]}', '${R[9]}', '${R[8]}', '${R[9]}', '${R[9]}', 0.8, 20, 36, 'ns',
+       (SELECT min(id) FROM track_runs WHERE tree_id = $TREE)) RETURNING id")
+hs=$(psq "SELECT submission_id FROM track_runs WHERE purpose = 'head' AND commit = '${R[9]}'")
+verdict_run "$hs" regression 0.1 0.3
+wait_for "SELECT processed IS NOT NULL FROM track_runs WHERE submission_id = $hs" t
+ok $? "the head run r8 -> r9 ends regression and the tracker reads it"
+is "$(psq "SELECT count(*) FROM alerts WHERE tree_id = $TREE AND bad = '${R[9]}'")" 1 \
+  "no alert opens for a step whose commit a fixed alert names"
+like "$(cat "$SERVER_LOG")" "alert $A5 already stands for the step ${R[8]:0:12}..${R[9]:0:12}" \
+  "the tracker says the fixed alert stands for it"
 done_testing
