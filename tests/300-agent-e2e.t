@@ -148,4 +148,28 @@ is "$(jq '[.results[].document.runs[] | select(.workload != "uncontended" and .w
 like "$(cat "$T/agent-g.log")" 'round [0-9]+: lockstep of uncontended,hot on CPU [0-9]+ \(hot on every CPU\), turns of 0.5 ms \(hot 1 ms, longer past 2 threads a CPU\): base side [01], patched side [01]' \
   "the agent says it runs uncontended and hot in lockstep"
 unlike "$(cat "$T/agent-g.log")" 'duet of' "and runs no duet"
+
+# git keeps house before a job measures, never beside it: the first job's
+# mirror, unpacked into loose objects and given a threshold it is over
+# (gc.auto 256), is packed by the agent's own `git gc --auto` after the next
+# job's fetch, in the foreground, before the job goes on.
+# The job is a series that does not apply: nothing after git am runs.
+m=$(ls -d "$T"/agent-a/mirrors/*.git)
+mkdir "$T/packs" && mv "$m"/objects/pack/pack-* "$T/packs/"
+for pk in "$T"/packs/*.pack; do git -C "$m" unpack-objects -q <"$pk"; done
+git -C "$m" config gc.auto 256
+loose=$(git -C "$m" count-objects | cut -d' ' -f1)
+((loose > 1000)); ok $? "the mirror holds loose objects ($loose)"
+make_series gcloose "echo '/* appended */' >>lockbench/locks/kmutex.c"
+# every context line changed: the patch applies to no version of the file
+perl -pi -e '$d = 1 if /^@@/; s/$/ (changed)/ if $d && /^ /' "$T/gcloose.mbox"
+submit_mbox "$T/gcloose.mbox"; gcloose=$SUB
+"$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent-a" \
+  --native-tree "$T/tree" --once >"$T/agent-a2.log" 2>&1
+is "$(sub_state "$gcloose")" failed "a series that does not apply fails the job"
+# (what stays loose is unreachable: git gc keeps it for two weeks)
+after=$(git -C "$m" count-objects | cut -d' ' -f1)
+((after < 256)); ok $? "by then the agent's git gc --auto had packed the mirror's loose objects ($loose -> $after)"
+ls "$m"/objects/pack/*.pack >/dev/null 2>&1; ok $? "into a pack"
+unlike "$(cat "$T/agent-a2.log")" 'git gc --auto in .* (did not run|failed)' "the agent logs no failed maintenance"
 done_testing
