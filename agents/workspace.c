@@ -23,19 +23,49 @@
 #include "spawn.h"
 #include "strutil.h"
 
+/* What every git the agent runs is told: no prompts, no system config. */
+static const char *const git_env[] = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", NULL};
+
 /*
- * What every git the agent runs is told: no prompts, no system config, and no
- * automatic maintenance.  Left on, the `git am` or `git fetch` of one job
- * starts a `git gc` in the background that repacks the mirror (for a kernel
- * tree, a minute or more of CPU and minutes of disk) while the rounds that
- * follow are measured.  The mirror is kept instead by maintain_mirror, in the
- * foreground, before anything is measured.
+ * And no automatic maintenance.  Left on, the `git am` or `git fetch` of one
+ * job starts a `git gc` in the background that repacks the mirror (for a
+ * kernel tree, a minute or more of CPU and minutes of disk) while the rounds
+ * that follow are measured.  The mirror is kept instead by maintain_mirror,
+ * in the foreground (git_foreground_gc), before anything is measured.
  */
-static const char *const git_env[] = {
-    "GIT_TERMINAL_PROMPT=0",    "GIT_CONFIG_NOSYSTEM=1",
+static const char *const git_no_auto_gc[] = {
     "GIT_CONFIG_COUNT=2",       "GIT_CONFIG_KEY_0=gc.auto",
     "GIT_CONFIG_VALUE_0=0",     "GIT_CONFIG_KEY_1=maintenance.auto",
     "GIT_CONFIG_VALUE_1=false", NULL};
+static const char *const git_foreground_gc[] = {
+    "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=gc.autoDetach", "GIT_CONFIG_VALUE_0=false", NULL};
+
+/*
+ * Run git with git_env, then gc (how git may maintain the repository), then
+ * env; its result into res.  spawn_run's return, err set when it is not 0.
+ */
+static int git_spawn(const char *log, const char *const argv[], const char *const *gc,
+                     const char *const *env, int wall_s, struct spawn_result *res, size_t max,
+                     bool capture, char *err, size_t errlen)
+{
+	const char *const *parts[] = {git_env, gc, env};
+	const char *all[16];
+	size_t n = 0;
+
+	for (size_t p = 0; p < 3; p++)
+		for (const char *const *e = parts[p];
+		     e && *e && n < sizeof(all) / sizeof(all[0]) - 1; e++)
+			all[n++] = *e;
+	all[n] = NULL;
+
+	struct spawn_cmd c = {.argv = argv,
+	                      .env = all,
+	                      .out_path = log,
+	                      .capture = capture,
+	                      .capture_max = max,
+	                      .wall_s = wall_s};
+	return spawn_run(&c, res, err, errlen);
+}
 
 /*
  * Run git (trusted, outside the sandbox) with output appended to log, or
@@ -50,24 +80,10 @@ int git_run(struct job *j, const char *log, const char *const argv[], struct spa
 int git_run_env(struct job *j, const char *log, const char *const argv[], const char *const *env,
                 struct spawn_result *out, size_t max)
 {
-	const char *all[16];
-	size_t n = 0;
-
-	for (const char *const *e = git_env; *e; e++)
-		all[n++] = *e;
-	for (const char *const *e = env; e && *e && n < sizeof(all) / sizeof(all[0]) - 1; e++)
-		all[n++] = *e;
-	all[n] = NULL;
-
-	struct spawn_cmd c = {.argv = argv,
-	                      .env = all,
-	                      .out_path = log,
-	                      .capture = out != NULL,
-	                      .capture_max = max,
-	                      .wall_s = 600};
 	struct spawn_result r;
 	char err[256];
-	int rc = spawn_run(&c, out ? out : &r, err, sizeof(err));
+	int rc = git_spawn(log, argv, git_no_auto_gc, env, 600, out ? out : &r, max, out != NULL,
+	                   err, sizeof(err));
 	const struct spawn_result *res = out ? out : &r;
 	if (rc)
 		snprintf(j->fail_reason, sizeof(j->fail_reason), "%s: git: %s", INFRA, err);
@@ -138,16 +154,12 @@ void fail_with_tail(struct job *j, const char *what, const char *log, int lines)
  */
 static void maintain_mirror(struct job *j, const char *log)
 {
-	static const char *const env[] = {
-	    "GIT_TERMINAL_PROMPT=0",          "GIT_CONFIG_NOSYSTEM=1",    "GIT_CONFIG_COUNT=1",
-	    "GIT_CONFIG_KEY_0=gc.autoDetach", "GIT_CONFIG_VALUE_0=false", NULL};
 	const char *argv[] = {"git", "-C", j->mirror, "gc", "--auto", "--quiet", NULL};
-	struct spawn_cmd c = {.argv = argv, .env = env, .out_path = log, .wall_s = 3600};
 	struct spawn_result r;
 	char err[256];
 
 	job_activity(j, NULL, "maintaining the tree's mirror (git gc --auto)");
-	if (spawn_run(&c, &r, err, sizeof(err)))
+	if (git_spawn(log, argv, git_foreground_gc, NULL, 3600, &r, 0, false, err, sizeof(err)))
 		agent_log("warn", j->id, "git gc --auto in %s did not run: %s", j->mirror, err);
 	else if (r.status || r.timed_out)
 		agent_log("warn", j->id, "git gc --auto in %s failed (status %d%s): see %s",
