@@ -30,6 +30,14 @@ declare -A max_len=([mbox]=65536 [result]=65536 [http]=16384 [report]=65536)
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 failed=0
 
+# The lines of a log that say why a run stopped: the sanitizers', libFuzzer's
+# and the harness's own; the server's logged refusals ("sql failed", which
+# bad input earns with a 4xx) are not a cause and would crowd them out.
+fuzz_cause() {
+  grep -E 'ERROR|SUMMARY|Running:|abort|runtime error|^fuzz_[a-z]*: ' "$1" |
+    grep -v -e 'sql failed' -e ' mode ' | tail -n 8
+}
+
 # a private PostgreSQL cluster for the http target, through the tests' pg.sh
 pg_private() {
   T=$(mktemp -d "${TMPDIR:-/tmp}/locklab-fuzz-pg.XXXXXX") || return 1
@@ -66,7 +74,7 @@ for t in "$@"; do
       echo "fuzz $t: replay ok (${#inputs[@]} inputs)"
     else
       echo "fuzz $t: replay FAILED ($log.replay):"
-      grep -E 'ERROR|SUMMARY|Running:|abort|runtime error' "$log.replay" | tail -n 8 | sed 's/^/  /'
+      fuzz_cause "$log.replay" | sed 's/^/  /'
       failed=1
       continue
     fi
@@ -90,7 +98,7 @@ for t in "$@"; do
     echo "fuzz $t: ok, $runs executions in $FUZZ_SECONDS s, $rate exec/s${cov:+, $cov}$mode"
   else
     echo "fuzz $t: CRASH ${crash:-(exit $rc, no artifact)} after ${runs:-?} executions ($log):"
-    grep -E 'ERROR|SUMMARY|runtime error|abort' "$log" | tail -n 8 | sed 's/^/  /'
+    fuzz_cause "$log" | sed 's/^/  /'
     failed=1
   fi
 done

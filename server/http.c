@@ -81,8 +81,10 @@ static enum handler_rc http_queue(struct http_request *req, unsigned status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(req->conn, status, resp);
 	MHD_destroy_response(resp);
-	if (ret != MHD_YES)
+	if (ret != MHD_YES) {
+		req->refused = true;
 		return HANDLER_FATAL;
+	}
 	req->replied = true;
 	req->status = (int)status;
 	return HANDLER_OK;
@@ -349,7 +351,15 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 		req->suspended = false; /* only this thread reads or writes it */
 		return MHD_YES;         /* http_defer: the handler is called again */
 	}
-	if (!req->replied && rc != HANDLER_FATAL)
+	/*
+	 * A handler that replied nothing is a bug (500); one whose reply
+	 * libmicrohttpd refused (a client gone or past a reply's point: a
+	 * handler need not pass that on) has lost its connection, which is
+	 * closed.
+	 */
+	if (req->refused)
+		rc = HANDLER_FATAL;
+	else if (!req->replied && rc != HANDLER_FATAL)
 		rc = http_reply_error(req, 500, "internal", "no reply");
 	return rc == HANDLER_FATAL ? MHD_NO : MHD_YES;
 }

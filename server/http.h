@@ -43,6 +43,7 @@ struct http_request {
 	size_t body_len;
 	bool body_too_large;
 	bool replied;
+	bool refused;          /* libmicrohttpd would not queue a reply: the connection is lost */
 	bool close;            /* the reply says "Connection: close" */
 	int status;            /* of the reply, for /metrics */
 	int route;             /* for /metrics: set by the router, METRICS_ROUTE_OTHER until then */
