@@ -24,6 +24,7 @@ struct results_ctx {
 	struct auth_agent *agent;
 	const char *key;
 	const char *doc_text; /* the document as received, stored verbatim as jsonb */
+	const json_t *doc;    /* and as parsed: a replay is compared with it */
 	const struct lb_result *res;
 	json_t *runs, *samples, *lockups; /* jsonb_to_recordset inputs */
 	char claim[16];                   /* the job's claim count when posted (its lease) */
@@ -194,20 +195,79 @@ static int results_debug(PGconn *c, struct results_ctx *x, long long submission)
 static PGresult *results_lock_job(PGconn *c, const struct results_ctx *x, const char *idbuf,
                                   const char *agent)
 {
-	const char *p[5] = {idbuf, x->key, x->res->suite, agent, x->doc_text};
+	char ours[16];
+	const char *p[5] = {idbuf, x->key, x->res->suite, agent, ours};
+
+	snprintf(ours, sizeof(ours), "%d", srv_cfg.max_rounds);
 
 	/*
 	 * The job row lock orders concurrent posts for one job; the same
-	 * statement reads what results_judge checks.
+	 * statement reads what results_judge checks.  The most rounds a job
+	 * may ask for: what it was made with (a server with another
+	 * --max-rounds may have made it), ours for an older job.
 	 */
 	return db_exec(c,
 	               "SELECT state, claimed_by, submission_id, lease_expires < now(), "
 	               "suite = $3, (SELECT job_id FROM results WHERE idempotency_key = $2), "
 	               "rounds_wanted, (SELECT agent_id IS NOT DISTINCT FROM $4::bigint "
-	               "FROM results WHERE idempotency_key = $2), (SELECT document = "
-	               "$5::jsonb FROM results WHERE idempotency_key = $2), claims "
+	               "FROM results WHERE idempotency_key = $2), (SELECT document::text "
+	               "FROM results WHERE idempotency_key = $2), claims, "
+	               "greatest(coalesce(max_rounds, $5::int), coalesce(min_rounds, 0)) "
 	               "FROM jobs WHERE id = $1 FOR UPDATE",
 	               5, p);
+}
+
+/*
+ * Equal JSON values, a number equal to a number of the same value: jsonb
+ * prints 1e16 back as the integer 10000000000000000.
+ */
+static bool results_json_same(const json_t *a, const json_t *b)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_number(a) && json_is_number(b))
+		return json_number_value(a) == json_number_value(b);
+	if (json_typeof(a) != json_typeof(b))
+		return false;
+	switch (json_typeof(a)) {
+	case JSON_OBJECT:
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		json_object_foreach((json_t *)a, key, v)
+		{
+			const json_t *w = json_object_get(b, key);
+
+			if (!w || !results_json_same(v, w))
+				return false;
+		}
+		return true;
+	case JSON_ARRAY:
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		json_array_foreach(a, i, v)
+		{
+			if (!results_json_same(v, json_array_get(b, i)))
+				return false;
+		}
+		return true;
+	default:
+		return json_equal(a, b);
+	}
+}
+
+/*
+ * Whether doc is the stored document (jsonb's text): the same values,
+ * whatever the bytes or the form (bare or wrapped) of either post.
+ */
+static bool results_same_document(const json_t *doc, const char *stored)
+{
+	json_t *old = stored ? json_loads(stored, 0, NULL) : NULL;
+	bool same = old && results_json_same(old, doc);
+
+	json_decref(old);
+	return same;
 }
 
 /*
@@ -220,11 +280,18 @@ static int results_judge(struct results_ctx *x, const PGresult *res, const char 
 {
 	const char *owner, *key_job;
 	bool same_agent;
-	int rc = DB_ABORT;
+	int rc = DB_ABORT, most;
 
 	if (PQntuples(res) != 1) {
 		x->status = 404;
 		snprintf(x->msg, sizeof(x->msg), "no job %lld", x->id);
+		return DB_ABORT;
+	}
+	/* the job's --max-rounds, and as many again when a change found is confirmed */
+	most = atoi(PQgetvalue(res, 0, 10));
+	if (x->res->round >= 2 * most) {
+		x->status = 422;
+		snprintf(x->msg, sizeof(x->msg), "round: 0 to %d", 2 * most - 1);
 		return DB_ABORT;
 	}
 	owner = db_value(res, 0, 1);
@@ -240,7 +307,7 @@ static int results_judge(struct results_ctx *x, const PGresult *res, const char 
 	if (key_job && strcmp(key_job, idbuf) != 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg), "idempotency key already used for another job");
-	} else if (key_job && same_agent && PQgetvalue(res, 0, 8)[0] != 't') {
+	} else if (key_job && same_agent && !results_same_document(x->doc, db_value(res, 0, 8))) {
 		/* a replay is the same document: another one under its key is refused */
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg),
@@ -279,102 +346,73 @@ static int results_judge(struct results_ctx *x, const PGresult *res, const char 
 }
 
 /*
- * Discard the halves of this round, and a document under this key, stored
- * under another claim of the job.  Returns db_run's code.
+ * Store the document in one statement: discard the halves of this round,
+ * and a document under this key, stored under another claim of the job;
+ * insert the results row and its runs, samples and lockups (x->runs,
+ * x->samples, x->lockups) under it.  Returns DB_OK, DB_ABORT (409 in
+ * x->status and x->msg) when the job has this round of this variant
+ * already, DB_FAIL when out of memory, or db_failure().
+ *
+ * A round's base and patched are one lease's: a half posted under an
+ * earlier claim of the job (by another agent, or by this one before it
+ * restarted) is discarded, and this lease runs the round whole
+ * (next_round points at it again).  Two machines' halves would pair one
+ * machine's speed against another's; two leases' halves, a machine's state
+ * then against its state now.  The insert reads the count of what the
+ * delete returned, so the delete has run when the insert checks its
+ * conflicts (a row this transaction deleted is no conflict); the rows read
+ * the new id from the insert, so none is written when it wrote nothing.
  */
-static int results_discard_halves(PGconn *c, const struct results_ctx *x, const char *idbuf,
-                                  const char *round)
+static int results_store(PGconn *c, struct results_ctx *x, const char *idbuf, const char *agent,
+                         const char *round)
 {
-	/*
-	 * A round's base and patched are one lease's: a half posted under
-	 * an earlier claim of the job (by another agent, or by this one
-	 * before it restarted) is discarded, and this lease runs the round
-	 * whole (next_round points at it again).  Two machines' halves
-	 * would pair one machine's speed against another's; two leases'
-	 * halves, a machine's state then against its state now.
-	 */
-	const char *p[4] = {idbuf, round, x->claim, x->key};
+	char *runs = json_dumps(x->runs, JSON_COMPACT);
+	char *samples = json_dumps(x->samples, JSON_COMPACT);
+	char *lockups = json_dumps(x->lockups, JSON_COMPACT);
+	const char *p[10] = {idbuf,       agent,    x->key, round,   x->res->variant,
+	                     x->doc_text, x->claim, runs,   samples, lockups};
+	PGresult *res = NULL;
+	int rc = DB_FAIL;
 
-	return db_run(c,
-	              "DELETE FROM results WHERE job_id = $1 AND ((round = $2::int AND "
-	              "variant IN ('base', 'patched', 'base-debug', 'patched-debug')) OR "
-	              "idempotency_key = $4) AND "
-	              "claim IS DISTINCT FROM $3::int",
-	              4, p);
-}
-
-/*
- * Store the document as a results row; its id goes into rid.  Returns
- * DB_OK, DB_ABORT (409 in x->status and x->msg) when the job has this
- * round of this variant already, or db_failure().
- */
-static int results_insert(PGconn *c, struct results_ctx *x, const char *idbuf, const char *agent,
-                          const char *round, char *rid, size_t ridlen)
-{
-	PGresult *res;
-	const char *p[7] = {idbuf, agent, x->key, round, x->res->variant, x->doc_text, x->claim};
-
-	res = db_exec(c,
-	              "INSERT INTO results (job_id, agent_id, idempotency_key, round, "
-	              "variant, document, claim) VALUES ($1, $2, $3, $4, $5, $6::jsonb, "
-	              "$7::int) ON "
-	              "CONFLICT (job_id, variant, round) DO NOTHING RETURNING id",
-	              7, p);
-	if (!res)
-		return db_failure();
-	if (PQntuples(res) == 0) {
-		PQclear(res);
+	if (runs && samples && lockups)
+		res = db_exec(
+		    c,
+		    "WITH d AS (DELETE FROM results WHERE job_id = $1::bigint AND ((round = "
+		    "$4::int AND variant IN ('base', 'patched', 'base-debug', 'patched-debug')) "
+		    "OR idempotency_key = $3::text) AND claim IS DISTINCT FROM $7::int "
+		    "RETURNING 1), "
+		    "r AS (INSERT INTO results (job_id, agent_id, idempotency_key, round, "
+		    "variant, document, claim) SELECT $1::bigint, $2::bigint, $3::text, $4::int, "
+		    "$5::text, $6::jsonb, $7::int FROM (SELECT count(*) FROM d) AS z ON CONFLICT "
+		    "(job_id, variant, round) DO NOTHING RETURNING id), "
+		    "ru AS (INSERT INTO runs (result_id, idx, workload, lock, params_key, "
+		    "locked_up) SELECT r.id, x.* FROM r, jsonb_to_recordset($8::jsonb) AS x(idx "
+		    "int, workload text, lock text, params_key text, locked_up boolean)), "
+		    "sa AS (INSERT INTO samples (result_id, run_idx, metric, unit, higher_better, "
+		    "value, samples) SELECT r.id, x.* FROM r, jsonb_to_recordset($9::jsonb) AS "
+		    "x(run_idx int, metric text, unit text, higher_better boolean, value float8, "
+		    "samples float8[])), "
+		    "lo AS (INSERT INTO lockups (job_id, result_id, variant, round, workload, "
+		    "lock, "
+		    "params_key, kind, message, stacks) SELECT $1::bigint, r.id, x.variant, "
+		    "$4::int, x.workload, x.lock, x.params_key, x.kind, x.message, x.stacks FROM "
+		    "r, jsonb_to_recordset($10::jsonb) AS x(variant text, workload text, lock "
+		    "text, params_key text, kind text, message text, stacks text)) "
+		    "SELECT id FROM r",
+		    10, p);
+	if (runs && samples && lockups && !res)
+		rc = db_failure();
+	else if (res && PQntuples(res) == 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg),
 		         "round %d of '%s' is already stored for job %lld under another "
 		         "idempotency key",
 		         x->res->round, x->res->variant, x->id);
-		return DB_ABORT;
+		rc = DB_ABORT;
+	} else if (res) {
+		rc = DB_OK;
 	}
-	snprintf(rid, ridlen, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
-	return DB_OK;
-}
-
-/*
- * Store the document's runs, samples and lockups (x->runs, x->samples,
- * x->lockups) under results row rid.  Returns DB_OK, DB_FAIL when out of
- * memory, or db_run's code.
- */
-static int results_insert_rows(PGconn *c, const struct results_ctx *x, const char *rid,
-                               const char *idbuf, const char *round)
-{
-	char *runs = json_dumps(x->runs, JSON_COMPACT);
-	char *samples = json_dumps(x->samples, JSON_COMPACT);
-	char *lockups = json_dumps(x->lockups, JSON_COMPACT);
-	const char *pr[2] = {rid, runs};
-	const char *ps[2] = {rid, samples};
-	const char *pl[4] = {rid, lockups, idbuf, round};
-	int rc = DB_FAIL;
-
-	if (runs && samples && lockups)
-		rc = db_run(c,
-		            "INSERT INTO runs (result_id, idx, workload, lock, params_key, "
-		            "locked_up) SELECT $1::bigint, x.* FROM jsonb_to_recordset($2) AS "
-		            "x(idx int, workload text, lock text, params_key text, locked_up "
-		            "boolean)",
-		            2, pr);
-	if (rc == DB_OK)
-		rc = db_run(c,
-		            "INSERT INTO samples (result_id, run_idx, metric, unit, "
-		            "higher_better, value, samples) SELECT $1::bigint, x.* FROM "
-		            "jsonb_to_recordset($2) AS x(run_idx int, metric text, unit text, "
-		            "higher_better boolean, value float8, samples float8[])",
-		            2, ps);
-	if (rc == DB_OK && json_array_size(x->lockups))
-		rc = db_run(c,
-		            "INSERT INTO lockups (job_id, result_id, variant, round, workload, "
-		            "lock, params_key, kind, message, stacks) SELECT $3::bigint, "
-		            "$1::bigint, x.variant, $4::int, x.workload, x.lock, x.params_key, "
-		            "x.kind, x.message, x.stacks FROM jsonb_to_recordset($2) AS "
-		            "x(variant text, workload text, lock text, params_key text, kind "
-		            "text, message text, stacks text)",
-		            4, pl);
 	free(runs);
 	free(samples);
 	free(lockups);
@@ -421,7 +459,7 @@ static int results_progress(PGconn *c, struct results_ctx *x, long long submissi
 static int results_body(PGconn *c, void *arg)
 {
 	struct results_ctx *x = arg;
-	char idbuf[24], agent[24], round[16], rid[24];
+	char idbuf[24], agent[24], round[16];
 	long long submission = 0;
 	PGresult *res;
 	int rc;
@@ -445,13 +483,7 @@ static int results_body(PGconn *c, void *arg)
 		x->progress = jobs_progress(c, x->id);
 		return x->progress ? DB_OK : DB_FAIL;
 	}
-	rc = results_discard_halves(c, x, idbuf, round);
-	if (rc != DB_OK)
-		return rc;
-	rc = results_insert(c, x, idbuf, agent, round, rid, sizeof(rid));
-	if (rc != DB_OK)
-		return rc;
-	rc = results_insert_rows(c, x, rid, idbuf, round);
+	rc = results_store(c, x, idbuf, agent, round);
 	if (rc != DB_OK)
 		return rc;
 	return results_progress(c, x, submission);
@@ -502,31 +534,6 @@ static int results_rows(struct results_ctx *x)
 		free(key);
 	}
 	return 0;
-}
-
-/*
- * The most rounds a job may ask for: what it was made with (a server with
- * another --max-rounds may have made it), ours for an older job or a
- * missing one (refused later); -1 on a database failure.
- */
-static int job_max_rounds(PGconn *c, long long id)
-{
-	char idbuf[24];
-	const char *q[2] = {idbuf, NULL};
-	char ours[16];
-	snprintf(idbuf, sizeof(idbuf), "%lld", id);
-	snprintf(ours, sizeof(ours), "%d", srv_cfg.max_rounds);
-	q[1] = ours;
-	PGresult *res = db_exec(c,
-	                        "SELECT greatest(coalesce(max_rounds, $2::int), "
-	                        "coalesce(min_rounds, 0)) FROM jobs WHERE id = $1",
-	                        2, q);
-	int v;
-	if (!res)
-		return -1;
-	v = PQntuples(res) == 1 ? atoi(PQgetvalue(res, 0, 0)) : srv_cfg.max_rounds;
-	PQclear(res);
-	return v;
 }
 
 enum handler_rc api_job_results(struct http_request *req, long long id)
@@ -596,20 +603,13 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      res.variant);
 		goto out;
 	}
-	/* the job's --max-rounds, and as many again when a change found is confirmed */
-	int most = job_max_rounds(c, id);
-	if (most < 0) {
-		rc = api_reply_db_error(req, "cannot read the job");
-		goto out;
-	}
-	if (res.round < 0 || res.round >= 2 * most) {
-		rc = http_reply_error(req, 422, "invalid-result", "round: 0 to %d", 2 * most - 1);
-		goto out;
-	}
-	doc_text = json_dumps(doc, JSON_COMPACT);
-	x.doc_text = doc_text;
+	/* the body as it came when it is the document (no second text of it) */
+	if (doc != body)
+		doc_text = json_dumps(doc, JSON_COMPACT);
+	x.doc_text = doc == body ? req->body : doc_text;
+	x.doc = doc;
 	x.res = &res;
-	if (!doc_text || results_rows(&x) != 0) {
+	if (!x.doc_text || results_rows(&x) != 0) {
 		rc = http_reply_error(req, 500, "internal", "out of memory");
 		goto out;
 	}

@@ -84,6 +84,19 @@ is "$(sql "SELECT count(*) FROM results WHERE job_id = $j1")" 1 "and is not stor
 result_doc patched 0 0.9 | jq '{idempotency_key: "field-key-1", result: .}' >"$T/w.json"
 api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -d @"$T/w.json"
 is "$CODE" 201 "the key may come in the body as idempotency_key"
+# the replay bare, under the header, every sample spelt with an exponent
+result_doc patched 0 0.9 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = json.dumps(d)
+for r in d["runs"]:
+    for x in r["samples"]["ops_per_sec"]:
+        t = t.replace(json.dumps(x), "%.17e" % x, 1)
+print(t)' >"$T/w-exp.json"
+api POST "/api/v1/jobs/$j1/results" -H "Authorization: Bearer $A" -H 'Idempotency-Key: field-key-1' \
+  -d @"$T/w-exp.json"
+is "$CODE/$(jq -r .duplicate <<<"$BODY")" 200/true \
+  "its replay in the other form, the numbers spelt otherwise, is the same document"
 is "$(jq -r '[.rounds_complete, .more_rounds, .next_round] | join(",")' <<<"$BODY")" "1,2,1" "round 0 is complete"
 for r in 1 2; do post_round "$j1" "$A" base $r 1; post_round "$j1" "$A" patched $r 0.9; done
 is "$CODE" 201 "the last wanted round is stored"
