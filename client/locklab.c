@@ -6,16 +6,16 @@
  *   locklab report ID [--format aim7|perf|lkp|text] [--server URL]
  *   locklab alerts [--json] [--server URL]
  *   locklab help [COMMAND], locklab --version
- * The server defaults to $LOCKLAB_SERVER, else http://127.0.0.1:8080.  Every
- * request of one run goes over one libcurl handle, so one kept-alive
- * connection serves the submission, each poll and the report.  The exit codes
- * are enum gate_exit's, printed by --help and listed in docs/api.md.  This
- * file holds the commands' table, their help and main; the requests are
- * locklab_http.c, the commands locklab_cmds.c.
+ * The server is --server, else $LOCKLAB_SERVER, else http://127.0.0.1:8080.
+ * Options and the command's arguments may come in any order; lib/options.c
+ * parses them.  Every request of one run goes over one libcurl handle, so
+ * one kept-alive connection serves the submission, each poll and the
+ * report.  The exit codes are enum gate_exit's, printed by --help and listed
+ * in docs/api.md.  This file holds the options' and the commands' tables,
+ * their help and main; the requests are locklab_http.c, the commands
+ * locklab_cmds.c.
  */
 #include <curl/curl.h>
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,25 +24,65 @@
 #include <strings.h>
 
 #include "locklab_internal.h"
+#include "options.h"
 #include "version.h"
 
-/* The commands: their usage line, what they do, which options they take. */
-enum { OPT_WAIT = 1, OPT_JSON = 2, OPT_SUITE = 4, OPT_TIMEOUT = 8, OPT_FORMAT = 16 };
+/*
+ * The options: the rows of the engine's table (lib/options.h), in the
+ * order check_args names one a command does not take.  The client prints
+ * their help itself, each command's own (options_help).
+ */
+enum option_row { O_WAIT, O_JSON, O_SUITE, O_TIMEOUT, O_FORMAT, O_SERVER, O_HELP, O_H, NOPTS };
 
+#define TAKES(row) (1u << (row))
+/* every command takes these */
+#define TAKES_ALL (TAKES(O_SERVER) | TAKES(O_HELP) | TAKES(O_H))
+
+static struct options cfg; /* the options as parsed */
+static bool help;
+static int first_operand;
+
+static struct opt opts[NOPTS] = {
+    [O_WAIT] = {"wait", NULL, OPT_FLAG, &cfg.wait, NULL, 0, 0, NULL, NULL},
+    [O_JSON] = {"json", NULL, OPT_FLAG, &cfg.json, NULL, 0, 0, NULL, NULL},
+    [O_SUITE] = {"suite", NULL, OPT_LIST, &cfg.suites, NULL, 0, 0, NULL, "NAME"},
+    [O_TIMEOUT] = {"timeout", NULL, OPT_LONG, &cfg.timeout, NULL, 1, 30 * 86400, NULL, "SECONDS"},
+    [O_FORMAT] = {"format", NULL, OPT_STR, &cfg.format, "text", 0, 0, NULL, "F"},
+    [O_SERVER] = {"server", "LOCKLAB_SERVER", OPT_STR, &cl_server, "http://127.0.0.1:8080", 0, 0,
+                  NULL, "URL"},
+    [O_HELP] = {"help", NULL, OPT_FLAG, &help, NULL, 0, 0, NULL, NULL},
+    [O_H] = {"h", NULL, OPT_FLAG, &help, NULL, 0, 0, NULL, NULL},
+};
+
+static bool opt_given[NOPTS];
+
+static const struct opt_cmd cmds[] = {{"version", "the version"}};
+
+static const struct opt_table table = {
+    .prog = "locklab",
+    .opts = opts,
+    .n = NOPTS,
+    .given = opt_given,
+    .cmds = cmds,
+    .ncmds = sizeof(cmds) / sizeof(cmds[0]),
+    .first_operand = &first_operand,
+};
+
+/* The commands: their usage line, what they do, which options they take. */
 static const struct command {
 	const char *name;
 	const char *usage; /* after "locklab NAME" */
 	const char *what;
-	unsigned takes; /* OPT_* bits */
+	unsigned takes; /* TAKES() of option rows, besides TAKES_ALL */
 } commands[] = {
     {"submit", "URL|FILE [--wait [--timeout SECONDS]] [--json] [--suite NAME]...",
      "submit a series (mbox FILE or URL); with --wait a CI gate",
-     OPT_WAIT | OPT_JSON | OPT_SUITE | OPT_TIMEOUT},
+     TAKES(O_WAIT) | TAKES(O_JSON) | TAKES(O_SUITE) | TAKES(O_TIMEOUT)},
     {"status", "[ID] [--json]", "one submission and its jobs, or the list of submissions",
-     OPT_JSON},
+     TAKES(O_JSON)},
     {"report", "ID [--format aim7|perf|lkp|text]",
-     "a finished submission's report (text unless --format says otherwise)", OPT_FORMAT},
-    {"alerts", "[--json]", "the tracker's alerts: steps found in tracked branches", OPT_JSON},
+     "a finished submission's report (text unless --format says otherwise)", TAKES(O_FORMAT)},
+    {"alerts", "[--json]", "the tracker's alerts: steps found in tracked branches", TAKES(O_JSON)},
     {"help", "[COMMAND]", "this text, or one command's", 0},
 };
 
@@ -50,24 +90,26 @@ static const struct command {
 
 static const char *const report_formats[] = {"aim7", "perf", "lkp", "text"};
 
-/* The options: which command takes each (0: every one) and its help. */
+/* The options' help: which command takes each (0: every one) and the text. */
 static const struct {
 	unsigned bit;
 	const char *text;
 } options_help[] = {
     {0, "  --server URL       the server: --server, else $LOCKLAB_SERVER, else\n"
         "                     http://127.0.0.1:8080\n"},
-    {OPT_WAIT, "  --wait             follow the submission until it is done or failed, then print\n"
-               "                     the text report; progress is redrawn in place on a terminal\n"
-               "                     and printed as lines (when something changes) otherwise\n"},
-    {OPT_TIMEOUT, "  --timeout SECONDS  give up waiting after SECONDS (exit 6); the run goes on\n"},
-    {OPT_SUITE, "  --suite NAME       a suite to run (again for several; unset: the server's "
-                "choice)\n"},
-    {OPT_JSON,
+    {TAKES(O_WAIT),
+     "  --wait             follow the submission until it is done or failed, then print\n"
+     "                     the text report; progress is redrawn in place on a terminal\n"
+     "                     and printed as lines (when something changes) otherwise\n"},
+    {TAKES(O_TIMEOUT),
+     "  --timeout SECONDS  give up waiting after SECONDS (exit 6); the run goes on\n"},
+    {TAKES(O_SUITE), "  --suite NAME       a suite to run (again for several; unset: the server's "
+                     "choice)\n"},
+    {TAKES(O_JSON),
      "  --json             print the API's JSON document instead of text: the submission\n"
      "                     (with --wait, as it ended), the list, or the alerts; progress\n"
      "                     then goes to stderr\n"},
-    {OPT_FORMAT, "  --format F         the report's format: aim7, perf, lkp or text\n"},
+    {TAKES(O_FORMAT), "  --format F         the report's format: aim7, perf, lkp or text\n"},
     {0, "  --help             this text (after a command: that command's)\n"
         "  --version          the version\n"},
 };
@@ -130,47 +172,30 @@ static int parse_id(int argc, char **argv, long long *id)
 	return argc == 1 && !*end && *id > 0 ? 0 : -1;
 }
 
-/* The option of bit, as written on the command line. */
-static const char *option_name(unsigned bit)
-{
-	switch (bit) {
-	case OPT_WAIT:
-		return "--wait";
-	case OPT_JSON:
-		return "--json";
-	case OPT_SUITE:
-		return "--suite";
-	case OPT_TIMEOUT:
-		return "--timeout";
-	default:
-		return "--format";
-	}
-}
-
 /*
  * Everything that can be checked without the server: the options the
  * command takes, --format and --server.  0, or GATE_USAGE after a message.
  */
-static int check_args(const struct command *c, unsigned given, const struct options *o)
+static int check_args(const struct command *c)
 {
-	unsigned extra = given & ~c->takes;
 	size_t i;
 
-	if (extra) {
-		fprintf(stderr, "locklab: %s takes no %s (locklab help %s)\n", c->name,
-		        option_name(extra & -extra), c->name);
-		return GATE_USAGE;
-	}
-	if (o->timeout && !o->wait) {
+	for (i = 0; i < NOPTS; i++)
+		if (opt_given[i] && !(TAKES(i) & (c->takes | TAKES_ALL))) {
+			fprintf(stderr, "locklab: %s takes no --%s (locklab help %s)\n", c->name,
+			        opts[i].name, c->name);
+			return GATE_USAGE;
+		}
+	if (cfg.timeout && !cfg.wait) {
 		fprintf(stderr, "locklab: --timeout bounds submit --wait\n");
 		return GATE_USAGE;
 	}
 	for (i = 0; i < sizeof(report_formats) / sizeof(report_formats[0]); i++)
-		if (!strcmp(o->format, report_formats[i]))
+		if (!strcmp(cfg.format, report_formats[i]))
 			break;
 	if (i == sizeof(report_formats) / sizeof(report_formats[0])) {
 		fprintf(stderr, "locklab: --format: '%s' is not aim7, perf, lkp or text\n",
-		        o->format);
+		        cfg.format);
 		return GATE_USAGE;
 	}
 	if (strncasecmp(cl_server, "http://", 7) && strncasecmp(cl_server, "https://", 8)) {
@@ -181,96 +206,29 @@ static int check_args(const struct command *c, unsigned given, const struct opti
 	return 0;
 }
 
-/*
- * The options before (and, as GNU getopt moves them, among) the command's
- * arguments into o, given (OPT_* of those given) and help: -1 when they
- * are good, else the exit status (--version, or a bad one: said on stderr).
- */
-static int parse_options(int argc, char **argv, struct options *o, unsigned *given, bool *help)
-{
-	static const struct option longopts[] = {
-	    {"server", required_argument, NULL, 's'},
-	    {"wait", no_argument, NULL, 'w'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"suite", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *end;
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			cl_server = optarg;
-			break;
-		case 'w':
-			o->wait = true;
-			*given |= OPT_WAIT;
-			break;
-		case 'f':
-			o->format = optarg;
-			*given |= OPT_FORMAT;
-			break;
-		case 'S':
-			json_array_append_new(o->suites, json_string(optarg));
-			*given |= OPT_SUITE;
-			break;
-		case 'j':
-			o->json = true;
-			*given |= OPT_JSON;
-			break;
-		case 't':
-			errno = 0;
-			o->timeout = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || o->timeout <= 0 ||
-			    o->timeout > 30 * 86400) {
-				fprintf(stderr,
-				        "locklab: --timeout wants whole seconds, 1 to 2592000\n");
-				return GATE_USAGE;
-			}
-			*given |= OPT_TIMEOUT;
-			break;
-		case 'h':
-			*help = true;
-			break;
-		case 'V':
-			version_print(stdout, "locklab");
-			return GATE_PASS;
-		default:
-			usage(stderr);
-			return GATE_USAGE;
-		}
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
-	const char *env = getenv("LOCKLAB_SERVER");
-	struct options o = {.format = "text", .suites = json_array()};
 	double started = cl_now_seconds();
 	const struct command *c;
 	const char *cmd;
 	char **args;
 	long long id = 0;
-	unsigned given = 0;
-	bool help = false;
-	int nargs, ret;
+	int nargs, ret = GATE_USAGE;
 
-	if (env && *env)
-		cl_server = env;
-	/* GNU getopt moves the command and its arguments after the options */
-	ret = parse_options(argc, argv, &o, &given, &help);
-	if (ret >= 0)
+	/* the operands, the command and its arguments, follow the options */
+	switch (opts_parse(&table, argc, argv)) {
+	case 0:
+		break;
+	case 1:
+		version_print(stdout, "locklab");
+		ret = GATE_PASS;
 		goto out;
-	ret = GATE_USAGE;
-	cmd = optind < argc ? argv[optind] : NULL;
-	args = argv + optind + 1;
-	nargs = cmd ? argc - optind - 1 : 0;
+	default:
+		goto out;
+	}
+	cmd = first_operand < argc ? argv[first_operand] : NULL;
+	args = argv + first_operand + 1;
+	nargs = cmd ? argc - first_operand - 1 : 0;
 	/* --help, locklab help, locklab help COMMAND, locklab COMMAND --help */
 	if (help || (cmd && !strcmp(cmd, "help"))) {
 		const char *topic = cmd && strcmp(cmd, "help") ? cmd : nargs ? args[0] : NULL;
@@ -296,32 +254,32 @@ int main(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
-	if (check_args(c, given, &o) != 0)
+	if (check_args(c) != 0)
 		goto out;
 	if (!strcmp(cmd, "report") && parse_id(nargs, args, &id) != 0) {
 		fprintf(stderr, "locklab: report takes one submission ID\n");
 		goto out;
 	}
-	if (o.timeout)
-		cl_deadline = started + (double)o.timeout;
+	if (cfg.timeout)
+		cl_deadline = started + (double)cfg.timeout;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	cl_conn = curl_easy_init();
 	if (!cl_conn) {
 		fprintf(stderr, "locklab: cannot start libcurl\n");
 		ret = GATE_SERVER;
 	} else if (!strcmp(cmd, "submit")) {
-		ret = cmd_submit(nargs, args, &o, started);
+		ret = cmd_submit(nargs, args, &cfg, started);
 	} else if (!strcmp(cmd, "status")) {
-		ret = cmd_status(nargs, args, &o);
+		ret = cmd_status(nargs, args, &cfg);
 	} else if (!strcmp(cmd, "alerts")) {
-		ret = cmd_alerts(nargs, &o);
+		ret = cmd_alerts(nargs, &cfg);
 	} else {
-		ret = cl_print_report(id, o.format);
+		ret = cl_print_report(id, cfg.format);
 	}
 	if (cl_conn)
 		curl_easy_cleanup(cl_conn);
 	curl_global_cleanup();
 out:
-	json_decref(o.suites);
+	opts_list_release(&cfg.suites);
 	return ret;
 }

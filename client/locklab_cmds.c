@@ -441,8 +441,13 @@ int cmd_submit(int argc, char **argv, const struct options *o, double started)
 	}
 	if (!body)
 		goto out;
-	if (json_array_size(o->suites))
-		json_object_set(body, "suites", o->suites);
+	if (o->suites.n) {
+		json_t *suites = json_array();
+
+		for (size_t i = 0; i < o->suites.n; i++)
+			json_array_append_new(suites, json_string(o->suites.v[i]));
+		json_object_set_new(body, "suites", suites);
+	}
 	text = json_dumps(body, JSON_COMPACT);
 	if (!text || cl_request("POST", "/api/v1/submissions", text, &r) != 0) {
 		if (cl_timed_out) {

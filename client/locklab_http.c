@@ -17,7 +17,8 @@
 
 #define MAX_REPLY (64u << 20)
 
-const char *cl_server = "http://127.0.0.1:8080";
+/* --server, $LOCKLAB_SERVER or the default: set by the options' table (locklab.c) */
+const char *cl_server;
 CURL *cl_conn;      /* the one handle of this run: its connection is reused */
 double cl_deadline; /* monotonic seconds, 0: none (--timeout) */
 bool cl_timed_out;  /* the last request ran into the deadline */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "options.h"
+
 /* What `locklab submit --wait` exits with; the other commands use 0, 2 and 7. */
 enum gate_exit {
 	GATE_PASS = 0,         /* done: no-change or improvement (or any command that worked) */
@@ -35,7 +37,7 @@ struct options {
 	bool wait, json;
 	long timeout; /* seconds, 0: none */
 	const char *format;
-	json_t *suites;
+	struct opt_list suites; /* --suite, in the order given */
 };
 
 /* ---- locklab_http.c ---- */

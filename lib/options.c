@@ -47,7 +47,31 @@ static int bad_number(const struct opt_table *t, const struct opt *o, const char
 	return -1;
 }
 
-/* Set o from text (what: "--flag", "$VARIABLE" or "the default"); 0 or -1 with a message. */
+/* Adds text to an OPT_LIST's values; 0 or -1 with a message. */
+static int list_add(const struct opt_table *t, struct opt_list *l, const char *text)
+{
+	const char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+	if (!v) {
+		fprintf(stderr, "%s: out of memory\n", t->prog);
+		return -1;
+	}
+	l->v = v;
+	l->v[l->n++] = text;
+	return 0;
+}
+
+void opts_list_release(struct opt_list *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/*
+ * Set o from text (what: "--flag", "-f", "$VARIABLE" or "the default"); 0
+ * or -1 with a message.  An OPT_LIST's value is added to its list.
+ */
 static int opt_set(const struct opt_table *t, const struct opt *o, const char *text,
                    const char *what)
 {
@@ -57,6 +81,8 @@ static int opt_set(const struct opt_table *t, const struct opt *o, const char *t
 	case OPT_STR:
 		*(const char **)o->ptr = text;
 		return 0;
+	case OPT_LIST:
+		return list_add(t, o->ptr, text);
 	case OPT_FLAG:
 		if (text && strcmp(text, "1") && strcmp(text, "0")) {
 			fprintf(stderr, "%s: %s: '%s' is not 1 or 0\n", t->prog, what, text);
@@ -105,54 +131,98 @@ static int opt_set(const struct opt_table *t, const struct opt *o, const char *t
 	return 0;
 }
 
-int opts_parse(const struct opt_table *t, int argc, char **argv)
+/* The row of getopt_long's answer c: n + K for cmds[K]; SIZE_MAX for none. */
+static size_t row_of(const struct opt_table *t, int c)
 {
-	struct option *lopts = calloc(t->n + t->ncmds + 1, sizeof(*lopts));
-	char what[128];
-	int c, rc = 0;
+	if (c >= 256 && c < 256 + (int)(t->n + t->ncmds))
+		return (size_t)(c - 256);
+	for (size_t i = 0; c != '?' && c != ':' && i < t->n; i++)
+		if (t->opts[i].name[0] == c && !t->opts[i].name[1])
+			return i;
+	return SIZE_MAX;
+}
 
-	if (!lopts) {
-		fprintf(stderr, "%s: out of memory\n", t->prog);
-		return -1;
-	}
+/* The defaults, then the variables; 0 or -1 with a message. */
+static int opts_preset(const struct opt_table *t)
+{
+	char what[128];
+
 	for (size_t i = 0; i < t->n; i++) {
 		const struct opt *o = &t->opts[i];
 		const char *env = o->env ? getenv(o->env) : NULL;
 
 		if (env && !*env)
 			env = NULL;
-		lopts[i] =
-		    (struct option){o->name, o->type == OPT_FLAG ? no_argument : required_argument,
-		                    NULL, 256 + (int)i};
+		if (o->type == OPT_LIST)
+			opts_list_release(o->ptr);
 		if (o->def && opt_set(t, o, o->def, "the default"))
-			goto bad; /* a default of the table's own that does not parse */
+			return -1; /* a default of the table's own that does not parse */
 		snprintf(what, sizeof(what), "$%s", o->env ? o->env : "");
+		if (env && o->type == OPT_LIST)
+			((struct opt_list *)o->ptr)->n = 0; /* the variable replaces the default */
 		if (env && opt_set(t, o, env, what))
-			goto bad;
+			return -1;
 		if (t->given)
 			t->given[i] = env != NULL;
 	}
+	return 0;
+}
+
+int opts_parse(const struct opt_table *t, int argc, char **argv)
+{
+	struct option *lopts = calloc(t->n + t->ncmds + 1, sizeof(*lopts));
+	char *shorts = calloc(2 * t->n + 1, 1);             /* "h" for -h, "f:" for -f VALUE */
+	bool *flagged = calloc(t->n + 1, sizeof(*flagged)); /* rows given by a flag */
+	size_t nl = 0, ns = 0;
+	char what[128];
+	int c, rc = 0;
+
+	if (!lopts || !shorts || !flagged) {
+		fprintf(stderr, "%s: out of memory\n", t->prog);
+		goto bad;
+	}
+	if (opts_preset(t))
+		goto bad;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct opt *o = &t->opts[i];
+		int has_arg = o->type == OPT_FLAG ? no_argument : required_argument;
+
+		if (!o->name[1]) {
+			shorts[ns++] = o->name[0];
+			if (has_arg == required_argument)
+				shorts[ns++] = ':';
+		} else {
+			lopts[nl++] = (struct option){o->name, has_arg, NULL, 256 + (int)i};
+		}
+	}
 	for (size_t k = 0; k < t->ncmds; k++)
-		lopts[t->n + k] =
+		lopts[nl++] =
 		    (struct option){t->cmds[k].name, no_argument, NULL, 256 + (int)(t->n + k)};
 	optind = 0; /* glibc: start over, whatever parsed before */
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		if (c < 256 || c >= 256 + (int)(t->n + t->ncmds)) {
+	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
+		size_t i = row_of(t, c);
+
+		if (i == SIZE_MAX) {
 			fprintf(stderr, "%s: see %s --help\n", t->prog, t->prog);
 			goto bad;
 		}
-		size_t i = (size_t)(c - 256);
 		if (i >= t->n) {
 			rc = (int)(i - t->n) + 1;
 			goto out;
 		}
-		snprintf(what, sizeof(what), "--%s", t->opts[i].name);
-		if (opt_set(t, &t->opts[i], t->opts[i].type == OPT_FLAG ? NULL : optarg, what))
+		const struct opt *o = &t->opts[i];
+		snprintf(what, sizeof(what), "%s%s", o->name[1] ? "--" : "-", o->name);
+		if (o->type == OPT_LIST && !flagged[i])
+			((struct opt_list *)o->ptr)->n = 0; /* the first flag replaces the rest */
+		if (opt_set(t, o, o->type == OPT_FLAG ? NULL : optarg, what))
 			goto bad;
+		flagged[i] = true;
 		if (t->given)
 			t->given[i] = true;
 	}
-	if (optind < argc) {
+	if (t->first_operand) {
+		*t->first_operand = optind;
+	} else if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", t->prog, argv[optind]);
 		goto bad;
 	}
@@ -160,6 +230,8 @@ int opts_parse(const struct opt_table *t, int argc, char **argv)
 bad:
 	rc = -1;
 out:
+	free(flagged);
+	free(shorts);
 	free(lopts);
 	return rc;
 }
@@ -207,7 +279,8 @@ void opts_usage(const struct opt_table *t, FILE *f)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct opt *o = &t->opts[i];
 		const char *arg = arg_name(o);
-		int col = fprintf(f, "  --%s%s%s ", o->name, arg ? " " : "", arg ? arg : "");
+		int col = fprintf(f, "  %s%s%s%s ", o->name[1] ? "--" : "-", o->name,
+		                  arg ? " " : "", arg ? arg : "");
 
 		put_wrapped(f, col, o->help);
 		if (o->env && o->type == OPT_FLAG)

@@ -2,7 +2,8 @@
  * test_options.c - the option engine: default, variable, flag in that
  * order; an empty variable unset; every type's bad values refused with the
  * source named; commands; --help wrapped to 80 columns with each variable
- * and default.
+ * and default; operands among the options, a flag given again, short
+ * flags and which options were given (the client's table).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,14 +42,41 @@ static struct opt opts[] = {
 #define N (sizeof(opts) / sizeof(opts[0]))
 static bool given[N];
 static const struct opt_cmd cmds[] = {{"help", "this text"}, {"version", "the version"}};
-static const struct opt_table table = {"prog", opts, N, given, cmds, 2, "usage: prog\n\n", NULL};
+static const struct opt_table table = {"prog", opts, N, given, cmds, 2, "usage: prog\n\n",
+                                       NULL,   NULL};
 
-/* parse argv (NULL-terminated) with stderr in err */
+/* a table that takes operands (a command and its arguments), as the client's */
+static struct opt_list suites;
+static bool wait_val, help_val;
+static int n_val, first;
+static struct opt opts2[] = {
+    {"wait", NULL, OPT_FLAG, &wait_val, NULL, 0, 0, "wait", NULL},
+    {"suite", "T_SUITE", OPT_LIST, &suites, "dflt", 0, 0, "a suite (again for several)", "S"},
+    {"n", NULL, OPT_INT, &n_val, "1", 1, 9, "one to nine", "N"},
+    {"help", NULL, OPT_FLAG, &help_val, NULL, 0, 0, "this text", NULL},
+    {"h", NULL, OPT_FLAG, &help_val, NULL, 0, 0, "the same", NULL},
+};
+#define N2 (sizeof(opts2) / sizeof(opts2[0]))
+static bool given2[N2];
+static const struct opt_cmd cmds2[] = {{"version", "the version"}};
+static const struct opt_table table2 = {
+    .prog = "cli",
+    .opts = opts2,
+    .n = N2,
+    .given = given2,
+    .cmds = cmds2,
+    .ncmds = 1,
+    .intro = "usage: cli COMMAND\n\n",
+    .first_operand = &first,
+};
+
+/* parse argv (NULL-terminated) with t, stderr in err; argv stays for its operands */
 static char err[4096];
-static int parse(const char *const *args)
+static char *argv[16];
+static int argc;
+static int parse_with(const struct opt_table *t, const char *const *args)
 {
-	char *argv[16];
-	int argc = 0;
+	argc = 0;
 	argv[argc++] = "prog";
 	for (; *args; args++)
 		argv[argc++] = (char *)*args;
@@ -57,7 +85,7 @@ static int parse(const char *const *args)
 	FILE *f = tmpfile();
 	int saved = dup(2);
 	dup2(fileno(f), 2);
-	int rc = opts_parse(&table, argc, argv);
+	int rc = opts_parse(t, argc, argv);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -68,11 +96,16 @@ static int parse(const char *const *args)
 	return rc;
 }
 
+static int parse(const char *const *args)
+{
+	return parse_with(&table, args);
+}
+
 static int setup(void **state)
 {
 	(void)state;
-	const char *vars[] = {"T_NAME", "T_COUNT", "T_LEAST", "T_RANGED",
-	                      "T_SIZE", "T_RATIO", "T_MODE",  "T_SWITCH"};
+	const char *vars[] = {"T_NAME",  "T_COUNT", "T_LEAST",  "T_RANGED", "T_SIZE",
+	                      "T_RATIO", "T_MODE",  "T_SWITCH", "T_SUITE"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	return 0;
@@ -181,12 +214,128 @@ static void test_usage(void **state)
 	free(text);
 }
 
+/* the operands, in order, joined by spaces */
+static const char *operands(void)
+{
+	static char buf[256];
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = first; i < argc; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i > first ? " " : "",
+		                        argv[i]);
+	return buf;
+}
+
+static void test_operands(void **state)
+{
+	setup(state);
+	/* options before, among and after the command's arguments: the same */
+	assert_int_equal(parse_with(&table2, (const char *[]){"--wait", "submit", "x.mbox", NULL}),
+	                 0);
+	assert_true(wait_val);
+	assert_string_equal(operands(), "submit x.mbox");
+	assert_int_equal(parse_with(&table2, (const char *[]){"submit", "--wait", "x.mbox", NULL}),
+	                 0);
+	assert_true(wait_val);
+	assert_string_equal(operands(), "submit x.mbox");
+	assert_int_equal(
+	    parse_with(&table2, (const char *[]){"submit", "x.mbox", "-n", "3", "y", NULL}), 0);
+	assert_int_equal(n_val, 3);
+	assert_string_equal(operands(), "submit x.mbox y");
+	/* "--" ends the options */
+	assert_int_equal(parse_with(&table2, (const char *[]){"submit", "--", "--wait", NULL}), 0);
+	assert_string_equal(operands(), "submit --wait");
+	/* none at all */
+	assert_int_equal(parse_with(&table2, (const char *[]){"--wait", NULL}), 0);
+	assert_int_equal(first, argc);
+	/* a bad value or unknown option among operands is still refused */
+	assert_int_equal(parse_with(&table2, (const char *[]){"submit", "--bogus", NULL}), -1);
+	assert_non_null(strstr(err, "see cli --help"));
+	assert_int_equal(parse_with(&table2, (const char *[]){"status", "-n", "10", NULL}), -1);
+	assert_non_null(strstr(err, "cli: -n: '10' is not a whole number from 1 to 9"));
+	/* a command flag among operands */
+	assert_int_equal(parse_with(&table2, (const char *[]){"status", "--version", NULL}), 1);
+}
+
+static void test_list(void **state)
+{
+	setup(state);
+	assert_int_equal(parse_with(&table2, (const char *[]){"run", NULL}), 0);
+	assert_int_equal(suites.n, 1);
+	assert_string_equal(suites.v[0], "dflt");
+	setenv("T_SUITE", "env", 1);
+	assert_int_equal(parse_with(&table2, (const char *[]){"run", NULL}), 0);
+	assert_int_equal(suites.n, 1);
+	assert_string_equal(suites.v[0], "env");
+	/* the flags replace the variable's value, then add theirs in order */
+	assert_int_equal(parse_with(&table2, (const char *[]){"--suite", "a", "run", "--suite", "b",
+	                                                      "--suite", "a", NULL}),
+	                 0);
+	assert_int_equal(suites.n, 3);
+	assert_string_equal(suites.v[0], "a");
+	assert_string_equal(suites.v[1], "b");
+	assert_string_equal(suites.v[2], "a");
+	assert_string_equal(operands(), "run");
+	/* each parse starts over */
+	assert_int_equal(parse_with(&table2, (const char *[]){"--suite", "c", NULL}), 0);
+	assert_int_equal(suites.n, 1);
+	assert_string_equal(suites.v[0], "c");
+	opts_list_release(&suites);
+	assert_int_equal(suites.n, 0);
+	assert_null(suites.v);
+	setup(state);
+}
+
+static void test_given(void **state)
+{
+	setup(state);
+	assert_int_equal(parse_with(&table2, (const char *[]){"status", NULL}), 0);
+	for (size_t i = 0; i < N2; i++)
+		assert_false(given2[i]); /* a default is not given */
+	assert_false(help_val);
+	/* -h, a short flag, is a row of its own */
+	assert_int_equal(parse_with(&table2, (const char *[]){"report", "-h", NULL}), 0);
+	assert_true(help_val);
+	assert_true(given2[4]);
+	assert_false(given2[3]);
+	assert_string_equal(operands(), "report");
+	assert_int_equal(parse_with(&table2, (const char *[]){"--help", "-n", "2", NULL}), 0);
+	assert_true(given2[3] && given2[2]);
+	assert_false(given2[4] || given2[0] || given2[1]);
+	setenv("T_SUITE", "x", 1);
+	assert_int_equal(parse_with(&table2, (const char *[]){NULL}), 0);
+	assert_true(given2[1]); /* a variable is */
+	setup(state);
+	/* a long name is no short flag */
+	assert_int_equal(parse_with(&table2, (const char *[]){"-w", NULL}), -1);
+	assert_non_null(strstr(err, "see cli --help"));
+	opts_list_release(&suites);
+}
+
+static void test_usage_short(void **state)
+{
+	(void)state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	opts_usage(&table2, f);
+	fclose(f);
+	assert_non_null(strstr(text, "  -n N                     one to nine\n"));
+	assert_non_null(strstr(text, "  -h                       the same\n"));
+	assert_non_null(strstr(text, "  --suite S                a suite (again for several)\n"
+	                             "                           [$T_SUITE, dflt]\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_precedence),
-	    cmocka_unit_test(test_bad),      cmocka_unit_test(test_commands),
-	    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_precedence),
+	    cmocka_unit_test(test_bad),         cmocka_unit_test(test_commands),
+	    cmocka_unit_test(test_usage),       cmocka_unit_test(test_operands),
+	    cmocka_unit_test(test_list),        cmocka_unit_test(test_given),
+	    cmocka_unit_test(test_usage_short),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
