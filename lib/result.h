@@ -18,6 +18,23 @@
 
 #define LB_SCHEMA "lockbench-result/1"
 
+/*
+ * A document's bounds, checked by result_from_json as it reads: every
+ * string at most LB_MAX_STRING bytes, the machine's fields LB_MAX_MACHINE,
+ * a lockup's stacks LB_MAX_STACKS; names (object keys) LB_MAX_KEY; a real
+ * number below LB_REAL_LIMIT (2^63) in magnitude.  The server stores a
+ * document as jsonb, which keeps a number as numeric and prints a real
+ * written with an exponent in plain digits: 1e19 would come back as the
+ * integer 10000000000000000000, which jansson refuses ("too big integer").
+ * Everything below 2^63 (2^53, -0.0, the subnormals, 1e18) reads back as
+ * the same double.
+ */
+#define LB_MAX_KEY     256
+#define LB_MAX_STRING  4096
+#define LB_MAX_MACHINE 256
+#define LB_MAX_STACKS  (1024 * 1024)
+#define LB_REAL_LIMIT  9223372036854775808.0
+
 /* A workload parameter: "threads" = 4, "dir" = "/tmp/x". */
 struct lb_param {
 	char *name;

@@ -83,8 +83,41 @@ static int check_keys(const json_t *obj, const char *path, const char *const *al
 	return 0;
 }
 
-static int get_str(const json_t *obj, const char *path, const char *key, bool nonempty, char **out,
-                   char *err, size_t errlen)
+/* A string of at most cap bytes at path, else -1 with err set. */
+static int capped(const json_t *v, const char *path, size_t cap, char *err, size_t errlen)
+{
+	if (json_string_length(v) > cap)
+		return fail(err, errlen, path, "a string of %zu bytes, over the %zu allowed",
+		            json_string_length(v), cap);
+	return 0;
+}
+
+/* A name (an object's key) of at most LB_MAX_KEY bytes in path, else -1 with err set. */
+static int name_ok(const char *key, const char *path, char *err, size_t errlen)
+{
+	if (strlen(key) > LB_MAX_KEY)
+		return fail(err, errlen, path, "a name of %zu bytes, over the %d allowed",
+		            strlen(key), LB_MAX_KEY);
+	return 0;
+}
+
+/* A number at path that reads back as itself from the server's store (result.h). */
+static int number_ok(const json_t *v, const char *path, char *err, size_t errlen)
+{
+	double x = json_number_value(v);
+
+	if (json_is_real(v) && fabs(x) >= LB_REAL_LIMIT)
+		return fail(err, errlen, path,
+		            "%.17g is out of range: magnitudes from 2^63 on are refused (stored "
+		            "as jsonb, it would read back as an integer of %.0f digits, which is "
+		            "not a number to jansson)",
+		            x, floor(log10(fabs(x))) + 1);
+	return 0;
+}
+
+/* obj.key, a string of at most cap bytes (0: LB_MAX_STRING, the machine's LB_MAX_MACHINE) */
+static int get_str_cap(const json_t *obj, const char *path, const char *key, bool nonempty,
+                       size_t cap, char **out, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(obj, key);
 	char p[512];
@@ -94,8 +127,18 @@ static int get_str(const json_t *obj, const char *path, const char *key, bool no
 		return fail(err, errlen, p, "expected a string");
 	if (nonempty && json_string_length(v) == 0)
 		return fail(err, errlen, p, "expected a non-empty string");
+	if (!cap)
+		cap = strcmp(path, "machine") ? LB_MAX_STRING : LB_MAX_MACHINE;
+	if (capped(v, p, cap, err, errlen))
+		return -1;
 	*out = strutil_xstrdup(json_string_value(v));
 	return 0;
+}
+
+static int get_str(const json_t *obj, const char *path, const char *key, bool nonempty, char **out,
+                   char *err, size_t errlen)
+{
+	return get_str_cap(obj, path, key, nonempty, 0, out, err, errlen);
 }
 
 static int get_int(const json_t *obj, const char *path, const char *key, int min, int *out,
@@ -165,10 +208,11 @@ static int get_number_array(const json_t *a, const char *path, double **out, siz
 	*n = json_array_size(a);
 	json_array_foreach(a, i, v)
 	{
-		if (!json_is_number(v)) {
-			snprintf(p, sizeof(p), "%s[%zu]", path, i);
+		snprintf(p, sizeof(p), "%s[%zu]", path, i);
+		if (!json_is_number(v))
 			return fail(err, errlen, p, "expected a number");
-		}
+		if (number_ok(v, p, err, errlen))
+			return -1;
 		(*out)[i] = json_number_value(v);
 	}
 	return 0;
@@ -306,8 +350,12 @@ static int run_params_from_json(const json_t *o, const char *path, struct lb_run
 		snprintf(pk, sizeof(pk), "%s.%s", p, key);
 		if (!*key)
 			return fail(err, errlen, p, "empty parameter name");
+		if (name_ok(key, p, err, errlen))
+			return -1;
 		if (json_is_integer(v))
 			run_set_param_num(run, key, json_integer_value(v));
+		else if (json_is_string(v) && capped(v, pk, LB_MAX_STRING, err, errlen))
+			return -1;
 		else if (json_is_string(v))
 			run_set_param_str(run, key, json_string_value(v));
 		else
@@ -334,8 +382,12 @@ static int run_metrics_from_json(const json_t *o, const char *path, struct lb_ru
 		snprintf(pk, sizeof(pk), "%s.%s", p, key);
 		if (!*key)
 			return fail(err, errlen, p, "empty metric name");
+		if (name_ok(key, p, err, errlen))
+			return -1;
 		if (!json_is_number(v))
 			return fail(err, errlen, pk, "expected a number");
+		if (number_ok(v, pk, err, errlen))
+			return -1;
 		struct lb_metric *m = run_add_metric(run, key, "", true, json_number_value(v));
 		free(m->unit);
 		m->unit = NULL; /* NULL until units names it */
@@ -353,6 +405,8 @@ static int run_metrics_from_json(const json_t *o, const char *path, struct lb_ru
 			return fail(err, errlen, pk, "not a metric of this run");
 		if (!json_is_string(v))
 			return fail(err, errlen, pk, "expected a string");
+		if (capped(v, pk, LB_MAX_STRING, err, errlen))
+			return -1;
 		m->unit = strutil_xstrdup(json_string_value(v));
 	}
 	for (size_t i = 0; i < run->nmetrics; i++) {
@@ -474,6 +528,9 @@ static int run_lockup_from_json(const json_t *o, const char *path, struct lb_run
 				fail(err, errlen, pk, "expected a string or null");
 				return -1;
 			}
+			snprintf(pk, sizeof(pk), "%s.stacks", p);
+			if (capped(st, pk, LB_MAX_STACKS, err, errlen))
+				return -1;
 			run->lockup->stacks = strutil_xstrdup(json_string_value(st));
 		}
 	}
@@ -530,7 +587,7 @@ static int splats_from_json(const json_t *arr, struct lb_result *out, char *err,
 		    get_str(v, path, "key", true, &key, err, errlen) ||
 		    get_str(v, path, "message", false, &message, err, errlen) ||
 		    (json_object_get(v, "lines") &&
-		     get_str(v, path, "lines", false, &lines, err, errlen)) ||
+		     get_str_cap(v, path, "lines", false, LB_MAX_STACKS, &lines, err, errlen)) ||
 		    (json_object_get(v, "boot") &&
 		     get_str(v, path, "boot", false, &boot, err, errlen)))
 			goto next;

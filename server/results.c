@@ -11,7 +11,6 @@
 #include "api.h"
 #include "config.h"
 #include "db.h"
-#include "ingest.h"
 #include "jobs.h"
 #include "metrics.h"
 #include "plan.h"
@@ -586,8 +585,7 @@ enum handler_rc api_job_results(struct http_request *req, long long id)
 		                      "\"idempotency_key\") of 1 to 200 bytes is required");
 		goto out;
 	}
-	if (result_from_json(doc, &res, err, sizeof(err)) != 0 ||
-	    ingest_check_document(doc, err, sizeof(err)) != 0) {
+	if (result_from_json(doc, &res, err, sizeof(err)) != 0) {
 		rc = http_reply_error(req, 422, "invalid-result", "%s", err);
 		goto out;
 	}

@@ -115,6 +115,71 @@ static void test_valid_doc_loads(void **state)
 	result_release(&r);
 }
 
+/* valid_doc with from replaced by fmt's text holding n repeats of c (%s in fmt) */
+static char *with_repeat(const char *from, const char *fmt, char c, size_t n)
+{
+	char *run = malloc(n + 1), *to, *text;
+
+	memset(run, c, n);
+	run[n] = '\0';
+	to = malloc(strlen(fmt) + n + 1);
+	sprintf(to, fmt, run);
+	text = replace(valid_doc, from, to);
+	free(run);
+	free(to);
+	return text;
+}
+
+/* The bounds (result.h): strings, names and the reals jsonb reads back. */
+static void test_bounds(void **state)
+{
+	struct lb_result r;
+	char err[512] = "", *text;
+
+	(void)state;
+	/* kept: 2^53, -0.0, the subnormals, 1e18, just under 2^63; strings at their caps */
+	text = replace(valid_doc, "[10, 11]",
+	               "[9007199254740992, -0.0, 5e-324, 1e18, 9.2233720368547748e18]");
+	result_init(&r);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	result_release(&r);
+	free(text);
+	text = with_repeat("\"h\"", "\"%s\"", 'h', LB_MAX_MACHINE);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	result_release(&r);
+	free(text);
+	/* a splat's lines are the kernel's words, up to 80 console lines: more than 4096 bytes */
+	text = with_repeat("\"runs\": [",
+	                   "\"splats\": [{\"key\": \"k\", \"message\": \"m\", "
+	                   "\"lines\": \"%s\"}], \"runs\": [",
+	                   'l', 80 * 100);
+	assert_int_equal(result_load_buffer(text, strlen(text), &r, err, sizeof(err)), 0);
+	assert_int_equal(r.nsplats, 1);
+	result_release(&r);
+	free(text);
+
+	expect_reject_edit(
+	    "[10, 11]", "[10, 9223372036854775808.0]",
+	    "runs[0].samples.ops_per_sec[1]: 9.2233720368547758e+18 is out of range");
+	expect_reject_edit("10.5}", "-1e19}",
+	                   "runs[0].metrics.ops_per_sec: -1e+19 is out of range");
+	text = with_repeat("\"h\"", "\"%s\"", 'h', LB_MAX_MACHINE + 1);
+	expect_reject(text, "machine.hostname: a string of 257 bytes, over the 256 allowed");
+	free(text);
+	text = with_repeat("\"ops/s\"", "\"%s\"", 'u', LB_MAX_STRING + 1);
+	expect_reject(text, "runs[0].units.ops_per_sec: a string of 4097 bytes");
+	free(text);
+	text = with_repeat("{\"threads\": 2}", "{\"threads\": 2, \"%s\": 1}", 'n', LB_MAX_KEY + 1);
+	expect_reject(text, "runs[0].params: a name of 257 bytes, over the 256 allowed");
+	free(text);
+	text = with_repeat("\"lockup\": null",
+	                   "\"lockup\": {\"kind\": \"stall\", \"message\": "
+	                   "\"m\", \"stacks\": \"%s\"}",
+	                   's', LB_MAX_STACKS + 1);
+	expect_reject(text, "runs[0].lockup.stacks: a string of 1048577 bytes");
+	free(text);
+}
+
 static void test_round_trip(void **state)
 {
 	struct lb_result a, b;
@@ -640,6 +705,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_valid_doc_loads),
+	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_params_key_and_lookup),
 	    cmocka_unit_test(test_fill_machine),

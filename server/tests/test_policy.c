@@ -1,7 +1,7 @@
 /*
  * test_policy.c - the fetch policy's address ranges and allow list
- * (fetch.h), the check of submitted URLs (url.h) and the read-back rule of
- * result documents (ingest.h).  Pure functions: nothing is connected to.
+ * (fetch.h) and the check of submitted URLs (url.h).  Pure functions:
+ * nothing is connected to.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,6 @@
 
 #include "../../netlib/tests/cidr_edges.h"
 #include "../fetch.h"
-#include "../ingest.h"
 #include "../url.h"
 #include "addrpolicy.h"
 
@@ -149,28 +148,12 @@ static void test_url_check(void **state)
 	assert_int_equal(url_check(big, URL_HTTP, err, sizeof(err)), -1);
 }
 
-static void test_ingest(void **state)
-{
-	char err[512];
-	json_t *doc;
-
-	(void)state;
-	doc = json_pack("{s:[f,f,f,f], s:{s:s}}", "x", 9007199254740992.0, -0.0, 5e-324,
-	                9.2233720368547748e18, "machine", "hostname", "lab1");
-	assert_int_equal(ingest_check_document(doc, err, sizeof(err)), 0);
-	json_array_append_new(json_object_get(doc, "x"), json_real(9223372036854775808.0));
-	assert_int_equal(ingest_check_document(doc, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "x[4]"));
-	json_decref(doc);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_policy),
 	    cmocka_unit_test(test_allow_list),
 	    cmocka_unit_test(test_url_check),
-	    cmocka_unit_test(test_ingest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
