@@ -22,8 +22,10 @@ struct results_ctx {
 	long long id;
 	struct auth_agent *agent;
 	const char *key;
-	const char *doc_text; /* the document as received, stored verbatim as jsonb */
-	const json_t *doc;    /* and as parsed: a replay is compared with it */
+	/* stored as jsonb: the body as it came when it is the document, else the
+	 * wrapped form's document printed compact */
+	const char *doc_text;
+	const json_t *doc; /* and as parsed: a replay is compared with it */
 	const struct lb_result *res;
 	json_t *runs, *samples, *lockups; /* jsonb_to_recordset inputs */
 	char claim[16];                   /* the job's claim count when posted (its lease) */
@@ -373,44 +375,46 @@ static int results_store(PGconn *c, struct results_ctx *x, const char *idbuf, co
 	PGresult *res = NULL;
 	int rc = DB_FAIL;
 
-	if (runs && samples && lockups)
-		res = db_exec(
-		    c,
-		    "WITH d AS (DELETE FROM results WHERE job_id = $1::bigint AND ((round = "
-		    "$4::int AND variant IN ('base', 'patched', 'base-debug', 'patched-debug')) "
-		    "OR idempotency_key = $3::text) AND claim IS DISTINCT FROM $7::int "
-		    "RETURNING 1), "
-		    "r AS (INSERT INTO results (job_id, agent_id, idempotency_key, round, "
-		    "variant, document, claim) SELECT $1::bigint, $2::bigint, $3::text, $4::int, "
-		    "$5::text, $6::jsonb, $7::int FROM (SELECT count(*) FROM d) AS z ON CONFLICT "
-		    "(job_id, variant, round) DO NOTHING RETURNING id), "
-		    "ru AS (INSERT INTO runs (result_id, idx, workload, lock, params_key, "
-		    "locked_up) SELECT r.id, x.* FROM r, jsonb_to_recordset($8::jsonb) AS x(idx "
-		    "int, workload text, lock text, params_key text, locked_up boolean)), "
-		    "sa AS (INSERT INTO samples (result_id, run_idx, metric, unit, higher_better, "
-		    "value, samples) SELECT r.id, x.* FROM r, jsonb_to_recordset($9::jsonb) AS "
-		    "x(run_idx int, metric text, unit text, higher_better boolean, value float8, "
-		    "samples float8[])), "
-		    "lo AS (INSERT INTO lockups (job_id, result_id, variant, round, workload, "
-		    "lock, "
-		    "params_key, kind, message, stacks) SELECT $1::bigint, r.id, x.variant, "
-		    "$4::int, x.workload, x.lock, x.params_key, x.kind, x.message, x.stacks FROM "
-		    "r, jsonb_to_recordset($10::jsonb) AS x(variant text, workload text, lock "
-		    "text, params_key text, kind text, message text, stacks text)) "
-		    "SELECT id FROM r",
-		    10, p);
-	if (runs && samples && lockups && !res)
+	if (!runs || !samples || !lockups)
+		goto out; /* no memory: DB_FAIL, a 500 */
+	res =
+	    db_exec(c,
+	            "WITH d AS (DELETE FROM results WHERE job_id = $1::bigint AND ((round = "
+	            "$4::int AND variant IN ('base', 'patched', 'base-debug', 'patched-debug')) "
+	            "OR idempotency_key = $3::text) AND claim IS DISTINCT FROM $7::int "
+	            "RETURNING 1), "
+	            "r AS (INSERT INTO results (job_id, agent_id, idempotency_key, round, "
+	            "variant, document, claim) SELECT $1::bigint, $2::bigint, $3::text, $4::int, "
+	            "$5::text, $6::jsonb, $7::int FROM (SELECT count(*) FROM d) AS z ON CONFLICT "
+	            "(job_id, variant, round) DO NOTHING RETURNING id), "
+	            "ru AS (INSERT INTO runs (result_id, idx, workload, lock, params_key, "
+	            "locked_up) SELECT r.id, x.* FROM r, jsonb_to_recordset($8::jsonb) AS x(idx "
+	            "int, workload text, lock text, params_key text, locked_up boolean)), "
+	            "sa AS (INSERT INTO samples (result_id, run_idx, metric, unit, higher_better, "
+	            "value, samples) SELECT r.id, x.* FROM r, jsonb_to_recordset($9::jsonb) AS "
+	            "x(run_idx int, metric text, unit text, higher_better boolean, value float8, "
+	            "samples float8[])), "
+	            "lo AS (INSERT INTO lockups (job_id, result_id, variant, round, workload, "
+	            "lock, "
+	            "params_key, kind, message, stacks) SELECT $1::bigint, r.id, x.variant, "
+	            "$4::int, x.workload, x.lock, x.params_key, x.kind, x.message, x.stacks FROM "
+	            "r, jsonb_to_recordset($10::jsonb) AS x(variant text, workload text, lock "
+	            "text, params_key text, kind text, message text, stacks text)) "
+	            "SELECT id FROM r",
+	            10, p);
+	if (!res) {
 		rc = db_failure();
-	else if (res && PQntuples(res) == 0) {
+	} else if (PQntuples(res) == 0) {
 		x->status = 409;
 		snprintf(x->msg, sizeof(x->msg),
 		         "round %d of '%s' is already stored for job %lld under another "
 		         "idempotency key",
 		         x->res->round, x->res->variant, x->id);
 		rc = DB_ABORT;
-	} else if (res) {
+	} else {
 		rc = DB_OK;
 	}
+out:
 	PQclear(res);
 	free(runs);
 	free(samples);
