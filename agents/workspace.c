@@ -187,10 +187,13 @@ int prepare_mirror(struct job *j, const char *url)
 	if (stat(j->mirror, &st)) {
 		const char *argv[] = {"git", "clone", "--quiet", "--mirror",
 		                      "--",  url,     j->mirror, NULL};
+		time_t t0 = time(NULL);
+		agent_log("info", j->id, "cloning the tree %s into a mirror of its own", url);
 		if (run_git(j, log, argv)) {
 			fail_with_tail(j, "cannot clone the tree", log, 10);
 			return -1;
 		}
+		agent_log("info", j->id, "cloned the tree in %lld s", (long long)(time(NULL) - t0));
 	} else {
 		const char *argv[] = {"git",     "-C",      j->mirror, "fetch",
 		                      "--quiet", "--prune", "origin",  "+refs/heads/*:refs/heads/*",

@@ -2,10 +2,16 @@
 # make bench-kernel-verdicts: kernel patches through the real server, PostgreSQL
 # and an agent, each to its verdict, timed: what a locking developer gets back
 # for a patch that breaks a lock's rules.  One server (--min-rounds 1
-# --max-rounds 1), one kernel tree registered by path (the Debian 6.1 source,
-# scripts/kernel-source.sh), one submission a case, the agent run --once for
-# each.  The base kernels (measuring and debug) are the machine's cache
-# entries: built first when missing, and that time is printed on its own.
+# --max-rounds 1), one kernel tree (the Debian 6.1 source,
+# scripts/kernel-source.sh) registered by URL: served by git daemon on
+# loopback, both server and agent allowed that one address and port
+# (--fetch-allow), so the agent's first job clones it into its mirror;
+# TREE=path registers the source by path instead (--allow-local-trees).  One
+# submission a case, the agent run --once for each.  The base kernels
+# (measuring and debug) are the machine's cache entries: built first when
+# missing, and that time printed on its own; COLD=1 gives the agent an empty
+# cache of its own instead, so the first case pays the clone and both base
+# builds, as on an agent's first day.
 #
 # The cases (tests/kernel-patches/), CASES="name ..." to choose:
 #   abba-pipe     fs/pipe.c takes two mutexes in opposite orders   -> splat
@@ -24,22 +30,40 @@ set -uo pipefail
 . "$TOP/tests/lib/agent.sh"
 . "$TOP/bench/bench-machine.sh"
 CASES=${CASES:-"abba-pipe might-sleep lost-wakeup comment"}
+TREE=${TREE:-url}
+COLD=${COLD:-0}
+[[ $TREE == url || $TREE == path ]] || { echo "TREE is url or path, not '$TREE'"; exit 2; }
 
 bench_machine_header
-echo "commit: $(git -C "$TOP" rev-parse --short HEAD)"
+echo "commit: $(git -C "$TOP" rev-parse --short HEAD); tree by $TREE; cold: $COLD"
 src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err") || { cat "$T/src.err"; exit 1; }
-t0=$(date +%s)
-for v in "" --debug; do
-  "$BIN/lockbench" kernel build $v --tree "$src" >"$T/base$v.out" 2>&1 ||
-    { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; exit 1; }
-done
-echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
-kernel_cache_share "$src"
+if ((COLD)); then
+  KCACHE=$T/kernel-cache
+  echo "base kernels: none (an empty cache: the first case builds both)"
+else
+  t0=$(date +%s)
+  for v in "" --debug; do
+    "$BIN/lockbench" kernel build $v --tree "$src" >"$T/base$v.out" 2>&1 ||
+      { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; exit 1; }
+  done
+  echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
+  kernel_cache_share "$src"
+fi
 pg_start >/dev/null || exit 1
-server_start --min-rounds 1 --max-rounds 1 --allow-local-trees >/dev/null || exit 1
+if [[ $TREE == url ]]; then
+  git_daemon "$(dirname "$src")" "$(basename "$src")" || { echo "git daemon does not serve $src"; exit 1; }
+  url=git://127.0.0.1:$GPORT/$(basename "$src")
+  echo "tree: $url ($(du -sm "$src/.git" | cut -f1) MB of git objects)"
+  server_start --min-rounds 1 --max-rounds 1 --fetch-allow "127.0.0.1:$GPORT" >/dev/null || exit 1
+  agent_flags=(--fetch-allow "127.0.0.1:$GPORT")
+else
+  url=$src
+  server_start --min-rounds 1 --max-rounds 1 --allow-local-trees >/dev/null || exit 1
+  agent_flags=()
+fi
 register_agent
 api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
-  -d "$(jq -n --arg u "$src" '{name: "linux-6.1", url: $u, branch: "master", kind: "kernel"}')"
+  -d "$(jq -n --arg u "$url" '{name: "linux-6.1", url: $u, branch: "master", kind: "kernel"}')"
 [[ $CODE == 201 ]] || { echo "the kernel tree is not registered: $CODE $BODY"; exit 1; }
 
 # case NAME: FILE PATCH-OR-EMPTY WANT (an ERE over verdicts) SUBJECT
@@ -70,8 +94,11 @@ for name in $CASES; do
   sub=$(jq -r .id <<<"$BODY")
   start=$(date +%s)
   "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
-    --lockbench "$BIN/lockbench" --kernel-cache "$KCACHE" --once >"$k.agent.log" 2>&1
+    --lockbench "$BIN/lockbench" --kernel-cache "$KCACHE" "${agent_flags[@]}" --once >"$k.agent.log" 2>&1
   secs=$(($(date +%s) - start))
+  # what the first case paid before its own work: the clone, the base builds
+  paid=$(sed -nE 's/.*msg="(cloned the tree in [0-9]+ s|built kernel base(-debug)? in [0-9.]+ s)".*/\1/p' "$k.agent.log" |
+    paste -sd';' - | sed 's/;/; /g')
   api GET "/api/v1/submissions/$sub"
   verdict=$(jq -r '.verdict // .state' <<<"$BODY")
   # "runs NAME: WHY" lines: each workload with the file that chose it, or "core"
@@ -83,5 +110,6 @@ for name in $CASES; do
   printf '%-12s %-13s %-16s %5d s\n' "$name" "$verdict" "$got" "$secs"
   fold -s -w 86 <<<"ran: ${ran:-?}" | sed 's/^/             /'
   printf '%-12s the kernel: %s\n' "" "${words:--}"
+  [[ -z $paid ]] || fold -s -w 86 <<<"paid: $paid" | sed 's/^/             /'
 done
 echo "load average now $(cut -d' ' -f1-3 /proc/loadavg)"
