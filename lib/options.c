@@ -84,11 +84,12 @@ static int opt_set(const struct opt_table *t, const struct opt *o, const char *t
 	case OPT_LIST:
 		return list_add(t, o->ptr, text);
 	case OPT_FLAG:
+	case OPT_FLAG_OFF:
 		if (text && strcmp(text, "1") && strcmp(text, "0")) {
 			fprintf(stderr, "%s: %s: '%s' is not 1 or 0\n", t->prog, what, text);
 			return -1;
 		}
-		*(bool *)o->ptr = !text || !strcmp(text, "1");
+		*(bool *)o->ptr = (!text || !strcmp(text, "1")) == (o->type == OPT_FLAG);
 		return 0;
 	case OPT_ON_OFF:
 		if (strcmp(text, "on") && strcmp(text, "off")) {
@@ -129,6 +130,12 @@ static int opt_set(const struct opt_table *t, const struct opt *o, const char *t
 		break;
 	}
 	return 0;
+}
+
+/* A flag with no value (OPT_FLAG, OPT_FLAG_OFF). */
+static bool is_flag(const struct opt *o)
+{
+	return o->type == OPT_FLAG || o->type == OPT_FLAG_OFF;
 }
 
 /* The row of getopt_long's answer c: n + K for cmds[K]; SIZE_MAX for none. */
@@ -185,7 +192,7 @@ int opts_parse(const struct opt_table *t, int argc, char **argv)
 		goto bad;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct opt *o = &t->opts[i];
-		int has_arg = o->type == OPT_FLAG ? no_argument : required_argument;
+		int has_arg = is_flag(o) ? no_argument : required_argument;
 
 		if (!o->name[1]) {
 			shorts[ns++] = o->name[0];
@@ -214,7 +221,7 @@ int opts_parse(const struct opt_table *t, int argc, char **argv)
 		snprintf(what, sizeof(what), "%s%s", o->name[1] ? "--" : "-", o->name);
 		if (o->type == OPT_LIST && !flagged[i])
 			((struct opt_list *)o->ptr)->n = 0; /* the first flag replaces the rest */
-		if (opt_set(t, o, o->type == OPT_FLAG ? NULL : optarg, what))
+		if (opt_set(t, o, is_flag(o) ? NULL : optarg, what))
 			goto bad;
 		flagged[i] = true;
 		if (t->given)
@@ -266,7 +273,7 @@ static void put_wrapped(FILE *f, int col, const char *text)
 
 static const char *arg_name(const struct opt *o)
 {
-	if (o->type == OPT_FLAG)
+	if (is_flag(o))
 		return NULL;
 	if (o->arg)
 		return o->arg;
@@ -283,7 +290,7 @@ void opts_usage(const struct opt_table *t, FILE *f)
 		                  arg ? " " : "", arg ? arg : "");
 
 		put_wrapped(f, col, o->help);
-		if (o->env && o->type == OPT_FLAG)
+		if (o->env && is_flag(o))
 			fprintf(f, "%*s[$%s=1]\n", HELP_MARGIN, "", o->env);
 		else if (o->env && o->def)
 			fprintf(f, "%*s[$%s, %s]\n", HELP_MARGIN, "", o->env,

@@ -27,6 +27,12 @@ enum opt_type {
 	OPT_ON_OFF, /* bool, "on" or "off" */
 	OPT_FLAG,   /* bool, a flag with no value; its variable takes 1 or 0 */
 	OPT_LIST,   /* struct opt_list, a flag that may be given again */
+	/*
+	 * bool, a flag with no value that makes it false: beside an OPT_FLAG
+	 * on the same bool (--stacks, --no-stacks) the last one given wins.
+	 * Its variable takes 1 (as the flag) or 0.
+	 */
+	OPT_FLAG_OFF,
 };
 
 /*
@@ -43,11 +49,11 @@ struct opt_list {
 
 /*
  * One option.  name: a single letter is a short flag ("h": -h), else a
- * long one ("server": --server).  env NULL: no variable.  def NULL: unset
- * (a string stays NULL).  max 0 for a whole number: as large as its type
- * holds.  arg NULL: "VALUE" (no value for OPT_FLAG, "on|off" for
- * OPT_ON_OFF).  help NULL only in a table whose program prints its own
- * --help.
+ * long one ("server": --server).  env NULL: no variable.  def NULL: none,
+ * the variable keeps what the caller put there (a string left NULL stays
+ * NULL).  max 0 for a whole number: as large as its type holds.  arg
+ * NULL: "VALUE" (no value for a flag, "on|off" for OPT_ON_OFF).  help NULL
+ * only in a table whose program prints its own --help.
  */
 struct opt {
 	const char *name;

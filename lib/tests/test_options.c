@@ -3,7 +3,8 @@
  * order; an empty variable unset; every type's bad values refused with the
  * source named; commands; --help wrapped to 80 columns with each variable
  * and default; operands among the options, a flag given again, short
- * flags and which options were given (the client's table).
+ * flags and which options were given (the client's table); a flag and
+ * its --no- flag on one bool, the last given winning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -328,6 +329,62 @@ static void test_usage_short(void **state)
 	free(text);
 }
 
+/* --stacks and --no-stacks on one bool, as lockbench's --instructions and --no-instructions */
+static bool stacks_val;
+static struct opt opts3[] = {
+    {"stacks", NULL, OPT_FLAG, &stacks_val, NULL, 0, 0, "take stacks", NULL},
+    {"no-stacks", "T_NO_STACKS", OPT_FLAG_OFF, &stacks_val, NULL, 0, 0, "do not", NULL},
+};
+#define N3 (sizeof(opts3) / sizeof(opts3[0]))
+static bool given3[N3];
+static const struct opt_table table3 = {"prog", opts3, N3, given3, NULL, 0, "usage: prog\n\n",
+                                        NULL,   NULL};
+
+static void test_flag_off(void **state)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	setup(state);
+	unsetenv("T_NO_STACKS");
+	stacks_val = true; /* no default: the caller's value stays */
+	assert_int_equal(parse_with(&table3, (const char *[]){NULL}), 0);
+	assert_true(stacks_val);
+	assert_false(given3[0] || given3[1]);
+	assert_int_equal(parse_with(&table3, (const char *[]){"--no-stacks", NULL}), 0);
+	assert_false(stacks_val);
+	assert_true(given3[1]);
+	/* the last one given wins, either way round */
+	assert_int_equal(parse_with(&table3, (const char *[]){"--no-stacks", "--stacks", NULL}), 0);
+	assert_true(stacks_val);
+	assert_int_equal(parse_with(&table3, (const char *[]){"--stacks", "--no-stacks", NULL}), 0);
+	assert_false(stacks_val);
+	assert_true(given3[0] && given3[1]);
+	/* its variable: 1 is the flag, 0 not; a flag wins over it */
+	stacks_val = true;
+	setenv("T_NO_STACKS", "1", 1);
+	assert_int_equal(parse_with(&table3, (const char *[]){NULL}), 0);
+	assert_false(stacks_val);
+	assert_int_equal(parse_with(&table3, (const char *[]){"--stacks", NULL}), 0);
+	assert_true(stacks_val);
+	setenv("T_NO_STACKS", "0", 1);
+	assert_int_equal(parse_with(&table3, (const char *[]){NULL}), 0);
+	assert_true(stacks_val);
+	setenv("T_NO_STACKS", "yes", 1);
+	assert_int_equal(parse_with(&table3, (const char *[]){NULL}), -1);
+	assert_non_null(strstr(err, "prog: $T_NO_STACKS: 'yes' is not 1 or 0"));
+	unsetenv("T_NO_STACKS");
+	/* it takes no value */
+	assert_int_equal(parse_with(&table3, (const char *[]){"--no-stacks=1", NULL}), -1);
+	assert_non_null(strstr(err, "see prog --help"));
+	FILE *f = open_memstream(&text, &len);
+	opts_usage(&table3, f);
+	fclose(f);
+	assert_non_null(strstr(text, "  --no-stacks              do not\n"
+	                             "                           [$T_NO_STACKS=1]\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,7 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_bad),         cmocka_unit_test(test_commands),
 	    cmocka_unit_test(test_usage),       cmocka_unit_test(test_operands),
 	    cmocka_unit_test(test_list),        cmocka_unit_test(test_given),
-	    cmocka_unit_test(test_usage_short),
+	    cmocka_unit_test(test_usage_short), cmocka_unit_test(test_flag_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
