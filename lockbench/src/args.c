@@ -1,5 +1,5 @@
 /*
- * args.c - option values: integers, lists (args.h).
+ * args.c - option values: integers, lists, a command's options (args.h).
  */
 #include "args.h"
 
@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "options.h"
 
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
                  char *err, size_t errlen)
@@ -105,4 +107,15 @@ int lb_parse_int_list(const char *s, long long min, long long max, int **out, co
 	lb_free_list(tok);
 	*out = vals;
 	return n;
+}
+
+int lb_opts_parse(const struct opt_table *t, int argc, char **argv)
+{
+	char *name = argv[0];
+	int rc;
+
+	argv[0] = (char *)t->prog; /* read, never written */
+	rc = opts_parse(t, argc, argv);
+	argv[0] = name;
+	return rc;
 }

@@ -1,10 +1,13 @@
 /*
- * args.h - option values: integers, lists (args.c).
+ * args.h - option values: integers, lists (args.c), and a command's table
+ * of options read with lib/options.h.
  */
 #ifndef LOCKBENCH_ARGS_H
 #define LOCKBENCH_ARGS_H
 
 #include <stddef.h>
+
+struct opt_table;
 
 /* The largest thread count --threads (and --writers) accept. */
 #define LB_THREADS_MAX 4096
@@ -30,5 +33,13 @@ int lb_parse_int_list(const char *s, long long min, long long max, int **out, co
  */
 int lb_parse_int(const char *s, long long min, long long max, long long *out, const char *what,
                  char *err, size_t errlen);
+
+/*
+ * opts_parse (lib/options.h) of a command's argv (argv[0] its name), with
+ * t->prog ("lockbench run") in argv[0] meanwhile: what it says of an
+ * unknown option or a missing value starts with argv[0].  Returns what
+ * opts_parse returns; argv[0] is the command's name again after it.
+ */
+int lb_opts_parse(const struct opt_table *t, int argc, char **argv);
 
 #endif

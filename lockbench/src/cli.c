@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "kernel.h"
 #include "kernel_cli.h"
 #include "suite.h"
@@ -102,6 +103,19 @@ void lb_print_command_help(FILE *f, const struct command *c)
 	if (c->options)
 		fprintf(f, "\n%s:\n%s", c->options_title, c->options);
 	fprintf(f, "\n%s", exit_status_text);
+}
+
+int lb_command_opts(const struct opt_table *t, const struct command *c, int argc, char **argv)
+{
+	switch (lb_opts_parse(t, argc, argv)) {
+	case 0:
+		return -1;
+	case 1:
+		lb_print_command_help(stdout, c);
+		return 0;
+	default:
+		return EXIT_USAGE;
+	}
 }
 
 /* lockbench help [COMMAND|--all] */

@@ -1,6 +1,7 @@
 /*
  * cli.h - what lockbench's command files share.  cli.c holds the table of
- * commands, the overview, help and list; main.c the dispatch; cmd_run.c owns run and validate,
+ * commands, the reading of a command's options, the overview, help and
+ * list; main.c the dispatch; cmd_run.c owns run and validate,
  * cmd_compare.c compare, plan, changepoint and image; kernel_cli.c kernel.
  * Each command takes its own argv (argv[0] its name) and returns the exit
  * status.
@@ -33,6 +34,15 @@ struct command {
 	const char *options_title;
 	int (*run)(int argc, char **argv); /* argv[0]: the command's name */
 };
+
+struct opt_table;
+
+/*
+ * A command's options: t (lib/options.h; its one command is --help) read
+ * from the command's argv with lb_opts_parse (args.h).  -1 to go on, else
+ * the exit status: 0 after c's help on stdout, EXIT_USAGE after a message.
+ */
+int lb_command_opts(const struct opt_table *t, const struct command *c, int argc, char **argv);
 
 /* the command called name, or NULL */
 const struct command *lb_command_find(const char *name);

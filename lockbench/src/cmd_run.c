@@ -212,7 +212,7 @@ int cmd_run(int argc, char **argv)
 
 	result_init(&res);
 	rc = parse_run_args(argc, argv, &a);
-	if (rc)
+	if (rc >= 0)
 		goto out;
 	if (a.json && check_writable(a.json)) {
 		rc = 1;
@@ -404,7 +404,7 @@ int cmd_validate(int argc, char **argv)
 
 	result_init(&res);
 	rc = parse_run_args(argc, argv, &a);
-	if (rc)
+	if (rc >= 0)
 		goto out;
 	int threads = 4 * lb_online_cpus();
 	printf("lockbench validate: %d threads (4x %d CPUs), exclusion, trylock on held, random "

@@ -1,15 +1,15 @@
 /*
  * run_args.c - the options of lockbench run and validate, read into a
  * struct run_args (run_args.h), and the text `lockbench run --help` prints.
+ * The table is lib/options.h's: it checks the whole numbers and flags; the
+ * lists, names and paths are checked here after it.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "util.h"
 
 #include "cli.h"
@@ -143,81 +143,6 @@ static const void *find_workload(const char *n)
 	return w && !w->hidden ? w : NULL;
 }
 
-enum {
-	OPT_SUITE = 256,
-	OPT_LOCKS,
-	OPT_WORKLOADS,
-	OPT_THREADS,
-	OPT_DURATION,
-	OPT_REPEAT,
-	OPT_CS,
-	OPT_OUTSIDE,
-	OPT_NLOCKS,
-	OPT_HOLD,
-	OPT_WAKE_BATCH,
-	OPT_FUTEXES,
-	OPT_DIR,
-	OPT_STALL,
-	OPT_DEADLINE,
-	OPT_PROGRESS,
-	OPT_NO_STACKS,
-	OPT_EMULATED,
-	OPT_VARIANT,
-	OPT_ROUND,
-	OPT_JSON,
-	OPT_QUIET,
-	OPT_DISTURB_LIMIT,
-	OPT_DISTURB_RETRIES,
-	OPT_CPUS,
-	OPT_START_AT,
-	OPT_ABBA_SIDE,
-	OPT_LOCKSTEP,
-	OPT_LOCKSTEP_SIDE,
-	OPT_SKIP_WORKLOADS,
-	OPT_INSTRUCTIONS,
-	OPT_NO_INSTRUCTIONS,
-	OPT_CONTROLS,
-	OPT_HELP,
-};
-
-static const struct option run_options[] = {
-    {"suite", required_argument, NULL, OPT_SUITE},
-    {"locks", required_argument, NULL, OPT_LOCKS},
-    {"workloads", required_argument, NULL, OPT_WORKLOADS},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"duration-ms", required_argument, NULL, OPT_DURATION},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"cs-loops", required_argument, NULL, OPT_CS},
-    {"outside-loops", required_argument, NULL, OPT_OUTSIDE},
-    {"nlocks", required_argument, NULL, OPT_NLOCKS},
-    {"hold-us", required_argument, NULL, OPT_HOLD},
-    {"wake-batch", required_argument, NULL, OPT_WAKE_BATCH},
-    {"futexes", required_argument, NULL, OPT_FUTEXES},
-    {"dir", required_argument, NULL, OPT_DIR},
-    {"stall-ms", required_argument, NULL, OPT_STALL},
-    {"deadline-ms", required_argument, NULL, OPT_DEADLINE},
-    {"progress-s", required_argument, NULL, OPT_PROGRESS},
-    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
-    {"emulated", no_argument, NULL, OPT_EMULATED},
-    {"variant", required_argument, NULL, OPT_VARIANT},
-    {"controls", required_argument, NULL, OPT_CONTROLS},
-    {"round", required_argument, NULL, OPT_ROUND},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"disturb-limit", required_argument, NULL, OPT_DISTURB_LIMIT},
-    {"disturb-retries", required_argument, NULL, OPT_DISTURB_RETRIES},
-    {"cpus", required_argument, NULL, OPT_CPUS},
-    {"start-at", required_argument, NULL, OPT_START_AT},
-    {"abba-side", required_argument, NULL, OPT_ABBA_SIDE},
-    {"lockstep", required_argument, NULL, OPT_LOCKSTEP},
-    {"lockstep-side", required_argument, NULL, OPT_LOCKSTEP_SIDE},
-    {"skip-workloads", required_argument, NULL, OPT_SKIP_WORKLOADS},
-    {"instructions", no_argument, NULL, OPT_INSTRUCTIONS},
-    {"no-instructions", no_argument, NULL, OPT_NO_INSTRUCTIONS},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
-
 static bool valid_variant(const char *v)
 {
 	if (!strcmp(v, "base") || !strcmp(v, "patched"))
@@ -231,69 +156,93 @@ static bool valid_variant(const char *v)
 }
 
 /*
- * One option of what to measure (suite, locks, workloads and their
- * parameters' lists): 0 when parsed, EXIT_USAGE when bad (said), 1 when c
- * is not one of them.
+ * What run's options give before run_args_convert checks them: the names
+ * and lists as given (borrowed from argv), and the values a holds in
+ * another form.
  */
-static int parse_selection_option(int c, struct run_args *a)
+struct run_text {
+	const char *suite, *locks, *workloads, *skip_workloads, *controls, *threads, *cs_loops,
+	    *outside_loops;
+	long start_at;                /* 0: not given */
+	int abba_side, lockstep_side; /* -1: not given */
+	bool instructions;            /* --instructions, or --no-instructions, the last given */
+};
+
+/* A list of whole numbers (--threads, --cs-loops, --outside-loops): 0 or EXIT_USAGE (said). */
+static int int_list(const char *text, int min, int max, const char *name, int **vals, int *n)
 {
 	char err[256];
 
-	switch (c) {
-	case OPT_SUITE:
-		if (!suite_exists(optarg))
-			return usage_error("unknown suite '%s' (valid: smoke, quick, full)",
-			                   optarg);
-		a->suite = suite_canonical(optarg);
-		break;
-	case OPT_LOCKS:
-		if (parse_names(optarg, (const void ***)&a->ov.locks, find_lock, "lock",
-		                valid_locks()))
-			return EXIT_USAGE;
-		break;
-	case OPT_WORKLOADS:
-		if (parse_names(optarg, (const void ***)&a->ov.workloads, find_workload, "workload",
-		                valid_workloads()))
-			return EXIT_USAGE;
-		break;
-	case OPT_THREADS:
-		a->ov.nthreads = lb_parse_int_list(optarg, 1, LB_THREADS_MAX, &a->ov.threads,
-		                                   "--threads", err, sizeof(err));
-		if (a->ov.nthreads < 0)
-			return usage_error("%s", err);
-		break;
-	case OPT_CS:
-	case OPT_OUTSIDE: {
-		/* 0 is a valid amount of work */
-		int *vals = NULL;
-		int n = lb_parse_int_list(optarg, 0, 100000000, &vals,
-		                          c == OPT_CS ? "--cs-loops" : "--outside-loops", err,
-		                          sizeof(err));
-		if (n < 0)
-			return usage_error("%s", err);
-		if (c == OPT_CS) {
-			a->ov.cs_loops = vals;
-			a->ov.ncs = n;
-		} else {
-			a->ov.outside_loops = vals;
-			a->ov.noutside = n;
-		}
-		break;
+	*n = lb_parse_int_list(text, min, max, vals, name, err, sizeof(err));
+	return *n < 0 ? usage_error("%s", err) : 0;
+}
+
+/*
+ * The options of what to measure (suite, locks, workloads and their
+ * parameters' lists) into a: 0, or EXIT_USAGE when one is bad (said).
+ */
+static int run_selection(const struct run_text *t, struct run_args *a)
+{
+	if (t->suite && !suite_exists(t->suite))
+		return usage_error("unknown suite '%s' (valid: smoke, quick, full)", t->suite);
+	if (t->suite)
+		a->suite = suite_canonical(t->suite);
+	if (t->locks &&
+	    parse_names(t->locks, (const void ***)&a->ov.locks, find_lock, "lock", valid_locks()))
+		return EXIT_USAGE;
+	if (t->workloads && parse_names(t->workloads, (const void ***)&a->ov.workloads,
+	                                find_workload, "workload", valid_workloads()))
+		return EXIT_USAGE;
+	if (t->threads &&
+	    int_list(t->threads, 1, LB_THREADS_MAX, "--threads", &a->ov.threads, &a->ov.nthreads))
+		return EXIT_USAGE;
+	/* 0 is a valid amount of work */
+	if (t->cs_loops &&
+	    int_list(t->cs_loops, 0, 100000000, "--cs-loops", &a->ov.cs_loops, &a->ov.ncs))
+		return EXIT_USAGE;
+	if (t->outside_loops && int_list(t->outside_loops, 0, 100000000, "--outside-loops",
+	                                 &a->ov.outside_loops, &a->ov.noutside))
+		return EXIT_USAGE;
+	if (t->skip_workloads &&
+	    parse_names(t->skip_workloads, (const void ***)&a->ov.skip_workloads, find_workload,
+	                "workload", valid_workloads()))
+		return EXIT_USAGE;
+	if (t->controls &&
+	    parse_names(t->controls, &a->controls, find_lock, "control", valid_locks()))
+		return EXIT_USAGE;
+	return 0;
+}
+
+/*
+ * run_text into a, and the paths and names the table put in a checked: 0,
+ * or EXIT_USAGE when one is bad (said).
+ */
+static int run_args_convert(const struct run_text *t, struct run_args *a)
+{
+	char err[256], at[32];
+
+	if (run_selection(t, a))
+		return EXIT_USAGE;
+	if (a->ov.dir && access(a->ov.dir, W_OK | X_OK))
+		return usage_error("--dir: cannot use '%s' (not a writable directory)", a->ov.dir);
+	if (!valid_variant(a->variant))
+		return usage_error("--variant: '%s' is not base, patched or patch-K", a->variant);
+	if (a->json && !*a->json)
+		return usage_error("--json: empty path%s", "");
+	if (a->cpus && lb_cpus_parse(a->cpus, NULL, err, sizeof(err)))
+		return usage_error("%s", err);
+	if (a->lockstep && !*a->lockstep)
+		return usage_error("--lockstep: empty path%s", "");
+	if (t->start_at > lb_realtime_ns() + 3600 * 1000000000ll) {
+		snprintf(at, sizeof(at), "%ld", t->start_at);
+		return usage_error("--start-at %s: more than an hour ahead", at);
 	}
-	case OPT_SKIP_WORKLOADS:
-		if (parse_names(optarg, (const void ***)&a->ov.skip_workloads, find_workload,
-		                "workload", valid_workloads()))
-			return EXIT_USAGE;
-		break;
-	case OPT_CONTROLS:
-		free(a->controls);
-		a->controls = NULL;
-		if (parse_names(optarg, &a->controls, find_lock, "control", valid_locks()))
-			return EXIT_USAGE;
-		break;
-	default:
-		return 1;
-	}
+	if (t->start_at)
+		a->start_at_ns = t->start_at;
+	if (t->abba_side >= 0)
+		a->abba = t->abba_side + 1;
+	if (t->lockstep_side >= 0)
+		a->lockstep_side = t->lockstep_side + 1;
 	return 0;
 }
 
@@ -322,119 +271,119 @@ static int check_run_args(const struct run_args *a)
 	return 0;
 }
 
-/* Parse run/validate options; returns 0, or an exit status. */
+enum {
+	R_SUITE,
+	R_LOCKS,
+	R_WORKLOADS,
+	R_SKIP_WORKLOADS,
+	R_THREADS,
+	R_DURATION,
+	R_REPEAT,
+	R_CS,
+	R_OUTSIDE,
+	R_NLOCKS,
+	R_HOLD,
+	R_WAKE_BATCH,
+	R_FUTEXES,
+	R_DIR,
+	R_STALL,
+	R_EMULATED,
+	R_DEADLINE,
+	R_PROGRESS,
+	R_NO_STACKS,
+	R_VARIANT,
+	R_CONTROLS,
+	R_ROUND,
+	R_JSON,
+	R_QUIET,
+	R_DISTURB_LIMIT,
+	R_DISTURB_RETRIES,
+	R_CPUS,
+	R_START_AT,
+	R_ABBA_SIDE,
+	R_LOCKSTEP,
+	R_LOCKSTEP_SIDE,
+	R_INSTRUCTIONS,
+	R_NO_INSTRUCTIONS,
+	NROWS
+};
+
 int parse_run_args(int argc, char **argv, struct run_args *a)
 {
-	char err[256];
-	long long v;
-	int c, rc;
+	struct run_text t = {.abba_side = -1, .lockstep_side = -1};
+	struct runner_opts *ro = &a->ro;
+	struct suite_overrides *ov = &a->ov;
+	/* into a what it holds as given; the rest into t, for run_args_convert */
+	struct opt opts[NROWS] = {
+	    [R_SUITE] = {"suite", NULL, OPT_STR, &t.suite, NULL, 0, 0, NULL, NULL},
+	    [R_LOCKS] = {"locks", NULL, OPT_STR, &t.locks, NULL, 0, 0, NULL, NULL},
+	    [R_WORKLOADS] = {"workloads", NULL, OPT_STR, &t.workloads, NULL, 0, 0, NULL, NULL},
+	    [R_SKIP_WORKLOADS] = {"skip-workloads", NULL, OPT_STR, &t.skip_workloads, NULL, 0, 0,
+	                          NULL, NULL},
+	    [R_THREADS] = {"threads", NULL, OPT_STR, &t.threads, NULL, 0, 0, NULL, NULL},
+	    [R_DURATION] = {"duration-ms", NULL, OPT_INT, &ov->duration_ms, NULL, 1, 3600000, NULL,
+	                    NULL},
+	    [R_REPEAT] = {"repeat", NULL, OPT_INT, &ov->repeat, NULL, 1, 10000, NULL, NULL},
+	    [R_CS] = {"cs-loops", NULL, OPT_STR, &t.cs_loops, NULL, 0, 0, NULL, NULL},
+	    [R_OUTSIDE] = {"outside-loops", NULL, OPT_STR, &t.outside_loops, NULL, 0, 0, NULL,
+	                   NULL},
+	    [R_NLOCKS] = {"nlocks", NULL, OPT_INT, &ov->nlocks, NULL, 1, 1000000, NULL, NULL},
+	    [R_HOLD] = {"hold-us", NULL, OPT_INT, &ov->hold_us, NULL, 1, 10000000, NULL, NULL},
+	    [R_WAKE_BATCH] = {"wake-batch", NULL, OPT_INT, &ov->wake_batch, NULL, 1, 1000000, NULL,
+	                      NULL},
+	    [R_FUTEXES] = {"futexes", NULL, OPT_INT, &ov->futexes, NULL, 1, 1000000, NULL, NULL},
+	    [R_DIR] = {"dir", NULL, OPT_STR, &ov->dir, NULL, 0, 0, NULL, NULL},
+	    [R_STALL] = {"stall-ms", NULL, OPT_INT, &ro->stall_ms, NULL, 10, 3600000, NULL, NULL},
+	    [R_EMULATED] = {"emulated", NULL, OPT_FLAG, &ro->emulated, NULL, 0, 0, NULL, NULL},
+	    [R_DEADLINE] = {"deadline-ms", NULL, OPT_INT, &ro->deadline_ms, NULL, 10, 86400000,
+	                    NULL, NULL},
+	    [R_PROGRESS] = {"progress-s", NULL, OPT_INT, &ro->progress_s, NULL, 0,
+	                    RUNNER_PROGRESS_S_MAX, NULL, NULL},
+	    [R_NO_STACKS] = {"no-stacks", NULL, OPT_FLAG_OFF, &ro->capture_stacks, NULL, 0, 0, NULL,
+	                     NULL},
+	    [R_VARIANT] = {"variant", NULL, OPT_STR, &a->variant, NULL, 0, 0, NULL, NULL},
+	    [R_CONTROLS] = {"controls", NULL, OPT_STR, &t.controls, NULL, 0, 0, NULL, NULL},
+	    [R_ROUND] = {"round", NULL, OPT_INT, &a->round, NULL, 0, 1000000, NULL, NULL},
+	    [R_JSON] = {"json", NULL, OPT_STR, &a->json, NULL, 0, 0, NULL, NULL},
+	    [R_QUIET] = {"quiet", NULL, OPT_FLAG, &a->quiet, NULL, 0, 0, NULL, NULL},
+	    [R_DISTURB_LIMIT] = {"disturb-limit", NULL, OPT_DOUBLE, &a->disturb_limit_pct, NULL, 0,
+	                         100, NULL, NULL},
+	    [R_DISTURB_RETRIES] = {"disturb-retries", NULL, OPT_INT, &a->disturb_retries, NULL, 0,
+	                           100, NULL, NULL},
+	    [R_CPUS] = {"cpus", NULL, OPT_STR, &a->cpus, NULL, 0, 0, NULL, NULL},
+	    [R_START_AT] = {"start-at", NULL, OPT_LONG, &t.start_at, NULL, 1, 0, NULL, NULL},
+	    [R_ABBA_SIDE] = {"abba-side", NULL, OPT_INT, &t.abba_side, NULL, 0, 1, NULL, NULL},
+	    [R_LOCKSTEP] = {"lockstep", NULL, OPT_STR, &a->lockstep, NULL, 0, 0, NULL, NULL},
+	    [R_LOCKSTEP_SIDE] = {"lockstep-side", NULL, OPT_INT, &t.lockstep_side, NULL, 0, 1, NULL,
+	                         NULL},
+	    [R_INSTRUCTIONS] = {"instructions", NULL, OPT_FLAG, &t.instructions, NULL, 0, 0, NULL,
+	                        NULL},
+	    [R_NO_INSTRUCTIONS] = {"no-instructions", NULL, OPT_FLAG_OFF, &t.instructions, NULL, 0,
+	                           0, NULL, NULL},
+	};
+	static const struct opt_cmd help[] = {{"help", NULL}};
+	bool given[NROWS];
+	char name[64];
+	const struct opt_table table = {
+	    .prog = name,
+	    .opts = opts,
+	    .n = NROWS,
+	    .given = given,
+	    .cmds = help,
+	    .ncmds = 1,
+	};
+	const struct command *cmd = lb_command_find(argv[0]);
+	int rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", run_options, NULL)) != -1) {
-		switch (c) {
-#define INT_OPT(code, name, lo, hi, field)                                                         \
-	case code:                                                                                 \
-		if (lb_parse_int(optarg, lo, hi, &v, name, err, sizeof(err)))                      \
-			return usage_error("%s", err);                                             \
-		field = (int)v;                                                                    \
-		break;
-			INT_OPT(OPT_DURATION, "--duration-ms", 1, 3600000, a->ov.duration_ms)
-			INT_OPT(OPT_REPEAT, "--repeat", 1, 10000, a->ov.repeat)
-			INT_OPT(OPT_NLOCKS, "--nlocks", 1, 1000000, a->ov.nlocks)
-			INT_OPT(OPT_HOLD, "--hold-us", 1, 10000000, a->ov.hold_us)
-			INT_OPT(OPT_WAKE_BATCH, "--wake-batch", 1, 1000000, a->ov.wake_batch)
-			INT_OPT(OPT_FUTEXES, "--futexes", 1, 1000000, a->ov.futexes)
-			INT_OPT(OPT_STALL, "--stall-ms", 10, 3600000, a->ro.stall_ms)
-			INT_OPT(OPT_DEADLINE, "--deadline-ms", 10, 86400000, a->ro.deadline_ms)
-			INT_OPT(OPT_PROGRESS, "--progress-s", 0, RUNNER_PROGRESS_S_MAX,
-			        a->ro.progress_s)
-			INT_OPT(OPT_ROUND, "--round", 0, 1000000, a->round)
-			INT_OPT(OPT_DISTURB_RETRIES, "--disturb-retries", 0, 100,
-			        a->disturb_retries)
-		case OPT_DISTURB_LIMIT: {
-			char *end;
-			errno = 0;
-			double x = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(x >= 0 && x <= 100))
-				return usage_error(
-				    "--disturb-limit: '%s' is not a share from 0 to 100", optarg);
-			a->disturb_limit_pct = x;
-			break;
-		}
-		case OPT_CPUS:
-			a->cpus = optarg;
-			if (lb_cpus_parse(optarg, NULL, err, sizeof(err)))
-				return usage_error("%s", err);
-			break;
-		case OPT_ABBA_SIDE:
-			if (lb_parse_int(optarg, 0, 1, &v, "--abba-side", err, sizeof(err)))
-				return usage_error("%s", err);
-			a->abba = (int)v + 1;
-			break;
-		case OPT_LOCKSTEP:
-			if (!*optarg)
-				return usage_error("--lockstep: empty path%s", "");
-			a->lockstep = optarg;
-			break;
-		case OPT_LOCKSTEP_SIDE:
-			if (lb_parse_int(optarg, 0, 1, &v, "--lockstep-side", err, sizeof(err)))
-				return usage_error("%s", err);
-			a->lockstep_side = (int)v + 1;
-			break;
-		case OPT_START_AT:
-			if (lb_parse_int(optarg, 1, LLONG_MAX, &v, "--start-at", err, sizeof(err)))
-				return usage_error("%s", err);
-			if (v > lb_realtime_ns() + 3600 * 1000000000ll)
-				return usage_error("--start-at %s: more than an hour ahead",
-				                   optarg);
-			a->start_at_ns = v;
-			break;
-#undef INT_OPT
-		case OPT_DIR:
-			if (access(optarg, W_OK | X_OK))
-				return usage_error(
-				    "--dir: cannot use '%s' (not a writable directory)", optarg);
-			a->ov.dir = optarg;
-			break;
-		case OPT_EMULATED:
-			a->ro.emulated = true;
-			break;
-		case OPT_NO_STACKS:
-			a->ro.capture_stacks = false;
-			break;
-		case OPT_VARIANT:
-			if (!valid_variant(optarg))
-				return usage_error(
-				    "--variant: '%s' is not base, patched or patch-K", optarg);
-			a->variant = optarg;
-			break;
-		case OPT_JSON:
-			if (!*optarg)
-				return usage_error("--json: empty path%s", "");
-			a->json = optarg;
-			break;
-		case OPT_QUIET:
-			a->quiet = true;
-			break;
-		case OPT_INSTRUCTIONS:
-		case OPT_NO_INSTRUCTIONS:
-			a->instructions = c == OPT_INSTRUCTIONS;
-			break;
-		case OPT_HELP:
-			lb_print_command_help(stdout, lb_command_find(argv[0])
-			                                  ? lb_command_find(argv[0])
-			                                  : lb_command_find("run"));
-			exit(0);
-		default:
-			rc = parse_selection_option(c, a);
-			if (rc == 0)
-				break;
-			return rc == 1 ? usage_error("bad option%s", "") : rc;
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	return check_run_args(a);
+	snprintf(name, sizeof(name), "lockbench %s", argv[0]);
+	rc = lb_command_opts(&table, cmd ? cmd : lb_command_find("run"), argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (given[R_INSTRUCTIONS] || given[R_NO_INSTRUCTIONS])
+		a->instructions = t.instructions;
+	if (run_args_convert(&t, a))
+		return EXIT_USAGE;
+	return check_run_args(a) ? EXIT_USAGE : -1;
 }
 
 void free_run_args(struct run_args *a)

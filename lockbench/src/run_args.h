@@ -30,9 +30,10 @@ struct run_args {
 };
 
 /*
- * argv (argv[0] the command's name) into a; 0 to run, else the exit status
- * (a usage error said on stderr, or 0 after --help).  free_run_args frees
- * what it allocated, whatever it returned.
+ * argv (argv[0] the command's name) into a, with lib/options.h; what no
+ * option sets keeps the value a held (the caller's defaults).  -1 to run,
+ * else the exit status (EXIT_USAGE after a message on stderr, or 0 after
+ * --help).  free_run_args frees what it allocated, whatever it returned.
  */
 int parse_run_args(int argc, char **argv, struct run_args *a);
 void free_run_args(struct run_args *a);
