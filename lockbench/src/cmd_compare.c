@@ -5,13 +5,13 @@
  * executable runs).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "changepoint.h"
 #include "elfimage.h"
+#include "options.h"
 #include "report.h"
 #include "roundplan.h"
 #include "util.h"
@@ -52,52 +52,7 @@ const char plan_options_text[] =
     "  --mde-latency X      target MDE of single-thread rows [0.03]\n"
     "  --mde-contended X    target MDE of contended rows [0.10]\n";
 
-enum {
-	OPT_FORMAT = 256,
-	OPT_ALPHA,
-	OPT_MIN_EFFECT,
-	OPT_CONFIRM_FROM,
-	OPT_MARGIN,
-	OPT_LOOKS,
-	OPT_TEST,
-	OPT_IGNORE_IMAGE,
-	OPT_PLAN,
-	OPT_MIN_ROUNDS,
-	OPT_MAX_ROUNDS,
-	OPT_BUDGET,
-	OPT_ROUND_SECONDS,
-	OPT_MDE_LATENCY,
-	OPT_MDE_CONTENDED,
-	OPT_HELP,
-};
-
-static const struct option compare_options[] = {
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
-    {"confirm-from", required_argument, NULL, OPT_CONFIRM_FROM},
-    {"margin", required_argument, NULL, OPT_MARGIN},
-    {"looks", required_argument, NULL, OPT_LOOKS},
-    {"test", required_argument, NULL, OPT_TEST},
-    {"ignore-image", no_argument, NULL, OPT_IGNORE_IMAGE},
-    {"plan", required_argument, NULL, OPT_PLAN},
-    {"min-rounds", required_argument, NULL, OPT_MIN_ROUNDS},
-    {"max-rounds", required_argument, NULL, OPT_MAX_ROUNDS},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
-
-static const struct option plan_options[] = {
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"min-rounds", required_argument, NULL, OPT_MIN_ROUNDS},
-    {"max-rounds", required_argument, NULL, OPT_MAX_ROUNDS},
-    {"budget", required_argument, NULL, OPT_BUDGET},
-    {"round-seconds", required_argument, NULL, OPT_ROUND_SECONDS},
-    {"mde-latency", required_argument, NULL, OPT_MDE_LATENCY},
-    {"mde-contended", required_argument, NULL, OPT_MDE_CONTENDED},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
+static const struct opt_cmd help_cmd[] = {{"help", NULL}};
 
 static int parse_fraction(const char *s, double *out)
 {
@@ -108,6 +63,17 @@ static int parse_fraction(const char *s, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* A relative option (--alpha, --min-effect, --margin) into *out: 0, or EXIT_USAGE (said). */
+static int fraction_option(const char *name, const char *text, double *out)
+{
+	char fmt[64];
+
+	if (!text || !parse_fraction(text, out))
+		return 0;
+	snprintf(fmt, sizeof(fmt), "%s: '%%s' is not between 0 and 1", name);
+	return usage_error(fmt, text);
 }
 
 static void free_side(struct lb_result *docs, size_t n)
@@ -277,33 +243,47 @@ out:
 	return rc;
 }
 
-/* A count option: an integer in [min, max] into *out, or a usage error. */
-static int parse_count(const char *arg, const char *name, long long min, long long max, int *out)
+/*
+ * plan's options into ps and *round_s, and the index of BASE.json in
+ * *first: -1 when they are good, else the exit status (0 after --help,
+ * EXIT_USAGE when one is bad: said on stderr).
+ */
+static int parse_plan_args(int argc, char **argv, struct plan_settings *ps, double *round_s,
+                           int *first)
 {
-	char err[256];
-	long long v;
+	const char *alpha = NULL;
+	double budget = ps->budget_s;
+	struct opt opts[] = {
+	    {"alpha", NULL, OPT_STR, &alpha, NULL, 0, 0, NULL, NULL},
+	    {"min-rounds", NULL, OPT_INT, &ps->min_rounds, NULL, 1, 1000, NULL, NULL},
+	    {"max-rounds", NULL, OPT_INT, &ps->max_rounds, NULL, 1, 1000, NULL, NULL},
+	    {"budget", NULL, OPT_DOUBLE, &budget, NULL, 0, 604800, NULL, NULL},
+	    {"round-seconds", NULL, OPT_DOUBLE, round_s, NULL, 0, 604800, NULL, NULL},
+	    {"mde-latency", NULL, OPT_DOUBLE, &ps->mde_latency, NULL, 0, 1, NULL, NULL},
+	    {"mde-contended", NULL, OPT_DOUBLE, &ps->mde_contended, NULL, 0, 1, NULL, NULL},
+	};
+	const struct opt_table t = {
+	    .prog = "lockbench plan",
+	    .opts = opts,
+	    .n = sizeof(opts) / sizeof(opts[0]),
+	    .cmds = help_cmd,
+	    .ncmds = 1,
+	    .first_operand = first,
+	};
+	int rc = lb_command_opts(&t, lb_command_find("plan"), argc, argv);
 
-	if (lb_parse_int(arg, min, max, &v, name, err, sizeof(err)))
-		return usage_error("%s", err);
-	*out = (int)v;
-	return 0;
-}
-
-/* A positive number option (seconds, a relative MDE) into *out, or a usage error. */
-static int parse_positive(const char *arg, const char *name, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (!*arg || *end || errno || !(v >= 0 && v <= max)) {
-		fprintf(stderr, "%s: %s: '%s' is not a number from 0 to %g\n", prog, name, arg,
-		        max);
+	if (rc >= 0)
+		return rc;
+	if (fraction_option("--alpha", alpha, &ps->alpha))
 		return EXIT_USAGE;
-	}
-	*out = v;
-	return 0;
+	ps->budget_s = (int)budget;
+	if (!(ps->mde_latency > 0 && ps->mde_contended > 0))
+		return usage_error("--mde-latency and --mde-contended must be above 0%s", "");
+	if (ps->max_rounds < ps->min_rounds)
+		return usage_error("--max-rounds is below --min-rounds%s", "");
+	if (argc - *first != 2)
+		return usage_error("plan needs BASE.json and PATCHED.json (A/A rounds)%s", "");
+	return -1;
 }
 
 /*
@@ -321,65 +301,16 @@ int cmd_plan(int argc, char **argv)
 	struct comparison cmp;
 	json_t *points = NULL, *plan = NULL;
 	struct profile_point *pts = NULL;
-	double round_s = 0, budget = 3600;
+	double round_s = 0;
 	char err[1024];
-	int c, rc = 1, first, cap;
+	int rc, opd, first, cap;
 
 	comparison_init(&cmp);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", plan_options, NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case OPT_ALPHA:
-			if (parse_fraction(optarg, &ps.alpha))
-				bad = usage_error("--alpha: '%s' is not between 0 and 1", optarg);
-			break;
-		case OPT_MIN_ROUNDS:
-			bad = parse_count(optarg, "--min-rounds", 1, 1000, &ps.min_rounds);
-			break;
-		case OPT_MAX_ROUNDS:
-			bad = parse_count(optarg, "--max-rounds", 1, 1000, &ps.max_rounds);
-			break;
-		case OPT_BUDGET:
-			bad = parse_positive(optarg, "--budget", 604800, &budget);
-			break;
-		case OPT_ROUND_SECONDS:
-			bad = parse_positive(optarg, "--round-seconds", 604800, &round_s);
-			break;
-		case OPT_MDE_LATENCY:
-			bad = parse_positive(optarg, "--mde-latency", 1, &ps.mde_latency);
-			break;
-		case OPT_MDE_CONTENDED:
-			bad = parse_positive(optarg, "--mde-contended", 1, &ps.mde_contended);
-			break;
-		case OPT_HELP:
-			lb_print_command_help(stdout, lb_command_find("plan"));
-			rc = 0;
-			goto out;
-		default:
-			bad = usage_error("bad option%s", "");
-		}
-		if (bad) {
-			rc = bad;
-			goto out;
-		}
-	}
-	ps.budget_s = (int)budget;
-	if (!(ps.mde_latency > 0 && ps.mde_contended > 0)) {
-		rc = usage_error("--mde-latency and --mde-contended must be above 0%s", "");
+	rc = parse_plan_args(argc, argv, &ps, &round_s, &opd);
+	if (rc >= 0)
 		goto out;
-	}
-	if (ps.max_rounds < ps.min_rounds) {
-		rc = usage_error("--max-rounds is below --min-rounds%s", "");
-		goto out;
-	}
-	if (argc - optind != 2) {
-		rc = usage_error("plan needs BASE.json and PATCHED.json (A/A rounds)%s", "");
-		goto out;
-	}
-	if (load_side(argv[optind], &base, &nbase) ||
-	    load_side(argv[optind + 1], &patched, &npatched))
+	rc = 1;
+	if (load_side(argv[opd], &base, &nbase) || load_side(argv[opd + 1], &patched, &npatched))
 		goto out;
 	/* the agent's noise A/A: the tests' own spread even on one image */
 	co.ignore_image = true;
@@ -436,82 +367,54 @@ struct compare_args {
 };
 
 /*
- * compare's options into ca: -1 when they are good, else the exit status
- * (0 after --help, EXIT_USAGE when one is bad: said on stderr).
+ * compare's options into ca and the index of BASE.json in *first: -1 when
+ * they are good, else the exit status (0 after --help, EXIT_USAGE when one
+ * is bad: said on stderr).
  */
-static int parse_compare_args(int argc, char **argv, struct compare_args *ca)
+static int parse_compare_args(int argc, char **argv, struct compare_args *ca, int *first)
 {
-	char err[1024];
-	int c;
+	const char *format = NULL, *alpha = NULL, *min_effect = NULL, *margin = NULL, *test = NULL;
+	struct opt opts[] = {
+	    {"format", NULL, OPT_STR, &format, NULL, 0, 0, NULL, NULL},
+	    {"alpha", NULL, OPT_STR, &alpha, NULL, 0, 0, NULL, NULL},
+	    {"min-effect", NULL, OPT_STR, &min_effect, NULL, 0, 0, NULL, NULL},
+	    {"confirm-from", NULL, OPT_INT, &ca->co.confirm_from, NULL, 1, 1000000, NULL, NULL},
+	    {"margin", NULL, OPT_STR, &margin, NULL, 0, 0, NULL, NULL},
+	    {"looks", NULL, OPT_INT, &ca->co.looks, NULL, 1, 1000, NULL, NULL},
+	    {"test", NULL, OPT_STR, &test, NULL, 0, 0, NULL, NULL},
+	    {"ignore-image", NULL, OPT_FLAG, &ca->co.ignore_image, NULL, 0, 0, NULL, NULL},
+	    {"plan", NULL, OPT_STR, &ca->plan_path, NULL, 0, 0, NULL, NULL},
+	    {"min-rounds", NULL, OPT_INT, &ca->min_rounds, NULL, 1, 1000, NULL, NULL},
+	    {"max-rounds", NULL, OPT_INT, &ca->max_rounds, NULL, COMPARE_MIN_PAIRS, 100000, NULL,
+	     NULL},
+	};
+	const struct opt_table t = {
+	    .prog = "lockbench compare",
+	    .opts = opts,
+	    .n = sizeof(opts) / sizeof(opts[0]),
+	    .cmds = help_cmd,
+	    .ncmds = 1,
+	    .first_operand = first,
+	};
+	int rc = lb_command_opts(&t, lb_command_find("compare"), argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", compare_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			if (report_format_parse(optarg, &ca->fmt))
-				return usage_error(
-				    "unknown format '%s' (valid: aim7, perf, lkp, text, "
-				    "json)",
-				    optarg);
-			break;
-		case OPT_ALPHA:
-			if (parse_fraction(optarg, &ca->co.alpha))
-				return usage_error("--alpha: '%s' is not between 0 and 1", optarg);
-			break;
-		case OPT_MIN_EFFECT:
-			if (parse_fraction(optarg, &ca->co.min_effect))
-				return usage_error("--min-effect: '%s' is not between 0 and 1",
-				                   optarg);
-			break;
-		case OPT_CONFIRM_FROM: {
-			long long v;
-			if (lb_parse_int(optarg, 1, 1000000, &v, "--confirm-from", err,
-			                 sizeof(err)))
-				return usage_error("%s", err);
-			ca->co.confirm_from = (int)v;
-			break;
-		}
-		case OPT_MARGIN:
-			if (parse_fraction(optarg, &ca->co.equiv_margin))
-				return usage_error("--margin: '%s' is not between 0 and 1", optarg);
-			break;
-		case OPT_LOOKS: {
-			long long v;
-			if (lb_parse_int(optarg, 1, 1000, &v, "--looks", err, sizeof(err)))
-				return usage_error("%s", err);
-			ca->co.looks = (int)v;
-			break;
-		}
-		case OPT_TEST:
-			if (!strcmp(optarg, "log")) {
-				ca->co.test = COMPARE_TEST_LOG;
-			} else if (!strcmp(optarg, "raw")) {
-				ca->co.test = COMPARE_TEST_RAW;
-			} else
-				return usage_error("--test: '%s' is not log or raw", optarg);
-			break;
-		case OPT_IGNORE_IMAGE:
-			ca->co.ignore_image = true;
-			break;
-		case OPT_PLAN:
-			ca->plan_path = optarg;
-			break;
-		case OPT_MIN_ROUNDS:
-			if (parse_count(optarg, "--min-rounds", 1, 1000, &ca->min_rounds))
-				return EXIT_USAGE;
-			break;
-		case OPT_MAX_ROUNDS:
-			if (parse_count(optarg, "--max-rounds", COMPARE_MIN_PAIRS, 100000,
-			                &ca->max_rounds))
-				return EXIT_USAGE;
-			break;
-		case OPT_HELP:
-			lb_print_command_help(stdout, lb_command_find("compare"));
-			return 0;
-		default:
-			return usage_error("bad option%s", "");
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	if (format && report_format_parse(format, &ca->fmt))
+		return usage_error("unknown format '%s' (valid: aim7, perf, lkp, text, json)",
+		                   format);
+	if (fraction_option("--alpha", alpha, &ca->co.alpha) ||
+	    fraction_option("--min-effect", min_effect, &ca->co.min_effect) ||
+	    fraction_option("--margin", margin, &ca->co.equiv_margin))
+		return EXIT_USAGE;
+	if (test && !strcmp(test, "log"))
+		ca->co.test = COMPARE_TEST_LOG;
+	else if (test && !strcmp(test, "raw"))
+		ca->co.test = COMPARE_TEST_RAW;
+	else if (test)
+		return usage_error("--test: '%s' is not log or raw", test);
+	if (argc - *first != 2)
+		return usage_error("compare needs BASE.json and PATCHED.json%s", "");
 	return -1;
 }
 
@@ -523,20 +426,16 @@ int cmd_compare(int argc, char **argv)
 	size_t nbase = 0, npatched = 0;
 	struct comparison cmp;
 	char err[1024], *plan_text = NULL;
-	int rc, min_rounds, max_rounds;
+	int rc, min_rounds, max_rounds, first;
 
 	comparison_init(&cmp);
-	rc = parse_compare_args(argc, argv, &ca);
+	rc = parse_compare_args(argc, argv, &ca, &first);
 	if (rc >= 0)
 		goto out;
 	rc = 1;
 	co = ca.co;
 	min_rounds = ca.min_rounds;
 	max_rounds = ca.max_rounds;
-	if (argc - optind != 2) {
-		rc = usage_error("compare needs BASE.json and PATCHED.json%s", "");
-		goto out;
-	}
 	/* as the server judges (server/verdicts.c): a row needs the rounds a job asks for first */
 	if ((size_t)min_rounds < co.min_samples)
 		co.min_samples =
@@ -547,8 +446,8 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		plan_compare_opts(plan_text, min_rounds, &co);
 	}
-	if (load_side(argv[optind], &base, &nbase) ||
-	    load_side(argv[optind + 1], &patched, &npatched))
+	if (load_side(argv[first], &base, &nbase) ||
+	    load_side(argv[first + 1], &patched, &npatched))
 		goto out;
 	if (co.confirm_from && (!has_rounds(base, nbase, co.confirm_from) ||
 	                        !has_rounds(patched, npatched, co.confirm_from))) {
