@@ -5,10 +5,12 @@
  * the variable, then the flag: a flag wins over its variable and an empty
  * variable is unset.  A bad value, wherever it came from, is refused with
  * a message that names its source ("--poll" or "$LOCKLAB_POLL") and the
- * value.  The server, the agent and the client own their tables
- * (server/main.c, agents/main.c, client/locklab.c); this file owns parsing
- * and the --help layout.  The client prints its own --help, one command's
- * options at a time, and so uses only opts_parse.
+ * value.  The server, the agent, the client and lockbench's commands own
+ * their tables (server/main.c, agents/main.c, client/locklab.c;
+ * lockbench/src/run_args.c, cmd_compare.c, kernel_run_args.c and
+ * kbuild.c); this file owns parsing and the --help layout.  The client and
+ * lockbench print their own --help, one command's options at a time, and
+ * so use only opts_parse.
  */
 #ifndef LOCKLAB_OPTIONS_H
 #define LOCKLAB_OPTIONS_H

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 
 #include "boot.h"
 #include "kernel_cli.h"
+#include "options.h"
 #include "result.h"
 #include "strutil.h"
 #include "util.h"
@@ -315,67 +315,37 @@ struct build_args {
 	bool debug; /* the debug variant: locklab-debug.config on top, its own OUT */
 };
 
-static const struct option kbuild_opts[] = {
-    {"tree", required_argument, NULL, 't'},
-    {"config", required_argument, NULL, 'c'},
-    {"out", required_argument, NULL, 'o'},
-    {"reuse", required_argument, NULL, 'r'},
-    {"jobs", required_argument, NULL, 'j'},
-    {"json", required_argument, NULL, 'J'},
-    {"variant", required_argument, NULL, 'V'},
-    {"round", required_argument, NULL, 'R'},
-    {"debug", no_argument, NULL, 'd'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* The options into a: -1 to build, else the exit status (usage printed). */
+/*
+ * The options into a (what a held when called is their default): -1 to
+ * build, else the exit status (usage printed).
+ */
 static int kbuild_parse(int argc, char **argv, struct build_args *a)
 {
-	char err[512];
-	long long v;
-	int c, rc = 1;
+	struct opt opts[] = {
+	    {"tree", NULL, OPT_STR, &a->tree, NULL, 0, 0, NULL, NULL},
+	    {"config", NULL, OPT_STR, &a->config, NULL, 0, 0, NULL, NULL},
+	    {"out", NULL, OPT_STR, &a->out, NULL, 0, 0, NULL, NULL},
+	    {"reuse", NULL, OPT_STR, &a->reuse, NULL, 0, 0, NULL, NULL},
+	    {"jobs", NULL, OPT_INT, &a->jobs, NULL, 1, 1024, NULL, NULL},
+	    {"json", NULL, OPT_STR, &a->json, NULL, 0, 0, NULL, NULL},
+	    {"variant", NULL, OPT_STR, &a->variant, NULL, 0, 0, NULL, NULL},
+	    {"round", NULL, OPT_INT, &a->round, NULL, 0, 1000000, NULL, NULL},
+	    {"debug", NULL, OPT_FLAG, &a->debug, NULL, 0, 0, NULL, NULL},
+	};
+	static const struct opt_cmd help[] = {{"help", NULL}};
+	const struct opt_table t = {
+	    .prog = "lockbench kernel build",
+	    .opts = opts,
+	    .n = sizeof(opts) / sizeof(opts[0]),
+	    .cmds = help,
+	    .ncmds = 1,
+	};
+	int rc = kernel_opts(&t, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", kbuild_opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			a->tree = optarg;
-			break;
-		case 'd':
-			a->debug = true;
-			break;
-		case 'c':
-			a->config = optarg;
-			break;
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'r':
-			a->reuse = optarg;
-			break;
-		case 'J':
-			a->json = optarg;
-			break;
-		case 'V':
-			if (kernel_opt_variant(optarg, &a->variant, &rc))
-				return rc;
-			break;
-		case 'j':
-		case 'R':
-			if (lb_parse_int(optarg, c == 'j' ? 1 : 0, c == 'j' ? 1024 : 1000000, &v,
-			                 c == 'j' ? "--jobs" : "--round", err, sizeof(err))) {
-				rc = kernel_usage("%s", err);
-				return rc;
-			}
-			*(c == 'j' ? &a->jobs : &a->round) = (int)v;
-			break;
-		default: /* --help too */
-			rc = kernel_opt_other(c, 'h');
-			return rc;
-		}
-	}
-	if (kernel_opt_rest(argc, argv, &rc))
+	if (rc >= 0)
+		return rc;
+	rc = kernel_check_variant(a->variant);
+	if (rc)
 		return rc;
 	if (!a->tree)
 		return kernel_usage("build needs --tree DIR%s", "");

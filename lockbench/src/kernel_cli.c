@@ -1,14 +1,15 @@
 /*
  * kernel_cli.c - the command line that `lockbench kernel build` (kbuild.c)
- * and `lockbench kernel run` (kernel_run.c) share (kernel_cli.h): the
- * variant names, usage errors and the help.
+ * and `lockbench kernel run` (kernel_run.c) share (kernel_cli.h): reading
+ * their tables of options, the variant names, usage errors and the help.
  */
 #include <ctype.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "args.h"
 
 #include "kernel_cli.h"
 
@@ -36,31 +37,24 @@ int kernel_usage(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-bool kernel_opt_variant(const char *arg, const char **variant, int *rc)
+int kernel_check_variant(const char *v)
 {
-	if (!kernel_valid_variant(arg)) {
-		*rc = kernel_usage("--variant: '%s' is not base, patched or patch-K", arg);
-		return true;
-	}
-	*variant = arg;
-	return false;
-}
-
-int kernel_opt_other(int c, int help)
-{
-	if (c != help)
-		return kernel_usage("bad option%s", "");
-	kernel_print_help(stdout);
+	if (!kernel_valid_variant(v))
+		return kernel_usage("--variant: '%s' is not base, patched or patch-K", v);
 	return 0;
 }
 
-bool kernel_opt_rest(int argc, char **argv, int *rc)
+int kernel_opts(const struct opt_table *t, int argc, char **argv)
 {
-	if (optind < argc) {
-		*rc = kernel_usage("unexpected argument '%s'", argv[optind]);
-		return true;
+	switch (lb_opts_parse(t, argc, argv)) {
+	case 0:
+		return -1;
+	case 1:
+		kernel_print_help(stdout);
+		return 0;
+	default:
+		return EXIT_USAGE;
 	}
-	return false;
 }
 
 void kernel_print_help(FILE *f)

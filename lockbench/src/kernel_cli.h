@@ -12,17 +12,17 @@ bool kernel_valid_variant(const char *v);
 /* Says "lockbench kernel: <fmt>" and where the help is; returns 2. */
 int kernel_usage(const char *fmt, const char *arg);
 void kernel_print_help(FILE *f);
+/* --variant's value: 0, or 2 after kernel_usage says why it is bad. */
+int kernel_check_variant(const char *v);
+
+struct opt_table;
+
 /*
- * The option handling build and run share.
- * kernel_opt_variant: --variant ARG into *variant (borrowed from ARG).
- * kernel_opt_rest: after getopt, any argument left is bad usage.
- * Both return true when parsing must stop, with *rc the exit status; false
- * leaves *rc as it was.
- * kernel_opt_other: for getopt's c that no case took: help (c == help)
- * prints the help and returns 0, anything else is bad usage (2).
+ * build's or run's options: t (lib/options.h; its one command is --help)
+ * read from the subcommand's argv (argv[0] "build" or "run") with
+ * lb_opts_parse (args.h).  -1 to go on, else the exit status: 0 after the
+ * help on stdout, 2 after a message on stderr.
  */
-bool kernel_opt_variant(const char *arg, const char **variant, int *rc);
-bool kernel_opt_rest(int argc, char **argv, int *rc);
-int kernel_opt_other(int c, int help);
+int kernel_opts(const struct opt_table *t, int argc, char **argv);
 
 #endif

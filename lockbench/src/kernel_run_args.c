@@ -1,9 +1,8 @@
 /*
  * kernel_run_args.c - `lockbench kernel run`'s options (kernel_run_internal.h):
- * the table getopt reads, the lists and numbers they take, and the
+ * their table (lib/options.h), the lists and names they take, and the
  * defaults each suite and accelerator gives the rest.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "kernel_cli.h"
 #include "kernel_run.h"
 #include "kernel_run_internal.h"
+#include "options.h"
 #include "strutil.h"
 #include "suite.h"
 #include "util.h"
@@ -22,161 +22,44 @@
 
 static const char *prog = "lockbench kernel";
 
-enum run_opt {
-	O_KERNEL = 256,
-	O_SUITE,
-	O_WRITERS,
-	O_TYPES,
-	O_TORTURE_S,
-	O_WORKLOADS,
-	O_LOCKS,
-	O_USERS,
-	O_STALL,
-	O_NO_TORTURE,
-	O_NO_LB,
-	O_DEBUG,
-	O_TIMEOUT,
-	O_HUNG,
-	O_ACCEL,
-	O_GUEST,
-	O_CONSOLE,
-	O_BUILD_JSON,
-	O_VARIANT,
-	O_ROUND,
-	O_JSON,
-	O_EXTRA,
-	O_CPUS,
-	O_CAP_X,
-	O_BUDGET,
-	O_HELP
-};
-
-static const struct option run_opts[] = {
-    {"kernel", required_argument, NULL, O_KERNEL},
-    {"suite", required_argument, NULL, O_SUITE},
-    {"writers", required_argument, NULL, O_WRITERS},
-    {"types", required_argument, NULL, O_TYPES},
-    {"torture-s", required_argument, NULL, O_TORTURE_S},
-    {"workloads", required_argument, NULL, O_WORKLOADS},
-    {"locks", required_argument, NULL, O_LOCKS},
-    {"users", required_argument, NULL, O_USERS},
-    {"stall-ms", required_argument, NULL, O_STALL},
-    {"no-torture", no_argument, NULL, O_NO_TORTURE},
-    {"no-lockbench", no_argument, NULL, O_NO_LB},
-    {"debug", no_argument, NULL, O_DEBUG},
-    {"timeout-s", required_argument, NULL, O_TIMEOUT},
-    {"hung-task-s", required_argument, NULL, O_HUNG},
-    {"accel", required_argument, NULL, O_ACCEL},
-    {"guest-dir", required_argument, NULL, O_GUEST},
-    {"console-dir", required_argument, NULL, O_CONSOLE},
-    {"build-json", required_argument, NULL, O_BUILD_JSON},
-    {"variant", required_argument, NULL, O_VARIANT},
-    {"round", required_argument, NULL, O_ROUND},
-    {"json", required_argument, NULL, O_JSON},
-    {"cmdline", required_argument, NULL, O_EXTRA},
-    {"cpus", required_argument, NULL, O_CPUS},
-    {"cap-x", required_argument, NULL, O_CAP_X},
-    {"budget-s", required_argument, NULL, O_BUDGET},
-    {"help", no_argument, NULL, O_HELP},
-    {NULL, 0, NULL, 0},
-};
-
 /*
- * The list-valued options (--writers, --types, --users) into a.  Returns
- * false when c is not one of them; else true, with *rc the exit status when
- * the value is bad (usage printed), untouched otherwise.
+ * The list-valued options (--writers, --types, --users), as given, into a:
+ * 0, or the exit status when one is bad (usage printed).
  */
-static bool run_parse_list(int c, const char *arg, struct run_args *a, int *rc)
+static int run_parse_lists(const char *writers, const char *types, const char *users,
+                           struct run_args *a)
 {
 	char err[1024];
-	switch (c) {
-	case O_WRITERS:
-		free(a->writers);
-		a->nwriters = lb_parse_int_list(arg, 1, LB_THREADS_MAX, &a->writers, "--writers",
-		                                err, sizeof(err));
+	int *u = NULL, nu;
+
+	if (writers) {
+		a->nwriters = lb_parse_int_list(writers, 1, LB_THREADS_MAX, &a->writers,
+		                                "--writers", err, sizeof(err));
 		if (a->nwriters < 0)
-			*rc = kernel_usage("%s", err);
-		return true;
-	case O_TYPES:
-		lb_free_list(a->types);
-		a->types = lb_split_list(arg, "--types", &a->ntypes, err, sizeof(err));
-		if (!a->types) {
-			*rc = kernel_usage("%s", err);
-			return true;
-		}
+			return kernel_usage("%s", err);
+	}
+	if (types) {
+		a->types = lb_split_list(types, "--types", &a->ntypes, err, sizeof(err));
+		if (!a->types)
+			return kernel_usage("%s", err);
 		for (int i = 0; i < a->ntypes; i++)
-			if (!valid_torture_type(a->types[i])) {
-				*rc =
-				    kernel_usage("unknown locktorture type '%s' (e.g. mutex_lock, "
-				                 "rwsem_lock, spin_lock)",
-				                 a->types[i]);
-				return true;
-			}
-		return true;
-	case O_USERS: {
-		int *u = NULL;
-		int nu = lb_parse_int_list(arg, 1, WL_MAX_THREADS, &u, "--users", err, sizeof(err));
-		if (nu < 0) {
-			*rc = kernel_usage("%s", err);
-			return true;
-		}
-		a->users_max = 0; /* the last --users given is the one run */
+			if (!valid_torture_type(a->types[i]))
+				return kernel_usage(
+				    "unknown locktorture type '%s' (e.g. mutex_lock, "
+				    "rwsem_lock, spin_lock)",
+				    a->types[i]);
+	}
+	if (users) {
+		nu = lb_parse_int_list(users, 1, WL_MAX_THREADS, &u, "--users", err, sizeof(err));
+		if (nu < 0)
+			return kernel_usage("%s", err);
 		for (int i = 0; i < nu; i++)
 			if (u[i] > a->users_max)
 				a->users_max = u[i];
 		free(u);
-		a->users = arg;
-		return true;
+		a->users = users;
 	}
-	}
-	return false;
-}
-
-/*
- * The number-valued options into a.  Returns false when c is not one of
- * them; else true, with *rc set as run_parse_list does.
- */
-static bool run_parse_number(int c, const char *arg, struct run_args *a, int *rc)
-{
-	char err[1024];
-	long long v;
-	const char *what;
-	int *dst, lo = 1, hi = 1000000;
-
-	switch (c) {
-	case O_CPUS:
-		what = "--cpus", dst = &a->cpus, hi = 64;
-		break;
-	case O_CAP_X:
-		what = "--cap-x", dst = &a->cap_x, hi = 100;
-		break;
-	case O_STALL:
-		what = "--stall-ms", dst = &a->stall_ms, lo = 10, hi = 3600000;
-		break;
-	case O_TORTURE_S:
-		what = "--torture-s", dst = &a->torture_s;
-		break;
-	case O_TIMEOUT:
-		what = "--timeout-s", dst = &a->timeout_s;
-		break;
-	case O_HUNG:
-		what = "--hung-task-s", dst = &a->hung_s;
-		a->hung_given = true;
-		break;
-	case O_BUDGET:
-		what = "--budget-s", dst = &a->budget_s;
-		break;
-	case O_ROUND:
-		what = "--round", dst = &a->round, lo = 0;
-		break;
-	default:
-		return false;
-	}
-	if (lb_parse_int(arg, lo, hi, &v, what, err, sizeof(err)))
-		*rc = kernel_usage("%s", err);
-	else
-		*dst = (int)v;
-	return true;
+	return 0;
 }
 
 /*
@@ -225,83 +108,107 @@ static int run_defaults(struct run_args *a, bool workloads_given)
 	return -1;
 }
 
+enum {
+	R_KERNEL,
+	R_SUITE,
+	R_WRITERS,
+	R_TYPES,
+	R_TORTURE_S,
+	R_WORKLOADS,
+	R_LOCKS,
+	R_USERS,
+	R_STALL,
+	R_NO_TORTURE,
+	R_NO_LB,
+	R_DEBUG,
+	R_TIMEOUT,
+	R_HUNG,
+	R_ACCEL,
+	R_GUEST,
+	R_CONSOLE,
+	R_BUILD_JSON,
+	R_VARIANT,
+	R_ROUND,
+	R_JSON,
+	R_EXTRA,
+	R_CPUS,
+	R_CAP_X,
+	R_BUDGET,
+	NROWS
+};
+
 /*
  * The options of `lockbench kernel run` into a, with the defaults of its
- * suite; -1 to run, else the exit status (usage printed).
+ * suite for what they leave unset (what a held when called is the rest's
+ * default); -1 to run, else the exit status (usage printed).
  */
 int run_parse(int argc, char **argv, struct run_args *a)
 {
-	int c, rc = -1;
-	bool workloads_given = false;
+	const char *writers = NULL, *types = NULL, *users = NULL;
+	/* into a what it holds as given; the lists for run_parse_lists */
+	struct opt opts[NROWS] = {
+	    [R_KERNEL] = {"kernel", NULL, OPT_STR, &a->kernel, NULL, 0, 0, NULL, NULL},
+	    [R_SUITE] = {"suite", NULL, OPT_STR, &a->suite, NULL, 0, 0, NULL, NULL},
+	    [R_WRITERS] = {"writers", NULL, OPT_STR, &writers, NULL, 0, 0, NULL, NULL},
+	    [R_TYPES] = {"types", NULL, OPT_STR, &types, NULL, 0, 0, NULL, NULL},
+	    [R_TORTURE_S] = {"torture-s", NULL, OPT_INT, &a->torture_s, NULL, 1, 1000000, NULL,
+	                     NULL},
+	    [R_WORKLOADS] = {"workloads", NULL, OPT_STR, &a->workloads, NULL, 0, 0, NULL, NULL},
+	    [R_LOCKS] = {"locks", NULL, OPT_STR, &a->locks, NULL, 0, 0, NULL, NULL},
+	    [R_USERS] = {"users", NULL, OPT_STR, &users, NULL, 0, 0, NULL, NULL},
+	    [R_STALL] = {"stall-ms", NULL, OPT_INT, &a->stall_ms, NULL, 10, 3600000, NULL, NULL},
+	    [R_NO_TORTURE] = {"no-torture", NULL, OPT_FLAG, &a->no_torture, NULL, 0, 0, NULL, NULL},
+	    [R_NO_LB] = {"no-lockbench", NULL, OPT_FLAG, &a->no_lockbench, NULL, 0, 0, NULL, NULL},
+	    [R_DEBUG] = {"debug", NULL, OPT_FLAG, &a->debug, NULL, 0, 0, NULL, NULL},
+	    [R_TIMEOUT] = {"timeout-s", NULL, OPT_INT, &a->timeout_s, NULL, 1, 1000000, NULL, NULL},
+	    [R_HUNG] = {"hung-task-s", NULL, OPT_INT, &a->hung_s, NULL, 1, 1000000, NULL, NULL},
+	    [R_ACCEL] = {"accel", NULL, OPT_STR, &a->accel_name, NULL, 0, 0, NULL, NULL},
+	    [R_GUEST] = {"guest-dir", NULL, OPT_STR, &a->guest_dir, NULL, 0, 0, NULL, NULL},
+	    [R_CONSOLE] = {"console-dir", NULL, OPT_STR, &a->console_dir, NULL, 0, 0, NULL, NULL},
+	    [R_BUILD_JSON] = {"build-json", NULL, OPT_STR, &a->build_json, NULL, 0, 0, NULL, NULL},
+	    [R_VARIANT] = {"variant", NULL, OPT_STR, &a->variant, NULL, 0, 0, NULL, NULL},
+	    [R_ROUND] = {"round", NULL, OPT_INT, &a->round, NULL, 0, 1000000, NULL, NULL},
+	    [R_JSON] = {"json", NULL, OPT_STR, &a->json, NULL, 0, 0, NULL, NULL},
+	    [R_EXTRA] = {"cmdline", NULL, OPT_STR, &a->extra, NULL, 0, 0, NULL, NULL},
+	    [R_CPUS] = {"cpus", NULL, OPT_INT, &a->cpus, NULL, 1, 64, NULL, NULL},
+	    [R_CAP_X] = {"cap-x", NULL, OPT_INT, &a->cap_x, NULL, 1, 100, NULL, NULL},
+	    [R_BUDGET] = {"budget-s", NULL, OPT_INT, &a->budget_s, NULL, 1, 1000000, NULL, NULL},
+	};
+	static const struct opt_cmd help[] = {{"help", NULL}};
+	bool given[NROWS];
+	const struct opt_table t = {
+	    .prog = "lockbench kernel run",
+	    .opts = opts,
+	    .n = NROWS,
+	    .given = given,
+	    .cmds = help,
+	    .ncmds = 1,
+	};
+	int rc = kernel_opts(&t, argc, argv);
 
-	optind = 1;
-	while (rc < 0 && (c = getopt_long(argc, argv, "", run_opts, NULL)) != -1) {
-		if (run_parse_list(c, optarg, a, &rc) || run_parse_number(c, optarg, a, &rc))
-			continue;
-		switch (c) {
-		case O_KERNEL:
-			a->kernel = optarg;
-			break;
-		case O_SUITE:
-			if (strcmp(optarg, "smoke") && strcmp(optarg, "quick") &&
-			    strcmp(suite_canonical(optarg), "users"))
-				rc = kernel_usage("unknown suite '%s' (valid: smoke, quick, users)",
-				                  optarg);
-			a->suite = suite_canonical(optarg);
-			break;
-		case O_WORKLOADS:
-			a->workloads = optarg;
-			workloads_given = true;
-			break;
-		case O_LOCKS:
-			a->locks = optarg;
-			break;
-		case O_NO_TORTURE:
-			a->no_torture = true;
-			break;
-		case O_NO_LB:
-			a->no_lockbench = true;
-			break;
-		case O_DEBUG:
-			a->debug = true;
-			break;
-		case O_ACCEL:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") &&
-			    strcmp(optarg, "tcg"))
-				rc = kernel_usage("--accel: '%s' is not auto, kvm or tcg", optarg);
-			a->accel_name = optarg;
-			break;
-		case O_GUEST:
-			a->guest_dir = optarg;
-			break;
-		case O_CONSOLE:
-			a->console_dir = optarg;
-			break;
-		case O_BUILD_JSON:
-			a->build_json = optarg;
-			break;
-		case O_VARIANT:
-			kernel_opt_variant(optarg, &a->variant, &rc);
-			break;
-		case O_JSON:
-			if (!*optarg)
-				rc = kernel_usage("--json: empty path%s", "");
-			a->json = optarg;
-			break;
-		case O_EXTRA:
-			a->extra = optarg;
-			break;
-		default: /* --help too */
-			rc = kernel_opt_other(c, O_HELP);
-		}
-	}
-	if (rc >= 0 || kernel_opt_rest(argc, argv, &rc))
+	if (rc >= 0)
 		return rc;
+	a->hung_given = given[R_HUNG];
+	if (strcmp(a->suite, "smoke") && strcmp(a->suite, "quick") &&
+	    strcmp(suite_canonical(a->suite), "users"))
+		return kernel_usage("unknown suite '%s' (valid: smoke, quick, users)", a->suite);
+	a->suite = suite_canonical(a->suite);
+	rc = run_parse_lists(writers, types, users, a);
+	if (rc)
+		return rc;
+	if (strcmp(a->accel_name, "auto") && strcmp(a->accel_name, "kvm") &&
+	    strcmp(a->accel_name, "tcg"))
+		return kernel_usage("--accel: '%s' is not auto, kvm or tcg", a->accel_name);
+	rc = kernel_check_variant(a->variant);
+	if (rc)
+		return rc;
+	if (a->json && !*a->json)
+		return kernel_usage("--json: empty path%s", "");
 	if (!a->kernel)
 		return kernel_usage("run needs --kernel bzImage%s", "");
 	if (!lb_is_file(a->kernel)) {
 		fprintf(stderr, "%s: no kernel image at %s\n", prog, a->kernel);
 		return 1;
 	}
-	return run_defaults(a, workloads_given);
+	return run_defaults(a, given[R_WORKLOADS]);
 }
