@@ -225,6 +225,26 @@ static int prepare_kernel_debug(struct job *j)
 }
 
 /*
+ * A pull request to a kernel tree: its range of commits on the base is
+ * measured as one patch, whatever its length.  A commit's own figures would
+ * take a kernel build and the boots of every round (minutes each under
+ * TCG), and a kernel series is one patch too; the documents say how many
+ * commits the patch holds, and the reply says so.
+ */
+static void kernel_pull_range(struct job *j, const char *ref)
+{
+	char commits[1][48];
+	int n = range_commits(j, j->base_rev, ref, commits, 1);
+
+	j->ncommits = n > 0 ? n : 0;
+	if (n > 1)
+		agent_log("info", j->id,
+		          "the pulled range has %d commits: a kernel tree's range is measured "
+		          "as one patch",
+		          n);
+}
+
+/*
  * Kernel trees: base (in the machine's cache) and patched kernels.  Each output
  * folder is a direct child of its tree, so kbuild's command lines use the
  * relative srctree and the patched build, started from a copy of the base
@@ -237,13 +257,15 @@ int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 		return -1;
 	if (kernel_variant(j, base_out, "base"))
 		return -1;
+	char ref[128] = "";
 	if (json_is_object(git)) {
-		char ref[128];
 		snprintf(ref, sizeof(ref), "refs/locklab/job%lld", j->id);
 		if (add_worktree(j, j->series_tree, ref, j->series_gitdir,
 		                 sizeof(j->series_gitdir)))
 			return -1;
 		j->npatches = 1;
+		if (json_is_true(json_object_get(git, "pull")))
+			kernel_pull_range(j, ref);
 	} else {
 		if (series_from_mails(j, mails))
 			return -1;
@@ -263,6 +285,8 @@ int prepare_kernel(struct job *j, json_t *git, json_t *mails)
 	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched", false) ||
 	    kernel_variant(j, patched_out, "patched"))
 		return -1;
+	if (j->ncommits > 0) /* the documents name the range's last commit */
+		commit_label(j, ref, j->v[j->nv - 1].label, sizeof(j->v[j->nv - 1].label));
 	j->locks[0] = 0;
 	j->controls[0] = 0;
 	choose_kernel_workloads(j);

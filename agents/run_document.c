@@ -167,6 +167,16 @@ static void note_accel(struct job *j, const char *doc)
 	json_decref(d);
 }
 
+/* The commit of a pulled range this variant is (result.h): the agent's word too. */
+static void document_commit(const struct job *j, const struct variant *v, json_t *d)
+{
+	if (d)
+		json_object_del(d, "commit");
+	if (d && v->label[0] && j->ncommits > 0)
+		json_object_set_new(
+		    d, "commit", json_pack("{s:s, s:i}", "label", v->label, "range", j->ncommits));
+}
+
 /*
  * A kernel round's document as posted: `kernel run` names its suite
  * kernel-S, the round belongs to the job's; the code under test is the
@@ -184,6 +194,7 @@ static char *kernel_document(struct job *j, const struct variant *v, char *doc)
 		json_object_del(d, "image");
 	if (d && debug_variant(j, v))
 		json_object_set_new(d, "variant", json_string(v->name));
+	document_commit(j, v, d);
 	if (d && !json_object_set_new(d, "suite", json_string(j->suite)))
 		t = json_dumps(d, JSON_COMPACT);
 	json_decref(d);
@@ -219,12 +230,7 @@ static char *native_document(struct job *j, const struct variant *v, int round, 
 		json_object_del(d, "image");
 		agent_log("warn", j->id, "round %d: no image of %s: %s", round, v->name, ierr);
 	}
-	/* the commit of a pulled range this variant is (result.h): the agent's word too */
-	if (d)
-		json_object_del(d, "commit");
-	if (d && v->label[0] && j->ncommits > 0)
-		json_object_set_new(
-		    d, "commit", json_pack("{s:s, s:i}", "label", v->label, "range", j->ncommits));
+	document_commit(j, v, d);
 	if (d)
 		t = json_dumps(d, JSON_COMPACT);
 	if (t) {

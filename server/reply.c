@@ -110,7 +110,7 @@ static int reply_load(PGconn *c, long long id, struct reply_data *d, int *status
 	    db_exec(c,
 	            "SELECT s.state, s.subject, s.reply_to_msgid, s.notify, s.reason, s.verdict, "
 	            "array_to_string(s.suites, ', '), s.source, s.url, s.git_url, s.git_ref, "
-	            "s.git_base, t.name, t.branch FROM submissions s LEFT JOIN trees t ON "
+	            "s.git_base, t.name, t.branch, t.kind FROM submissions s LEFT JOIN trees t ON "
 	            "t.id = s.tree_id WHERE s.id = $1",
 	            1, p);
 	if (!d->sub)

@@ -438,21 +438,24 @@ size_t reply_unresolvable(FILE *s, const struct stored_comparison *sc)
 /*
  * A range of commits (a pull request): which commit each variant was, as
  * the agent said in its documents ("commit", result.h), or that the range
- * was measured as one patch.
+ * was measured as one patch, and why: a kernel tree's range always is.
  */
 static void reply_commits(FILE *f, const struct reply_data *d)
 {
 	int n = d->commits ? PQntuples(d->commits) : 0;
 	int range = n ? atoi(PQgetvalue(d->commits, n - 1, 2)) : 0;
+	bool kernel = !strcmp(PQgetvalue(d->sub, 0, 14), "kernel");
 	char line[256];
 
 	if (range < 2)
 		return;
 	if (n == 1) {
 		snprintf(line, sizeof(line),
-		         "the pulled range's %d commits, measured as one patch: more than the "
-		         "agent measures one commit at a time (--max-prefixes)",
-		         range);
+		         "the pulled range's %d commits, measured as one patch: %s", range,
+		         kernel
+		             ? "a kernel tree's range is built and booted once, as its series are"
+		             : "more than the agent measures one commit at a time "
+		               "(--max-prefixes)");
 		fputs("commits: ", f);
 		reply_wrap(f, line, 9, 9);
 		return;

@@ -23,7 +23,7 @@
 struct reply_data {
 	long long id;
 	PGresult *sub; /* state, subject, reply_to_msgid, notify, reason, verdict, suites, source,
-	                  url, git_url, git_ref, git_base, tree, branch */
+	                  url, git_url, git_ref, git_base, tree, branch, tree kind */
 	PGresult
 	    *head; /* author, subject, message_id, mail_references, mail_to, mail_cc, patches */
 	PGresult *jobs; /* not done, regression or lockup, all, not build */

@@ -8,6 +8,7 @@
 # commit at a time, as a series' prefixes are (patch-K columns labelled with
 # the commit, merges along their first parent), up to --max-prefixes
 # commits; a longer range is one patch, and the reply says which it was.
+# To a kernel tree a range is always one patch, and the reply says why.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/pg.sh"
 . "$(dirname "$0")/lib/server.sh"
@@ -125,6 +126,39 @@ awk 'length > 100 { bad = 1 } END { exit bad }' <<<"$BODY"
 ok $? "no line of the reply is wider than 100 columns"
 api GET "/api/v1/submissions/$usub/report?format=text"
 is "$(sed -n '/^by commit:/,/^\*: significant against/p' <<<"$BODY")" "$bc" "the text report has the same columns by commit"
+
+# to a kernel tree the range is one patch whatever its length: each commit
+# would be a kernel build and the boots of every round.  The agent says so in
+# its documents (two rounds posted here as an agent posts them: a kernel job
+# is minutes of builds and boots, tests/520); the reply gives the reason.
+api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+  -d "$(jq -n --arg u "git://127.0.0.1:$gport/pull" '{name: "linux", url: $u, branch: "master", kind: "kernel"}')"
+is "$CODE" 201 "a kernel tree is registered" || diag "$BODY"
+sed 's/pull-3@/pull-4@/; s/locking\/urgent$/locking\/urgent for the kernel/' "$T/urgent.mbox" >"$T/kpull.mbox"
+jq -Rs '{mbox: ., tree: "linux"}' "$T/kpull.mbox" >"$T/req.json"
+api POST /api/v1/submissions -d @"$T/req.json"
+is "$CODE" 202 "a pull request to the kernel tree is taken" || diag "$BODY"
+ksub=$(jq -r .id <<<"$BODY")
+claim "$AGENT_TOKEN"
+kjob=$JOB
+is "$(sql "SELECT submission_id FROM jobs WHERE id = $kjob")" "$ksub" "its job is claimed"
+for r in 0 1 2 3; do
+  [[ $(sql "SELECT state FROM jobs WHERE id = $kjob") == done ]] && break
+  for v in base patched; do
+    result_doc "$v" "$r" 1.0 quick >"$T/k.json"
+    [[ $v == base ]] || jq -c '.commit = {label: "0123456789ab locking: the last of three", range: 3}' \
+      "$T/k.json" >"$T/kc.json" && mv "$T/kc.json" "$T/k.json"
+    api POST "/api/v1/jobs/$kjob/results" -H "Authorization: Bearer $AGENT_TOKEN" \
+      -H "Idempotency-Key: job-$kjob-$v-$r" -d @"$T/k.json"
+    [[ $CODE == 200 || $CODE == 201 ]] || diag "round $r $v: $CODE $BODY"
+  done
+done
+api GET "/api/v1/submissions/$ksub"
+is "$(jq -r .state <<<"$BODY")" done "the kernel pull request is done"
+api GET "/api/v1/submissions/$ksub/reply"
+like "$(tr -s ' \n' ' ' <<<"$BODY")" \
+  "commits: the pulled range's 3 commits, measured as one patch: a kernel tree's range is built and booted once, as its series are" \
+  "the reply says a kernel tree's range is one patch, and why"
 
 # a repository the fetch policy refuses is refused at once
 sed 's|git://127.0.0.1:[0-9]*/pull|file:///etc/pull|; s/pull-1@/pull-2@/' "$T/pull.mbox" >"$T/bad.mbox"
