@@ -288,6 +288,16 @@ static int run_job(struct agent *ag, json_t *desc)
 		spawn_clear_stop(); /* a lease lost in the last job does not stop this one */
 	agent_log("info", j->id, "claimed: suite %s, %d rounds to go from round %d", j->suite,
 	          j->more_rounds, j->next_round);
+	if (job_users_suite(j)) {
+		/* before it starts: how long it may take, base and patched a round */
+		int h = j->more_rounds * 2 * job_run_timeout(j);
+		agent_log("info", j->id,
+		          "the users suite: a boot per band of AIM7 users a side, its own "
+		          "workloads, each run up to %d min (--users-run-timeout); %d round%s of "
+		          "base and patched to go, at most %d h %02d min",
+		          (job_run_timeout(j) + 59) / 60, j->more_rounds,
+		          j->more_rounds == 1 ? "" : "s", h / 3600, h % 3600 / 60);
+	}
 	if (!sandbox_available())
 		agent_log("warn", j->id,
 		          "this job's code runs WITHOUT a sandbox (--allow-unsandboxed)");

@@ -31,6 +31,7 @@ struct agent_cfg {
 	bool once;
 	int build_timeout_s;
 	int run_timeout_s;
+	int users_timeout_s;      /* the same for a run of the users suite (run.c) */
 	int max_prefixes;         /* run every prefix for series up to this many patches */
 	bool duet;                /* single-thread points of base and patched at once (run.c) */
 	bool abba;                /* or in turns, a sample a side, A B B A (run.c) */

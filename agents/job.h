@@ -226,6 +226,14 @@ int variant_image(struct job *j, const struct variant *v, char out[ELFIMAGE_LEN]
  */
 int run_round(struct job *j, int round);
 /*
+ * job_users_suite: whether the job runs the users suite (or its old name,
+ * seeds), AIM7's bands of users, a kernel boot per band, far longer than
+ * any other suite's round; job_run_timeout: the wall-clock limit of one of
+ * its runs (--users-run-timeout for that suite, else --run-timeout).
+ */
+bool job_users_suite(const struct job *j);
+int job_run_timeout(const struct job *j);
+/*
  * Kernel jobs: the debug pass before the rounds, base-debug then
  * patched-debug booted once each (lockdep, might_sleep, hung tasks) and
  * posted as round 0 of those variants; the server ends the job when the

@@ -60,6 +60,8 @@ static struct opt opts[] = {
      "wall-clock limit of one build", "S"},
     {"run-timeout", "LOCKLAB_RUN_TIMEOUT", OPT_INT, &cfg.run_timeout_s, "900", 1, 0,
      "wall-clock limit of one lockbench run", "S"},
+    {"users-run-timeout", "LOCKLAB_USERS_RUN_TIMEOUT", OPT_INT, &cfg.users_timeout_s, "10800", 1, 0,
+     "the same for a run of the users suite (AIM7's bands of 100, 1000 and 2000 users)", "S"},
     {"max-prefixes", "LOCKLAB_MAX_PREFIXES", OPT_INT, &cfg.max_prefixes, "5", 1, 0,
      "measure every prefix of series up to N patches", "N"},
     {"poll", "LOCKLAB_POLL", OPT_INT, &cfg.poll_s, "5", 1, 0,

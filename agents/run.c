@@ -19,6 +19,7 @@
 #include "run_internal.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "strutil.h"
 
 /*
  * The command of one variant's round into argv (at most 28 entries): the
@@ -27,6 +28,16 @@
  * entries point into.
  */
 
+bool job_users_suite(const struct job *j)
+{
+	return !strcmp(j->suite, "users") || !strcmp(j->suite, "seeds");
+}
+
+int job_run_timeout(const struct job *j)
+{
+	return job_users_suite(j) ? j->ag->cfg.users_timeout_s : j->ag->cfg.run_timeout_s;
+}
+
 static void variant_argv(const struct job *j, const struct variant *v, const char *duet,
                          const char *out, const char *rs, char budget[16], const char *argv[28])
 {
@@ -34,7 +45,12 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 	int k = 0;
 
 	if (j->kernel) {
-		/* boot the variant's kernel; any suite but smoke is the quick one */
+		/*
+		 * boot the variant's kernel: smoke, users (a boot per band, its
+		 * own workloads; the debug pass boots once, as quick's), or else
+		 * the quick suite
+		 */
+		bool users = job_users_suite(j) && !debug;
 		argv[k++] = j->ag->cfg.lockbench;
 		argv[k++] = "kernel";
 		argv[k++] = "run";
@@ -43,7 +59,7 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		argv[k++] = "--kernel";
 		argv[k++] = v->bin;
 		argv[k++] = "--suite";
-		argv[k++] = strcmp(j->suite, "smoke") ? "quick" : "smoke";
+		argv[k++] = users ? "users" : strcmp(j->suite, "smoke") ? "quick" : "smoke";
 		argv[k++] = "--accel";
 		argv[k++] = j->ag->accel;
 		/*
@@ -53,12 +69,11 @@ static void variant_argv(const struct job *j, const struct variant *v, const cha
 		 * result), so the limit never cuts short a guest that progresses
 		 */
 		snprintf(budget, 16, "%d",
-		         j->ag->cfg.run_timeout_s > 60 ? j->ag->cfg.run_timeout_s - 30
-		                                       : j->ag->cfg.run_timeout_s);
+		         job_run_timeout(j) > 60 ? job_run_timeout(j) - 30 : job_run_timeout(j));
 		argv[k++] = "--budget-s";
 		argv[k++] = budget;
 		/* what the series touches chose (build.c), beside the core */
-		if (debug || j->kworkloads[0]) {
+		if (debug || (j->kworkloads[0] && !users)) {
 			argv[k++] = "--workloads";
 			argv[k++] = debug ? j->kdebug_workloads : j->kworkloads;
 		}
@@ -136,15 +151,25 @@ static int run_variant_once(struct job *j, const struct variant *v, int round, c
 	sb.kvm = j->kernel;
 	struct spawn_cmd c = {.argv = argv,
 	                      .out_path = log,
-	                      .wall_s = j->ag->cfg.run_timeout_s,
-	                      .lim = job_limits(j, j->ag->cfg.run_timeout_s * 4),
+	                      .wall_s = job_run_timeout(j),
+	                      .lim = job_limits(j, job_run_timeout(j) * 4),
 	                      .sandbox = &sb,
 	                      .on_deadline = capture_stacks,
 	                      .arg = &sa};
 	if (j->kernel)
 		c.lim.mem_mb = 0;
-	agent_log("info", j->id, "round %d: running %s", round, v->name);
-	job_activity(j, NULL, "round %d: running %s", round, v->name);
+	/* the operator's log says what ran: the command line, the lockbench path aside */
+	struct strutil_buf cmd = STRUTIL_BUF_INIT;
+	for (int i = 1; argv[i]; i++)
+		strutil_buf_addf(&cmd, " %s", argv[i]);
+	agent_log("info", j->id, "round %d: running %s: lockbench%s", round, v->name,
+	          strutil_buf_str(&cmd));
+	strutil_buf_release(&cmd);
+	if (job_users_suite(j)) /* the dashboard says how long this may take */
+		job_activity(j, NULL, "round %d: running %s (the users suite: up to %d min)", round,
+		             v->name, (job_run_timeout(j) + 59) / 60);
+	else
+		job_activity(j, NULL, "round %d: running %s", round, v->name);
 	*retry = false;
 	rc = spawn_run(&c, &r, err, sizeof(err));
 	spawn_result_release(&r);

@@ -85,7 +85,7 @@ static char *deadline_document(struct job *j, const char *variant, int round, co
 	char msg[512];
 	snprintf(msg, sizeof(msg),
 	         "lockbench did not finish within the agent's %d s deadline and was killed",
-	         j->ag->cfg.run_timeout_s);
+	         job_run_timeout(j));
 	return lockbench_lockup_document(j, variant, round, "deadline", msg, stacks);
 }
 

@@ -109,8 +109,8 @@ static void *duet_side_run(void *arg)
 	struct duet_side *s = arg;
 	struct spawn_cmd c = {.argv = s->argv,
 	                      .out_path = s->log,
-	                      .wall_s = s->j->ag->cfg.run_timeout_s,
-	                      .lim = job_limits(s->j, s->j->ag->cfg.run_timeout_s * 4),
+	                      .wall_s = job_run_timeout(s->j),
+	                      .lim = job_limits(s->j, job_run_timeout(s->j) * 4),
 	                      .sandbox = &s->sb};
 	s->src = spawn_run(&c, &s->r, s->err, sizeof(s->err));
 	return NULL;

@@ -86,7 +86,9 @@ like "$log" "kernel runs use (kvm|tcg) from now on" "the agent keeps the acceler
 # qemu failing on this machine (a wrapper that aborts as qemu does when KVM
 # refuses an MSR, under any accelerator): the job fails with qemu's words, and
 # nothing is recorded against the patch (the measuring rounds' path: the
-# operator's --kernel-debug off skips the debug pass)
+# operator's --kernel-debug off skips the debug pass).  The submission asks
+# for the users suite (AIM7's bands, a boot each): the agent says what it may
+# take before it starts, and runs that suite with its own limit.
 real=$(command -v qemu-system-x86_64)
 mkdir -p "$T/qbad"
 cat >"$T/qbad/qemu-system-x86_64" <<'EOF2'
@@ -97,13 +99,18 @@ kill -ABRT $$
 EOF2
 chmod +x "$T/qbad/qemu-system-x86_64"
 api POST /api/v1/submissions -H 'Content-Type: application/json' \
-  -d "$(jq -n --rawfile m "$T/k.mbox" '{mbox: $m, tree: "linux-6.1", suites: ["smoke"]}')"
-is "$CODE" 202 "the same patch is submitted again"
+  -d "$(jq -n --rawfile m "$T/k.mbox" '{mbox: $m, tree: "linux-6.1", suites: ["users"]}')"
+is "$CODE" 202 "the same patch is submitted again, for the users suite"
 sub2=$(jq -r .id <<<"$BODY")
 PATH="$T/qbad:$PATH" "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" \
-  --lockbench "$BIN/lockbench" --kernel-cache "$kcache" --kernel-debug off --once \
+  --lockbench "$BIN/lockbench" --kernel-cache "$kcache" --kernel-debug off --users-run-timeout 5400 --once \
   >"$T/agent2.log" 2>&1
 unlike "$(cat "$T/agent2.log")" "debug pass|patched-debug" "--kernel-debug off: no debug pass"
+like "$(cat "$T/agent2.log")" "the users suite: a boot per band of AIM7 users a side, its own workloads, each run up to 90 min \(--users-run-timeout\); 1 round of base and patched to go, at most 3 h 00 min" \
+  "before it starts, the agent says what the users suite may take"
+run=$(grep -m1 'round 0: running base: ' "$T/agent2.log")
+like "$run" "lockbench kernel run --kernel .* --suite users .*--budget-s 5370" "and runs it, bounded by its own limit"
+unlike "$run" "--workloads" "with the suite's own workloads"
 api GET "/api/v1/submissions/$sub2"
 is "$(jq -r .state <<<"$BODY")" failed "with qemu aborting, the submission fails"
 reason=$(jq -r .reason <<<"$BODY")
