@@ -207,6 +207,18 @@ static int prepare_kernel_debug(struct job *j)
 
 	if (cached_base(j, base_out, sizeof(base_out), true))
 		return -1;
+	/*
+	 * The debug base may have been built just now, after prepare_kernel
+	 * dated the series tree: its objects would be newer than the files the
+	 * series changed, and make would keep the base's objects for them (a
+	 * patched-debug kernel without the patch).  The changed files are dated
+	 * now again, after every object the build starts from.
+	 */
+	if (date_tree_back(j, j->base_rev)) {
+		snprintf(j->fail_reason, sizeof(j->fail_reason),
+		         "%s: cannot date the series' changes after the debug base", INFRA);
+		return -1;
+	}
 	snprintf(patched_out, sizeof(patched_out), "%s/locklab-debug-out", j->series_tree);
 	if (kernel_build(j, j->series_tree, patched_out, base_out, "patched-debug", true))
 		return -1;
