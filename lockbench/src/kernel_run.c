@@ -324,7 +324,11 @@ int kernel_run_main(int argc, char **argv)
 			run_torture_boot(s, a.types[i], a.writers[k]);
 	for (int bi = 0; bi < nlb && !s->qemu_down; bi++)
 		booted[bi] = run_lockbench_boot(s, nbands ? &bands[bi] : NULL);
-	if (nbands)
+	/* the tables by band, once a band booted (else the last lines say why none did) */
+	bool any = false;
+	for (size_t bi = 0; bi < nbands; bi++)
+		any = any || booted[bi];
+	if (any)
 		print_bands(s->tbl, &s->res, a.workloads, a.variant, bands, nbands, booted);
 	rc = run_finish(s);
 out:
