@@ -165,5 +165,7 @@ size_t console_guest_table_runs(char **lines, size_t n, struct lb_result *res, c
  * line.
  */
 bool console_guest_progress(const char *line);
+/* A locktorture boot's progress: any line of the kernel's, not the guest init's LOCKLAB- lines. */
+bool console_torture_progress(const char *line);
 
 #endif

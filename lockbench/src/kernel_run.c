@@ -118,6 +118,25 @@ static void print_bands(FILE *tbl, const struct lb_result *res, const char *work
 	lb_free_list(names);
 }
 
+/*
+ * The cap of a boot whose deadline follows progress (s->b.deadline_s and
+ * progress set): --cap-x times the deadline after the start, and by
+ * --budget-s the run's own end (the agent kills the run there and posts a
+ * lockup), but never before the deadline counted from the start, the rule
+ * without progress.
+ */
+void boot_cap(struct run_state *s)
+{
+	const struct run_args *a = s->a;
+
+	s->b.cap_s = s->b.deadline_s * a->cap_x;
+	if (a->budget_s) {
+		double left = s->t_all + a->budget_s - boot_now_s();
+		if (left < s->b.cap_s)
+			s->b.cap_s = left > s->b.deadline_s ? left : s->b.deadline_s;
+	}
+}
+
 /* One locktorture boot of type at writers writers. */
 static void run_torture_boot(struct run_state *s, const char *type, int writers)
 {
@@ -129,8 +148,14 @@ static void run_torture_boot(struct run_state *s, const char *type, int writers)
 	s->b.end_tag = "End of test:";
 	s->b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
 	s->b.deadline_s = a->timeout_s ? a->timeout_s : a->torture_s + 60;
-	/* seconds of torture: the deadline from the start (docs/kernel.md) */
-	s->b.progress = NULL;
+	/*
+	 * The deadline counts from the console's last line, up to the cap: a
+	 * debug kernel under TCG on a loaded host boots slowly but prints as
+	 * it goes, then locktorture a line a second; a kernel that is stuck
+	 * says so through its detectors, or falls silent (docs/kernel.md)
+	 */
+	s->b.progress = console_torture_progress;
+	boot_cap(s);
 	lb_pathf(s->b.cmdline, sizeof(s->b.cmdline),
 	         "%s sysctl.kernel.hung_task_timeout_secs=%d "
 	         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "

@@ -67,5 +67,6 @@ int run_parse(int argc, char **argv, struct run_args *a);
 /* ---- kernel_run_lockbench.c ---- */
 
 bool run_lockbench_boot(struct run_state *s, const struct suite_band *band);
+void boot_cap(struct run_state *s);
 
 #endif

@@ -44,17 +44,7 @@ static int lb_boot_setup(struct run_state *s, const struct suite_band *band, con
 	s->b.deadline_s = a->timeout_s ? a->timeout_s : band ? band->limit_s : many ? 1500 : 300;
 	/* the deadline counts from the guest's last finished point, up to a cap */
 	s->b.progress = console_guest_progress;
-	s->b.cap_s = s->b.deadline_s * a->cap_x;
-	/*
-	 * --budget-s: the cap ends the boot by the run's own end (the
-	 * agent kills the run there and posts a lockup), but never before
-	 * the deadline counted from the start, the rule without progress
-	 */
-	if (a->budget_s) {
-		double left = s->t_all + a->budget_s - boot_now_s();
-		if (left < s->b.cap_s)
-			s->b.cap_s = left > s->b.deadline_s ? left : s->b.deadline_s;
-	}
+	boot_cap(s);
 	/*
 	 * users: 2000 users queue on one kernel mutex, and on an emulated
 	 * CPU the last of them waits seconds in D state: the hung-task

@@ -389,6 +389,23 @@ static void test_guest_memory(void **state)
 	free(copy);
 }
 
+/*
+ * A locktorture boot's deadline follows the kernel's console: its boot
+ * messages and locktorture's stats lines are progress; the guest init's
+ * timer (LOCKLAB-MEM) and blank lines are not.
+ */
+static void test_torture_progress(void **state)
+{
+	(void)state;
+	assert_true(console_torture_progress("[    1.204411] Run /init as init process\r"));
+	assert_true(console_torture_progress(
+	    "[   12.001337] Writes:  Total: 91238  Max/Min: 0/0   Fail: 0"));
+	assert_false(console_torture_progress("[   20.000101] LOCKLAB-MEM free_kb=401234"));
+	assert_false(console_torture_progress("LOCKLAB-MEM free_kb=401234"));
+	assert_false(console_torture_progress("[   20.000101] \r"));
+	assert_false(console_torture_progress(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +416,7 @@ int main(void)
 	    cmocka_unit_test(test_lockup_kinds),
 	    cmocka_unit_test(test_clean_console),
 	    cmocka_unit_test(test_guest_memory),
+	    cmocka_unit_test(test_torture_progress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
