@@ -180,6 +180,8 @@ int tree_date_paths(struct job *j, const char *gitdir, const char *tree, const c
 int series_head(struct job *j, char *out, size_t outlen);
 #define DATE_BACK 946684800
 int date_tree_back(struct job *j, const char *from);
+/* date_changes_now: only the files changed since commit from dated now; 0 or -1. */
+int date_changes_now(struct job *j, const char *from);
 int date_tree_paths(struct job *j, const char *changed, size_t len);
 void remove_worktrees(struct job *j);
 

@@ -212,9 +212,10 @@ static int prepare_kernel_debug(struct job *j)
 	 * dated the series tree: its objects would be newer than the files the
 	 * series changed, and make would keep the base's objects for them (a
 	 * patched-debug kernel without the patch).  The changed files are dated
-	 * now again, after every object the build starts from.
+	 * now again, after every object the build starts from (the rest of the
+	 * tree stays as prepare_kernel dated it).
 	 */
-	if (date_tree_back(j, j->base_rev)) {
+	if (date_changes_now(j, j->base_rev)) {
 		snprintf(j->fail_reason, sizeof(j->fail_reason),
 		         "%s: cannot date the series' changes after the debug base", INFRA);
 		return -1;

@@ -552,6 +552,16 @@ int date_tree_back(struct job *j, const char *from)
 	return rc;
 }
 
+int date_changes_now(struct job *j, const char *from)
+{
+	struct spawn_result changed;
+	if (series_changes(j, from, false, &changed, 64 << 20))
+		return -1;
+	int rc = fs_date_paths(j->series_tree, changed.out, changed.out_len, NULL);
+	spawn_result_release(&changed);
+	return rc;
+}
+
 /*
  * The job's worktrees go (removed in C: submitted code may have left
  * symbolic links in them), then git forgets them; the logs stay.
