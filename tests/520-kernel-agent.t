@@ -77,7 +77,9 @@ is "$(sql "SELECT count(*) FROM results WHERE variant IN ('base', 'patched') AND
 is "$(sql "SELECT string_agg(variant, ',' ORDER BY variant) FROM results WHERE round = 0 AND variant LIKE '%-debug' AND job_id = (SELECT id FROM jobs WHERE submission_id = $sub)")" \
   "base-debug,patched-debug" "beside the debug pass's two documents"
 like "$(sql "SELECT rounds_wanted FROM jobs WHERE submission_id = $sub")" '^[12]$' "one round, or two with a confirmation"
-is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded"
+is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded" ||
+  diag "$(sql "SELECT variant || ' ' || workload || ' ' || lock || ' ' || params_key || ' ' || kind || ': ' || message FROM lockups")" \
+    "$(grep 'lockup at' "$T/agent.log")"
 # the accelerator is probed once for the agent's lifetime, then passed on
 is "$(cat "$T"/agent/jobs/*/run-*.log | grep -c '^accel:')" "$(grep -c 'kernel runs use' "$T/agent.log")" \
   "the probe ran once, in the agent's first kernel run"

@@ -62,6 +62,8 @@ like "$report" "possible circular locking dependency" "so does the report"
 job="(SELECT id FROM jobs WHERE submission_id = $sub)"
 is "$(sql "SELECT string_agg(variant, ',' ORDER BY variant) FROM results WHERE job_id = $job")" \
   "base-debug,patched-debug" "only the debug pass's documents are stored: no measuring round ran"
-is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded (a splat is not a lockup)"
+is "$(sql "SELECT count(*) FROM lockups")" 0 "no lockup is recorded (a splat is not a lockup)" ||
+  diag "$(sql "SELECT variant || ' ' || workload || ' ' || lock || ' ' || params_key || ' ' || kind || ': ' || message FROM lockups")" \
+    "$(grep 'lockup at' "$T/agent.log")"
 pgrep -f "qemu-system-x86_64.*$T" >/dev/null; is $? 1 "no qemu is left behind"
 done_testing
