@@ -38,10 +38,11 @@ size_t kernel_band_rows(const struct lb_result *res, const char *workload,
  * watchdog_thresh to 0..60), each within a third of the boot's deadline, so
  * that a CPU that is really stuck is still reported, with its call trace, well
  * before the boot ends.  hung_s is the hung-task timeout the boot uses; with
- * scale_hung (the users suite's default, not a --hung-task-s) an emulated
- * boot's is a third of the deadline when that is longer: 2000 processes
- * sharing one file mapping's i_mmap_rwsem on two emulated CPUs of a loaded
- * host kept a waiter in D state past 120 s.
+ * scale_hung (every lockbench boot's default, not a --hung-task-s) an
+ * emulated boot's is a third of the deadline when that is longer: 2000
+ * processes sharing one file mapping's i_mmap_rwsem on two emulated CPUs of
+ * a loaded host kept a waiter in D state past 120 s, and an exiting thread
+ * of a few users waited past 3 s on a debug kernel at host load 15.
  */
 #define KERNEL_RCU_STALL_S     21
 #define KERNEL_RCU_STALL_MAX_S 300

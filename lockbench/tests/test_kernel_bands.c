@@ -430,10 +430,13 @@ static void test_guest_thresholds(void **state)
 	assert_int_equal(t.rcu_stall_s, 200);
 	assert_int_equal(t.watchdog_thresh, 60);
 	assert_int_equal(t.hung_task_s, 200);
-	/* smoke and quick's 300 s lockbench boot keep their 3 s hung-task timeout */
-	kernel_guest_thresholds(true, 300, 3, false, &t);
+	/* smoke and quick's 300 s lockbench boot: a stuck task by 100 s */
+	kernel_guest_thresholds(true, 300, 3, true, &t);
 	assert_int_equal(t.rcu_stall_s, 100);
 	assert_int_equal(t.watchdog_thresh, 50);
+	assert_int_equal(t.hung_task_s, 100);
+	/* and 3 s when --hung-task-s 3 is given */
+	kernel_guest_thresholds(true, 300, 3, false, &t);
 	assert_int_equal(t.hung_task_s, 3);
 	/* a short deadline keeps the kernel's own */
 	kernel_guest_thresholds(true, 60, 3, false, &t);
