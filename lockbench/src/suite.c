@@ -229,51 +229,175 @@ static struct wl_params defaults(const struct workload *w)
 	return p;
 }
 
+#define MAX_SETTINGS 24
+
+/*
+ * A workload that --workloads names and suite s lacks, shaped as the full
+ * suite runs it (or, for the kernel-mutex workloads only the users suite
+ * has, at its first band's users) but timed as s's hot.  false: no suite
+ * has it.
+ */
+static bool borrowed_setting(const struct suite_def *s, const struct workload *w,
+                             struct wl_setting *out)
+{
+	static const char *const from[] = {"full", "users"};
+
+	for (int f = 0; f < 2; f++) {
+		const struct suite_def *d = find(from[f]);
+		for (int i = 0; i < 12 && d->settings[i].workload; i++) {
+			if (strcmp(d->settings[i].workload, w->name))
+				continue;
+			*out = d->settings[i];
+			if (f == 1)
+				out->threads[1] = END;
+			out->duration_ms = s->settings[1].duration_ms;
+			out->repeat = s->settings[1].repeat;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The suite's settings, then those of workloads --workloads adds. */
+static int plan_settings(const struct suite_def *s, const struct suite_overrides *ov,
+                         struct wl_setting sets[MAX_SETTINGS])
+{
+	int nsets = 0;
+
+	for (int i = 0; i < 12 && s->settings[i].workload; i++)
+		sets[nsets++] = s->settings[i];
+	for (int k = 0; ov->workloads && ov->workloads[k] && nsets < MAX_SETTINGS; k++) {
+		bool have = false;
+		for (int i = 0; i < nsets; i++)
+			have |= !strcmp(sets[i].workload, ov->workloads[k]->name);
+		if (!have && borrowed_setting(s, ov->workloads[k], &sets[nsets]))
+			nsets++;
+	}
+	return nsets;
+}
+
+/* A setting's knobs: the workload's defaults, the suite's, the overrides. */
+static struct wl_params setting_params(const struct suite_overrides *ov,
+                                       const struct wl_setting *set, const struct workload *w)
+{
+	struct wl_params p = defaults(w);
+
+	p.duration_ms = ov->duration_ms ? ov->duration_ms : set->duration_ms;
+	if (!p.duration_ms)
+		p.duration_ms = 100;
+	p.repeat = ov->repeat ? ov->repeat : set->repeat;
+	if (ov->nlocks)
+		p.nlocks = ov->nlocks;
+	if (ov->hold_us)
+		p.hold_us = ov->hold_us;
+	if (ov->wake_batch)
+		p.wake_batch = ov->wake_batch;
+	if (ov->futexes)
+		p.futexes = ov->futexes;
+	p.dir = ov->dir;
+	return p;
+}
+
+/* The axes a setting's points span: threads x critical section x outside. */
+struct plan_axes {
+	int threads[64], nthreads;
+	int cs[8], ncs;
+	int out[8], nout;
+};
+
+/* Up to max of the -1-terminated list (of at most 4), else given[0..ngiven). */
+static int axis(int *dst, int max, const int *given, int ngiven, const int *list, int dflt)
+{
+	int n = 0;
+
+	if (ngiven)
+		for (int i = 0; i < ngiven && i < max; i++)
+			dst[n++] = given[i];
+	else
+		for (int i = 0; i < 4 && list[i] >= 0; i++)
+			dst[n++] = list[i];
+	if (!n)
+		dst[n++] = dflt;
+	return n;
+}
+
+static void setting_axes(const struct suite_overrides *ov, const struct wl_setting *set,
+                         const struct workload *w, const struct wl_params *base, int cpus,
+                         struct plan_axes *x)
+{
+	x->nthreads = 0;
+	if (ov->nthreads) {
+		for (int i = 0; i < ov->nthreads && i < 64; i++)
+			x->threads[x->nthreads++] = ov->threads[i];
+	} else {
+		for (int i = 0; i < 8 && set->threads[i] != END; i++)
+			x->threads[x->nthreads++] =
+			    !strcmp(w->name, "oversub") ? set->threads[i] * cpus : set->threads[i];
+	}
+	if (!strcmp(w->name, "uncontended") || !strcmp(w->name, "wake-latency")) {
+		x->threads[0] = !strcmp(w->name, "uncontended") ? 1 : 2;
+		x->nthreads = 1;
+	}
+	x->ncs = axis(x->cs, 8, ov->cs_loops, ov->ncs, set->cs_loops, base->cs_loops);
+	x->nout = axis(x->out, 8, ov->outside_loops, ov->noutside, set->outside_loops,
+	               base->outside_loops);
+}
+
+/* Whether a setting runs on lock ops (--locks, test-only locks, sleepers). */
+static bool setting_wants_lock(const struct suite_overrides *ov, const struct wl_setting *set,
+                               const struct lock_ops *ops)
+{
+	bool want = !ov->locks;
+
+	for (int k = 0; ov->locks && ov->locks[k]; k++)
+		if (ov->locks[k] == ops)
+			want = true;
+	if (!want || (ops->test_only && !ov->locks))
+		return false;
+	/* unless --workloads names the workload itself */
+	return !(set->sleepers && !ops->sleeps && !ov->workloads);
+}
+
+/* The points of one workload and lock across x; -1 with err said. */
+static int plan_points(struct plan *plan, const struct plan_point *proto, const struct plan_axes *x,
+                       char *err, size_t errlen)
+{
+	for (int ti = 0; ti < x->nthreads; ti++) {
+		if (x->threads[ti] > WL_MAX_THREADS) {
+			snprintf(err, errlen, "threads: %d is more than %d", x->threads[ti],
+			         WL_MAX_THREADS);
+			return -1;
+		}
+		for (int ci = 0; ci < x->ncs; ci++)
+			for (int oi = 0; oi < x->nout; oi++) {
+				struct plan_point pt = *proto;
+				pt.p.threads = x->threads[ti];
+				pt.p.cs_loops = x->cs[ci];
+				pt.p.outside_loops = x->out[oi];
+				if (hot_runs(plan, &pt))
+					continue;
+				if (add(plan, &pt)) {
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+			}
+	}
+	return 0;
+}
+
 int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan *plan, char *err,
                size_t errlen)
 {
 	const struct suite_def *s = find(suite);
 	const struct lock_ops *const *all = lock_all();
 	int cpus = lb_online_cpus();
+	struct wl_setting sets[MAX_SETTINGS];
 
 	if (!s) {
 		snprintf(err, errlen, "unknown suite '%s' (valid: smoke, quick, full)", suite);
 		return -1;
 	}
-	/* the suite's workloads, then any named with --workloads that it lacks,
-	 * shaped as the full suite runs them (or, for the kernel-mutex workloads
-	 * only the users suite has, at its first band's users) but timed as this
-	 * suite's hot */
-	struct wl_setting sets[24];
-	int nsets = 0;
-	for (int i = 0; i < 12 && s->settings[i].workload; i++)
-		sets[nsets++] = s->settings[i];
-	for (int k = 0; ov->workloads && ov->workloads[k]; k++) {
-		bool have = false;
-		for (int i = 0; i < nsets; i++)
-			have |= !strcmp(sets[i].workload, ov->workloads[k]->name);
-		const struct suite_def *full = find("full");
-		for (int i = 0; !have && i < 12 && full->settings[i].workload; i++) {
-			if (strcmp(full->settings[i].workload, ov->workloads[k]->name))
-				continue;
-			sets[nsets] = full->settings[i];
-			sets[nsets].duration_ms = s->settings[1].duration_ms;
-			sets[nsets].repeat = s->settings[1].repeat;
-			nsets++;
-			have = true;
-		}
-		const struct suite_def *users = find("users");
-		for (int i = 0; !have && i < 12 && users->settings[i].workload; i++) {
-			if (strcmp(users->settings[i].workload, ov->workloads[k]->name))
-				continue;
-			sets[nsets] = users->settings[i];
-			sets[nsets].threads[1] = END;
-			sets[nsets].duration_ms = s->settings[1].duration_ms;
-			sets[nsets].repeat = s->settings[1].repeat;
-			nsets++;
-			have = true;
-		}
-	}
+	int nsets = plan_settings(s, ov, sets);
 	for (int wi = 0; wi < nsets; wi++) {
 		const struct wl_setting *set = &sets[wi];
 		const struct workload *w = workload_find(set->workload);
@@ -289,86 +413,15 @@ int suite_plan(const char *suite, const struct suite_overrides *ov, struct plan 
 		/* --locks narrows to lock workloads unless kernel ones are named too */
 		if (!w->uses_lock && ov->locks && !ov->workloads)
 			continue;
-		struct wl_params base = defaults(w);
-		base.duration_ms = ov->duration_ms ? ov->duration_ms : set->duration_ms;
-		if (!base.duration_ms)
-			base.duration_ms = 100;
-		base.repeat = ov->repeat ? ov->repeat : set->repeat;
-		if (ov->nlocks)
-			base.nlocks = ov->nlocks;
-		if (ov->hold_us)
-			base.hold_us = ov->hold_us;
-		if (ov->wake_batch)
-			base.wake_batch = ov->wake_batch;
-		if (ov->futexes)
-			base.futexes = ov->futexes;
-		base.dir = ov->dir;
-
-		int threads[64], nthreads = 0;
-		if (ov->nthreads) {
-			for (int i = 0; i < ov->nthreads && i < 64; i++)
-				threads[nthreads++] = ov->threads[i];
-		} else {
-			for (int i = 0; i < 8 && set->threads[i] != END; i++)
-				threads[nthreads++] = !strcmp(w->name, "oversub")
-				                          ? set->threads[i] * cpus
-				                          : set->threads[i];
-		}
-		if (!strcmp(w->name, "uncontended") || !strcmp(w->name, "wake-latency")) {
-			threads[0] = !strcmp(w->name, "uncontended") ? 1 : 2;
-			nthreads = 1;
-		}
-		int cs[8], ncs = 0, out[8], nout = 0;
-		if (ov->ncs)
-			for (int i = 0; i < ov->ncs && i < 8; i++)
-				cs[ncs++] = ov->cs_loops[i];
-		else
-			for (int i = 0; i < 4 && set->cs_loops[i] >= 0; i++)
-				cs[ncs++] = set->cs_loops[i];
-		if (!ncs)
-			cs[ncs++] = base.cs_loops;
-		if (ov->noutside)
-			for (int i = 0; i < ov->noutside && i < 8; i++)
-				out[nout++] = ov->outside_loops[i];
-		else
-			for (int i = 0; i < 4 && set->outside_loops[i] >= 0; i++)
-				out[nout++] = set->outside_loops[i];
-		if (!nout)
-			out[nout++] = base.outside_loops;
-
+		struct plan_point proto = {w, NULL, setting_params(ov, set, w), skip_hot};
+		struct plan_axes x;
+		setting_axes(ov, set, w, &proto.p, cpus, &x);
 		for (int li = 0; w->uses_lock ? all[li] != NULL : li < 1; li++) {
-			const struct lock_ops *ops = w->uses_lock ? all[li] : NULL;
-			if (ops) {
-				bool want = !ov->locks;
-				for (int k = 0; ov->locks && ov->locks[k]; k++)
-					if (ov->locks[k] == ops)
-						want = true;
-				if (!want || (ops->test_only && !ov->locks))
-					continue;
-				/* unless --workloads names the workload itself */
-				if (set->sleepers && !ops->sleeps && !ov->workloads)
-					continue;
-			}
-			for (int ti = 0; ti < nthreads; ti++)
-				for (int ci = 0; ci < ncs; ci++)
-					for (int oi = 0; oi < nout; oi++) {
-						struct plan_point pt = {w, ops, base, skip_hot};
-						if (threads[ti] > WL_MAX_THREADS) {
-							snprintf(err, errlen,
-							         "threads: %d is more than %d",
-							         threads[ti], WL_MAX_THREADS);
-							return -1;
-						}
-						pt.p.threads = threads[ti];
-						pt.p.cs_loops = cs[ci];
-						pt.p.outside_loops = out[oi];
-						if (hot_runs(plan, &pt))
-							continue;
-						if (add(plan, &pt)) {
-							snprintf(err, errlen, "out of memory");
-							return -1;
-						}
-					}
+			proto.ops = w->uses_lock ? all[li] : NULL;
+			if (proto.ops && !setting_wants_lock(ov, set, proto.ops))
+				continue;
+			if (plan_points(plan, &proto, &x, err, errlen))
+				return -1;
 		}
 	}
 	size_t kept = 0;
