@@ -401,25 +401,11 @@ size_t mbox_group(struct mbox_mail *mails, size_t n, size_t *group_of)
 	return ngroups;
 }
 
-int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
-                  char *err, size_t errlen)
+/* A pull request (the one named, else the first) taken as the series: true. */
+static bool assemble_pull(struct mbox_mail *mails, size_t n, const char *want_id,
+                          struct mbox_series *out)
 {
-	struct grouping g;
-	struct strutil_buf aside = STRUTIL_BUF_INIT;
-	size_t *top, *gof, i, npatches = 0;
-	struct group *groups;
-	bool *seen = NULL;
-	int ret = -1, version = 0, total = 0, cover = -1;
-	long chosen = -1;
-	bool numbered = false;
-
-	grouping_make(mails, n, &g);
-	top = g.top;
-	gof = g.gof;
-	groups = g.groups;
-
-	/* a pull request (the one named, else the first): the pulled range is the patch */
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (!mails[i].pull_url || mails[i].is_reply ||
 		    (want_id && (!mails[i].message_id || strcmp(want_id, mails[i].message_id))))
 			continue;
@@ -429,123 +415,156 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		out->pull_url = out->cover->pull_url;
 		out->pull_ref = out->cover->pull_ref;
 		out->version = out->cover->version;
-		ret = 0;
-		goto out;
+		return true;
 	}
+	return false;
+}
 
-	if (want_id) {
-		gpointer v;
-		size_t w;
+/*
+ * Whether group a is a better pick than b: the newest version, then a
+ * complete one, one with a cover, one threaded, the later copy.
+ */
+static bool group_better(const struct group *a, const struct group *b)
+{
+	if (a->version != b->version)
+		return a->version > b->version;
+	if (a->complete != b->complete)
+		return a->complete > b->complete;
+	if (a->cover != b->cover)
+		return a->cover > b->cover;
+	if (a->threaded != b->threaded)
+		return a->threaded > b->threaded;
+	return a->copy > b->copy;
+}
 
-		if (!g_hash_table_lookup_extended(g.ids, want_id, NULL, &v)) {
-			strutil_errf(err, errlen, "the mbox does not hold message %s", want_id);
-			goto out;
-		}
-		w = GPOINTER_TO_SIZE(v);
-		if (gof[w] != (size_t)-1) {
-			chosen = (long)gof[w];
-		} else {
-			/* a reply or review named: the newest series of its thread */
-			for (i = 0; i < n; i++)
-				if (gof[i] != (size_t)-1 && top[i] == top[w] &&
-				    (chosen < 0 || groups[gof[i]].version > groups[chosen].version))
-					chosen = (long)gof[i];
-			if (chosen < 0) {
-				strutil_errf(err, errlen, "no patch found in the thread of %s",
-				             want_id);
-				goto out;
-			}
-		}
-	} else {
-		for (i = 0; i < g.ngroups; i++) {
-			const struct group *gr = &groups[i],
-			                   *c = chosen >= 0 ? &groups[chosen] : NULL;
+/* The group want_id names (a reply: the newest series of its thread); -1 with err. */
+static long group_named(size_t n, const struct grouping *g, const char *want_id, char *err,
+                        size_t errlen)
+{
+	gpointer v;
+	long chosen = -1;
 
-			if (!c || gr->version > c->version ||
-			    (gr->version == c->version &&
-			     (gr->complete > c->complete ||
-			      (gr->complete == c->complete &&
-			       (gr->cover > c->cover ||
-			        (gr->cover == c->cover &&
-			         (gr->threaded > c->threaded ||
-			          (gr->threaded == c->threaded && gr->copy > c->copy))))))))
-				chosen = (long)i;
-		}
-		if (chosen >= 0) {
-			bool any_patch = false;
-
-			for (i = 0; i < n; i++)
-				any_patch =
-				    any_patch || (gof[i] == (size_t)chosen && mails[i].diff);
-			if (!any_patch)
-				chosen = -1;
-		}
-		if (chosen < 0) {
-			/* only cover letters among the candidates: pick any group with a patch */
-			for (i = 0; i < n && chosen < 0; i++)
-				if (gof[i] != (size_t)-1 && mails[i].diff)
-					chosen = (long)gof[i];
-		}
+	if (!g_hash_table_lookup_extended(g->ids, want_id, NULL, &v)) {
+		strutil_errf(err, errlen, "the mbox does not hold message %s", want_id);
+		return -1;
 	}
-	if (chosen < 0) {
-		strutil_errf(err, errlen, "no patch found: none of the %zu message(s) holds a diff",
-		             n);
-		goto out;
-	}
-	version = groups[chosen].version;
+	size_t w = GPOINTER_TO_SIZE(v);
+	if (g->gof[w] != (size_t)-1)
+		return (long)g->gof[w];
+	/* a reply or review named: the newest series of its thread */
+	for (size_t i = 0; i < n; i++)
+		if (g->gof[i] != (size_t)-1 && g->top[i] == g->top[w] &&
+		    (chosen < 0 || g->groups[g->gof[i]].version > g->groups[chosen].version))
+			chosen = (long)g->gof[i];
+	if (chosen < 0)
+		strutil_errf(err, errlen, "no patch found in the thread of %s", want_id);
+	return chosen;
+}
 
+/* The best group that holds a patch (group_better); -1 when none does. */
+static long group_best(const struct mbox_mail *mails, size_t n, const struct grouping *g)
+{
+	long chosen = -1;
+	bool any_patch = false;
+	size_t i;
+
+	for (i = 0; i < g->ngroups; i++)
+		if (chosen < 0 || group_better(&g->groups[i], &g->groups[chosen]))
+			chosen = (long)i;
+	for (i = 0; chosen >= 0 && i < n; i++)
+		any_patch = any_patch || (g->gof[i] == (size_t)chosen && mails[i].diff);
+	if (any_patch)
+		return chosen;
+	/* only cover letters among the candidates: pick any group with a patch */
+	for (i = 0; i < n; i++)
+		if (g->gof[i] != (size_t)-1 && mails[i].diff)
+			return (long)g->gof[i];
+	return -1;
+}
+
+/* What the chosen group holds: its cover, how many diffs, whether numbered. */
+struct series_shape {
+	int cover;       /* the first mail without a diff, or -1 */
+	size_t npatches; /* mails with a diff */
+	bool numbered;   /* any of them numbered */
+	int total;       /* numbered: the n of every part's k/n */
+};
+
+/*
+ * The shape of group chosen; in a numbered series the unnumbered strays
+ * leave the group (gof).  0, or -1 with err said.
+ */
+static int series_shape(const struct mbox_mail *mails, size_t n, size_t *gof, long chosen,
+                        struct series_shape *sh, char *err, size_t errlen)
+{
+	size_t i;
+
+	*sh = (struct series_shape){.cover = -1};
 	for (i = 0; i < n; i++) {
 		if (gof[i] != (size_t)chosen)
 			continue;
 		if (!mails[i].diff) {
-			if (cover < 0)
-				cover = (int)i;
+			if (sh->cover < 0)
+				sh->cover = (int)i;
 			continue;
 		}
-		npatches++;
-		numbered = numbered || mails[i].numbered;
+		sh->npatches++;
+		sh->numbered = sh->numbered || mails[i].numbered;
 	}
-	if (!npatches) {
+	if (!sh->npatches) {
 		strutil_errf(err, errlen, "no patch found: the series of %s holds no diff",
-		             mails[cover].message_id ? mails[cover].message_id
-		                                     : "its cover letter");
-		goto out;
+		             mails[sh->cover].message_id ? mails[sh->cover].message_id
+		                                         : "its cover letter");
+		return -1;
 	}
-	if (numbered) {
-		/* a numbered series: unnumbered strays are not part of it */
-		for (i = 0; i < n; i++) {
-			if (gof[i] != (size_t)chosen || !mails[i].diff)
-				continue;
-			if (!mails[i].numbered) {
-				gof[i] = (size_t)-1;
-				npatches--;
-				continue;
-			}
-			if (total && mails[i].total != total) {
-				strutil_errf(err, errlen,
-				             "series numbering disagrees: %d/%d next to n/%d",
-				             mails[i].index, mails[i].total, total);
-				goto out;
-			}
-			total = mails[i].total;
-		}
-		if (cover >= 0 && mails[cover].total != total) {
-			strutil_errf(err, errlen, "cover letter says 0/%d but the patches say n/%d",
-			             mails[cover].total, total);
-			goto out;
-		}
-	}
-
-	out->patches = g_new0(struct mbox_mail, npatches ? npatches : 1);
-	seen = g_new0(bool, numbered ? (size_t)total + 1 : 1);
+	if (!sh->numbered)
+		return 0;
+	/* a numbered series: unnumbered strays are not part of it */
 	for (i = 0; i < n; i++) {
 		if (gof[i] != (size_t)chosen || !mails[i].diff)
 			continue;
-		if (numbered) {
-			if (mails[i].index < 1 || mails[i].index > total) {
+		if (!mails[i].numbered) {
+			gof[i] = (size_t)-1;
+			sh->npatches--;
+			continue;
+		}
+		if (sh->total && mails[i].total != sh->total) {
+			strutil_errf(err, errlen, "series numbering disagrees: %d/%d next to n/%d",
+			             mails[i].index, mails[i].total, sh->total);
+			return -1;
+		}
+		sh->total = mails[i].total;
+	}
+	if (sh->cover >= 0 && mails[sh->cover].total != sh->total) {
+		strutil_errf(err, errlen, "cover letter says 0/%d but the patches say n/%d",
+		             mails[sh->cover].total, sh->total);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Move group chosen's patches into out, in order: a numbered series' stray
+ * parts (3/2) are set aside (named in aside), a part sent again replaces the
+ * earlier copy; an unnumbered one is numbered as it comes.  0, or -1 with
+ * err said when a numbered part is missing.
+ */
+static int series_take(struct mbox_mail *mails, size_t n, const size_t *gof, long chosen,
+                       const struct series_shape *sh, struct mbox_series *out,
+                       struct strutil_buf *aside, char *err, size_t errlen)
+{
+	bool *seen = g_new0(bool, sh->numbered ? (size_t)sh->total + 1 : 1);
+	int rc = 0;
+
+	out->patches = g_new0(struct mbox_mail, sh->npatches ? sh->npatches : 1);
+	for (size_t i = 0; i < n; i++) {
+		if (gof[i] != (size_t)chosen || !mails[i].diff)
+			continue;
+		if (sh->numbered) {
+			if (mails[i].index < 1 || mails[i].index > sh->total) {
 				/* a stray part (3/2): set aside, the rest is the series */
-				strutil_buf_addf(&aside, "%s%d/%d", aside.len ? ", " : "",
-				                 mails[i].index, total);
+				strutil_buf_addf(aside, "%s%d/%d", aside->len ? ", " : "",
+				                 mails[i].index, sh->total);
 				continue;
 			}
 			if (seen[mails[i].index]) {
@@ -564,36 +583,63 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 			seen[mails[i].index] = true;
 		} else {
 			mails[i].index = (int)out->npatches + 1;
-			mails[i].total = (int)npatches;
+			mails[i].total = (int)sh->npatches;
 		}
 		out->patches[out->npatches++] = mails[i];
 		memset(&mails[i], 0, sizeof(mails[i]));
 	}
+	g_free(seen);
 	qsort(out->patches, out->npatches, sizeof(*out->patches), cmp_index);
-	if (numbered) {
-		int want;
+	for (int want = 1; sh->numbered && want <= sh->total && !rc; want++)
+		if ((size_t)want > out->npatches || out->patches[want - 1].index != want) {
+			strutil_errf(err, errlen, "series incomplete: patch %d/%d is missing", want,
+			             sh->total);
+			rc = -1;
+		}
+	return rc;
+}
 
-		for (want = 1; want <= total; want++)
-			if ((size_t)want > out->npatches || out->patches[want - 1].index != want) {
-				strutil_errf(err, errlen,
-				             "series incomplete: patch %d/%d is missing", want,
-				             total);
-				goto out;
-			}
+int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct mbox_series *out,
+                  char *err, size_t errlen)
+{
+	struct grouping g;
+	struct strutil_buf aside = STRUTIL_BUF_INIT;
+	struct series_shape sh;
+	int ret = -1;
+	long chosen;
+
+	grouping_make(mails, n, &g);
+	if (assemble_pull(mails, n, want_id, out)) {
+		ret = 0;
+		goto out;
 	}
-	if (cover >= 0) {
+	if (want_id) {
+		chosen = group_named(n, &g, want_id, err, errlen);
+		if (chosen < 0)
+			goto out;
+	} else {
+		chosen = group_best(mails, n, &g);
+	}
+	if (chosen < 0) {
+		strutil_errf(err, errlen, "no patch found: none of the %zu message(s) holds a diff",
+		             n);
+		goto out;
+	}
+	if (series_shape(mails, n, g.gof, chosen, &sh, err, errlen) ||
+	    series_take(mails, n, g.gof, chosen, &sh, out, &aside, err, errlen))
+		goto out;
+	if (sh.cover >= 0) {
 		out->cover = g_new(struct mbox_mail, 1);
-		*out->cover = mails[cover];
-		memset(&mails[cover], 0, sizeof(mails[cover]));
+		*out->cover = mails[sh.cover];
+		memset(&mails[sh.cover], 0, sizeof(mails[sh.cover]));
 	}
-	out->version = version;
+	out->version = g.groups[chosen].version;
 	out->set_aside = aside.len ? strutil_buf_detach(&aside) : NULL;
 	ret = 0;
 out:
 	if (ret != 0)
 		mbox_series_release(out);
 	strutil_buf_release(&aside);
-	g_free(seen);
 	grouping_release(&g);
 	return ret;
 }
