@@ -632,6 +632,16 @@ bool console_torture_progress(const char *line)
 	return *l && strncmp(l, "LOCKLAB-", 8) != 0;
 }
 
+bool console_silent_deadline(char **lines, size_t n, bool ended, bool timed_out)
+{
+	if (ended || !timed_out)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (console_lockup_kind(lines[i]) || console_torture_failed(lines[i]))
+			return false;
+	return true;
+}
+
 bool console_guest_progress(const char *line)
 {
 	char buf[1024];

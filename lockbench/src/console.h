@@ -168,4 +168,14 @@ bool console_guest_progress(const char *line);
 /* A locktorture boot's progress: any line of the kernel's, not the guest init's LOCKLAB- lines. */
 bool console_torture_progress(const char *line);
 
+/*
+ * Whether a boot the deadline ended (timed_out, not ended) did so without
+ * a line from a kernel detector (hung task, soft lockup, RCU stall, panic,
+ * Oops) or a locktorture failure: the detectors are armed in every boot,
+ * so a guest that fell silent without one of them speaking was most likely
+ * held back by a loaded host, and kernel run boots it once more
+ * (docs/kernel.md).
+ */
+bool console_silent_deadline(char **lines, size_t n, bool ended, bool timed_out);
+
 #endif

@@ -137,38 +137,63 @@ void boot_cap(struct run_state *s)
 	}
 }
 
-/* One locktorture boot of type at writers writers. */
+/*
+ * One locktorture boot of type at writers writers; one that the deadline
+ * ended without a kernel detector's word (console_silent_deadline) is
+ * booted once more, and a second silent boot is the lockup.
+ */
 static void run_torture_boot(struct run_state *s, const char *type, int writers)
 {
 	const struct run_args *a = s->a;
 	char label[128], name[128];
+	size_t n;
+	char **lines;
 	lb_pathf(label, sizeof(label), "locktorture %s writers=%d", type, writers);
 	lb_pathf(name, sizeof(name), "locktorture-%s-w%d", type, writers);
-	s->b.label = label;
-	s->b.end_tag = "End of test:";
-	s->b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
-	s->b.deadline_s = a->timeout_s ? a->timeout_s : a->torture_s + 60;
-	/*
-	 * The deadline counts from the console's last line, up to the cap: a
-	 * debug kernel under TCG on a loaded host boots slowly but prints as
-	 * it goes, then locktorture a line a second; a kernel that is stuck
-	 * says so through its detectors, or falls silent (docs/kernel.md)
-	 */
-	s->b.progress = console_torture_progress;
-	boot_cap(s);
-	lb_pathf(s->b.cmdline, sizeof(s->b.cmdline),
-	         "%s sysctl.kernel.hung_task_timeout_secs=%d "
-	         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "
-	         "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
-	         "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
-	         "locktorture.stutter=0 locktorture.verbose=0",
-	         s->common, a->hung_s, type, writers, a->torture_s);
-	if (boot_with_accel(&s->b, a->kernel, s->initrd, &s->accel, s->tbl)) {
-		s->failures++;
-		s->qemu_down = true; /* twice in a row: the rest would fail alike */
-		return;
+	for (int attempt = 0;; attempt++) {
+		s->b.label = label;
+		s->b.end_tag = "End of test:";
+		s->b.tcg_cmdline[0] = 0; /* seconds of torture: the kernel's own thresholds */
+		s->b.deadline_s = a->timeout_s ? a->timeout_s : a->torture_s + 60;
+		/*
+		 * The deadline counts from the console's last line, up to the cap:
+		 * a debug kernel under TCG on a loaded host boots slowly but
+		 * prints as it goes, then locktorture a line a second; a kernel
+		 * that is stuck says so through its detectors, or falls silent
+		 * (docs/kernel.md)
+		 */
+		s->b.progress = console_torture_progress;
+		boot_cap(s);
+		lb_pathf(s->b.cmdline, sizeof(s->b.cmdline),
+		         "%s sysctl.kernel.hung_task_timeout_secs=%d "
+		         "sysctl.kernel.hung_task_check_interval_secs=1 locklab.mode=torture "
+		         "locktorture.torture_type=%s locktorture.nwriters_stress=%d "
+		         "locktorture.stat_interval=1 locktorture.shutdown_secs=%d "
+		         "locktorture.stutter=0 locktorture.verbose=0",
+		         s->common, a->hung_s, type, writers, a->torture_s);
+		if (boot_with_accel(&s->b, a->kernel, s->initrd, &s->accel, s->tbl)) {
+			s->failures++;
+			s->qemu_down = true; /* twice in a row: the rest would fail alike */
+			return;
+		}
+		s->nboots++;
+		if (a->console_dir) {
+			char kept[160];
+			lb_pathf(kept, sizeof(kept), "%s%s", name, attempt ? "-again" : "");
+			save_console(a->console_dir, kept, &s->b.console);
+		}
+		lines = console_lines(s->b.console.buf, &n);
+		if (attempt || !console_silent_deadline(lines, n, s->b.ended, s->b.timed_out))
+			break;
+		fprintf(s->tbl,
+		        "boot %d/%d %s: %.1f s (%s): no end of test and no kernel detector spoke "
+		        "(longest wait for a line %.0f s): booting it once more\n",
+		        s->nboots, s->nplanned, label, s->b.secs,
+		        s->accel == ACCEL_KVM ? "kvm" : "tcg", s->b.longest_wait_s);
+		fflush(s->tbl);
+		s->nplanned++;
+		free(lines);
 	}
-	s->nboots++;
 	if (s->accel == ACCEL_TCG && !s->torture_said) {
 		struct kernel_thresholds th;
 		char said[128];
@@ -178,18 +203,18 @@ static void run_torture_boot(struct run_state *s, const char *type, int writers)
 		                 s->emulated.len ? "; " : "", said);
 		s->torture_said = true;
 	}
-	if (a->console_dir)
-		save_console(a->console_dir, name, &s->b.console);
-	size_t n;
-	char **lines = console_lines(s->b.console.buf, &n);
 	struct lb_run *run = result_add_run(&s->res, "locktorture", type);
 	run_set_param_num(run, "writers", writers);
 	console_note_guest(&s->res, lines, n, s->accel == ACCEL_KVM ? "KVM" : "TCG");
 	const char *kind;
 	char msg[512];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;
-	struct console_end end = {
-	    .ended = s->b.ended, .timed_out = s->b.timed_out, .secs = s->b.secs};
+	struct console_end end = {.ended = s->b.ended,
+	                          .timed_out = s->b.timed_out,
+	                          .secs = s->b.secs,
+	                          .progress_rule = s->b.cap_s > s->b.deadline_s,
+	                          .capped = s->b.ended_by == BOOT_DEADLINE_CAP,
+	                          .since_progress_s = s->b.secs - s->b.last_progress_s};
 	if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks)) {
 		run_set_lockup(run, kind, msg, stacks.buf);
 		s->lockups++;

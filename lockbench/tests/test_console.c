@@ -406,6 +406,24 @@ static void test_torture_progress(void **state)
 	assert_false(console_torture_progress(""));
 }
 
+/* A boot the deadline ended is booted again only when no detector spoke. */
+static void test_silent_deadline(void **state)
+{
+	char *quiet[] = {"[    1.2] Run /init as init process",
+	                 "[   12.0] Writes:  Total: 91238  Max/Min: 0/0   Fail: 0"};
+	char *hung[] = {"[    1.2] Run /init as init process",
+	                "[    9.1] INFO: task lock_torture_wr:97 blocked for more than 3 seconds."};
+	char *failed[] = {"[   12.0] Writes:  Total: 91238  Max/Min: 0/0   Fail: 3 !!!"};
+	(void)state;
+	assert_true(console_silent_deadline(quiet, 2, false, true));
+	assert_true(console_silent_deadline(NULL, 0, false, true));
+	assert_false(console_silent_deadline(hung, 2, false, true));
+	assert_false(console_silent_deadline(failed, 1, false, true));
+	/* ended, or stopped without the deadline (a crash): not a silent deadline */
+	assert_false(console_silent_deadline(quiet, 2, true, false));
+	assert_false(console_silent_deadline(quiet, 2, false, false));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +435,7 @@ int main(void)
 	    cmocka_unit_test(test_clean_console),
 	    cmocka_unit_test(test_guest_memory),
 	    cmocka_unit_test(test_torture_progress),
+	    cmocka_unit_test(test_silent_deadline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

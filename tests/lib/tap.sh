@@ -40,12 +40,12 @@ ok() { _tap_result "$1" "$2"; }
 # skip NAME WHY: a check that could not run, reported as skipped (not passed)
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
 is() {
-  if [[ "$1" == "$2" ]]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'" "want: '$2'"; fi
+  if [[ "$1" == "$2" ]]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'" "want: '$2'"; return 1; fi
 }
 like() {
-  if grep -qE -- "$2" <<<"$1"; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "no match for /$2/ in:" "$(head -c 2000 <<<"$1")"; fi
+  if grep -qE -- "$2" <<<"$1"; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "no match for /$2/ in:" "$(head -c 2000 <<<"$1")"; return 1; fi
 }
 unlike() {
-  if grep -qE -- "$2" <<<"$1"; then _tap_result 1 "$3"; diag "unexpected match for /$2/ in:" "$(head -c 2000 <<<"$1")"; else _tap_result 0 "$3"; fi
+  if grep -qE -- "$2" <<<"$1"; then _tap_result 1 "$3"; diag "unexpected match for /$2/ in:" "$(head -c 2000 <<<"$1")"; return 1; else _tap_result 0 "$3"; fi
 }
 done_testing() { echo "1..$_tap_n"; [[ $_tap_failed -eq 0 ]]; }
