@@ -302,28 +302,192 @@ static unsigned long progress_sum(struct wl_shared *sh)
 	return s;
 }
 
+/* One point's child as the parent watches it. */
+struct point_watch {
+	const struct workload *w;
+	const struct lock_ops *ops;
+	const struct wl_params *p;
+	const struct runner_opts *o;
+	struct wl_shared *sh;
+	int fd;                  /* the child's document */
+	struct strutil_buf out;  /* what came on fd */
+	int stall_ms;            /* runner_stall_ms */
+	uint64_t deadline_ms;    /* the whole point's */
+	char kind[32], msg[512]; /* kind set: the child locked up or crashed */
+};
+
+/*
+ * Read the child's document until it closes the pipe, watching its
+ * progress counters: a crash signal, a stall (no progress for stall_ms, on
+ * the stall credit's clock), the deadline or an oversized document end the
+ * watch with kind and msg set.  Progress lines go to stderr every
+ * o->progress_s.
+ */
+static void watch_point(struct point_watch *pw)
+{
+	const struct runner_opts *o = pw->o;
+	const char *lname = pw->ops ? pw->ops->name : "kernel";
+	uint64_t start = lb_now_ns(), last_change = start, last_look = start, stalled_ns = 0;
+	unsigned long last = 0;
+	/* done: what the counters counted since the start (progress_grown) */
+	uint64_t progress_look = start;
+	unsigned long done = 0, done_at_look = 0, prev[WL_MAX_THREADS + 1] = {0};
+	for (;;) {
+		struct pollfd pfd = {pw->fd, POLLIN, 0};
+		int pr = poll(&pfd, 1, 20);
+		if (pr > 0) {
+			char tmp[65536];
+			ssize_t n = read(pw->fd, tmp, sizeof(tmp));
+			if (n == 0)
+				return;
+			if (n > 0) {
+				if (pw->out.len + (size_t)n > CHILD_OUT_MAX) {
+					snprintf(pw->kind, sizeof(pw->kind), "crash");
+					snprintf(pw->msg, sizeof(pw->msg),
+					         "child wrote more than %d bytes", CHILD_OUT_MAX);
+					return;
+				}
+				strutil_buf_addlen(&pw->out, tmp, (size_t)n);
+			}
+		}
+		int crashed = atomic_load(&pw->sh->crash_signal);
+		if (crashed) {
+			snprintf(pw->kind, sizeof(pw->kind), "crash");
+			snprintf(
+			    pw->msg, sizeof(pw->msg),
+			    "benchmark process killed by signal %d (%s): %s with %s, %d threads",
+			    crashed, strsignal(crashed), pw->w->name, lname, pw->p->threads);
+			return;
+		}
+		uint64_t now = lb_now_ns();
+		unsigned long cur = progress_sum(pw->sh);
+		stalled_ns += runner_stall_credit_ns(now - last_look);
+		last_look = now;
+		if (o->progress_s > 0)
+			done += progress_grown(pw->sh, prev);
+		if (cur != last) {
+			last = cur;
+			last_change = now;
+			stalled_ns = 0;
+		}
+		if (runner_progress_look(o->progress_s, now, progress_look)) {
+			if (runner_progress_due(o->progress_s, now, progress_look, done,
+			                        done_at_look)) {
+				char line[512];
+				runner_progress_format(line, sizeof(line), pw->w->name,
+				                       pw->ops ? pw->ops->name : NULL,
+				                       pw->p->threads, done, now - start);
+				fputs(line, stderr);
+				fflush(stderr);
+			}
+			progress_look = now;
+			done_at_look = done;
+		}
+		if (stalled_ns / 1000000 >= (uint64_t)pw->stall_ms) {
+			snprintf(pw->kind, sizeof(pw->kind), "stall");
+			snprintf(pw->msg, sizeof(pw->msg),
+			         "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",
+			         (now - last_change) / 1e9, pw->w->name, lname, pw->p->threads,
+			         strcmp(pw->w->name, "aim7-mix") ? "threads" : "users",
+			         atomic_load(&pw->sh->phase) == WL_PHASE_MEASURE ? "measure"
+			                                                         : "stop");
+			return;
+		}
+		if ((now - start) / 1000000 >= pw->deadline_ms) {
+			snprintf(pw->kind, sizeof(pw->kind), "deadline");
+			snprintf(pw->msg, sizeof(pw->msg),
+			         "run did not finish within its %.1f s deadline (%s with %s, %d "
+			         "threads)",
+			         pw->deadline_ms / 1e3, pw->w->name, lname, pw->p->threads);
+			return;
+		}
+	}
+}
+
+/*
+ * After a child ended by itself (status): its run into res, or a crash
+ * recorded as a lockup of the point.  0, or -1 with err said (the child's
+ * own error, a kill from outside, a bad document).
+ */
+static int point_outcome(struct point_watch *pw, int status, struct lb_result *res, char *err,
+                         size_t errlen)
+{
+	const char *lname = pw->ops ? pw->ops->name : "kernel";
+	const struct strutil_buf *out = &pw->out;
+
+	if (out->len && out->buf[0] == 'E') {
+		snprintf(err, errlen, "%s with %s: %s", pw->w->name, lname, out->buf + 1);
+		return -1;
+	}
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM)) {
+		/*
+		 * Nothing in a lock sends these: the OOM killer, an operator or a
+		 * sandbox limit did.  The machine's failure, not a lockup.
+		 */
+		snprintf(err, errlen,
+		         "%s with %s: the benchmark process was killed from outside by signal %d "
+		         "(%s; the OOM killer?): a failure of the machine, not a lockup",
+		         pw->w->name, lname, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return -1;
+	}
+	if (WIFSIGNALED(status) || !out->len || out->buf[0] != 'R') {
+		struct lb_run *run = result_add_run(res, pw->w->name, lname);
+		workload_record_params(pw->w, pw->p, run);
+		if (WIFSIGNALED(status))
+			snprintf(pw->msg, sizeof(pw->msg),
+			         "benchmark process killed by signal %d (%s)", WTERMSIG(status),
+			         strsignal(WTERMSIG(status)));
+		else
+			snprintf(pw->msg, sizeof(pw->msg),
+			         "benchmark process exited with status %d",
+			         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		run_set_lockup(run, "crash", pw->msg, NULL);
+		return 0;
+	}
+	struct lb_result child;
+	char perr[256];
+	result_init(&child);
+	if (result_load_buffer(out->buf + 1, out->len - 1, &child, perr, sizeof(perr)) ||
+	    child.nruns != 1) {
+		snprintf(err, errlen, "benchmark process sent a bad document: %s", perr);
+		result_release(&child);
+		return -1;
+	}
+	copy_run(&child.runs[0], res);
+	result_release(&child);
+	return 0;
+}
+
 int runner_run_point(const struct workload *w, const struct lock_ops *ops,
                      const struct wl_params *p, const struct runner_opts *o, struct lb_result *res,
                      char *err, size_t errlen)
 {
 	struct wl_shared *sh;
-	struct strutil_buf out = STRUTIL_BUF_INIT;
 	int fds[2] = {-1, -1}, rc = -1, status = 0;
 	pid_t pid;
-	char *stacks = NULL, msg[512] = "", kind[32] = "";
-	int stall_ms = runner_stall_ms(o, p->threads);
+	char *stacks = NULL;
 	uint64_t expected_ms = (uint64_t)p->duration_ms * (uint64_t)p->repeat;
 	/* starting and ending 2000 users takes seconds of its own on an emulated CPU */
 	uint64_t setup_ms = (uint64_t)RUNNER_MS_PER_USER * (uint64_t)p->threads *
 	                    (uint64_t)p->repeat * (o->emulated ? RUNNER_EMULATED_STALL : 1);
-	uint64_t deadline_ms =
-	    o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms + setup_ms;
+	struct point_watch pw = {
+	    .w = w,
+	    .ops = ops,
+	    .p = p,
+	    .o = o,
+	    .fd = -1,
+	    .out = STRUTIL_BUF_INIT,
+	    .stall_ms = runner_stall_ms(o, p->threads),
+	    .deadline_ms =
+	        o->deadline_ms ? (uint64_t)o->deadline_ms : 30000 + 3 * expected_ms + setup_ms,
+	};
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
 		return -1;
 	}
+	pw.sh = sh;
 	if (pipe2(fds, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto out;
@@ -341,150 +505,32 @@ int runner_run_point(const struct workload *w, const struct lock_ops *ops,
 	setpgid(pid, pid); /* both sides set it, so kill(-pid) works at once */
 	close(fds[1]);
 	fds[1] = -1;
+	pw.fd = fds[0];
 
-	uint64_t start = lb_now_ns(), last_change = start, last_look = start, stalled_ns = 0;
-	unsigned long last = 0;
-	/* done: what the counters counted since the start (progress_grown) */
-	uint64_t progress_look = start;
-	unsigned long done = 0, done_at_look = 0, prev[WL_MAX_THREADS + 1] = {0};
-	for (;;) {
-		struct pollfd pfd = {fds[0], POLLIN, 0};
-		int pr = poll(&pfd, 1, 20);
-		if (pr > 0) {
-			char tmp[65536];
-			ssize_t n = read(fds[0], tmp, sizeof(tmp));
-			if (n == 0)
-				break;
-			if (n > 0) {
-				if (out.len + (size_t)n > CHILD_OUT_MAX) {
-					snprintf(kind, sizeof(kind), "crash");
-					snprintf(msg, sizeof(msg), "child wrote more than %d bytes",
-					         CHILD_OUT_MAX);
-					break;
-				}
-				strutil_buf_addlen(&out, tmp, (size_t)n);
-			}
-		}
-		int crashed = atomic_load(&sh->crash_signal);
-		if (crashed) {
-			snprintf(kind, sizeof(kind), "crash");
-			snprintf(
-			    msg, sizeof(msg),
-			    "benchmark process killed by signal %d (%s): %s with %s, %d threads",
-			    crashed, strsignal(crashed), w->name, ops ? ops->name : "kernel",
-			    p->threads);
-			break;
-		}
-		uint64_t now = lb_now_ns();
-		unsigned long cur = progress_sum(sh);
-		stalled_ns += runner_stall_credit_ns(now - last_look);
-		last_look = now;
-		if (o->progress_s > 0)
-			done += progress_grown(sh, prev);
-		if (cur != last) {
-			last = cur;
-			last_change = now;
-			stalled_ns = 0;
-		}
-		if (runner_progress_look(o->progress_s, now, progress_look)) {
-			if (runner_progress_due(o->progress_s, now, progress_look, done,
-			                        done_at_look)) {
-				char line[512];
-				runner_progress_format(line, sizeof(line), w->name,
-				                       ops ? ops->name : NULL, p->threads, done,
-				                       now - start);
-				fputs(line, stderr);
-				fflush(stderr);
-			}
-			progress_look = now;
-			done_at_look = done;
-		}
-		if (stalled_ns / 1000000 >= (uint64_t)stall_ms) {
-			snprintf(kind, sizeof(kind), "stall");
-			snprintf(msg, sizeof(msg),
-			         "no thread made progress for %.1f s (%s with %s, %d %s, phase %s)",
-			         (now - last_change) / 1e9, w->name, ops ? ops->name : "kernel",
-			         p->threads, strcmp(w->name, "aim7-mix") ? "threads" : "users",
-			         atomic_load(&sh->phase) == WL_PHASE_MEASURE ? "measure" : "stop");
-			break;
-		}
-		if ((now - start) / 1000000 >= deadline_ms) {
-			snprintf(kind, sizeof(kind), "deadline");
-			snprintf(msg, sizeof(msg),
-			         "run did not finish within its %.1f s deadline (%s with %s, %d "
-			         "threads)",
-			         deadline_ms / 1e3, w->name, ops ? ops->name : "kernel",
-			         p->threads);
-			break;
-		}
-	}
-
-	if (*kind) {
+	watch_point(&pw);
+	if (*pw.kind) {
 		stacks = capture_stacks(pid, o->capture_stacks);
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		if (sh->note[0]) {
-			size_t len = strlen(msg);
-			snprintf(msg + len, sizeof(msg) - len, "; %.*s", (int)sizeof(sh->note) - 1,
-			         sh->note);
+			size_t len = strlen(pw.msg);
+			snprintf(pw.msg + len, sizeof(pw.msg) - len, "; %.*s",
+			         (int)sizeof(sh->note) - 1, sh->note);
 		}
 		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
 		workload_record_params(w, p, run);
-		run_set_lockup(run, kind, msg, stacks);
+		run_set_lockup(run, pw.kind, pw.msg, stacks);
 		rc = 0;
 		goto out;
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	kill(-pid, SIGKILL); /* anything the workload left behind */
-	if (out.len && out.buf[0] == 'E') {
-		snprintf(err, errlen, "%s with %s: %s", w->name, ops ? ops->name : "kernel",
-		         out.buf + 1);
-		goto out;
-	}
-	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM)) {
-		/*
-		 * Nothing in a lock sends these: the OOM killer, an operator or a
-		 * sandbox limit did.  The machine's failure, not a lockup.
-		 */
-		snprintf(err, errlen,
-		         "%s with %s: the benchmark process was killed from outside by signal %d "
-		         "(%s; the OOM killer?): a failure of the machine, not a lockup",
-		         w->name, ops ? ops->name : "kernel", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-		goto out;
-	}
-	if (WIFSIGNALED(status) || !out.len || out.buf[0] != 'R') {
-		struct lb_run *run = result_add_run(res, w->name, ops ? ops->name : "kernel");
-		workload_record_params(w, p, run);
-		if (WIFSIGNALED(status))
-			snprintf(msg, sizeof(msg), "benchmark process killed by signal %d (%s)",
-			         WTERMSIG(status), strsignal(WTERMSIG(status)));
-		else
-			snprintf(msg, sizeof(msg), "benchmark process exited with status %d",
-			         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		run_set_lockup(run, "crash", msg, NULL);
-		rc = 0;
-		goto out;
-	}
-	{
-		struct lb_result child;
-		char perr[256];
-		result_init(&child);
-		if (result_load_buffer(out.buf + 1, out.len - 1, &child, perr, sizeof(perr)) ||
-		    child.nruns != 1) {
-			snprintf(err, errlen, "benchmark process sent a bad document: %s", perr);
-			result_release(&child);
-			goto out;
-		}
-		copy_run(&child.runs[0], res);
-		result_release(&child);
-	}
-	rc = 0;
+	rc = point_outcome(&pw, status, res, err, errlen);
 out:
 	free(stacks);
-	strutil_buf_release(&out);
+	strutil_buf_release(&pw.out);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	if (fds[1] >= 0)
