@@ -137,6 +137,17 @@ void boot_cap(struct run_state *s)
 	}
 }
 
+/* How a boot ended, as console_detect_lockup reads it. */
+struct console_end boot_console_end(const struct boot *b)
+{
+	return (struct console_end){.ended = b->ended,
+	                            .timed_out = b->timed_out,
+	                            .secs = b->secs,
+	                            .progress_rule = b->cap_s > b->deadline_s,
+	                            .capped = b->ended_by == BOOT_DEADLINE_CAP,
+	                            .since_progress_s = b->secs - b->last_progress_s};
+}
+
 /*
  * One locktorture boot of type at writers writers; one that the deadline
  * ended without a kernel detector's word (console_silent_deadline) is
@@ -209,12 +220,7 @@ static void run_torture_boot(struct run_state *s, const char *type, int writers)
 	const char *kind;
 	char msg[512];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;
-	struct console_end end = {.ended = s->b.ended,
-	                          .timed_out = s->b.timed_out,
-	                          .secs = s->b.secs,
-	                          .progress_rule = s->b.cap_s > s->b.deadline_s,
-	                          .capped = s->b.ended_by == BOOT_DEADLINE_CAP,
-	                          .since_progress_s = s->b.secs - s->b.last_progress_s};
+	struct console_end end = boot_console_end(&s->b);
 	if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks)) {
 		run_set_lockup(run, kind, msg, stacks.buf);
 		s->lockups++;

@@ -68,5 +68,7 @@ int run_parse(int argc, char **argv, struct run_args *a);
 
 bool run_lockbench_boot(struct run_state *s, const struct suite_band *band);
 void boot_cap(struct run_state *s);
+/* How boot b ended, as console_detect_lockup reads it. */
+struct console_end boot_console_end(const struct boot *b);
 
 #endif

@@ -135,12 +135,7 @@ static size_t lb_boot_collect(struct run_state *s, char **lines, size_t n,
 	const char *kind;
 	char msg[512];
 	struct strutil_buf stacks = STRUTIL_BUF_INIT;
-	struct console_end end = {.ended = s->b.ended,
-	                          .timed_out = s->b.timed_out,
-	                          .secs = s->b.secs,
-	                          .progress_rule = s->b.cap_s > s->b.deadline_s,
-	                          .capped = s->b.ended_by == BOOT_DEADLINE_CAP,
-	                          .since_progress_s = s->b.secs - s->b.last_progress_s};
+	struct console_end end = boot_console_end(&s->b);
 	size_t recovered = 0;
 	*running = NULL;
 	if (console_detect_lockup(lines, n, &end, &kind, msg, sizeof(msg), &stacks) &&
