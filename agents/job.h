@@ -185,7 +185,7 @@ int date_changes_now(struct job *j, const char *from);
 int date_tree_paths(struct job *j, const char *changed, size_t len);
 void remove_worktrees(struct job *j);
 
-/* build.c: the sandboxed builds */
+/* build.c: the sandboxed builds; prepare.c: the job readied (job_prepare) */
 void job_policy(struct job *j, struct sandbox_policy *p);
 struct spawn_limits job_limits(struct job *j, int cpu_s);
 int job_prepare(struct job *j, json_t *desc);
@@ -202,6 +202,17 @@ int sandboxed_build(struct job *j, const char *const argv[], const char *tree, c
 int build_ended(struct job *j, const struct spawn_result *r, bool kernel, const char *what,
                 const char *log);
 bool job_gone(void *arg);
+/*
+ * What prepare.c builds with: build_series builds the series tree as it
+ * stands for variant what; keep_binary keeps tree's lockbench as the next
+ * variant; prepare_base readies the base lockbench (from the cache, else
+ * built and cached); choose_locks narrows the suite to the locks the
+ * series touches.  0, or -1 with the reason set.
+ */
+int build_series(struct job *j, const char *what);
+int keep_binary(struct job *j, const char *tree, const char *variant);
+int prepare_base(struct job *j);
+void choose_locks(struct job *j);
 
 /* kernel_build.c: a kernel tree's job prepared (base kernels cached, patched built on them) */
 int prepare_kernel(struct job *j, json_t *git, json_t *mails);
