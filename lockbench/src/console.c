@@ -310,6 +310,13 @@ void console_splats_release(struct console_splats *s)
 
 /* ---- lockups, figures, the guest's document ------------------------- */
 
+/* What a kernel detector's or locktorture's failure line says, or NULL. */
+static const char *detector_kind(const char *line)
+{
+	const char *k = console_lockup_kind(line);
+	return k ? k : console_torture_failed(line) ? "locktorture-fail" : NULL;
+}
+
 bool console_detect_lockup(char **lines, size_t n, const struct console_end *end, const char **kind,
                            char *msg, size_t msglen, struct strutil_buf *stacks)
 {
@@ -317,9 +324,7 @@ bool console_detect_lockup(char **lines, size_t n, const struct console_end *end
 
 	*kind = NULL;
 	for (size_t i = 0; i < n && !*kind; i++) {
-		*kind = console_lockup_kind(lines[i]);
-		if (!*kind && console_torture_failed(lines[i]))
-			*kind = "locktorture-fail";
+		*kind = detector_kind(lines[i]);
 		at = i;
 	}
 	if (!*kind && !end->ended) {
@@ -637,7 +642,7 @@ bool console_silent_deadline(char **lines, size_t n, bool ended, bool timed_out)
 	if (ended || !timed_out)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (console_lockup_kind(lines[i]) || console_torture_failed(lines[i]))
+		if (detector_kind(lines[i]))
 			return false;
 	return true;
 }
