@@ -25,5 +25,5 @@ JSON
 server_start --mail-config "$T/mail.json" || exit 1
 python3 "$TOP/bench/intake-corpus.py" "$PATCHWORK_DIR" "$URL" "$T/Maildir" "$WAIT"
 rc=$?
-grep -E 'mail (corpus|series): (skipped|gave up|set aside|replaced)' "$SERVER_LOG" | sed 's/^/  log: /' | head -40
+grep -E 'mail (corpus|series): (skipped|gave up)|submission [0-9]+: part' "$SERVER_LOG" | sed 's/^/  log: /' | head -40
 exit $rc

@@ -409,6 +409,26 @@ static void latin1_repair(const struct strutil_buf *in, struct strutil_buf *out)
 		strutil_buf_add(out, "");
 }
 
+/* A line for each patch mail the server took but will not test (the 202's set_aside). */
+static void print_set_aside(FILE *f, json_t *aside)
+{
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(aside, i, a)
+	{
+		const char *why = json_string_value(json_object_get(a, "why"));
+		const char *subject = json_string_value(json_object_get(a, "subject"));
+
+		fprintf(f, "  not tested: part %lld/%lld %s: %s\n",
+		        (long long)json_integer_value(json_object_get(a, "seq")),
+		        (long long)json_integer_value(json_object_get(a, "total")),
+		        subject ? subject : "",
+		        why && !strcmp(why, "replaced") ? "an earlier copy, the later one is tested"
+		                                        : "past the series' numbering");
+	}
+}
+
 int cmd_submit(int argc, char **argv, const struct options *o, double started)
 {
 	struct strutil_buf content = STRUTIL_BUF_INIT;
@@ -471,6 +491,7 @@ int cmd_submit(int argc, char **argv, const struct options *o, double started)
 	else
 		fprintf(o->json ? stderr : stdout, "submission %lld queued (%lld patches)\n",
 		        (long long)id, (long long)npatches);
+	print_set_aside(o->json ? stderr : stdout, json_object_get(doc, "set_aside"));
 	fflush(stdout);
 	ret = o->wait ? wait_for(id, o, started) : GATE_PASS;
 out:

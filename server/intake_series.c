@@ -172,14 +172,6 @@ static void intake_series(PGconn *c, struct mbox_mail *mails, const size_t *idx,
 			           "%s sent again as v%d without a new version label: submission "
 			           "%lld is a new version of submission %lld",
 			           subject, s.series.version, s.id, s.previous_id);
-		if (s.series.set_aside)
-			intake_log("series", "set aside part(s) %s of %s: past its numbering",
-			           s.series.set_aside, subject);
-		if (s.series.replaced)
-			intake_log(
-			    "series",
-			    "replaced %zu part(s) of %s sent again: the later copy is tested",
-			    s.series.replaced, subject);
 		atomic_fetch_add_explicit(&in_submitted, 1, memory_order_relaxed);
 	} else if (rc == DB_ABORT) {
 		intake_log("series", "gave up on the series of %s: %s", who, s.err);

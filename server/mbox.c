@@ -68,7 +68,9 @@ void mbox_series_release(struct mbox_series *s)
 	for (i = 0; i < s->npatches; i++)
 		mbox_mail_release(&s->patches[i]);
 	free(s->patches);
-	free(s->set_aside);
+	for (i = 0; i < s->naside; i++)
+		mbox_mail_release(&s->aside[i].mail);
+	free(s->aside);
 	mbox_series_init(s);
 }
 

@@ -48,16 +48,27 @@ struct mbox_mail {
 	size_t raw_len;
 };
 
+/*
+ * A patch mail of the chosen series that is not tested: a part past the
+ * numbering (3/2), or the earlier copy of a part sent again while the
+ * series was open (the later copy is the tested patch).  Kept with the
+ * submission and shown, never dropped in silence.
+ */
+struct mbox_aside {
+	struct mbox_mail mail;
+	bool replaced; /* an earlier copy; false: past the numbering */
+};
+
 struct mbox_series {
 	struct mbox_mail *cover; /* NULL when the series has no cover letter */
 	struct mbox_mail *patches;
 	size_t npatches; /* patches[i].index == i + 1 */
 	int version;
-	char *set_aside; /* parts past the numbering ("3/2, 4/2"), left out; NULL when none */
 	/* a pull request: cover is its mail and there are no patches (an inline
 	 * diff in it is not a patch); borrowed from cover, NULL otherwise */
 	const char *pull_url, *pull_ref;
-	size_t replaced; /* parts sent again in the series: the later copy was taken */
+	struct mbox_aside *aside; /* in the order they were met */
+	size_t naside;
 };
 
 void mbox_series_init(struct mbox_series *s);

@@ -543,15 +543,25 @@ static int series_shape(const struct mbox_mail *mails, size_t n, size_t *gof, lo
 	return 0;
 }
 
+/* Move *m into out's mails set aside (replaced: an earlier copy); *m is zeroed. */
+static void series_set_aside(struct mbox_series *out, struct mbox_mail *m, bool replaced)
+{
+	out->aside = g_renew(struct mbox_aside, out->aside, out->naside + 1);
+	out->aside[out->naside].mail = *m;
+	out->aside[out->naside].replaced = replaced;
+	out->naside++;
+	memset(m, 0, sizeof(*m));
+}
+
 /*
  * Move group chosen's patches into out, in order: a numbered series' stray
- * parts (3/2) are set aside (named in aside), a part sent again replaces the
- * earlier copy; an unnumbered one is numbered as it comes.  0, or -1 with
- * err said when a numbered part is missing.
+ * parts (3/2) are set aside, a part sent again replaces the earlier copy,
+ * which is set aside too; an unnumbered one is numbered as it comes.  0, or
+ * -1 with err said when a numbered part is missing.
  */
 static int series_take(struct mbox_mail *mails, size_t n, const size_t *gof, long chosen,
-                       const struct series_shape *sh, struct mbox_series *out,
-                       struct strutil_buf *aside, char *err, size_t errlen)
+                       const struct series_shape *sh, struct mbox_series *out, char *err,
+                       size_t errlen)
 {
 	bool *seen = g_new0(bool, sh->numbered ? (size_t)sh->total + 1 : 1);
 	int rc = 0;
@@ -563,8 +573,7 @@ static int series_take(struct mbox_mail *mails, size_t n, const size_t *gof, lon
 		if (sh->numbered) {
 			if (mails[i].index < 1 || mails[i].index > sh->total) {
 				/* a stray part (3/2): set aside, the rest is the series */
-				strutil_buf_addf(aside, "%s%d/%d", aside->len ? ", " : "",
-				                 mails[i].index, sh->total);
+				series_set_aside(out, &mails[i], false);
 				continue;
 			}
 			if (seen[mails[i].index]) {
@@ -574,10 +583,9 @@ static int series_take(struct mbox_mail *mails, size_t n, const size_t *gof, lon
 				for (k = 0; k < out->npatches; k++)
 					if (out->patches[k].index == mails[i].index)
 						break;
-				mbox_mail_release(&out->patches[k]);
+				series_set_aside(out, &out->patches[k], true);
 				out->patches[k] = mails[i];
 				memset(&mails[i], 0, sizeof(mails[i]));
-				out->replaced++;
 				continue;
 			}
 			seen[mails[i].index] = true;
@@ -603,7 +611,6 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
                   char *err, size_t errlen)
 {
 	struct grouping g;
-	struct strutil_buf aside = STRUTIL_BUF_INIT;
 	struct series_shape sh;
 	int ret = -1;
 	long chosen;
@@ -626,7 +633,7 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		goto out;
 	}
 	if (series_shape(mails, n, g.gof, chosen, &sh, err, errlen) ||
-	    series_take(mails, n, g.gof, chosen, &sh, out, &aside, err, errlen))
+	    series_take(mails, n, g.gof, chosen, &sh, out, err, errlen))
 		goto out;
 	if (sh.cover >= 0) {
 		out->cover = g_new(struct mbox_mail, 1);
@@ -634,12 +641,10 @@ int mbox_assemble(struct mbox_mail *mails, size_t n, const char *want_id, struct
 		memset(&mails[sh.cover], 0, sizeof(mails[sh.cover]));
 	}
 	out->version = g.groups[chosen].version;
-	out->set_aside = aside.len ? strutil_buf_detach(&aside) : NULL;
 	ret = 0;
 out:
 	if (ret != 0)
 		mbox_series_release(out);
-	strutil_buf_release(&aside);
 	grouping_release(&g);
 	return ret;
 }

@@ -474,6 +474,22 @@ static bool sub_mbox(struct http_request *req, const char *mbox, struct sub_new 
 	return false;
 }
 
+/* What of series is not tested, for the 202: [{"seq", "total", "why", "message_id", "subject"}]. */
+static json_t *sub_aside_json(const struct mbox_series *series)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; a && k < series->naside; k++) {
+		const struct mbox_mail *m = &series->aside[k].mail;
+
+		json_array_append_new(
+		    a, json_pack("{s:i, s:i, s:s, s:s?, s:s?}", "seq", m->index, "total", m->total,
+		                 "why", series->aside[k].replaced ? "replaced" : "past-numbering",
+		                 "message_id", m->message_id, "subject", m->subject));
+	}
+	return a;
+}
+
 enum handler_rc api_submission_create(struct http_request *req)
 {
 	struct sub_new s;
@@ -543,13 +559,14 @@ enum handler_rc api_submission_create(struct http_request *req)
 
 		snprintf(url, sizeof(url), "/api/v1/submissions/%lld", s.id);
 		rc = http_reply_json(req, 202,
-		                     json_pack("{s:I, s:s, s:s, s:I, s:O, s:s, s:s?}", "id",
+		                     json_pack("{s:I, s:s, s:s, s:I, s:O, s:s, s:s?, s:o}", "id",
 		                               (json_int_t)s.id, "state", "queued", "source",
 		                               s.source, "patches", (json_int_t)s.series.npatches,
 		                               "jobs", s.jobs, "url", url, "subject",
 		                               s.series.cover      ? s.series.cover->subject
 		                               : s.series.npatches ? s.series.patches[0].subject
-		                                                   : NULL));
+		                                                   : NULL,
+		                               "set_aside", sub_aside_json(&s.series)));
 	}
 out:
 	json_decref(s.jobs);

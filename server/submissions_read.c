@@ -86,6 +86,11 @@ enum handler_rc api_submission_get(struct http_request *req, long long id)
 	    "   'cover', is_cover, 'message_id', message_id, 'in_reply_to', in_reply_to,"
 	    "   'author', author, 'subject', subject, 'date', date, 'body', body, 'diff', diff)"
 	    "   ORDER BY seq), '[]') FROM patches WHERE submission_id = s.id),"
+	    /* patch mails not tested: past the numbering, or an earlier copy (sql/028) */
+	    " 'set_aside', (SELECT coalesce(json_agg(json_build_object('seq', seq, 'total', "
+	    "   total, 'why', why, 'message_id', message_id, 'author', author, 'subject', "
+	    "   subject, 'date', date, 'diff', diff) ORDER BY id), '[]') FROM set_aside WHERE "
+	    "   submission_id = s.id),"
 	    " 'jobs', (SELECT coalesce(json_agg(json_build_object('id', j.id, 'suite', j.suite,"
 	    "   'machine_class', j.machine_class, 'state', j.state, 'rounds', j.rounds_wanted,"
 	    "   'rounds_complete', (SELECT count(*) FROM (SELECT round FROM results r WHERE "

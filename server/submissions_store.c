@@ -214,6 +214,42 @@ static int sub_insert_patches(PGconn *c, const struct sub_new *s, const struct m
 }
 
 /*
+ * Insert a set_aside row for each mail of the series that is not tested
+ * (sql/028).  Returns DB_OK or db_run's code.
+ */
+static int sub_insert_aside(PGconn *c, const struct sub_new *s, const char *idbuf)
+{
+	int rc = DB_OK;
+
+	for (size_t k = 0; k < s->series.naside && rc == DB_OK; k++) {
+		const struct mbox_aside *a = &s->series.aside[k];
+		const struct mbox_mail *m = &a->mail;
+		char seq[16], total[16];
+		gchar *raw = m->raw ? g_base64_encode((const guchar *)m->raw, m->raw_len) : NULL;
+		const char *p[10] = {idbuf,
+		                     seq,
+		                     total,
+		                     a->replaced ? "replaced" : "past-numbering",
+		                     m->message_id,
+		                     m->from,
+		                     m->subject,
+		                     m->date,
+		                     m->diff ? m->diff : "",
+		                     raw};
+
+		snprintf(seq, sizeof(seq), "%d", m->index);
+		snprintf(total, sizeof(total), "%d", m->total);
+		rc = db_run(c,
+		            "INSERT INTO set_aside (submission_id, seq, total, why, message_id, "
+		            "author, subject, date, diff, raw) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+		            "$8, $9, decode($10, 'base64'))",
+		            10, p);
+		g_free(raw);
+	}
+	return rc;
+}
+
+/*
  * Mark the intake's mails s->mail_ids submitted as submission idbuf.
  * Returns DB_OK, DB_ABORT with the reason in s->err when none of them was
  * still pending, or db_failure().
@@ -326,6 +362,8 @@ static int sub_store(PGconn *c, void *arg)
 		mail_find_recipients(head->raw, head->raw_len, head->message_id, &head_to,
 		                     &head_cc);
 	rc = sub_insert_patches(c, s, head, idbuf, head_to, head_cc);
+	if (rc == DB_OK)
+		rc = sub_insert_aside(c, s, idbuf);
 	if (rc == DB_OK && s->mail_ids)
 		rc = sub_claim_mails(c, s, idbuf);
 	if (rc == DB_OK)
@@ -336,6 +374,31 @@ out:
 	free(head_to);
 	free(head_cc);
 	return rc;
+}
+
+static const char *sub_msgid(const struct mbox_mail *m)
+{
+	return m->message_id ? m->message_id : "(no Message-ID)";
+}
+
+/* The server's log says what of s->series is not tested, and why. */
+static void sub_log_aside(const struct sub_new *s)
+{
+	for (size_t k = 0; k < s->series.naside; k++) {
+		const struct mbox_mail *m = &s->series.aside[k].mail;
+
+		if (s->series.aside[k].replaced)
+			fprintf(stderr,
+			        "locklab-server: submission %lld: part %d/%d was sent again: the "
+			        "later copy %s is tested, the earlier %s is set aside\n",
+			        s->id, m->index, m->total,
+			        sub_msgid(&s->series.patches[m->index - 1]), sub_msgid(m));
+		else
+			fprintf(stderr,
+			        "locklab-server: submission %lld: part %d/%d set aside, past the "
+			        "series' numbering: %s\n",
+			        s->id, m->index, m->total, m->subject ? m->subject : "");
+	}
 }
 
 int submission_store(struct submission_new *s)
@@ -358,5 +421,8 @@ int submission_store(struct submission_new *s)
 		s->git_url = s->series.pull_url;
 		s->git_ref = s->series.pull_ref;
 	}
-	return db_tx(sub_store, s);
+	int rc = db_tx(sub_store, s);
+	if (rc == DB_OK)
+		sub_log_aside(s);
+	return rc;
 }

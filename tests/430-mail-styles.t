@@ -4,12 +4,15 @@
 # "[PATCH 1/2]"), Mercurial's "[PATCH 1 of 2]" delivered one mail at a time,
 # a patch whose subject has no PATCH prefix, a stray part past the
 # numbering (set aside, the rest tested), a part sent again while its
-# series waits (the later copy tested), and the client given a header byte
-# that is not UTF-8.
+# series waits (the later copy tested); what is set aside is logged, kept
+# and shown by the API, the client and the dashboard (web/test/setaside.mjs,
+# skipped without chromium and web/node_modules); and the client given a
+# header byte that is not UTF-8.
 source "$(dirname "$0")/lib/tap.sh"
 source "$TOP/tests/lib/pg.sh"
 source "$TOP/tests/lib/server.sh"
 source "$TOP/tests/lib/intake.sh"
+source "$TOP/tests/lib/browser.sh"
 
 pg_start || bail_out "no postgres"
 locking_repo "$T/repo" &&
@@ -79,7 +82,13 @@ maildir_deliver "$T/Maildir" "$T"/stray/0003.eml "$T"/stray/000[0-2].eml
 is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<stray-%' AND state = 'submitted'" 3)" 3 \
   "the series with a stray part is submitted"
 is "$(series stray)" "1 1+2" "without the stray part"
-like "$(cat "$SERVER_LOG")" 'set aside part\(s\) 3/2 of \[PATCH 0/2\]' "the stray part is logged as set aside"
+like "$(cat "$SERVER_LOG")" 'submission [0-9]+: part 3/2 set aside, past the series. numbering: \[PATCH 3/2\]' \
+  "the stray part is logged as set aside"
+stray_sid=$(sql "SELECT submission_id FROM mail_messages WHERE message_id LIKE '<stray-%' LIMIT 1")
+api GET "/api/v1/submissions/$stray_sid"
+is "$(jq -c '[.set_aside[] | [.seq, .total, .why, (.message_id | test("^<three-"))]]' <<<"$BODY")" '[[3,2,"past-numbering",true]]' \
+  "and shown with the submission: part 3/2, past the numbering" || diag "$BODY"
+like "$(jq -r '.set_aside[0].diff' <<<"$BODY")" '^diff --git' "with its diff kept"
 
 # 5. a part sent again while its series waits: the later copy is tested
 maildir_deliver "$T/Maildir" "$T"/resend/0000.eml "$T"/resend/0001.eml "$T"/resend/0003.eml "$T"/resend/0002.eml
@@ -87,7 +96,14 @@ is "$(wait_for "SELECT count(*) FROM mail_messages WHERE message_id LIKE '<resen
   "the resent series is submitted"
 like "$(sql "SELECT p.diff FROM patches p WHERE p.message_id LIKE '<again-resend-%'")" 'handoff, spinner' \
   "with the later copy of part 1"
-like "$(cat "$SERVER_LOG")" 'replaced 1 part\(s\) of .* sent again' "and the replacement is logged"
+like "$(cat "$SERVER_LOG")" 'part 1/2 was sent again: the later copy <again-resend-[^ ]*> is tested, the earlier <resend-[^ ]*> is set aside' \
+  "and the replacement is logged"
+resend_sid=$(sql "SELECT submission_id FROM patches WHERE message_id LIKE '<again-resend-%'")
+api GET "/api/v1/submissions/$resend_sid"
+is "$(jq -c '[.set_aside[] | [.seq, .why, (.message_id | test("^<resend-"))]]' <<<"$BODY")" '[[1,"replaced",true]]' \
+  "the earlier copy is shown with the submission, not dropped" || diag "$BODY"
+unlike "$(jq -r '.set_aside[0].diff' <<<"$BODY")" 'spinner' "with its own diff"
+browser_run "the submission pages show the mails set aside" setaside.mjs "$URL" "$stray_sid" "$resend_sid"
 
 # 6. the API reads the netdev series as the intake does
 for f in "$T"/netdev/*.eml; do
@@ -96,6 +112,18 @@ done >"$T/netdev.mbox"
 api POST /api/v1/submissions --data-binary @<(jq -Rs '{mbox: .}' "$T/netdev.mbox")
 is "$CODE $(jq -r '.patches' <<<"$BODY")" "202 2" "the API takes the netdev series" || diag "$BODY"
 is "$(series api)" "3 1+2" "as version 3 with its cover letter"
+# the API sets the same stray part aside and says so in its 202; the client prints it
+for f in "$T"/stray/000[0-3].eml; do
+  sed 's/<\(three-\)\?stray-/<\1apistray-/' "$f" && echo
+done >"$T/stray.mbox"
+api POST /api/v1/submissions --data-binary @<(jq -Rs '{mbox: .}' "$T/stray.mbox")
+is "$CODE $(jq -c '[.patches, [.set_aside[] | [.seq, .total, .why]]]' <<<"$BODY")" '202 [2,[[3,2,"past-numbering"]]]' \
+  "the API tests parts 1..2 and names 3/2 as set aside" || diag "$BODY"
+sed 's/<\(three-\)\?stray-/<\1clistray-/' "$T/stray.mbox" >"$T/clistray.mbox"
+out=$("$BIN/locklab" submit --server "$URL" "$T/clistray.mbox" 2>&1)
+like "$out" 'not tested: part 3/2 \[PATCH 3/2\].*past the series. numbering' "locklab submit says which part is not tested" ||
+  diag "$out"
+
 # 7. the client takes any bytes a mail holds: a Latin-1 byte in a header
 sed "s/^From: .*/From: Ren$(printf '\xe9') <rene@example.org>/; s/<plain-/<latin1-/" "$T/plain.eml" >"$T/latin1.eml"
 out=$("$BIN/locklab" submit --server "$URL" "$T/latin1.eml" 2>&1)

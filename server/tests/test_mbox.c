@@ -825,8 +825,11 @@ static void test_stray_part_set_aside(void **state)
 	(void)state;
 	assert_int_equal(parse_parts(p, 4, &s), 0);
 	assert_int_equal(s.npatches, 2);
-	assert_non_null(s.set_aside);
-	assert_string_equal(s.set_aside, "3/2");
+	assert_int_equal(s.naside, 1);
+	assert_false(s.aside[0].replaced);
+	assert_string_equal(s.aside[0].mail.message_id, "<s3@x>");
+	assert_int_equal(s.aside[0].mail.index, 3);
+	assert_int_equal(s.aside[0].mail.total, 2);
 	mbox_series_release(&s);
 }
 
@@ -843,8 +846,11 @@ static void test_resent_part_replaces(void **state)
 	assert_int_equal(s.npatches, 2);
 	assert_string_equal(s.patches[0].message_id, "<r1b@x>");
 	assert_string_equal(s.patches[1].message_id, "<r2@x>");
-	assert_int_equal(s.replaced, 1);
-	assert_null(s.set_aside);
+	/* the earlier copy is kept aside, not dropped */
+	assert_int_equal(s.naside, 1);
+	assert_true(s.aside[0].replaced);
+	assert_string_equal(s.aside[0].mail.message_id, "<r1@x>");
+	assert_int_equal(s.aside[0].mail.index, 1);
 	mbox_series_release(&s);
 }
 
@@ -934,7 +940,7 @@ static void test_whole_series_resent(void **state)
 	assert_int_equal(s.npatches, 2);
 	assert_string_equal(s.patches[0].message_id, "<w1b@x>");
 	assert_string_equal(s.patches[1].message_id, "<w2b@x>");
-	assert_int_equal(s.replaced, 0);
+	assert_int_equal(s.naside, 0);
 	mbox_series_release(&s);
 	g_free(m);
 }

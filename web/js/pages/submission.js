@@ -514,7 +514,23 @@ export function render(main, params, match) {
         el('details', {}, el('summary', {}, el('strong', {}, p.subject), ' — ', p.author, p.cover ? ' (cover letter)' : ''),
           el('p', { class: 'muted' }, `Message-ID ${p.message_id || '-'} · ${p.date || ''}`),
           p.body ? el('pre', { class: 'mail' }, p.body) : null,
-          p.diff ? el('pre', { class: 'diff' }, p.diff) : null)))));
+          p.diff ? el('pre', { class: 'diff' }, p.diff) : null)))),
+    setAsideBox(s.set_aside || []));
+  }
+
+  // Patch mails the series held that were not tested: a part past the
+  // numbering (3/2) or the earlier copy of a part sent again.
+  function setAsideBox(aside) {
+    if (aside.length === 0) return null;
+    const why = (a) => (a.why === 'replaced'
+      ? `an earlier copy of part ${a.seq}/${a.total}: the later copy above is tested`
+      : `part ${a.seq}/${a.total} is past the series' numbering`);
+    return el('div', { id: 'set-aside' },
+      el('h3', {}, `Not tested: ${aside.length} mail${aside.length === 1 ? '' : 's'} set aside`),
+      el('ul', { class: 'patches' }, aside.map((a) => el('li', {},
+        el('details', {}, el('summary', {}, el('strong', {}, a.subject), ' — ', why(a)),
+          el('p', { class: 'muted' }, `Message-ID ${a.message_id || '-'} · ${a.author || ''} · ${a.date || ''}`),
+          a.diff ? el('pre', { class: 'diff' }, a.diff) : null)))));
   }
 
   async function drawComparisons(s) {
