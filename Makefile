@@ -60,7 +60,7 @@ SERVER_UNIT := $(patsubst server/tests/%.c,$(BUILD)/tests/server-%,$(wildcard se
 AGENT_UNIT  := $(patsubst agents/tests/%.c,$(BUILD)/tests/agent-%,$(wildcard agents/tests/test_*.c))
 UNIT := $(LIB_UNIT) $(NETLIB_UNIT) $(LB_UNIT) $(SERVER_UNIT) $(AGENT_UNIT)
 
-.PHONY: bench-intake-corpus bench-mail bench-mail-out bench-keepalive bench-bisect bench-track bench-verdict-sim
+.PHONY: bench-intake-corpus bench-mail bench-mail-out bench-keepalive bench-bisect bench-track bench-track-kernel bench-verdict-sim
 .PHONY: all programs test unit tap asan check-style format deps bench bench-verdicts bench-aa bench-turnaround bench-hot-shape bench-quick bench-duet bench-abba bench-server bench-kernel bench-kernel-verdicts bench-load \
 	demo demo-stop images-run clean man install uninstall
 all: $(PROGRAMS) $(UNIT) $(BUILD)/bench-mbox $(BUILD)/bench-agent-post $(BUILD)/verdict-sim
@@ -234,6 +234,10 @@ bench-bisect: all
 # make bench-track: minutes from a push to the alert naming the commit that slowed it
 bench-track: all
 	@BUILD=$(BUILD) bench/bench-track.sh
+
+# make bench-track-kernel: a tracked kernel tree, a push with a lost wakeup: the lockup's alert and its commit
+bench-track-kernel: all
+	@BUILD=$(BUILD) bench/bench-track-kernel.sh
 
 bench-aa: all
 	@BUILD=$(BUILD) bench/bench-aa.sh

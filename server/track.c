@@ -630,6 +630,8 @@ static void track_read_heads(PGconn *c)
 			continue;
 		/* a head or sample run that itself ended regression is a confirmed step */
 		track_ab_steps(c, p[0]);
+		/* and one whose job ended with a fault (splat, lockup, crash) */
+		track_fault_steps(c, p[0]);
 		tr = track_tree_of(c, PQgetvalue(res, i, 1), &t);
 		if (!tr)
 			continue;

@@ -4,7 +4,8 @@
  *
  * trackgit.c runs git (from an argv array, never a shell), trackrun.c makes
  * and reads the A/B runs, track.c polls the branches and runs the thread,
- * trackalert.c confirms steps, keeps the alerts and bisects, trackapi.c
+ * trackalert.c confirms steps, keeps the alerts and bisects, trackmail.c
+ * writes a bisected alert's mail, trackapi.c
  * holds the HTTP handlers.  Each function's full contract is the comment
  * above its definition.  Strings handed in are borrowed; nothing here keeps
  * them past the call.
@@ -13,6 +14,7 @@
 #define LOCKLAB_SERVER_TRACK_INTERNAL_H
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* ---- trackgit.c ---- */
@@ -80,9 +82,18 @@ long long track_alert_open(PGconn *c, const struct track_step *st, const struct 
 void track_alert_fix(PGconn *c, const struct track_step *st, const char *note);
 /* Act on the regression and improvement rows of ended head or sample run (its id). */
 void track_ab_steps(PGconn *c, const char *run);
+/* Open the alerts of the faults (splat, lockup, crash) of ended head or sample run. */
+void track_fault_steps(PGconn *c, const char *run);
+/* True when an alert's metric names a fault (splat, lockup, crash), not a figure. */
+bool track_metric_is_fault(const char *metric);
 /* Judge the proposed steps whose A/B ended: alerts, fixes. */
 void track_judge_candidates(PGconn *c);
 /* One move of each open bisection. */
 void track_bisect(PGconn *c);
+
+/* ---- trackmail.c ---- */
+
+/* Queue the mail of bisected alert aid (once: none when the outbox has it). */
+void track_mail_alert(PGconn *c, const char *aid);
 
 #endif

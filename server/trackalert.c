@@ -2,7 +2,7 @@
  * trackalert.c - what the tracker does with a proposed step
  * (track_internal.h): the A/B that confirms it, the alert a confirmed
  * regression becomes (and its events), the fix a later improvement marks,
- * bisection to the first bad commit, and the mail of a bisected alert.  The
+ * bisection to the first bad commit (its mail: trackmail.c).  The
  * steps are proposed by track.c; the alerts' HTTP side is trackapi.c.
  */
 #include "track_internal.h"
@@ -13,13 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compare.h"
 #include "config.h"
 #include "db.h"
-#include "mail.h"
-#include "outbox.h"
 
 /* ---- confirmation, alerts, fixes ----------------------------------------------- */
 
@@ -30,6 +27,14 @@ void track_event(PGconn *c, const char *alert, const char *state, const char *wh
 
 	db_run(c, "INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)",
 	       4, p);
+}
+
+/* The verdicts that are a fault, not a change of speed, as SQL: an alert's metric names them. */
+#define TRACK_FAULTS "('splat', 'lockup', 'crash')"
+
+bool track_metric_is_fault(const char *metric)
+{
+	return !strcmp(metric, "splat") || !strcmp(metric, "lockup") || !strcmp(metric, "crash");
 }
 
 /*
@@ -44,11 +49,14 @@ void track_event(PGconn *c, const char *alert, const char *state, const char *wh
  * maintainer's word on that commit, and a `fixed` alert's step is found
  * again by a change point or a sample run over the history, until the
  * range holds its fix as well (the step it shows is then another one).
+ * A fault (splat, lockup, crash) and a change of speed are two findings:
+ * an alert stands only for steps of its own kind.
  * Its id (>0), 0 when none, -1 on a database error.
  */
 static long long track_step_covered(PGconn *c, const struct track_step *st)
 {
-	const char *p[5] = {st->tree, st->branch, st->series[0], st->good, st->bad};
+	const char *p[6] = {st->tree, st->branch, st->series[0],
+	                    st->good, st->bad,    track_metric_is_fault(st->series[3]) ? "t" : "f"};
 	PGresult *res = db_exec(
 	    c,
 	    "SELECT a.id FROM alerts a JOIN track_commits ng ON ng.tree_id = a.tree_id AND "
@@ -59,12 +67,13 @@ static long long track_step_covered(PGconn *c, const struct track_step *st)
 	    "a.fixed_by JOIN track_commits bg ON bg.tree_id = a.tree_id AND bg.branch = a.branch "
 	    "AND bg.commit = a.bisect_good JOIN track_commits bb ON bb.tree_id = a.tree_id AND "
 	    "bb.branch = a.branch AND bb.commit = a.bisect_bad WHERE a.tree_id = $1::bigint AND "
-	    "a.branch = $2 AND a.machine_class = $3 AND bb.segment = nb.segment AND CASE WHEN "
+	    "a.branch = $2 AND a.machine_class = $3 AND (a.metric IN " TRACK_FAULTS ") = "
+	    "$6::boolean AND bb.segment = nb.segment AND CASE WHEN "
 	    "a.commit IS NOT NULL THEN ac.segment = nb.segment AND ac.seq > ng.seq AND ac.seq <= "
 	    "nb.seq AND (a.state <> 'fixed' OR fc.seq IS NULL OR fc.segment <> nb.segment OR "
 	    "fc.seq > nb.seq) ELSE a.state IN ('new', 'confirmed', 'bisected') AND ng.seq < "
 	    "bb.seq AND nb.seq > bg.seq END ORDER BY a.id LIMIT 1",
-	    5, p);
+	    6, p);
 	long long id = -1;
 
 	if (res) {
@@ -130,9 +139,15 @@ long long track_alert_open(PGconn *c, const struct track_step *st, const struct 
 		id = strtoll(aid, NULL, 10);
 		track_event(c, aid, "new", "tracker", new_note);
 		track_event(c, aid, "confirmed", "tracker", confirmed_note);
-		fprintf(stderr, "locklab-server: tracker: alert %s (%s): %s %s %s %+.1f%%\n", aid,
-		        st->found_by, st->series[1], st->series[2], st->series[3],
-		        100 * row->change);
+		if (track_metric_is_fault(st->series[3]))
+			fprintf(stderr, "locklab-server: tracker: alert %s (%s): %s at %s %s %s\n",
+			        aid, st->found_by, st->series[3], st->series[1], st->series[2],
+			        st->series[4]);
+		else
+			fprintf(stderr,
+			        "locklab-server: tracker: alert %s (%s): %s %s %s %+.1f%%\n", aid,
+			        st->found_by, st->series[1], st->series[2], st->series[3],
+			        100 * row->change);
 	}
 	PQclear(ins);
 	return id;
@@ -318,6 +333,85 @@ void track_ab_steps(PGconn *c, const char *run)
 }
 
 /*
+ * A head or sample run that ended: each job whose verdict is a fault
+ * (splat, lockup or crash: the patched side's, where the base ran clean)
+ * is a confirmed step between the run's two commits, as a regression row
+ * is, and opens an alert of its own kind unless one stands for the step
+ * (track_alert_open).  The alert's row is the fault: metric the verdict,
+ * workload, lock and params the first finding's (a lockup's or crash's
+ * point; a splat's boot, "kernel" and its key); its first event keeps the
+ * finding's words for the mail.  track_bisect bisects it inside the run's
+ * range, each step judged by whether its jobs end with the same fault.
+ */
+void track_fault_steps(PGconn *c, const char *run)
+{
+	const char *p[1] = {run};
+	PGresult *res = db_exec(
+	    c,
+	    "SELECT r.tree_id, r.branch, r.purpose, r.base_commit, r.commit, j.machine_class, "
+	    "j.verdict, CASE WHEN j.verdict = 'splat' THEN sp.boot ELSE lk.workload END, CASE "
+	    "WHEN j.verdict = 'splat' THEN 'kernel' ELSE lk.lock END, CASE WHEN j.verdict = "
+	    "'splat' THEN sp.key ELSE lk.params_key END, coalesce(CASE WHEN j.verdict = 'splat' "
+	    "THEN sp.message ELSE lk.kind || ': ' || lk.message END, j.reason, '') FROM "
+	    "track_runs r JOIN jobs j ON j.submission_id = r.submission_id LEFT JOIN LATERAL "
+	    "(SELECT l.workload, l.lock, l.params_key, l.kind, l.message FROM lockups l WHERE "
+	    "l.job_id = j.id AND l.variant LIKE 'patched%' ORDER BY l.id LIMIT 1) lk ON true "
+	    "LEFT JOIN LATERAL (SELECT coalesce(x->>'boot', '-') AS boot, x->>'key' AS key, "
+	    "x->>'message' AS message FROM results d, jsonb_array_elements(coalesce("
+	    "d.document->'splats', '[]')) x WHERE d.job_id = j.id AND d.variant LIKE 'patched%' "
+	    "AND NOT EXISTS (SELECT 1 FROM results b, jsonb_array_elements(coalesce("
+	    "b.document->'splats', '[]')) y WHERE b.job_id = j.id AND b.variant LIKE 'base%' AND "
+	    "y->>'key' = x->>'key') ORDER BY d.id LIMIT 1) sp ON true WHERE r.id = $1 AND "
+	    "r.purpose IN ('head', 'sample') AND j.verdict IN " TRACK_FAULTS " ORDER BY j.id",
+	    1, p);
+
+	for (int i = 0; res && i < PQntuples(res); i++) {
+		const char *verdict = PQgetvalue(res, i, 6);
+		const char *series[5] = {
+		    PQgetvalue(res, i, 5), PQgetisnull(res, i, 7) ? "-" : PQgetvalue(res, i, 7),
+		    PQgetisnull(res, i, 8) ? "-" : PQgetvalue(res, i, 8), verdict,
+		    PQgetisnull(res, i, 9) ? "" : PQgetvalue(res, i, 9)};
+		const struct track_step st = {
+		    .tree = PQgetvalue(res, i, 0),
+		    .branch = PQgetvalue(res, i, 1),
+		    .series = series,
+		    .good = PQgetvalue(res, i, 3),
+		    .bad = PQgetvalue(res, i, 4),
+		    .found_by = strcmp(PQgetvalue(res, i, 2), "head") ? "ab-sample" : "ab-head"};
+		/* no figure moved: the base ran clean (0 faults), the commit did not (1) */
+		struct track_row row = {.change = 0, .base_mean = 0, .patched_mean = 1};
+		char *note;
+
+		snprintf(row.verdict, sizeof(row.verdict), "%s", verdict);
+		note = g_strdup_printf("the A/B of %.12s..%.12s ended %s: %s", st.good, st.bad,
+		                       verdict, PQgetvalue(res, i, 10));
+		track_alert_open(c, &st, &row, run, note,
+		                 "a fault on the patched side where the base ran clean is its own "
+		                 "confirmation: bisection starts inside its range");
+		g_free(note);
+	}
+	PQclear(res);
+}
+
+/*
+ * Whether submission sub's jobs ended with the fault kind (a verdict
+ * name): 1, 0, or -1 on a database error.
+ */
+static int track_fault_of(PGconn *c, const char *sub, const char *kind)
+{
+	const char *p[2] = {sub, kind};
+	PGresult *res =
+	    db_exec(c, "SELECT count(*) FROM jobs WHERE submission_id = $1 AND verdict = $2", 2, p);
+	int n;
+
+	if (!res)
+		return -1;
+	n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return n > 0;
+}
+
+/*
  * The proposed steps whose A/B ended: each gets its outcome; a confirmed
  * regression becomes an alert, a confirmed improvement fixes the open
  * alerts of its series whose step it follows.
@@ -380,129 +474,6 @@ void track_judge_candidates(PGconn *c)
 				                "a later step reverses it (confirmed by A/B)");
 		}
 	}
-	PQclear(res);
-}
-
-/* ---- the alert as a mail ------------------------------------------------------- */
-
-/* How an alert's step was found (alerts.found_by), in words for its mail. */
-static const char *track_found_by_text(const char *found_by)
-{
-	if (strcmp(found_by, "ab-head") == 0)
-		return "the interleaved A/B of a new head against the last head\nmeasured";
-	if (strcmp(found_by, "ab-sample") == 0)
-		return "the interleaved A/B of a sample run inside a push";
-	return "a change point in the branch's history, confirmed by an\ninterleaved A/B of "
-	       "its two commits";
-}
-
-/*
- * Queue the mail of a bisected alert to the commit's author, Cc the tree's
- * list when it has one, in the kernel test robot's manner: the finding first, the commit, the
- * before/after table, how to reproduce with lockbench.  Kept in the outbox (kind 'alert', held in a
- * dry run) under the confirming A/B's submission.
- */
-static void track_mail_alert(PGconn *c, const char *aid)
-{
-	const char *p[1] = {aid};
-	PGresult *res = db_exec(
-	    c,
-	    "SELECT a.commit, a.subject, a.author, t.name, a.branch, t.url, a.good, a.bad, "
-	    "a.machine_class, a.workload, a.lock, a.metric, a.params_key, a.change, a.before_mean, "
-	    "a.after_mean, a.unit, r.submission_id, (SELECT count(*) FROM bisect_steps st WHERE "
-	    "st.alert_id = a.id), a.bisect_good, t.list, a.found_by FROM alerts a JOIN trees t ON "
-	    "t.id = "
-	    "a.tree_id "
-	    "JOIN "
-	    "track_runs r ON r.id = a.confirm_run WHERE a.id = $1 AND a.commit IS NOT NULL AND NOT "
-	    "EXISTS (SELECT 1 FROM outbox o WHERE o.kind = 'alert' AND o.subject LIKE '%alert ' "
-	    "|| a.id || ']%')",
-	    1, p);
-	char *body = NULL, *subject = NULL, *msg = NULL, *msgid = NULL, *to = NULL, err[256];
-	const char *public_url = *srv_cfg.public_url ? srv_cfg.public_url : srv_cfg.listen;
-	double change;
-
-	if (!res || PQntuples(res) != 1)
-		goto out;
-	change = strtod(PQgetvalue(res, 0, 13), NULL);
-	subject = g_strdup_printf("[locklab alert %s] %.12s %s: %+.1f%% %s regression", aid,
-	                          PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), 100 * change,
-	                          PQgetvalue(res, 0, 11));
-	body = g_strdup_printf(
-	    "Greeting,\n\n"
-	    "locklab found a %+.1f%% change of %s (%s) in %s on the %s lock (%s), on the\n"
-	    "%s machines. It was found by %s,\nand bisected with interleaved A/B runs to:\n\n"
-	    "commit: %s\n(\"%s\")\nauthor: %s\n"
-	    "tree:   %s %s\nrange:  %.12s..%.12s, %s A/B steps\n\n"
-	    "%16.12s %28.12s\n---------------- ---------------------------\n"
-	    "%16.6g %+10.1f%% %16.6g  %s.%s.%s.%s\n\n"
-	    "To reproduce (the lockbench of each commit, A/B):\n\n"
-	    "  git clone %s tree && cd tree\n"
-	    "  git checkout %.12s && make build/lockbench && cp build/lockbench /tmp/lb-base\n"
-	    "  git checkout %.12s && make build/lockbench\n"
-	    "  for r in 0 1 2; do\n"
-	    "    /tmp/lb-base run --suite smoke --locks %s --workloads %s --round $r --json "
-	    "base-$r.json\n"
-	    "    build/lockbench run --suite smoke --locks %s --workloads %s --variant patched "
-	    "--round $r --json patched-$r.json\n"
-	    "  done\n"
-	    "  build/lockbench compare base-0.json,base-1.json,base-2.json "
-	    "patched-0.json,patched-1.json,patched-2.json\n\n"
-	    "The alert, its history and steps: %s%s/#/alerts\n\n"
-	    "Thanks,\nlocklab\n",
-	    100 * change, PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 16), PQgetvalue(res, 0, 9),
-	    PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 8),
-	    track_found_by_text(PQgetvalue(res, 0, 21)), PQgetvalue(res, 0, 0),
-	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3),
-	    PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 7),
-	    PQgetvalue(res, 0, 18), PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0),
-	    strtod(PQgetvalue(res, 0, 14), NULL), 100 * change,
-	    strtod(PQgetvalue(res, 0, 15), NULL), PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10),
-	    PQgetvalue(res, 0, 11), PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 5),
-	    PQgetvalue(res, 0, 19), PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 10),
-	    PQgetvalue(res, 0, 9), PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 9),
-	    strncmp(public_url, "http", 4) ? "http://" : "", public_url);
-	to = mail_addr_spec(PQgetvalue(res, 0, 2));
-	{
-		struct mail_reply m = {.from = srv_cfg.mail_from,
-		                       .to = PQgetvalue(res, 0, 2),
-		                       .cc = db_value(res, 0, 20),
-		                       .subject = subject,
-		                       .domain = srv_cfg.mail_domain,
-		                       .body = body,
-		                       .tag = strtoll(aid, NULL, 10),
-		                       .date = time(NULL),
-		                       .new_thread = true};
-
-		msg = mail_build_reply(&m, &msgid, err, sizeof(err));
-	}
-	if (!msg || !to) {
-		fprintf(stderr, "locklab-server: tracker: alert %s: no mail: %s\n", aid,
-		        msg ? "no author address" : err);
-		goto out;
-	}
-	{
-		const char *list = db_value(res, 0, 20);
-		char *rcpt = list ? g_strdup_printf("%s, %s", to, list) : g_strdup(to);
-		const char *q[6] = {PQgetvalue(res, 0, 17),
-		                    rcpt,
-		                    subject,
-		                    msg,
-		                    msgid,
-		                    outbox_sending() ? "queued" : "held"};
-
-		db_run(c,
-		       "INSERT INTO outbox (submission_id, kind, recipients, subject, message, "
-		       "message_id, state) VALUES ($1, 'alert', $2, $3, $4, $5, $6)",
-		       6, q);
-		g_free(rcpt);
-	}
-out:
-	g_free(body);
-	g_free(subject);
-	free(msg);
-	free(msgid);
-	free(to);
 	PQclear(res);
 }
 
@@ -627,7 +598,16 @@ static int track_bisect_read(PGconn *c, const char *aid, const char *const serie
 			running = 1;
 			continue;
 		}
-		if (strcmp(state, "done") == 0) {
+		if (strcmp(state, "done") == 0 && track_metric_is_fault(series[3])) {
+			/* a fault's step: the same fault again, or a clean run */
+			int f = track_fault_of(c, PQgetvalue(res, i, 1), series[3]);
+
+			if (f < 0) {
+				running = 1;
+				continue;
+			}
+			verdict = f ? "regression" : "no-change";
+		} else if (strcmp(state, "done") == 0) {
 			int got = track_row_of(c, PQgetvalue(res, i, 1), series, &row);
 
 			if (got < 0) {

@@ -32,6 +32,9 @@ function commitCell(a) {
   return el('span', { class: 'muted' }, `bisecting ${a.bisect_range || a.range}`);
 }
 
+// An alert of a fault (the job's verdict splat, lockup or crash), not of a figure.
+const isFault = (a) => ['splat', 'lockup', 'crash'].includes(a.metric);
+
 // How the step was found (the API's found_by).
 const FOUND_BY = {
   'ab-head': 'found by the A/B of a head run',
@@ -166,13 +169,15 @@ export function render(main) {
             el('div', { class: 'muted found-by' }, FOUND_BY[a.found_by] || '')),
           el('td', { 'data-label': 'Tree' }, `${a.tree} ${a.branch}`),
           el('td', { 'data-label': 'Row' }, `${a.workload} ${a.lock} ${a.metric}`, el('div', { class: 'muted' }, `${a.params} on ${a.machine_class}`)),
-          el('td', { class: 'num', 'data-label': 'Change' }, pct(a.change)),
-          el('td', { class: 'num', 'data-label': 'Before → after' }, `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
+          el('td', { class: 'num', 'data-label': 'Change' }, isFault(a) ? a.metric : pct(a.change)),
+          el('td', { class: 'num', 'data-label': 'Before → after' }, isFault(a) ? `clean → ${a.metric}` : `${num(a.before)} → ${num(a.after)} ${a.unit || ''}`),
           el('td', { 'data-label': 'Commit', class: 'commit' }, commitCell(a)),
           el('td', { 'data-label': 'Bisection' }, stepsCell(a))),
         // the history chart under its alert, as wide as the table
         el('tr', { dataset: { alert: a.id }, class: 'chart-row' },
-          el('td', { colspan: 8, 'data-label': 'History' }, historyChart(a)))]));
+          el('td', { colspan: 8, 'data-label': 'History' }, isFault(a)
+            ? el('span', { class: 'muted' }, `a ${a.metric}: no figure moved, the commit ran into it where the one before ran clean`)
+            : historyChart(a)))]));
     } catch (err) {
       clear(errors, errorBox(err, 'The alerts could not be listed'));
     }
