@@ -7,12 +7,12 @@
 # kernel job whose debug pass ends `lockup`; the alert of that fault opens
 # at once and bisection names the commit.  Printed: the head run's verdict,
 # the alert (metric, found_by, the commit it names against the one wanted),
-# its steps, and the minutes from the push to the alert and to the named
-# commit.
+# its steps, and the seconds from the tree's registration (the push is
+# already on its branch) to the alert and to the named commit.
 #
 # The tree is a clone of the Debian 6.1 source (scripts/kernel-source.sh)
-# registered by path (--allow-local-trees) with `since` its head, so the
-# head run's base is the machine's cached base kernels (built first when
+# registered by path (--allow-local-trees) with `since` the commit the push
+# starts from, so the head run's base is the machine's cached base kernels (built first when
 # missing, that time printed apart).  Each bisection step is an A/B against
 # the range's known-good end: with the step at 1 every base is that cached
 # commit; a step further in makes the later steps build their good end's
@@ -43,17 +43,8 @@ tree=$T/linux
 git clone -q --shared "$src" "$tree" || { echo "cannot clone $src"; exit 1; }
 git -C "$tree" checkout -q -b tracked
 since=$(git -C "$tree" rev-parse HEAD)
-pg_start >/dev/null || exit 1
-server_start --allow-local-trees --track-interval 3600 --track-dir "$T/track" --track-samples 0 \
-  --min-rounds 1 --max-rounds 1 >/dev/null || exit 1
-register_agent
-api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
-  -d "$(jq -n --arg u "$tree" --arg s "$since" \
-    '{name: "linux-6.1", url: $u, branch: "tracked", kind: "kernel", track: true, since: $s, suites: ["smoke"]}')"
-[[ $CODE == 201 ]] || { echo "the kernel tree is not registered: $CODE $BODY"; exit 1; }
-tid=$(jq -r .id <<<"$BODY")
-
-# the push
+# the push, on the branch before the tree is registered with `since` the commit before it
+# (a tracker polling mid-push would make two head runs, the second on a base not cached)
 declare -a C
 for ((i = 1; i <= COMMITS; i++)); do
   if ((i == STEP)); then
@@ -67,8 +58,15 @@ for ((i = 1; i <= COMMITS; i++)); do
   git -C "$tree" -c user.name=Dev -c user.email=dev@example.org commit -qam "$msg"
   C[i]=$(git -C "$tree" rev-parse HEAD)
 done
+pg_start >/dev/null || exit 1
+server_start --allow-local-trees --track-interval 3600 --track-dir "$T/track" --track-samples 0 \
+  --min-rounds 1 --max-rounds 1 >/dev/null || exit 1
+register_agent
 pushed=$(date +%s)
-api POST "/api/v1/trees/$tid/poke" -H "Authorization: Bearer $ADMIN_TOKEN" >/dev/null
+api POST /api/v1/trees -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+  -d "$(jq -n --arg u "$tree" --arg s "$since" \
+    '{name: "linux-6.1", url: $u, branch: "tracked", kind: "kernel", track: true, since: $s, suites: ["smoke"]}')"
+[[ $CODE == 201 ]] || { echo "the kernel tree is not registered: $CODE $BODY"; exit 1; }
 
 "$BIN/locklab-agent" --server "$URL" --token "$AGENT_TOKEN" --workdir "$T/agent" --lockbench "$BIN/lockbench" \
   --kernel-cache "$KCACHE" --allow-local-trees --lockstep off --noise-interval 0 >"$T/agent.log" 2>&1 &
@@ -99,5 +97,5 @@ echo "alert: $(jq -r '[.metric, .found_by, .workload, .lock, .params] | join(" "
 echo "  its finding: $(jq -r '[.events[] | select(.state == "new") | .note][0] // "-"' <<<"$a" | cut -c1-150)"
 echo "  steps: $(jq -r '[.steps[] | "\(.commit[0:12]) \(.verdict)"] | join(", ")' <<<"$a")"
 echo "  names ${got:0:12} ($([[ -n $got && $got == "$want" ]] && echo "the commit wanted" || echo "WANTED ${want:0:12}"))"
-echo "push -> alert opened: ${opened:-none} s; push -> commit named: ${named:-none} s"
+echo "registered -> alert opened: ${opened:-none} s; registered -> commit named: ${named:-none} s"
 echo "load average now $(cut -d' ' -f1-3 /proc/loadavg)"
