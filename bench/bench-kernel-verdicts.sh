@@ -43,12 +43,7 @@ if ((COLD)); then
   KCACHE=$T/kernel-cache
   echo "base kernels: none (an empty cache: the first case builds both)"
 else
-  t0=$(date +%s)
-  for v in "" --debug; do
-    "$BIN/lockbench" kernel build $v --tree "$src" >"$T/base$v.out" 2>&1 ||
-      { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; exit 1; }
-  done
-  echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
+  kernel_bases_build "$src" || exit 1
   kernel_cache_share "$src"
 fi
 pg_start >/dev/null || exit 1

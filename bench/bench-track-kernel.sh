@@ -30,12 +30,7 @@ STEP=${STEP:-1}
 bench_machine_header
 echo "commit: $(git -C "$TOP" rev-parse --short HEAD); push of $COMMITS commits, the lost wakeup at $STEP"
 src=$("$TOP/scripts/kernel-source.sh" 2>"$T/src.err") || { cat "$T/src.err"; exit 1; }
-t0=$(date +%s)
-for v in "" --debug; do
-  "$BIN/lockbench" kernel build $v --tree "$src" >"$T/base$v.out" 2>&1 ||
-    { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; exit 1; }
-done
-echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
+kernel_bases_build "$src" || exit 1
 kernel_cache_share "$src"
 
 # the tracked tree: a clone sharing the source's objects, on its own branch

@@ -22,7 +22,20 @@
 #   kernel_cache_share SRC  the kernel tree's own builds (tests/500, 540) copied
 #                        into the agents' machine cache where it has none: sets
 #                        KCACHE, KEY (REV-CFG) and DKEY (REV-CFG-debug)
+#   kernel_bases_build SRC  the measuring and debug base kernels of SRC built or
+#                        brought up to date in place, the seconds printed (the
+#                        kernel benches, before kernel_cache_share)
 AGENT_FLAGS=${AGENT_FLAGS:-}
+
+kernel_bases_build() {
+  local v t0
+  t0=$(date +%s)
+  for v in "" --debug; do
+    "$BIN/lockbench" kernel build $v --tree "$1" >"$T/base$v.out" 2>&1 ||
+      { echo "the base kernel ($v) does not build:"; tail -n 20 "$T/base$v.out"; return 1; }
+  done
+  echo "base kernels (measuring and debug) built or up to date: $(($(date +%s) - t0)) s"
+}
 
 # kernel_cache_share SRC: the agent keys a base kernel REV-CFG (CFG the first 12 digits of
 # the fragment's SHA-256) and the debug base REV-CFG-debug (of the fragment, then
